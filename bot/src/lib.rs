@@ -1,0 +1,3 @@
+//! Navin's engine: planner, CLI, and (later) the GitHub adapter and webhook server.
+
+pub mod planner;

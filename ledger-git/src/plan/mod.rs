@@ -1,0 +1,5 @@
+//! Plan documents: the typed model of the seed's plan format.
+
+mod model;
+
+pub use model::*;

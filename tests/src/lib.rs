@@ -1,0 +1,1 @@
+//! Fake GitHub for end-to-end tests.
