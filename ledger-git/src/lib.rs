@@ -1,3 +1,16 @@
 //! Navin's domain: mission ledger, task board and plan documents, plus the git2 store for the ledger branch.
 
+pub mod codec;
+pub mod error;
+mod index;
+pub mod model;
+pub mod ops;
 pub mod plan;
+
+pub use codec::{decode, encode, Corrupt};
+pub use error::RuleError;
+pub use model::*;
+pub use ops::{
+    apply, Applied, Ctx, Effect, InitArgs, NewTask, Operation, Outcome, ProgressArgs,
+    ReplanTrigger, UpdateArgs,
+};

@@ -1,0 +1,90 @@
+//! Why the domain refused an operation: each variant names the rule that fired.
+
+use thiserror::Error;
+
+use crate::model::{MissionStatus, PauseReason, TaskStatus, Validation};
+
+/// A rule refused the operation. Nothing changed; the message says which rule
+/// and, where there is one, what to do instead.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum RuleError {
+    #[error("there is no mission on this ledger yet: start one with `ledger init --goal ...`")]
+    NoMission,
+    #[error("a mission is already live (status {status}, goal {goal:?}); close it first or pass --replace")]
+    MissionLive { goal: String, status: MissionStatus },
+    #[error("the mission is paused ({reason}); only resume, update and reads are accepted")]
+    Paused { reason: PauseReason },
+    #[error("the mission is {status}; it accepts no further changes (start a new one with init)")]
+    Finished { status: MissionStatus },
+    #[error("the mission is a draft; start it before working on steps")]
+    Draft,
+    #[error("the mission is {status}, not a draft")]
+    NotDraft { status: MissionStatus },
+    #[error("the mission is not paused")]
+    NotPaused,
+    #[error("unknown step {id:?}")]
+    UnknownStep { id: String },
+    #[error("step id {id:?} is already on the board")]
+    DuplicateStep { id: String },
+    #[error("step id {id:?} is not valid: use letters, digits and -_. only (at most 100)")]
+    InvalidStepId { id: String },
+    #[error("step {step:?} depends on unknown step {dependency:?}")]
+    UnknownDependency { step: String, dependency: String },
+    #[error("step {step:?} cannot depend on itself")]
+    SelfDependency { step: String },
+    #[error("dependency cycle: {} (each step depends on the next)", path.join(" -> "))]
+    Cycle { path: Vec<String> },
+    #[error("{step} cannot {operation}: its dependencies {} are not done", pending.join(", "))]
+    DependenciesNotDone {
+        step: String,
+        operation: &'static str,
+        pending: Vec<String>,
+    },
+    #[error("{step} cannot {operation} while it is {status}")]
+    InvalidTransition {
+        step: String,
+        operation: &'static str,
+        status: TaskStatus,
+    },
+    #[error("{step} has validation '{validation}' and no green {wanted} evidence")]
+    EvidenceRequired {
+        step: String,
+        validation: Validation,
+        wanted: &'static str,
+    },
+    #[error("{step} has acceptance criteria and no green evidence")]
+    AcceptanceEvidenceRequired { step: String },
+    #[error(
+        "{step}: prose evidence counts only when a human closes a manual step; \
+         record a green check_run, workflow_run or {validation}_run instead"
+    )]
+    ProseNotAccepted {
+        step: String,
+        validation: Validation,
+    },
+    #[error("{step}: evidence for done must be ok=true (this one failed: {summary:?})")]
+    EvidenceNotGreen { step: String, summary: String },
+    #[error("{step} has used all {max} retries; replan it instead")]
+    RetriesExhausted { step: String, max: u32 },
+    #[error("a whole-plan rewrite needs a changed goal; use a local replan for a failed step")]
+    GoalUnchanged,
+    #[error("a reason is required for {operation}")]
+    ReasonRequired { operation: &'static str },
+    #[error("the goal must not be empty")]
+    EmptyGoal,
+    #[error("{what} must not be empty")]
+    Empty { what: &'static str },
+    #[error("only a human may {operation} (actor is {actor})")]
+    HumanOnly {
+        operation: &'static str,
+        actor: String,
+    },
+    #[error("cannot close as done: {} not done", pending.join(", "))]
+    StepsNotDone { pending: Vec<String> },
+    #[error("close takes done or failed, not {status}")]
+    InvalidCloseStatus { status: MissionStatus },
+    #[error("version {version} is not in this ledger's history (current v{current})")]
+    UnknownVersion { version: u64, current: u64 },
+    #[error("nothing to update: give at least one change")]
+    NothingToUpdate,
+}

@@ -1,0 +1,627 @@
+//! The ledger's persisted types: `mission.json` (task + progress ledger) and `board.json` (tasks).
+//!
+//! Field names follow the seed (`000`) in snake_case. Key order is the field
+//! order here, so the pretty-printed JSON diffs cleanly in `git log -p`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::index::BoardIndex;
+
+/// The only schema version this build reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How many history entries `mission.json` keeps; older ones live on in the
+/// ledger branch's commit log (`navin ledger history`). Keeping the file small
+/// keeps every transaction cheap (DESIGN.md: cost grows with file size).
+pub const HISTORY_WINDOW: usize = 100;
+
+/// How many recent action fingerprints loop detection looks back over.
+pub const FINGERPRINT_WINDOW: usize = 8;
+
+/// Both ledger files, as one value: every operation maps a ledger to a ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ledger {
+    pub mission: Mission,
+    pub board: Board,
+}
+
+/// `.navin/board/mission.json`: the task ledger plus the progress ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Mission {
+    /// Always 1 for this format.
+    pub schema_version: u32,
+    pub goal: String,
+    pub status: MissionStatus,
+    /// Bumped by every change; also the number in `refs/navin/checkpoints/v<version>`.
+    pub version: u64,
+    pub constraints: Vec<String>,
+    pub facts: Vec<String>,
+    pub missing_info: Vec<String>,
+    pub acceptance_criteria: Vec<String>,
+    /// Where the mission came from (an issue, an approved plan), when known.
+    pub origin: Option<Origin>,
+    /// One entry per board task, in board order: the task ledger's view of the plan.
+    pub steps: Vec<Step>,
+    /// The newest [`HISTORY_WINDOW`] changes, oldest first.
+    pub history: Vec<HistoryEntry>,
+    pub paused_at: Option<DateTime<Utc>>,
+    pub pause_reason: Option<PauseReason>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub progress: Progress,
+}
+
+/// Mission lifecycle status from the seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MissionStatus {
+    Draft,
+    Running,
+    Paused,
+    Blocked,
+    Done,
+    Failed,
+}
+
+impl MissionStatus {
+    /// A live mission blocks `init` without `replace`.
+    pub fn is_live(self) -> bool {
+        !matches!(self, MissionStatus::Done | MissionStatus::Failed)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MissionStatus::Draft => "draft",
+            MissionStatus::Running => "running",
+            MissionStatus::Paused => "paused",
+            MissionStatus::Blocked => "blocked",
+            MissionStatus::Done => "done",
+            MissionStatus::Failed => "failed",
+        }
+    }
+}
+
+impl fmt::Display for MissionStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a mission is paused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseReason {
+    Human,
+    Budget,
+    Stall,
+    Loop,
+    Manual,
+}
+
+impl PauseReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PauseReason::Human => "human",
+            PauseReason::Budget => "budget",
+            PauseReason::Stall => "stall",
+            PauseReason::Loop => "loop",
+            PauseReason::Manual => "manual",
+        }
+    }
+}
+
+impl fmt::Display for PauseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a mission came from.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Origin {
+    /// `owner/name` on GitHub, when the mission lives there.
+    pub repository: Option<String>,
+    /// The issue or PR number that carries the mission panel.
+    pub issue: Option<u64>,
+    /// The approved plan this mission was converted from.
+    pub plan_id: Option<String>,
+}
+
+/// A mission step: the task ledger's copy of a board task's execution fields.
+/// Kept identical to the board on every write; a mismatch on read is corruption.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub id: String,
+    pub status: TaskStatus,
+    pub depends_on: Vec<String>,
+    pub agent: Option<String>,
+    pub acceptance: Option<String>,
+    pub validation: Validation,
+    pub retry_count: u32,
+    pub evidence: Vec<Evidence>,
+}
+
+/// One change to the ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryEntry {
+    pub version: u64,
+    pub reason: String,
+    pub at: DateTime<Utc>,
+    pub actor: Actor,
+    pub changes: Vec<String>,
+    /// The operation name, e.g. `done`, `replan`.
+    pub operation: String,
+    /// Idempotency key (a webhook delivery id, a CLI request id); a second
+    /// transaction with the same key is recognised and not applied again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_id: Option<String>,
+}
+
+/// The progress ledger: where the mission is and how it is going.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Progress {
+    pub current_step_id: Option<String>,
+    pub last_result_ok: Option<bool>,
+    pub last_evidence: Option<Evidence>,
+    pub real_progress: bool,
+    pub loop_detected: bool,
+    pub stall_count: u32,
+    pub replan_needed: bool,
+    pub recent_action_fingerprints: Vec<String>,
+    pub budget: Budget,
+    pub next_actor: NextActor,
+    /// Local replans spent so far, against `budget.max_replans`.
+    pub replan_count: u32,
+    /// Tokens debited so far, against `budget.max_tokens`.
+    pub tokens_used: u64,
+    /// Cost debited so far (USD), against `budget.max_cost_usd`.
+    pub cost_used_usd: f64,
+    /// A stall already forced a replan; the next stall pauses (reset by real progress).
+    pub stall_replanned: bool,
+    /// A loop already forced a replan; the next repeat pauses (reset by a fresh action).
+    pub loop_replanned: bool,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self {
+            current_step_id: None,
+            last_result_ok: None,
+            last_evidence: None,
+            real_progress: false,
+            loop_detected: false,
+            stall_count: 0,
+            replan_needed: false,
+            recent_action_fingerprints: Vec::new(),
+            budget: Budget::default(),
+            next_actor: NextActor::Main,
+            replan_count: 0,
+            tokens_used: 0,
+            cost_used_usd: 0.0,
+            stall_replanned: false,
+            loop_replanned: false,
+        }
+    }
+}
+
+/// Mission budgets; the defaults are the seed's (3 retries, 5 replans, 3 stalls).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    pub max_retries: u32,
+    pub max_replans: u32,
+    pub max_stalls: u32,
+    pub max_tokens: Option<u64>,
+    pub max_cost_usd: Option<f64>,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            max_replans: 5,
+            max_stalls: 3,
+            max_tokens: None,
+            max_cost_usd: None,
+        }
+    }
+}
+
+/// Who acts next: `main`, `subagent:NAME` or `human`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum NextActor {
+    Main,
+    Subagent(String),
+    Human,
+}
+
+impl fmt::Display for NextActor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NextActor::Main => f.write_str("main"),
+            NextActor::Human => f.write_str("human"),
+            NextActor::Subagent(name) => write!(f, "subagent:{name}"),
+        }
+    }
+}
+
+impl FromStr for NextActor {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "main" => Ok(NextActor::Main),
+            "human" => Ok(NextActor::Human),
+            other => match other.strip_prefix("subagent:") {
+                Some(name) if valid_name(name) => Ok(NextActor::Subagent(name.to_string())),
+                _ => Err(format!(
+                    "next_actor must be main, human or subagent:NAME, not {other:?}"
+                )),
+            },
+        }
+    }
+}
+
+/// Who made a change. Humans are `human:LOGIN`; agents are `main` or
+/// `subagent:NAME`; GitHub-side automation (check runs, the App) is `app:NAME`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Actor {
+    Human(String),
+    Main,
+    Subagent(String),
+    App(String),
+}
+
+impl Actor {
+    pub fn is_human(&self) -> bool {
+        matches!(self, Actor::Human(_))
+    }
+}
+
+impl fmt::Display for Actor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Actor::Human(login) => write!(f, "human:{login}"),
+            Actor::Main => f.write_str("main"),
+            Actor::Subagent(name) => write!(f, "subagent:{name}"),
+            Actor::App(name) => write!(f, "app:{name}"),
+        }
+    }
+}
+
+impl FromStr for Actor {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "main" {
+            return Ok(Actor::Main);
+        }
+        let (kind, name) = s.split_once(':').ok_or_else(|| {
+            format!("actor must be human:LOGIN, main, subagent:NAME or app:NAME, not {s:?}")
+        })?;
+        if !valid_name(name) {
+            return Err(format!(
+                "actor {s:?} has an empty or malformed name after '{kind}:'"
+            ));
+        }
+        match kind {
+            "human" => Ok(Actor::Human(name.to_string())),
+            "subagent" => Ok(Actor::Subagent(name.to_string())),
+            "app" => Ok(Actor::App(name.to_string())),
+            _ => Err(format!(
+                "actor must be human:LOGIN, main, subagent:NAME or app:NAME, not {s:?}"
+            )),
+        }
+    }
+}
+
+/// Logins, agent names and step ids: letters, digits and `-_.[]`, no spaces.
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '[' | ']'))
+}
+
+macro_rules! string_serde {
+    ($ty:ty, $desc:literal) => {
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+        impl JsonSchema for $ty {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($ty).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({ "type": "string", "description": $desc })
+            }
+        }
+    };
+}
+
+string_serde!(Actor, "human:LOGIN, main, subagent:NAME or app:NAME");
+string_serde!(NextActor, "main, human or subagent:NAME");
+
+/// `.navin/board/board.json`: the executable steps.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Board {
+    pub schema_version: u32,
+    pub tasks: Vec<Task>,
+    /// Built once per load so the ready queue and replans never rebuild
+    /// string-keyed maps per call (DESIGN.md: 0.9 ms vs 82 ms at 100k tasks).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) index: BoardIndex,
+}
+
+impl PartialEq for Board {
+    fn eq(&self, other: &Self) -> bool {
+        self.schema_version == other.schema_version && self.tasks == other.tasks
+    }
+}
+
+impl Default for Board {
+    fn default() -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            tasks: Vec::new(),
+            index: BoardIndex::default(),
+        }
+    }
+}
+
+/// A board task: one executable step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    pub id: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub status: TaskStatus,
+    pub depends_on: Vec<String>,
+    /// What "done" means for this card; non-empty acceptance requires evidence.
+    pub acceptance: Option<String>,
+    pub validation: Validation,
+    pub retry_count: u32,
+    pub max_retries: u32,
+    pub agent: Option<String>,
+    pub evidence: Vec<Evidence>,
+    pub links: Links,
+}
+
+/// Step status. `planned` steps whose dependencies are all `done` are ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Planned,
+    InProgress,
+    Done,
+    Failed,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Planned => "planned",
+            TaskStatus::InProgress => "in_progress",
+            TaskStatus::Done => "done",
+            TaskStatus::Failed => "failed",
+        }
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a step is verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Validation {
+    Test,
+    Lint,
+    Verify,
+    Manual,
+    #[default]
+    None,
+}
+
+impl Validation {
+    /// Validations whose done needs a recorded green run, never prose.
+    pub fn needs_run(self) -> bool {
+        matches!(
+            self,
+            Validation::Test | Validation::Lint | Validation::Verify
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Validation::Test => "test",
+            Validation::Lint => "lint",
+            Validation::Verify => "verify",
+            Validation::Manual => "manual",
+            Validation::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for Validation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Validation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "test" => Ok(Validation::Test),
+            "lint" => Ok(Validation::Lint),
+            "verify" => Ok(Validation::Verify),
+            "manual" => Ok(Validation::Manual),
+            "none" => Ok(Validation::None),
+            other => Err(format!(
+                "validation must be test, lint, verify, manual or none, not {other:?}"
+            )),
+        }
+    }
+}
+
+/// Where a step's work lives on GitHub.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Links {
+    pub prs: Vec<u64>,
+    /// The linked PR's head the evidence must be for.
+    pub head_sha: Option<String>,
+    pub branch: Option<String>,
+    /// The issue a dispatched step got of its own.
+    pub issue: Option<u64>,
+}
+
+/// What a piece of evidence is. Only run kinds can prove test/lint/verify steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceKind {
+    CheckRun,
+    WorkflowRun,
+    TestRun,
+    LintRun,
+    VerifyRun,
+    Prose,
+}
+
+impl EvidenceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvidenceKind::CheckRun => "check_run",
+            EvidenceKind::WorkflowRun => "workflow_run",
+            EvidenceKind::TestRun => "test_run",
+            EvidenceKind::LintRun => "lint_run",
+            EvidenceKind::VerifyRun => "verify_run",
+            EvidenceKind::Prose => "prose",
+        }
+    }
+
+    /// Whether this kind of evidence can prove a step with `validation`.
+    /// CI runs (check or workflow runs) prove any; a local run proves its own kind.
+    pub fn proves(self, validation: Validation) -> bool {
+        match self {
+            EvidenceKind::CheckRun | EvidenceKind::WorkflowRun => true,
+            EvidenceKind::TestRun => validation == Validation::Test,
+            EvidenceKind::LintRun => validation == Validation::Lint,
+            EvidenceKind::VerifyRun => validation == Validation::Verify,
+            EvidenceKind::Prose => false,
+        }
+    }
+}
+
+impl fmt::Display for EvidenceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A recorded result. Check-run evidence carries what is needed to re-read and
+/// re-verify the run (id, app, head SHA, conclusion, completion time).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    pub kind: EvidenceKind,
+    pub ok: bool,
+    pub summary: String,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub check_run_id: Option<u64>,
+    #[serde(default)]
+    pub workflow_run_id: Option<u64>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub app_id: Option<u64>,
+    #[serde(default)]
+    pub head_sha: Option<String>,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub completed_at: Option<DateTime<Utc>>,
+    /// Set by the ledger when the evidence is recorded.
+    #[serde(default)]
+    pub recorded_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub recorded_by: Option<Actor>,
+}
+
+impl Evidence {
+    /// Prose evidence: a person's word, valid only for manual steps closed by a human.
+    pub fn prose(summary: impl Into<String>) -> Self {
+        Self {
+            kind: EvidenceKind::Prose,
+            ok: true,
+            summary: summary.into(),
+            url: None,
+            check_run_id: None,
+            workflow_run_id: None,
+            name: None,
+            app_id: None,
+            head_sha: None,
+            conclusion: None,
+            completed_at: None,
+            recorded_at: None,
+            recorded_by: None,
+        }
+    }
+
+    /// A run result of `kind` (test_run, check_run, …).
+    pub fn run(kind: EvidenceKind, ok: bool, summary: impl Into<String>) -> Self {
+        Self {
+            kind,
+            ok,
+            ..Self::prose(summary)
+        }
+    }
+}
+
+impl Task {
+    /// The mission-side projection of this task.
+    pub fn to_step(&self) -> Step {
+        Step {
+            id: self.id.clone(),
+            status: self.status,
+            depends_on: self.depends_on.clone(),
+            agent: self.agent.clone(),
+            acceptance: self.acceptance.clone(),
+            validation: self.validation,
+            retry_count: self.retry_count,
+            evidence: self.evidence.clone(),
+        }
+    }
+
+    pub fn has_acceptance(&self) -> bool {
+        self.acceptance
+            .as_deref()
+            .is_some_and(|a| !a.trim().is_empty())
+    }
+}

@@ -1,0 +1,455 @@
+//! Pure ledger operations: `(ledger, operation, now, actor) -> (ledger', effects)`, no I/O.
+
+mod mission;
+mod steps;
+
+use chrono::{DateTime, Utc};
+
+use crate::error::RuleError;
+use crate::model::{
+    Actor, Budget, Evidence, HistoryEntry, Ledger, MissionStatus, NextActor, Origin, PauseReason,
+    TaskStatus, Validation, HISTORY_WINDOW,
+};
+
+/// Who does an operation, when, and under which idempotency key.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    pub now: DateTime<Utc>,
+    pub actor: Actor,
+    /// A webhook delivery id or request id. An operation whose key already
+    /// appears in the history window is recognised as applied and skipped.
+    pub op_id: Option<String>,
+}
+
+impl Ctx {
+    pub fn new(now: DateTime<Utc>, actor: Actor) -> Self {
+        Self {
+            now,
+            actor,
+            op_id: None,
+        }
+    }
+
+    pub fn with_op_id(mut self, op_id: impl Into<String>) -> Self {
+        self.op_id = Some(op_id.into());
+        self
+    }
+}
+
+/// A step to add to the board.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NewTask {
+    pub id: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub depends_on: Vec<String>,
+    pub acceptance: Option<String>,
+    pub validation: Validation,
+    pub agent: Option<String>,
+}
+
+/// Starts (or replaces) the mission.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InitArgs {
+    pub goal: String,
+    pub constraints: Vec<String>,
+    pub acceptance_criteria: Vec<String>,
+    pub replace: bool,
+    /// A draft mission (from an approved plan) waits for an explicit start.
+    pub draft: bool,
+    pub origin: Option<Origin>,
+    pub budget: Option<Budget>,
+    pub steps: Vec<NewTask>,
+}
+
+/// One `progress` report on the current step.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProgressArgs {
+    pub step: String,
+    pub real_progress: bool,
+    /// A hash of (tool, args, target, result): repeats drive loop detection.
+    pub fingerprint: Option<String>,
+    pub tokens: u64,
+    pub cost_usd: f64,
+    pub evidence: Option<Evidence>,
+}
+
+/// A human (or agent) edit of the task ledger.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UpdateArgs {
+    pub goal: Option<String>,
+    pub add_facts: Vec<String>,
+    pub add_missing_info: Vec<String>,
+    /// Missing-info entries now answered (matched exactly); they move to facts.
+    pub resolve_missing_info: Vec<String>,
+    pub add_constraints: Vec<String>,
+    pub add_acceptance_criteria: Vec<String>,
+    pub budget: Option<Budget>,
+    pub next_actor: Option<NextActor>,
+    pub reason: String,
+}
+
+/// Everything that changes a ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operation {
+    Init(InitArgs),
+    AddSteps(Vec<NewTask>),
+    Start {
+        step: String,
+    },
+    Progress(ProgressArgs),
+    Done {
+        step: String,
+        evidence: Option<Evidence>,
+    },
+    Fail {
+        step: String,
+        evidence: Option<Evidence>,
+        reason: String,
+    },
+    Retry {
+        step: String,
+    },
+    Replan {
+        step: String,
+        reason: String,
+    },
+    /// Records evidence (e.g. one of several required checks) without a status change.
+    RecordEvidence {
+        step: String,
+        evidence: Evidence,
+    },
+    Link {
+        step: String,
+        pr: Option<u64>,
+        head_sha: Option<String>,
+        branch: Option<String>,
+    },
+    /// Whole-plan rewrite: only with a changed goal.
+    Rewrite {
+        goal: String,
+        reason: String,
+        steps: Vec<NewTask>,
+    },
+    Pause {
+        reason: PauseReason,
+        note: String,
+    },
+    Resume {
+        note: String,
+    },
+    Update(UpdateArgs),
+    Activate,
+    Close {
+        status: MissionStatus,
+        reason: String,
+    },
+    /// Writes the content of an older version (read by the store) as a new version.
+    Rollback {
+        to_version: u64,
+        target: Box<Ledger>,
+    },
+}
+
+impl Operation {
+    /// The name used in commit messages and history.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Operation::Init(_) => "init",
+            Operation::AddSteps(_) => "add",
+            Operation::Start { .. } => "start",
+            Operation::Progress(_) => "progress",
+            Operation::Done { .. } => "done",
+            Operation::Fail { .. } => "fail",
+            Operation::Retry { .. } => "retry",
+            Operation::Replan { .. } => "replan",
+            Operation::RecordEvidence { .. } => "evidence",
+            Operation::Link { .. } => "link",
+            Operation::Rewrite { .. } => "rewrite",
+            Operation::Pause { .. } => "pause",
+            Operation::Resume { .. } => "resume",
+            Operation::Update(_) => "update",
+            Operation::Activate => "activate",
+            Operation::Close { .. } => "close",
+            Operation::Rollback { .. } => "rollback",
+        }
+    }
+
+    /// The step an operation is about, for the `Navin-Step` trailer.
+    pub fn step(&self) -> Option<&str> {
+        match self {
+            Operation::Start { step }
+            | Operation::Done { step, .. }
+            | Operation::Fail { step, .. }
+            | Operation::Retry { step }
+            | Operation::Replan { step, .. }
+            | Operation::RecordEvidence { step, .. }
+            | Operation::Link { step, .. } => Some(step),
+            Operation::Progress(args) => Some(&args.step),
+            _ => None,
+        }
+    }
+
+    /// Operations a paused mission still accepts.
+    fn allowed_while_paused(&self) -> bool {
+        matches!(
+            self,
+            Operation::Resume { .. } | Operation::Update(_) | Operation::Close { .. }
+        )
+    }
+}
+
+/// Something the caller may want to act on (notify, dispatch, re-render).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    StepStarted {
+        step: String,
+    },
+    StepDone {
+        step: String,
+    },
+    StepFailed {
+        step: String,
+        retry_count: u32,
+        max_retries: u32,
+    },
+    /// Steps reset to planned by a local replan.
+    Replanned {
+        steps: Vec<String>,
+        trigger: ReplanTrigger,
+    },
+    /// Steps that became ready because of this operation.
+    NowReady {
+        steps: Vec<String>,
+    },
+    LoopDetected {
+        fingerprint: String,
+    },
+    Paused {
+        reason: PauseReason,
+    },
+    Resumed,
+    MissionClosed {
+        status: MissionStatus,
+    },
+}
+
+/// What caused a local replan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplanTrigger {
+    Requested,
+    RetriesExhausted,
+    Stall,
+    Loop,
+}
+
+impl ReplanTrigger {
+    fn as_str(self) -> &'static str {
+        match self {
+            ReplanTrigger::Requested => "requested",
+            ReplanTrigger::RetriesExhausted => "retries exhausted",
+            ReplanTrigger::Stall => "stall",
+            ReplanTrigger::Loop => "loop",
+        }
+    }
+}
+
+/// The result of an applied operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    pub ledger: Ledger,
+    /// One line for the commit message and history.
+    pub reason: String,
+    pub effects: Vec<Effect>,
+}
+
+/// The outcome of [`apply`]: applied, or recognised as already applied (same op id).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Applied(Box<Applied>),
+    AlreadyApplied { version: u64 },
+}
+
+/// Working state of one operation: the new ledger plus what it did.
+struct Tx {
+    ledger: Ledger,
+    changes: Vec<String>,
+    effects: Vec<Effect>,
+    reason: String,
+}
+
+impl Tx {
+    fn change(&mut self, text: impl Into<String>) {
+        self.changes.push(text.into());
+    }
+}
+
+/// Applies `op` to `ledger` (None = no ledger yet) as `ctx.actor` at `ctx.now`.
+/// On success every change has bumped the version by one and appended history.
+pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outcome, RuleError> {
+    if let (Some(current), Some(id)) = (ledger, ctx.op_id.as_deref()) {
+        if current
+            .mission
+            .history
+            .iter()
+            .any(|h| h.op_id.as_deref() == Some(id))
+        {
+            return Ok(Outcome::AlreadyApplied {
+                version: current.mission.version,
+            });
+        }
+    }
+    let current = match (op, ledger) {
+        (Operation::Init(args), _) => {
+            return mission::init(ledger, args, ctx).map(|a| Outcome::Applied(Box::new(a)))
+        }
+        (_, Some(current)) => current,
+        (_, None) => return Err(RuleError::NoMission),
+    };
+    gate(current, op)?;
+    let ready_before: Vec<String> = current.board.ready().iter().map(|t| t.id.clone()).collect();
+    let mut tx = Tx {
+        ledger: current.clone(),
+        changes: Vec::new(),
+        effects: Vec::new(),
+        reason: String::new(),
+    };
+    match op {
+        Operation::Init(_) => {} // returned above: init builds a fresh ledger
+        Operation::AddSteps(tasks) => steps::add(&mut tx, tasks)?,
+        Operation::Start { step } => steps::start(&mut tx, step)?,
+        Operation::Progress(args) => steps::progress(&mut tx, args, ctx)?,
+        Operation::Done { step, evidence } => steps::done(&mut tx, step, evidence.as_ref(), ctx)?,
+        Operation::Fail {
+            step,
+            evidence,
+            reason,
+        } => steps::fail(&mut tx, step, evidence.as_ref(), reason, ctx)?,
+        Operation::Retry { step } => steps::retry(&mut tx, step)?,
+        Operation::Replan { step, reason } => steps::replan(&mut tx, step, reason, ctx)?,
+        Operation::RecordEvidence { step, evidence } => {
+            steps::record_evidence(&mut tx, step, evidence, ctx)?
+        }
+        Operation::Link {
+            step,
+            pr,
+            head_sha,
+            branch,
+        } => steps::link(&mut tx, step, *pr, head_sha.as_deref(), branch.as_deref())?,
+        Operation::Rewrite {
+            goal,
+            reason,
+            steps,
+        } => mission::rewrite(&mut tx, goal, reason, steps)?,
+        Operation::Pause { reason, note } => mission::pause(&mut tx, *reason, note, ctx),
+        Operation::Resume { note } => mission::resume(&mut tx, note)?,
+        Operation::Update(args) => mission::update(&mut tx, args)?,
+        Operation::Activate => mission::activate(&mut tx)?,
+        Operation::Close { status, reason } => mission::close(&mut tx, *status, reason, ctx)?,
+        Operation::Rollback { to_version, target } => {
+            mission::rollback(&mut tx, *to_version, target, ctx)?
+        }
+    }
+    refresh_status(&mut tx.ledger);
+    let now_ready: Vec<String> = tx
+        .ledger
+        .board
+        .ready()
+        .iter()
+        .map(|t| t.id.clone())
+        .filter(|id| !ready_before.contains(id))
+        .collect();
+    if !now_ready.is_empty() {
+        tx.effects.push(Effect::NowReady { steps: now_ready });
+    }
+    Ok(Outcome::Applied(Box::new(finish(tx, op, ctx))))
+}
+
+/// Refuses operations the mission's status does not admit.
+fn gate(ledger: &Ledger, op: &Operation) -> Result<(), RuleError> {
+    let mission = &ledger.mission;
+    match mission.status {
+        MissionStatus::Done | MissionStatus::Failed => Err(RuleError::Finished {
+            status: mission.status,
+        }),
+        MissionStatus::Paused if !op.allowed_while_paused() => Err(RuleError::Paused {
+            reason: mission.pause_reason.unwrap_or(PauseReason::Manual),
+        }),
+        MissionStatus::Draft
+            if !matches!(
+                op,
+                Operation::AddSteps(_)
+                    | Operation::Update(_)
+                    | Operation::Activate
+                    | Operation::Close { .. }
+            ) =>
+        {
+            Err(RuleError::Draft)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Running and blocked follow the board: blocked when nothing can move.
+fn refresh_status(ledger: &mut Ledger) {
+    let mission = &mut ledger.mission;
+    if !matches!(
+        mission.status,
+        MissionStatus::Running | MissionStatus::Blocked
+    ) {
+        return;
+    }
+    let tasks = &ledger.board.tasks;
+    let unfinished = tasks.iter().any(|t| t.status != TaskStatus::Done);
+    let moving = tasks.iter().any(|t| t.status == TaskStatus::InProgress)
+        || !ledger.board.ready().is_empty();
+    mission.status = if unfinished && !moving {
+        MissionStatus::Blocked
+    } else {
+        MissionStatus::Running
+    };
+}
+
+/// Bumps the version, syncs steps from the board, appends history.
+fn finish(mut tx: Tx, op: &Operation, ctx: &Ctx) -> Applied {
+    let mission = &mut tx.ledger.mission;
+    mission.version += 1;
+    mission.updated_at = ctx.now;
+    mission.steps = tx.ledger.board.tasks.iter().map(|t| t.to_step()).collect();
+    if tx.reason.is_empty() {
+        tx.reason = tx
+            .changes
+            .first()
+            .cloned()
+            .unwrap_or_else(|| op.name().to_string());
+    }
+    mission.history.push(HistoryEntry {
+        version: mission.version,
+        reason: tx.reason.clone(),
+        at: ctx.now,
+        actor: ctx.actor.clone(),
+        changes: tx.changes,
+        operation: op.name().to_string(),
+        op_id: ctx.op_id.clone(),
+    });
+    if mission.history.len() > HISTORY_WINDOW {
+        let excess = mission.history.len() - HISTORY_WINDOW;
+        mission.history.drain(..excess);
+    }
+    Applied {
+        ledger: tx.ledger,
+        reason: tx.reason,
+        effects: tx.effects,
+    }
+}
+
+fn require_reason(reason: &str, operation: &'static str) -> Result<String, RuleError> {
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return Err(RuleError::ReasonRequired { operation });
+    }
+    Ok(reason.to_string())
+}
+
+#[cfg(test)]
+mod tests;

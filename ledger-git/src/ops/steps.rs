@@ -1,0 +1,561 @@
+//! Step operations: add, start, progress (stall/loop/budget), done (the evidence gate), fail, retry, replan.
+
+use super::{require_reason, Ctx, Effect, NewTask, ProgressArgs, ReplanTrigger, Tx};
+use crate::error::RuleError;
+use crate::index::GraphError;
+use crate::model::{
+    valid_name, Evidence, EvidenceKind, Links, NextActor, PauseReason, Task, TaskStatus,
+    Validation, FINGERPRINT_WINDOW,
+};
+
+/// Turns new-step requests into planned tasks, checking ids and the graph.
+pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Task>, RuleError> {
+    new.iter()
+        .map(|n| {
+            if !valid_name(&n.id) {
+                return Err(RuleError::InvalidStepId { id: n.id.clone() });
+            }
+            if n.title.trim().is_empty() {
+                return Err(RuleError::Empty {
+                    what: "a step title",
+                });
+            }
+            Ok(Task {
+                id: n.id.clone(),
+                title: n.title.trim().to_string(),
+                description: n.description.clone().filter(|d| !d.trim().is_empty()),
+                status: TaskStatus::Planned,
+                depends_on: n.depends_on.clone(),
+                acceptance: n.acceptance.clone().filter(|a| !a.trim().is_empty()),
+                validation: n.validation,
+                retry_count: 0,
+                max_retries,
+                agent: n.agent.clone(),
+                evidence: Vec::new(),
+                links: Links::default(),
+            })
+        })
+        .collect()
+}
+
+/// Maps graph problems to the rule that names them.
+pub(super) fn graph_rule(e: GraphError) -> RuleError {
+    match e {
+        GraphError::Duplicate { id } => RuleError::DuplicateStep { id },
+        GraphError::Unknown { task, dependency } => RuleError::UnknownDependency {
+            step: task,
+            dependency,
+        },
+        GraphError::SelfDependency { task } => RuleError::SelfDependency { step: task },
+        GraphError::Cycle { path } => RuleError::Cycle { path },
+    }
+}
+
+pub(super) fn add(tx: &mut Tx, new: &[NewTask]) -> Result<(), RuleError> {
+    if new.is_empty() {
+        return Err(RuleError::Empty {
+            what: "the list of steps to add",
+        });
+    }
+    let max_retries = tx.ledger.mission.progress.budget.max_retries;
+    let tasks = build_tasks(new, max_retries)?;
+    let board = &mut tx.ledger.board;
+    board.tasks.extend(tasks);
+    board.reindex().map_err(graph_rule)?;
+    for n in new {
+        let deps = if n.depends_on.is_empty() {
+            String::new()
+        } else {
+            format!(" after {}", n.depends_on.join(", "))
+        };
+        tx.change(format!("added {} {:?}{deps}", n.id, n.title));
+    }
+    if new.len() > 1 {
+        tx.reason = format!("added {} steps", new.len());
+    }
+    Ok(())
+}
+
+fn position(tx: &Tx, step: &str) -> Result<usize, RuleError> {
+    tx.ledger
+        .board
+        .position(step)
+        .ok_or_else(|| RuleError::UnknownStep {
+            id: step.to_string(),
+        })
+}
+
+fn require_deps_done(tx: &Tx, pos: usize, operation: &'static str) -> Result<(), RuleError> {
+    let board = &tx.ledger.board;
+    let pending = board.index.pending_deps(&board.tasks, pos);
+    if pending.is_empty() {
+        return Ok(());
+    }
+    Err(RuleError::DependenciesNotDone {
+        step: board.tasks[pos].id.clone(),
+        operation,
+        pending: pending
+            .into_iter()
+            .map(|p| board.tasks[p].id.clone())
+            .collect(),
+    })
+}
+
+pub(super) fn start(tx: &mut Tx, step: &str) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let status = tx.ledger.board.tasks[pos].status;
+    if status != TaskStatus::Planned {
+        return Err(RuleError::InvalidTransition {
+            step: step.to_string(),
+            operation: "start",
+            status,
+        });
+    }
+    require_deps_done(tx, pos, "start")?;
+    let task = &mut tx.ledger.board.tasks[pos];
+    task.status = TaskStatus::InProgress;
+    let progress = &mut tx.ledger.mission.progress;
+    progress.current_step_id = Some(step.to_string());
+    progress.replan_needed = false;
+    progress.next_actor = match &task.agent {
+        Some(agent) if agent != "main" => NextActor::Subagent(agent.clone()),
+        _ => NextActor::Main,
+    };
+    tx.change(format!("started {step}"));
+    tx.effects.push(Effect::StepStarted {
+        step: step.to_string(),
+    });
+    Ok(())
+}
+
+/// Stamps evidence with who recorded it and when.
+fn stamp(evidence: &Evidence, ctx: &Ctx) -> Evidence {
+    let mut e = evidence.clone();
+    e.recorded_at = Some(ctx.now);
+    e.recorded_by = Some(ctx.actor.clone());
+    e
+}
+
+pub(super) fn progress(tx: &mut Tx, args: &ProgressArgs, ctx: &Ctx) -> Result<(), RuleError> {
+    let pos = position(tx, &args.step)?;
+    let status = tx.ledger.board.tasks[pos].status;
+    if status != TaskStatus::InProgress {
+        return Err(RuleError::InvalidTransition {
+            step: args.step.clone(),
+            operation: "report progress on",
+            status,
+        });
+    }
+    if let Some(e) = &args.evidence {
+        let e = stamp(e, ctx);
+        tx.ledger.board.tasks[pos].evidence.push(e.clone());
+        let p = &mut tx.ledger.mission.progress;
+        p.last_result_ok = Some(e.ok);
+        p.last_evidence = Some(e);
+    }
+    let p = &mut tx.ledger.mission.progress;
+    p.current_step_id = Some(args.step.clone());
+    p.real_progress = args.real_progress;
+    p.tokens_used = p.tokens_used.saturating_add(args.tokens);
+    if args.cost_usd.is_finite() && args.cost_usd > 0.0 {
+        p.cost_used_usd += args.cost_usd;
+    }
+    tx.changes.push(format!(
+        "progress on {}: {}",
+        args.step,
+        if args.real_progress {
+            "real progress"
+        } else {
+            "no progress"
+        }
+    ));
+
+    let repeated = match &args.fingerprint {
+        Some(f) => {
+            let seen = p.recent_action_fingerprints.contains(f);
+            p.recent_action_fingerprints.push(f.clone());
+            if p.recent_action_fingerprints.len() > FINGERPRINT_WINDOW {
+                let excess = p.recent_action_fingerprints.len() - FINGERPRINT_WINDOW;
+                p.recent_action_fingerprints.drain(..excess);
+            }
+            seen.then(|| f.clone())
+        }
+        None => None,
+    };
+    if args.real_progress {
+        p.stall_count = 0;
+        p.stall_replanned = false;
+    } else {
+        p.stall_count += 1;
+    }
+    if repeated.is_none() && args.fingerprint.is_some() && args.real_progress {
+        p.loop_detected = false;
+        p.loop_replanned = false;
+    }
+
+    // One escalation per report, most severe first: budget, loop, stall.
+    let over_tokens = p.budget.max_tokens.is_some_and(|max| p.tokens_used > max);
+    let over_cost = p
+        .budget
+        .max_cost_usd
+        .is_some_and(|max| p.cost_used_usd > max);
+    if over_tokens || over_cost {
+        let what = if over_tokens {
+            format!(
+                "token budget exceeded ({} > {})",
+                p.tokens_used,
+                p.budget.max_tokens.unwrap_or_default()
+            )
+        } else {
+            format!(
+                "cost budget exceeded ({:.2} > {:.2} USD)",
+                p.cost_used_usd,
+                p.budget.max_cost_usd.unwrap_or_default()
+            )
+        };
+        pause_for(tx, PauseReason::Budget, what, ctx);
+        return Ok(());
+    }
+    if let Some(fingerprint) = repeated {
+        if !p.loop_detected {
+            p.loop_detected = true;
+            tx.change(format!("loop detected: action {fingerprint} repeated"));
+            tx.effects.push(Effect::LoopDetected { fingerprint });
+        } else if !p.loop_replanned {
+            p.loop_replanned = true;
+            local_replan(tx, pos, ReplanTrigger::Loop, "repeated actions", ctx);
+        } else {
+            pause_for(
+                tx,
+                PauseReason::Loop,
+                format!("action {fingerprint} still repeating after a replan"),
+                ctx,
+            );
+        }
+        return Ok(());
+    }
+    if p.stall_count >= p.budget.max_stalls {
+        if !p.stall_replanned {
+            p.stall_replanned = true;
+            p.stall_count = 0;
+            local_replan(tx, pos, ReplanTrigger::Stall, "no progress", ctx);
+        } else {
+            let n = p.stall_count;
+            pause_for(
+                tx,
+                PauseReason::Stall,
+                format!("no progress in {n} reports after a replan"),
+                ctx,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The hard gate: what evidence a step needs before it may be marked done.
+fn check_done_gate(task: &Task, given: Option<&Evidence>, ctx: &Ctx) -> Result<(), RuleError> {
+    let step = task.id.clone();
+    if let Some(e) = given {
+        if !e.ok {
+            return Err(RuleError::EvidenceNotGreen {
+                step,
+                summary: e.summary.clone(),
+            });
+        }
+    }
+    let candidates = || {
+        given
+            .into_iter()
+            .chain(task.evidence.iter())
+            .filter(|e| e.ok)
+    };
+    let human = ctx.actor.is_human();
+    if task.validation.needs_run() {
+        if candidates().any(|e| e.kind.proves(task.validation)) {
+            return Ok(());
+        }
+        if given.is_some_and(|e| e.kind == EvidenceKind::Prose) {
+            return Err(RuleError::ProseNotAccepted {
+                step,
+                validation: task.validation,
+            });
+        }
+        let wanted = match task.validation {
+            Validation::Test => "check_run, workflow_run or test_run",
+            Validation::Lint => "check_run, workflow_run or lint_run",
+            _ => "check_run, workflow_run or verify_run",
+        };
+        return Err(RuleError::EvidenceRequired {
+            step,
+            validation: task.validation,
+            wanted,
+        });
+    }
+    let manual = task.validation == Validation::Manual;
+    let acceptable = |e: &Evidence| e.kind != EvidenceKind::Prose || (human && manual);
+    if candidates().any(acceptable) {
+        return Ok(());
+    }
+    if task.has_acceptance() || (manual && !human) {
+        if given.is_some_and(|e| e.kind == EvidenceKind::Prose) || candidates().next().is_some() {
+            return Err(RuleError::ProseNotAccepted {
+                step,
+                validation: task.validation,
+            });
+        }
+        if task.has_acceptance() {
+            return Err(RuleError::AcceptanceEvidenceRequired { step });
+        }
+        return Err(RuleError::HumanOnly {
+            operation: "close a manual step without run evidence",
+            actor: ctx.actor.to_string(),
+        });
+    }
+    Ok(())
+}
+
+pub(super) fn done(
+    tx: &mut Tx,
+    step: &str,
+    evidence: Option<&Evidence>,
+    ctx: &Ctx,
+) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let status = tx.ledger.board.tasks[pos].status;
+    if !matches!(status, TaskStatus::Planned | TaskStatus::InProgress) {
+        return Err(RuleError::InvalidTransition {
+            step: step.to_string(),
+            operation: "be marked done",
+            status,
+        });
+    }
+    require_deps_done(tx, pos, "be marked done")?;
+    check_done_gate(&tx.ledger.board.tasks[pos], evidence, ctx)?;
+    let task = &mut tx.ledger.board.tasks[pos];
+    task.status = TaskStatus::Done;
+    let recorded = evidence.map(|e| stamp(e, ctx));
+    if let Some(e) = &recorded {
+        task.evidence.push(e.clone());
+    }
+    let shown = recorded
+        .as_ref()
+        .or(task.evidence.iter().rev().find(|e| e.ok));
+    let p = &mut tx.ledger.mission.progress;
+    p.last_result_ok = Some(true);
+    if let Some(e) = shown {
+        p.last_evidence = Some(e.clone());
+    }
+    if p.current_step_id.as_deref() == Some(step) {
+        p.current_step_id = None;
+    }
+    p.real_progress = true;
+    p.stall_count = 0;
+    p.stall_replanned = false;
+    let proof = shown
+        .map(|e| format!(" ({}: {})", e.kind, e.summary))
+        .unwrap_or_default();
+    tx.change(format!("{step} done{proof}"));
+    tx.effects.push(Effect::StepDone {
+        step: step.to_string(),
+    });
+    Ok(())
+}
+
+pub(super) fn fail(
+    tx: &mut Tx,
+    step: &str,
+    evidence: Option<&Evidence>,
+    reason: &str,
+    ctx: &Ctx,
+) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let status = tx.ledger.board.tasks[pos].status;
+    if !matches!(status, TaskStatus::Planned | TaskStatus::InProgress) {
+        return Err(RuleError::InvalidTransition {
+            step: step.to_string(),
+            operation: "fail",
+            status,
+        });
+    }
+    let task = &mut tx.ledger.board.tasks[pos];
+    task.retry_count += 1;
+    let (retries, max) = (task.retry_count, task.max_retries);
+    if let Some(e) = evidence {
+        let mut e = stamp(e, ctx);
+        e.ok = false;
+        task.evidence.push(e.clone());
+        tx.ledger.mission.progress.last_evidence = Some(e);
+    }
+    tx.ledger.mission.progress.last_result_ok = Some(false);
+    let why = if reason.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {}", reason.trim())
+    };
+    tx.change(format!("{step} failed (attempt {retries} of {max}){why}"));
+    tx.effects.push(Effect::StepFailed {
+        step: step.to_string(),
+        retry_count: retries,
+        max_retries: max,
+    });
+    if retries >= max {
+        local_replan(
+            tx,
+            pos,
+            ReplanTrigger::RetriesExhausted,
+            "retries exhausted",
+            ctx,
+        );
+    } else {
+        tx.ledger.board.tasks[pos].status = TaskStatus::Failed;
+    }
+    Ok(())
+}
+
+pub(super) fn retry(tx: &mut Tx, step: &str) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let task = &mut tx.ledger.board.tasks[pos];
+    if task.status != TaskStatus::Failed {
+        return Err(RuleError::InvalidTransition {
+            step: step.to_string(),
+            operation: "retry",
+            status: task.status,
+        });
+    }
+    if task.retry_count >= task.max_retries {
+        return Err(RuleError::RetriesExhausted {
+            step: step.to_string(),
+            max: task.max_retries,
+        });
+    }
+    task.status = TaskStatus::Planned;
+    let (n, max) = (task.retry_count + 1, task.max_retries);
+    tx.change(format!("retrying {step} (attempt {n} of {max})"));
+    Ok(())
+}
+
+pub(super) fn replan(tx: &mut Tx, step: &str, reason: &str, ctx: &Ctx) -> Result<(), RuleError> {
+    let reason = require_reason(reason, "replan")?;
+    let pos = position(tx, step)?;
+    local_replan(tx, pos, ReplanTrigger::Requested, &reason, ctx);
+    tx.reason = format!("local replan of {step}: {reason}");
+    Ok(())
+}
+
+/// Resets the step and its transitive dependents to planned, leaving
+/// everything upstream (and its evidence) alone. Past the replan budget the
+/// mission pauses instead.
+pub(super) fn local_replan(tx: &mut Tx, pos: usize, trigger: ReplanTrigger, why: &str, ctx: &Ctx) {
+    let p = &mut tx.ledger.mission.progress;
+    let step = tx.ledger.board.tasks[pos].id.clone();
+    if p.replan_count >= p.budget.max_replans {
+        let max = p.budget.max_replans;
+        tx.ledger.board.tasks[pos].status = TaskStatus::Failed;
+        pause_for(
+            tx,
+            PauseReason::Budget,
+            format!("{step} needs a replan ({why}) but all {max} replans are used"),
+            ctx,
+        );
+        return;
+    }
+    p.replan_count += 1;
+    p.replan_needed = true;
+    let (count, max) = (p.replan_count, p.budget.max_replans);
+    let board = &mut tx.ledger.board;
+    let affected = board.index.with_dependents(pos);
+    let mut reset = Vec::with_capacity(affected.len());
+    for i in affected {
+        let task = &mut board.tasks[i];
+        task.status = TaskStatus::Planned;
+        task.retry_count = 0;
+        task.evidence.clear();
+        reset.push(task.id.clone());
+    }
+    let p = &mut tx.ledger.mission.progress;
+    if p.current_step_id
+        .as_ref()
+        .is_some_and(|c| reset.contains(c))
+    {
+        p.current_step_id = None;
+    }
+    tx.change(format!(
+        "local replan {count}/{max} ({}: {why}): {} back to planned",
+        trigger.as_str(),
+        reset.join(", ")
+    ));
+    tx.effects.push(Effect::Replanned {
+        steps: reset,
+        trigger,
+    });
+}
+
+/// Pauses the mission for a budget, stall or loop reason.
+pub(super) fn pause_for(tx: &mut Tx, reason: PauseReason, why: String, ctx: &Ctx) {
+    let mission = &mut tx.ledger.mission;
+    mission.status = crate::model::MissionStatus::Paused;
+    mission.paused_at = Some(ctx.now);
+    mission.pause_reason = Some(reason);
+    mission.progress.next_actor = NextActor::Human;
+    tx.reason = format!("paused ({reason}): {why}");
+    tx.change(format!("paused ({reason}): {why}"));
+    tx.effects.push(Effect::Paused { reason });
+}
+
+pub(super) fn record_evidence(
+    tx: &mut Tx,
+    step: &str,
+    evidence: &Evidence,
+    ctx: &Ctx,
+) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let e = stamp(evidence, ctx);
+    tx.change(format!(
+        "evidence for {step}: {} {} ({})",
+        e.kind,
+        if e.ok { "green" } else { "red" },
+        e.summary
+    ));
+    tx.ledger.board.tasks[pos].evidence.push(e);
+    Ok(())
+}
+
+pub(super) fn link(
+    tx: &mut Tx,
+    step: &str,
+    pr: Option<u64>,
+    head_sha: Option<&str>,
+    branch: Option<&str>,
+) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let task = &mut tx.ledger.board.tasks[pos];
+    let mut changes = Vec::new();
+    if let Some(pr) = pr {
+        if !task.links.prs.contains(&pr) {
+            task.links.prs.push(pr);
+            changes.push(format!("linked {step} to PR #{pr}"));
+        }
+    }
+    if let Some(branch) = branch {
+        task.links.branch = Some(branch.to_string());
+    }
+    if let Some(sha) = head_sha {
+        if task.links.head_sha.as_deref() != Some(sha) {
+            // Runs on another head prove nothing about this one.
+            let before = task.evidence.len();
+            task.evidence
+                .retain(|e| e.head_sha.as_deref().is_none_or(|h| h == sha));
+            let dropped = before - task.evidence.len();
+            task.links.head_sha = Some(sha.to_string());
+            let short = &sha[..sha.len().min(12)];
+            changes.push(format!(
+                "{step} head is now {short}; {dropped} stale run(s) dropped"
+            ));
+        }
+    }
+    if changes.is_empty() {
+        changes.push(format!("{step} links unchanged"));
+    }
+    tx.changes.extend(changes);
+    Ok(())
+}
