@@ -6,6 +6,7 @@ mod index;
 pub mod model;
 pub mod ops;
 pub mod plan;
+pub mod store;
 
 pub use codec::{decode, encode, Corrupt};
 pub use error::RuleError;

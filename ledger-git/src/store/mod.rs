@@ -1,0 +1,672 @@
+//! The ledger branch in git: compare-and-swap transactions, remotes without force, checkpoints.
+//!
+//! Every write reads the tip, applies a pure operation, writes blobs, trees
+//! and one commit whose parent is that tip, then moves the ref only if it
+//! still points at the tip read (`reference_matching`). A lost race re-reads
+//! and re-applies, with bounded jittered retries. With a remote, the same
+//! happens against the remote's tip and the push never forces.
+
+mod remote;
+mod tree;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use git2::{Commit, ErrorCode, Oid, Repository, Signature, Time};
+use rand::Rng;
+use thiserror::Error;
+
+use crate::codec::{self, Corrupt};
+use crate::error::RuleError;
+use crate::model::Ledger;
+use crate::ops::{self, Ctx, Effect, Operation, Outcome};
+
+use remote::{PushError, RemoteTarget};
+
+/// Where the ledger files live on the branch.
+pub const BOARD_DIR: &str = ".navin/board";
+pub const DEFAULT_BRANCH: &str = "navin/ledger";
+
+/// Why a store operation failed.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    #[error("the ledger at {commit} is unreadable: {path}: {field}: {message} (left untouched; fix or roll back by hand)")]
+    Corrupt {
+        commit: String,
+        path: String,
+        field: String,
+        message: String,
+    },
+    #[error("the ledger branch {branch} was rewritten on {remote}: its tip {remote_tip} does not descend from {seen}, the last tip seen; refusing to write (restore the branch or investigate)")]
+    ForcePushed {
+        branch: String,
+        remote: String,
+        seen: String,
+        remote_tip: String,
+    },
+    #[error("the ledger branch {branch} vanished from {remote} (last seen at {seen}); refusing to write or recreate it")]
+    BranchVanished {
+        branch: String,
+        remote: String,
+        seen: String,
+    },
+    #[error("the local ledger branch {branch} and {remote} have diverged; refusing to write")]
+    Diverged { branch: String, remote: String },
+    #[error("the ledger tip moved from {seen} to {tip}, which does not descend from it: the branch was rewritten; refusing to write")]
+    Rewritten { seen: String, tip: String },
+    #[error("gave up after {attempts} attempts: other writers kept moving {branch}")]
+    Contention { branch: String, attempts: u32 },
+    #[error("remote {remote}: {message}")]
+    Remote { remote: String, message: String },
+    #[error("{0}")]
+    NotFound(String),
+    #[error("git: {0}")]
+    Git(#[from] git2::Error),
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("encoding the ledger failed: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+impl StoreError {
+    /// Whether a rule refused the operation (exit 1) rather than the store failing (exit 2).
+    pub fn is_rule(&self) -> bool {
+        matches!(self, StoreError::Rule(_))
+    }
+}
+
+/// How to open the ledger.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    pub branch: String,
+    /// A remote configured in the repository; every write fetches first and pushes after.
+    pub remote: Option<String>,
+    /// Password for `x-access-token` over HTTPS (an installation token or GITHUB_TOKEN).
+    pub token: Option<String>,
+    pub committer_name: String,
+    pub committer_email: String,
+    /// Compare-and-swap attempts before giving up.
+    pub max_attempts: u32,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            branch: DEFAULT_BRANCH.to_string(),
+            remote: None,
+            token: None,
+            committer_name: "Navin".to_string(),
+            committer_email: "navin@users.noreply.github.com".to_string(),
+            max_attempts: 200,
+        }
+    }
+}
+
+/// A ledger as read at a commit.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub ledger: Ledger,
+    pub commit: String,
+}
+
+/// What a transaction did.
+#[derive(Debug, Clone)]
+pub enum Committed {
+    Written {
+        version: u64,
+        commit: String,
+        reason: String,
+        effects: Vec<Effect>,
+        attempts: u32,
+        ledger: Box<Ledger>,
+    },
+    /// The operation id was already in the ledger's history: nothing written.
+    AlreadyApplied { version: u64 },
+}
+
+/// One commit of the ledger branch, for `ledger history`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HistoryCommit {
+    pub commit: String,
+    pub version: Option<u64>,
+    pub subject: String,
+    pub body: String,
+    pub at: DateTime<Utc>,
+}
+
+/// The git-backed ledger store for one repository and branch.
+pub struct Store {
+    repo_path: PathBuf,
+    cfg: StoreConfig,
+    /// The last ledger read or written, keyed by commit: skips re-parsing an unchanged tip.
+    cache: Mutex<Option<(Oid, Ledger)>>,
+    /// The newest tip this store has seen; a tip that does not descend from it was rewritten.
+    seen: Mutex<Option<Oid>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("repo", &self.repo_path)
+            .field("branch", &self.cfg.branch)
+            .finish()
+    }
+}
+
+/// Serializes writers to one ledger inside this process; CAS covers the rest.
+fn ledger_lock(key: &Path, branch: &str) -> Arc<Mutex<()>> {
+    static LOCKS: OnceLock<Mutex<HashMap<(PathBuf, String), Arc<Mutex<()>>>>> = OnceLock::new();
+    let mut map = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    map.entry((key.to_path_buf(), branch.to_string()))
+        .or_default()
+        .clone()
+}
+
+fn oid_str(oid: Oid) -> String {
+    oid.to_string()
+}
+
+impl Store {
+    /// Opens the repository containing `path` (discovering upwards, like git).
+    pub fn open(path: &Path, cfg: StoreConfig) -> Result<Self, StoreError> {
+        let repo = Repository::discover(path).map_err(|e| {
+            StoreError::NotFound(format!(
+                "{} is not in a git repository: {}",
+                path.display(),
+                e.message()
+            ))
+        })?;
+        let repo_path = repo.path().canonicalize()?;
+        if git2::Reference::is_valid_name(&format!("refs/heads/{}", cfg.branch)) {
+            Ok(Self {
+                repo_path,
+                cfg,
+                cache: Mutex::new(None),
+                seen: Mutex::new(None),
+            })
+        } else {
+            Err(StoreError::NotFound(format!(
+                "{:?} is not a valid branch name",
+                cfg.branch
+            )))
+        }
+    }
+
+    pub fn branch(&self) -> &str {
+        &self.cfg.branch
+    }
+
+    fn refname(&self) -> String {
+        format!("refs/heads/{}", self.cfg.branch)
+    }
+
+    fn repo(&self) -> Result<Repository, StoreError> {
+        Ok(Repository::open(&self.repo_path)?)
+    }
+
+    fn tip(&self, repo: &Repository) -> Result<Option<Oid>, StoreError> {
+        match repo.refname_to_id(&self.refname()) {
+            Ok(oid) => Ok(Some(oid)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Reads the ledger at the branch tip (after syncing with the remote, if any).
+    pub fn read(&self) -> Result<Option<Snapshot>, StoreError> {
+        let repo = self.repo()?;
+        let tip = match &self.cfg.remote {
+            Some(_) => self.sync(&repo)?,
+            None => self.tip(&repo)?,
+        };
+        match tip {
+            None => Ok(None),
+            Some(oid) => Ok(Some(Snapshot {
+                ledger: self.load(&repo, oid)?,
+                commit: oid_str(oid),
+            })),
+        }
+    }
+
+    /// Parses the ledger at `oid`, from cache when unchanged.
+    fn load(&self, repo: &Repository, oid: Oid) -> Result<Ledger, StoreError> {
+        if let Some((cached, ledger)) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            if *cached == oid {
+                return Ok(ledger.clone());
+            }
+        }
+        let ledger = read_ledger_at(repo, oid)?;
+        *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = Some((oid, ledger.clone()));
+        Ok(ledger)
+    }
+
+    /// Refuses a tip that does not descend from the newest tip this store saw.
+    fn check_seen(&self, repo: &Repository, tip: Option<Oid>) -> Result<(), StoreError> {
+        let seen = *self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        match (seen, tip) {
+            (Some(s), Some(t)) if s != t && !repo.graph_descendant_of(t, s)? => {
+                Err(StoreError::Rewritten {
+                    seen: oid_str(s),
+                    tip: oid_str(t),
+                })
+            }
+            (Some(s), None) => Err(StoreError::BranchVanished {
+                branch: self.cfg.branch.clone(),
+                remote: "this repository".to_string(),
+                seen: oid_str(s),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn mark_seen(&self, tip: Oid) {
+        *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(tip);
+    }
+
+    /// Applies `op` as one commit. Rule refusals change nothing.
+    pub fn transact(&self, op: &Operation, ctx: &Ctx) -> Result<Committed, StoreError> {
+        let lock = ledger_lock(&self.repo_path, &self.cfg.branch);
+        let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let repo = self.repo()?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let base = match &self.cfg.remote {
+                Some(_) => self.sync(&repo)?,
+                None => {
+                    let tip = self.tip(&repo)?;
+                    self.check_seen(&repo, tip)?;
+                    tip
+                }
+            };
+            let current = base.map(|oid| self.load(&repo, oid)).transpose()?;
+            let applied = match ops::apply(current.as_ref(), op, ctx)? {
+                Outcome::AlreadyApplied { version } => {
+                    return Ok(Committed::AlreadyApplied { version })
+                }
+                Outcome::Applied(a) => *a,
+            };
+            let commit = self.write_commit(&repo, base, &applied, op, ctx)?;
+            let landed = match &self.cfg.remote {
+                Some(name) => self.publish(&repo, name, commit, base)?,
+                None => self.swap(&repo, commit, base)?,
+            };
+            if landed {
+                self.mark_seen(commit);
+                let version = applied.ledger.mission.version;
+                *self.cache.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some((commit, applied.ledger.clone()));
+                return Ok(Committed::Written {
+                    version,
+                    commit: oid_str(commit),
+                    reason: applied.reason,
+                    effects: applied.effects,
+                    attempts: attempt,
+                    ledger: Box::new(applied.ledger),
+                });
+            }
+            if attempt >= self.cfg.max_attempts {
+                return Err(StoreError::Contention {
+                    branch: self.cfg.branch.clone(),
+                    attempts: attempt,
+                });
+            }
+            backoff(attempt);
+        }
+    }
+
+    /// Moves the local branch from `base` to `commit`; false when another writer won.
+    fn swap(&self, repo: &Repository, commit: Oid, base: Option<Oid>) -> Result<bool, StoreError> {
+        let msg = "navin: ledger transaction";
+        let result = match base {
+            Some(old) => repo.reference_matching(&self.refname(), commit, true, old, msg),
+            None => repo.reference(&self.refname(), commit, false, msg),
+        };
+        match result {
+            Ok(_) => Ok(true),
+            Err(e)
+                if matches!(
+                    e.code(),
+                    ErrorCode::Modified
+                        | ErrorCode::Locked
+                        | ErrorCode::Exists
+                        | ErrorCode::NotFound
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Our own record of the remote tip last seen. Not `refs/remotes/...`:
+    /// libgit2 moves those opportunistically on any fetch, which would hide a
+    /// force push from the next process.
+    fn tracking_ref(&self, remote: &str) -> String {
+        format!("refs/navin/seen/{remote}/{}", self.cfg.branch)
+    }
+
+    fn target<'a>(&'a self, name: &'a str) -> RemoteTarget<'a> {
+        RemoteTarget {
+            name,
+            token: self.cfg.token.as_deref(),
+        }
+    }
+
+    /// Fetches the remote branch, checks it was not rewritten or deleted since
+    /// last seen, and fast-forwards the local branch to it. Returns the base tip.
+    fn sync(&self, repo: &Repository) -> Result<Option<Oid>, StoreError> {
+        let Some(name) = self.cfg.remote.as_deref() else {
+            return self.tip(repo);
+        };
+        let tracking = self.tracking_ref(name);
+        let seen = repo.refname_to_id(&tracking).ok();
+        let scratch = format!("refs/navin/incoming/{name}/{}", self.cfg.branch);
+        let incoming = self.target(name).fetch(repo, &self.cfg.branch, &scratch)?;
+        match (seen, incoming) {
+            (Some(s), None) => {
+                return Err(StoreError::BranchVanished {
+                    branch: self.cfg.branch.clone(),
+                    remote: name.to_string(),
+                    seen: oid_str(s),
+                })
+            }
+            (Some(s), Some(i)) if s != i && !repo.graph_descendant_of(i, s)? => {
+                return Err(StoreError::ForcePushed {
+                    branch: self.cfg.branch.clone(),
+                    remote: name.to_string(),
+                    seen: oid_str(s),
+                    remote_tip: oid_str(i),
+                })
+            }
+            _ => {}
+        }
+        let local = self.tip(repo)?;
+        let base = match (local, incoming) {
+            (Some(l), Some(i)) if l == i => Some(l),
+            (Some(l), Some(i)) if repo.graph_descendant_of(i, l)? => {
+                repo.reference_matching(
+                    &self.refname(),
+                    i,
+                    true,
+                    l,
+                    "navin: fast-forward from remote",
+                )?;
+                Some(i)
+            }
+            (Some(l), Some(i)) if repo.graph_descendant_of(l, i)? => Some(l),
+            (Some(_), Some(_)) => {
+                return Err(StoreError::Diverged {
+                    branch: self.cfg.branch.clone(),
+                    remote: name.to_string(),
+                })
+            }
+            (None, Some(i)) => {
+                repo.reference(&self.refname(), i, false, "navin: ledger from remote")?;
+                Some(i)
+            }
+            (local, None) => local,
+        };
+        if let Some(i) = incoming {
+            repo.reference(&tracking, i, true, "navin: remote tip seen")?;
+        }
+        Ok(base)
+    }
+
+    /// Pushes `commit` expecting the remote at its last fetched tip; on success
+    /// moves the local branch and the tracking ref. False when the push lost a race.
+    fn publish(
+        &self,
+        repo: &Repository,
+        name: &str,
+        commit: Oid,
+        base: Option<Oid>,
+    ) -> Result<bool, StoreError> {
+        let tracking = self.tracking_ref(name);
+        let remote_tip = repo.refname_to_id(&tracking).ok();
+        match self
+            .target(name)
+            .push(repo, &self.refname(), commit, remote_tip)
+        {
+            Ok(()) => {}
+            Err(PushError::Rejected) => return Ok(false),
+            Err(PushError::Failed(e)) => return Err(e),
+        }
+        repo.reference(&tracking, commit, true, "navin: pushed")?;
+        // The local branch only follows; nobody else should move it meanwhile.
+        self.swap(repo, commit, base)?;
+        Ok(true)
+    }
+
+    fn signature(&self, now: DateTime<Utc>) -> Result<Signature<'static>, StoreError> {
+        let time = Time::new(now.timestamp(), 0);
+        Ok(Signature::new(
+            &self.cfg.committer_name,
+            &self.cfg.committer_email,
+            &time,
+        )?)
+    }
+
+    fn write_commit(
+        &self,
+        repo: &Repository,
+        base: Option<Oid>,
+        applied: &ops::Applied,
+        op: &Operation,
+        ctx: &Ctx,
+    ) -> Result<Oid, StoreError> {
+        let (mission, board) = codec::encode(&applied.ledger)?;
+        let mission_blob = repo.blob(&mission)?;
+        let board_blob = repo.blob(&board)?;
+        let parent = base.map(|oid| repo.find_commit(oid)).transpose()?;
+        let base_tree = parent.as_ref().map(Commit::tree).transpose()?;
+        let mission_path = format!("{BOARD_DIR}/{}", codec::MISSION_FILE);
+        let board_path = format!("{BOARD_DIR}/{}", codec::BOARD_FILE);
+        let tree_oid = tree::write_files(
+            repo,
+            base_tree.as_ref(),
+            &[
+                (mission_path.as_str(), mission_blob),
+                (board_path.as_str(), board_blob),
+            ],
+        )?;
+        let tree = repo.find_tree(tree_oid)?;
+        let sig = self.signature(ctx.now)?;
+        let message = commit_message(applied, op, ctx);
+        let parents: Vec<&Commit<'_>> = parent.iter().collect();
+        Ok(repo.commit(None, &sig, &sig, &message, &tree, &parents)?)
+    }
+
+    /// The branch's commits, newest first (the complete history; mission.json keeps a window).
+    pub fn history(&self, limit: usize) -> Result<Vec<HistoryCommit>, StoreError> {
+        let repo = self.repo()?;
+        let Some(tip) = self.tip(&repo)? else {
+            return Ok(Vec::new());
+        };
+        let mut walk = repo.revwalk()?;
+        walk.push(tip)?;
+        walk.simplify_first_parent()?;
+        let mut out = Vec::new();
+        for oid in walk.take(limit) {
+            let commit = repo.find_commit(oid?)?;
+            let subject = commit
+                .summary()
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+                .to_string();
+            let body = commit.body().ok().flatten().unwrap_or_default().to_string();
+            let at = Utc
+                .timestamp_opt(commit.time().seconds(), 0)
+                .single()
+                .unwrap_or_default();
+            out.push(HistoryCommit {
+                commit: oid_str(commit.id()),
+                version: subject_version(&subject),
+                subject,
+                body,
+                at,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Creates `refs/navin/checkpoints/v<version>` at the tip (and pushes it with a remote).
+    pub fn checkpoint(&self) -> Result<(String, u64), StoreError> {
+        let snapshot = self.read()?.ok_or(RuleError::NoMission)?;
+        let repo = self.repo()?;
+        let version = snapshot.ledger.mission.version;
+        let name = checkpoint_ref(version);
+        let oid = Oid::from_str(&snapshot.commit)?;
+        match repo.refname_to_id(&name) {
+            Ok(existing) if existing == oid => {}
+            Ok(existing) => {
+                return Err(StoreError::NotFound(format!(
+                    "{name} already points at {existing}, not the tip {oid}; refusing to move a checkpoint"
+                )))
+            }
+            Err(_) => {
+                repo.reference(&name, oid, false, "navin: checkpoint")?;
+            }
+        }
+        if let Some(remote) = self.cfg.remote.as_deref() {
+            match self.target(remote).push(&repo, &name, oid, None) {
+                Ok(()) | Err(PushError::Rejected) => {}
+                Err(PushError::Failed(e)) => return Err(e),
+            }
+        }
+        Ok((name, version))
+    }
+
+    /// The ledger as it was at `version`: from its checkpoint ref, else by walking the branch.
+    pub fn read_version(&self, version: u64) -> Result<Ledger, StoreError> {
+        let repo = self.repo()?;
+        if let Ok(oid) = repo.refname_to_id(&checkpoint_ref(version)) {
+            return read_ledger_at(&repo, oid);
+        }
+        let tip = self.tip(&repo)?.ok_or(RuleError::NoMission)?;
+        let mut walk = repo.revwalk()?;
+        walk.push(tip)?;
+        walk.simplify_first_parent()?;
+        for oid in walk {
+            let oid = oid?;
+            let commit = repo.find_commit(oid)?;
+            if subject_version(commit.summary().ok().flatten().unwrap_or_default()) == Some(version)
+            {
+                return read_ledger_at(&repo, oid);
+            }
+        }
+        let current = self.load(&repo, tip)?.mission.version;
+        Err(RuleError::UnknownVersion { version, current }.into())
+    }
+
+    /// Writes the content of `version` as a new commit on top.
+    pub fn rollback(&self, version: u64, ctx: &Ctx) -> Result<Committed, StoreError> {
+        let target = self.read_version(version)?;
+        self.transact(
+            &Operation::Rollback {
+                to_version: version,
+                target: Box::new(target),
+            },
+            ctx,
+        )
+    }
+}
+
+pub fn checkpoint_ref(version: u64) -> String {
+    format!("refs/navin/checkpoints/v{version}")
+}
+
+/// Parses the version out of `navin: <operation> v<version> by <actor>`.
+fn subject_version(subject: &str) -> Option<u64> {
+    let rest = subject.strip_prefix("navin: ")?;
+    rest.split_whitespace()
+        .find_map(|w| w.strip_prefix('v')?.parse().ok())
+}
+
+fn read_ledger_at(repo: &Repository, oid: Oid) -> Result<Ledger, StoreError> {
+    let commit = repo.find_commit(oid)?;
+    let tree = commit.tree()?;
+    let corrupt = |c: Corrupt| StoreError::Corrupt {
+        commit: oid_str(oid),
+        path: format!("{BOARD_DIR}/{}", c.file),
+        field: c.field,
+        message: c.message,
+    };
+    let mut files = Vec::with_capacity(2);
+    for name in [codec::MISSION_FILE, codec::BOARD_FILE] {
+        match tree::read_file(repo, &tree, &format!("{BOARD_DIR}/{name}"))? {
+            Some(bytes) => files.push(bytes),
+            None => {
+                return Err(corrupt(Corrupt {
+                    file: name.to_string(),
+                    field: ".".to_string(),
+                    message: "missing from the ledger branch".to_string(),
+                }))
+            }
+        }
+    }
+    codec::decode(&files[0], &files[1]).map_err(corrupt)
+}
+
+fn commit_message(applied: &ops::Applied, op: &Operation, ctx: &Ctx) -> String {
+    let mission = &applied.ledger.mission;
+    let mut msg = format!(
+        "navin: {} v{} by {}\n\n{}\n",
+        op.name(),
+        mission.version,
+        ctx.actor,
+        applied.reason
+    );
+    if let Some(entry) = mission.history.last() {
+        let extra: Vec<&String> = entry
+            .changes
+            .iter()
+            .filter(|c| **c != applied.reason)
+            .collect();
+        if !extra.is_empty() {
+            msg.push('\n');
+            for c in extra {
+                msg.push_str(&format!("- {c}\n"));
+            }
+        }
+    }
+    msg.push_str(&format!(
+        "\nNavin-Operation: {}\nNavin-Version: {}\nNavin-Actor: {}\n",
+        op.name(),
+        mission.version,
+        ctx.actor
+    ));
+    if let Some(step) = op.step() {
+        msg.push_str(&format!("Navin-Step: {step}\n"));
+    }
+    if let Some(id) = &ctx.op_id {
+        msg.push_str(&format!("Navin-Delivery: {id}\n"));
+    }
+    msg
+}
+
+/// Jittered exponential backoff: 1 ms doubling to a 64 ms ceiling, times a random factor.
+fn backoff(attempt: u32) {
+    let ceiling = 1u64 << attempt.min(6);
+    let ms = rand::rng().random_range(0..=ceiling);
+    std::thread::sleep(
+        Duration::from_millis(ms) + Duration::from_micros(rand::rng().random_range(0..500)),
+    );
+}
+
+#[cfg(test)]
+mod tests;
