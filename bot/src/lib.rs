@@ -1,3 +1,4 @@
 //! Navin's engine: planner, CLI, and (later) the GitHub adapter and webhook server.
 
+pub mod cli;
 pub mod planner;

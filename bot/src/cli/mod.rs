@@ -1,0 +1,227 @@
+//! The `navin` command line: argument grammar, dispatch and exit codes.
+
+mod ledger_cmd;
+mod show;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use navin_ledger::model::{Actor, MissionStatus, Validation};
+
+/// Exit code when a rule refuses the operation (nothing changed).
+pub const EXIT_REFUSED: u8 = 1;
+/// Exit code for usage errors and unreadable ledgers.
+pub const EXIT_ERROR: u8 = 2;
+
+/// Navin: plans and missions for coding work, kept on a git branch.
+#[derive(Debug, Parser)]
+#[command(name = "navin", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// Repository to work in (any path inside it).
+    #[arg(long, global = true, default_value = ".", value_name = "PATH")]
+    pub repo: PathBuf,
+    /// Branch that holds the ledger.
+    #[arg(long, global = true, default_value = navin_ledger::store::DEFAULT_BRANCH, env = "NAVIN_LEDGER_BRANCH", value_name = "NAME")]
+    pub branch: String,
+    /// Remote to fetch from before and push to after every write (never forced).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub remote: Option<String>,
+    /// Who is acting: human:LOGIN, main, subagent:NAME or app:NAME [default: human:$USER].
+    #[arg(long, global = true, env = "NAVIN_ACTOR", value_name = "WHO", value_parser = parse_actor)]
+    pub actor: Option<Actor>,
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+fn parse_actor(s: &str) -> Result<Actor, String> {
+    s.parse()
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The mission: its goal, status, history and checkpoints.
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+    /// The task board: steps, the ready queue and their evidence.
+    #[command(subcommand)]
+    Board(BoardCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LedgerCommand {
+    /// Start a mission (refuses to replace a live one without --replace).
+    Init {
+        #[arg(long)]
+        goal: String,
+        #[arg(long = "constraint", value_name = "TEXT")]
+        constraints: Vec<String>,
+        #[arg(long = "acceptance", value_name = "TEXT")]
+        acceptance: Vec<String>,
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Show the mission and its board.
+    Show,
+    /// The full history, from the ledger branch's commits (newest first).
+    History {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Pause the mission: only resume, update and reads are accepted until resumed.
+    Pause {
+        #[arg(long)]
+        reason: String,
+    },
+    /// Resume a paused mission.
+    Resume {
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Mark the current version with refs/navin/checkpoints/v<VERSION>.
+    Checkpoint,
+    /// Write the content of an older version as a new version.
+    Rollback { version: u64 },
+    /// Close the mission as done (every step done) or failed.
+    Close {
+        #[arg(long, value_enum)]
+        status: CloseStatus,
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Edit the task ledger; every edit bumps the version and is recorded with the actor.
+    Update(UpdateCmd),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CloseStatus {
+    Done,
+    Failed,
+}
+
+impl From<CloseStatus> for MissionStatus {
+    fn from(s: CloseStatus) -> Self {
+        match s {
+            CloseStatus::Done => MissionStatus::Done,
+            CloseStatus::Failed => MissionStatus::Failed,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateCmd {
+    #[arg(long)]
+    pub goal: Option<String>,
+    #[arg(long = "add-fact", value_name = "TEXT")]
+    pub add_fact: Vec<String>,
+    #[arg(long = "add-missing-info", value_name = "TEXT")]
+    pub add_missing_info: Vec<String>,
+    /// A missing-info entry that is now answered (it moves to facts).
+    #[arg(long = "resolve-missing-info", value_name = "TEXT")]
+    pub resolve_missing_info: Vec<String>,
+    #[arg(long = "add-constraint", value_name = "TEXT")]
+    pub add_constraint: Vec<String>,
+    #[arg(long)]
+    pub reason: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BoardCommand {
+    /// Add a step.
+    Add {
+        id: String,
+        #[arg(long)]
+        title: String,
+        #[arg(long, value_delimiter = ',', value_name = "ID,ID")]
+        depends_on: Vec<String>,
+        #[arg(long, default_value = "none", value_parser = parse_validation)]
+        validation: Validation,
+        #[arg(long)]
+        acceptance: Option<String>,
+        #[arg(long)]
+        agent: Option<String>,
+        #[arg(long)]
+        description: Option<String>,
+    },
+    /// The ready queue: planned steps whose dependencies are all done.
+    Next,
+    /// Start a ready step.
+    Start { id: String },
+    /// Report progress on the current step (drives stall, loop and budget checks).
+    Progress {
+        id: String,
+        /// This report made no real progress (counts towards a stall).
+        #[arg(long)]
+        no_progress: bool,
+        /// A fingerprint of the action taken; repeats count as a loop.
+        #[arg(long)]
+        fingerprint: Option<String>,
+        #[arg(long, default_value_t = 0)]
+        tokens: u64,
+    },
+    /// Mark a step done; test, lint and verify steps need green run evidence.
+    Done {
+        id: String,
+        /// Prose evidence (counts only for manual steps closed by a human).
+        #[arg(long, conflicts_with = "evidence_json")]
+        evidence: Option<String>,
+        /// A JSON evidence record (kind, ok, summary, ...); `-` reads stdin.
+        #[arg(long, value_name = "FILE")]
+        evidence_json: Option<PathBuf>,
+    },
+    /// Record a failed attempt (retry, then local replan, then pause).
+    Fail {
+        id: String,
+        #[arg(long, value_name = "FILE")]
+        evidence_json: Option<PathBuf>,
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Put a failed step back in the queue.
+    Retry { id: String },
+    /// Local replan: the step and its dependents go back to planned.
+    Replan {
+        id: String,
+        #[arg(long)]
+        reason: String,
+    },
+}
+
+fn parse_validation(s: &str) -> Result<Validation, String> {
+    s.parse()
+}
+
+/// Runs the CLI and maps outcomes to exit codes.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match ledger_cmd::run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("navin: {}", e.message);
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+/// A failure to report: message and exit code.
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub code: u8,
+}
+
+impl CliError {
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self { message: message.into(), code: EXIT_ERROR }
+    }
+}
+
+impl From<navin_ledger::store::StoreError> for CliError {
+    fn from(e: navin_ledger::store::StoreError) -> Self {
+        let code = if e.is_rule() { EXIT_REFUSED } else { EXIT_ERROR };
+        Self { message: e.to_string(), code }
+    }
+}

@@ -1,0 +1,45 @@
+//! The checked-in JSON Schemas must match the types; run with NAVIN_BLESS=1 to regenerate.
+
+use std::path::PathBuf;
+
+use navin_ledger::model::{Board, Mission};
+
+fn check(name: &str, schema: schemars::Schema) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schema").join(name);
+    let mut generated = serde_json::to_string_pretty(&schema).expect("schema serializes");
+    generated.push('\n');
+    if std::env::var_os("NAVIN_BLESS").is_some() {
+        std::fs::write(&path, &generated).expect("write schema");
+        return;
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        on_disk == generated,
+        "{} drifted from the Rust types; regenerate with `NAVIN_BLESS=1 cargo test -p navin-ledger --test schema` and review the diff",
+        path.display()
+    );
+}
+
+#[test]
+fn mission_schema_file_matches_the_types() {
+    check("mission.schema.json", schemars::schema_for!(Mission));
+}
+
+#[test]
+fn board_schema_file_matches_the_types() {
+    check("board.schema.json", schemars::schema_for!(Board));
+}
+
+#[test]
+fn schemas_accept_a_real_ledger_and_name_the_seed_fields() {
+    let text = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schema/mission.schema.json"))
+        .expect("schema file");
+    for field in [
+        "goal", "status", "version", "constraints", "facts", "missing_info", "acceptance_criteria", "steps", "history",
+        "paused_at", "pause_reason", "current_step_id", "last_result_ok", "last_evidence", "real_progress",
+        "loop_detected", "stall_count", "replan_needed", "recent_action_fingerprints", "budget", "max_retries",
+        "max_replans", "max_stalls", "next_actor",
+    ] {
+        assert!(text.contains(&format!("\"{field}\"")), "mission schema lacks seed field {field}");
+    }
+}
