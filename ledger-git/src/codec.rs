@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::model::{Board, Ledger, Mission, MissionStatus, SCHEMA_VERSION};
+use crate::model::{Board, Ledger, Mission, MissionStatus, Step, SCHEMA_VERSION};
 
 pub const MISSION_FILE: &str = "mission.json";
 pub const BOARD_FILE: &str = "board.json";
@@ -44,9 +44,43 @@ fn parse<T: serde::de::DeserializeOwned>(file: &str, bytes: &[u8]) -> Result<T, 
     Ok(value)
 }
 
+/// `mission.json` keeps `steps` right after `origin`.
+const STEPS_AFTER: &str = "origin";
+
+fn from_value<T: serde::de::DeserializeOwned>(
+    file: &str,
+    prefix: &str,
+    value: serde_json::Value,
+) -> Result<T, Corrupt> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if prefix.is_empty() {
+            path
+        } else if path == "." {
+            prefix.to_string()
+        } else {
+            format!("{prefix}{path}")
+        };
+        Corrupt::new(file, path, format!("{}", e.into_inner()))
+    })
+}
+
+/// Parses `mission.json`, splitting off its derived `steps`.
+fn parse_mission(bytes: &[u8]) -> Result<(Mission, Vec<Step>), Corrupt> {
+    let mut value: serde_json::Value = parse(MISSION_FILE, bytes)?;
+    let Some(object) = value.as_object_mut() else {
+        return Err(Corrupt::new(MISSION_FILE, ".", "expected a JSON object"));
+    };
+    let steps = object
+        .shift_remove("steps")
+        .ok_or_else(|| Corrupt::new(MISSION_FILE, "steps", "missing field"))?;
+    let steps: Vec<Step> = from_value(MISSION_FILE, "steps", steps)?;
+    Ok((from_value(MISSION_FILE, "", value)?, steps))
+}
+
 /// Parses and validates both files.
 pub fn decode(mission: &[u8], board: &[u8]) -> Result<Ledger, Corrupt> {
-    let mission: Mission = parse(MISSION_FILE, mission)?;
+    let (mission, steps) = parse_mission(mission)?;
     let mut board: Board = parse(BOARD_FILE, board)?;
     if mission.schema_version != SCHEMA_VERSION {
         return Err(Corrupt::new(
@@ -69,7 +103,7 @@ pub fn decode(mission: &[u8], board: &[u8]) -> Result<Ledger, Corrupt> {
         ));
     }
     check_board(&mut board)?;
-    check_mission(&mission, &board)?;
+    check_mission(&mission, &steps, &board)?;
     Ok(Ledger { mission, board })
 }
 
@@ -116,7 +150,7 @@ fn check_board(board: &mut Board) -> Result<(), Corrupt> {
     })
 }
 
-fn check_mission(mission: &Mission, board: &Board) -> Result<(), Corrupt> {
+fn check_mission(mission: &Mission, steps: &[Step], board: &Board) -> Result<(), Corrupt> {
     if mission.version == 0 {
         return Err(Corrupt::new(MISSION_FILE, "version", "must be at least 1"));
     }
@@ -151,18 +185,18 @@ fn check_mission(mission: &Mission, board: &Board) -> Result<(), Corrupt> {
             "must be set exactly when the status is paused",
         ));
     }
-    if mission.steps.len() != board.tasks.len() {
+    if steps.len() != board.tasks.len() {
         return Err(Corrupt::new(
             MISSION_FILE,
             "steps",
             format!(
                 "{} steps but board.json has {} tasks",
-                mission.steps.len(),
+                steps.len(),
                 board.tasks.len()
             ),
         ));
     }
-    for (i, (step, task)) in mission.steps.iter().zip(&board.tasks).enumerate() {
+    for (i, (step, task)) in steps.iter().zip(&board.tasks).enumerate() {
         if *step != task.to_step() {
             return Err(Corrupt::new(
                 MISSION_FILE,
@@ -189,7 +223,47 @@ fn pretty<T: Serialize>(value: &T) -> Result<Vec<u8>, serde_json::Error> {
     Ok(out)
 }
 
-/// Pretty JSON with the struct's field order, one trailing newline.
+/// Pretty JSON with the struct's field order, one trailing newline; the
+/// mission's `steps` are derived from the board here.
 pub fn encode(ledger: &Ledger) -> Result<(Vec<u8>, Vec<u8>), serde_json::Error> {
-    Ok((pretty(&ledger.mission)?, pretty(&ledger.board)?))
+    let mut mission = serde_json::to_value(&ledger.mission)?;
+    if let Some(object) = mission.as_object_mut() {
+        let at = object
+            .keys()
+            .position(|k| k == STEPS_AFTER)
+            .map_or(object.len(), |i| i + 1);
+        object.shift_insert(
+            at,
+            "steps".to_string(),
+            serde_json::to_value(ledger.steps())?,
+        );
+    }
+    Ok((pretty(&mission)?, pretty(&ledger.board)?))
+}
+
+/// The JSON Schema of `mission.json`: the [`Mission`] type plus its derived `steps`.
+pub fn mission_schema() -> schemars::Schema {
+    let mut generator = schemars::SchemaGenerator::default();
+    let steps = generator.subschema_for::<Vec<Step>>();
+    let mut schema = generator.into_root_schema_for::<Mission>();
+    if let Some(object) = schema.as_object_mut() {
+        if let Some(serde_json::Value::Object(props)) = object.get_mut("properties") {
+            let at = props
+                .keys()
+                .position(|k| k == STEPS_AFTER)
+                .map_or(props.len(), |i| i + 1);
+            let mut value = steps.to_value();
+            if let Some(o) = value.as_object_mut() {
+                o.insert(
+                    "description".into(),
+                    "One per board task, in board order; must match board.json".into(),
+                );
+            }
+            props.shift_insert(at, "steps".into(), value);
+        }
+        if let Some(serde_json::Value::Array(required)) = object.get_mut("required") {
+            required.push("steps".into());
+        }
+    }
+    schema
 }

@@ -1,6 +1,7 @@
 //! Integer-indexed dependency graph of the board: the ready queue, dependents and cycle checks.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use crate::model::{Board, Task, TaskStatus};
 
@@ -24,7 +25,7 @@ pub(crate) enum GraphError {
 
 impl BoardIndex {
     /// Builds the index and checks the graph: unique ids, known dependencies, no cycles.
-    pub(crate) fn build(tasks: &[Task]) -> Result<Self, GraphError> {
+    pub(crate) fn build(tasks: &[Arc<Task>]) -> Result<Self, GraphError> {
         let mut by_id = HashMap::with_capacity(tasks.len());
         for (i, task) in tasks.iter().enumerate() {
             if by_id.insert(task.id.clone(), i as u32).is_some() {
@@ -70,7 +71,7 @@ impl BoardIndex {
     }
 
     /// Planned tasks whose dependencies are all done, in board order.
-    pub(crate) fn ready(&self, tasks: &[Task]) -> Vec<usize> {
+    pub(crate) fn ready(&self, tasks: &[Arc<Task>]) -> Vec<usize> {
         tasks
             .iter()
             .enumerate()
@@ -85,7 +86,7 @@ impl BoardIndex {
     }
 
     /// Dependencies of `pos` that are not done yet.
-    pub(crate) fn pending_deps(&self, tasks: &[Task], pos: usize) -> Vec<usize> {
+    pub(crate) fn pending_deps(&self, tasks: &[Arc<Task>], pos: usize) -> Vec<usize> {
         self.deps[pos]
             .iter()
             .map(|&d| d as usize)
@@ -113,7 +114,7 @@ impl BoardIndex {
     }
 
     /// Kahn's algorithm; on a cycle, walks one to report its ids in order.
-    fn find_cycle(&self, tasks: &[Task]) -> Option<Vec<String>> {
+    fn find_cycle(&self, tasks: &[Arc<Task>]) -> Option<Vec<String>> {
         let n = self.deps.len();
         let mut indegree: Vec<usize> = self.deps.iter().map(Vec::len).collect();
         let mut queue: VecDeque<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
@@ -153,12 +154,17 @@ impl BoardIndex {
 impl Board {
     /// Rebuilds the index after deserializing or bulk changes.
     pub(crate) fn reindex(&mut self) -> Result<(), GraphError> {
-        self.index = BoardIndex::build(&self.tasks)?;
+        self.index = Arc::new(BoardIndex::build(&self.tasks)?);
         Ok(())
     }
 
+    /// Mutable access to one task, copying it first if another ledger shares it.
+    pub(crate) fn task_mut(&mut self, pos: usize) -> &mut Task {
+        Arc::make_mut(&mut self.tasks[pos])
+    }
+
     pub fn task(&self, id: &str) -> Option<&Task> {
-        self.index.position(id).map(|p| &self.tasks[p])
+        self.index.position(id).map(|p| &*self.tasks[p])
     }
 
     pub(crate) fn position(&self, id: &str) -> Option<usize> {
@@ -170,7 +176,7 @@ impl Board {
         self.index
             .ready(&self.tasks)
             .into_iter()
-            .map(|i| &self.tasks[i])
+            .map(|i| &*self.tasks[i])
             .collect()
     }
 

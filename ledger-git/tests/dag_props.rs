@@ -11,7 +11,13 @@ use proptest::prelude::*;
 fn dag() -> impl Strategy<Value = (Vec<Vec<usize>>, Vec<TaskStatus>)> {
     (1usize..40).prop_flat_map(|n| {
         let deps = (0..n)
-            .map(|i| if i == 0 { Just(Vec::new()).boxed() } else { proptest::collection::vec(0..i, 0..4).boxed() })
+            .map(|i| {
+                if i == 0 {
+                    Just(Vec::new()).boxed()
+                } else {
+                    proptest::collection::vec(0..i, 0..4).boxed()
+                }
+            })
             .collect::<Vec<_>>();
         let statuses = proptest::collection::vec(
             prop_oneof![
@@ -27,7 +33,12 @@ fn dag() -> impl Strategy<Value = (Vec<Vec<usize>>, Vec<TaskStatus>)> {
 }
 
 fn ctx() -> Ctx {
-    Ctx::new(Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("time"), Actor::Human("p".into()))
+    Ctx::new(
+        Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
+            .single()
+            .expect("time"),
+        Actor::Human("p".into()),
+    )
 }
 
 fn build(deps: &[Vec<usize>], statuses: &[TaskStatus]) -> Ledger {
@@ -38,19 +49,31 @@ fn build(deps: &[Vec<usize>], statuses: &[TaskStatus]) -> Ledger {
             let mut d: Vec<String> = d.iter().map(|j| format!("T{j}")).collect();
             d.sort();
             d.dedup();
-            NewTask { id: format!("T{i}"), title: format!("task {i}"), depends_on: d, ..NewTask::default() }
+            NewTask {
+                id: format!("T{i}"),
+                title: format!("task {i}"),
+                depends_on: d,
+                ..NewTask::default()
+            }
         })
         .collect();
-    let op = Operation::Init(InitArgs { goal: "g".into(), steps, ..InitArgs::default() });
-    let Ok(Outcome::Applied(a)) = apply(None, &op, &ctx()) else { panic!("init must succeed on a DAG") };
+    let op = Operation::Init(InitArgs {
+        goal: "g".into(),
+        steps,
+        ..InitArgs::default()
+    });
+    let Ok(Outcome::Applied(a)) = apply(None, &op, &ctx()) else {
+        panic!("init must succeed on a DAG")
+    };
     let mut ledger = a.ledger;
     for (task, status) in ledger.board.tasks.iter_mut().zip(statuses) {
+        let task = std::sync::Arc::make_mut(task);
         task.status = *status;
         if *status == TaskStatus::Done {
-            task.evidence.push(Evidence::run(EvidenceKind::CheckRun, true, "green"));
+            task.evidence
+                .push(Evidence::run(EvidenceKind::CheckRun, true, "green"));
         }
     }
-    ledger.mission.steps = ledger.board.tasks.iter().map(|t| t.to_step()).collect();
     ledger
 }
 
@@ -92,7 +115,7 @@ proptest! {
                 prop_assert_eq!(after.status, TaskStatus::Planned);
                 prop_assert!(after.evidence.is_empty());
             } else {
-                prop_assert_eq!(after, before, "task outside the closure changed");
+                prop_assert_eq!(&**after, &**before, "task outside the closure changed");
             }
         }
         // Nothing downstream of the replanned step can be ready before it is done again.

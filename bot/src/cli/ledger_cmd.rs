@@ -13,15 +13,24 @@ use super::show;
 use super::{BoardCommand, Cli, CliError, Command, LedgerCommand};
 
 fn default_actor() -> Actor {
-    let login = std::env::var("USER").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "local".to_string());
-    login.parse::<Actor>().ok().filter(Actor::is_human).unwrap_or_else(|| Actor::Human("local".to_string()))
+    let login = std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "local".to_string());
+    login
+        .parse::<Actor>()
+        .ok()
+        .filter(Actor::is_human)
+        .unwrap_or_else(|| Actor::Human("local".to_string()))
 }
 
 fn open(cli: &Cli) -> Result<Store, CliError> {
     let cfg = StoreConfig {
         branch: cli.branch.clone(),
         remote: cli.remote.clone(),
-        token: std::env::var("NAVIN_GIT_TOKEN").ok().filter(|t| !t.is_empty()),
+        token: std::env::var("NAVIN_GIT_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty()),
         ..StoreConfig::default()
     };
     Ok(Store::open(&cli.repo, cfg)?)
@@ -34,10 +43,13 @@ fn ctx(cli: &Cli) -> Ctx {
 fn read_evidence(path: &Path) -> Result<Evidence, CliError> {
     let text = if path == Path::new("-") {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| CliError::usage(format!("reading stdin: {e}")))?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| CliError::usage(format!("reading stdin: {e}")))?;
         s
     } else {
-        std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("reading {}: {e}", path.display())))?
+        std::fs::read_to_string(path)
+            .map_err(|e| CliError::usage(format!("reading {}: {e}", path.display())))?
     };
     serde_json::from_str(&text).map_err(|e| {
         CliError::usage(format!(
@@ -56,13 +68,22 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
             LedgerCommand::History { limit } => return show::history(&store, *limit, cli.json),
             LedgerCommand::Checkpoint => {
                 let (name, version) = store.checkpoint()?;
-                return print(cli.json, json!({ "checkpoint": name, "version": version }), &format!("checkpoint v{version}: {name}"));
+                return print(
+                    cli.json,
+                    json!({ "checkpoint": name, "version": version }),
+                    &format!("checkpoint v{version}: {name}"),
+                );
             }
             LedgerCommand::Rollback { version } => {
                 let done = store.rollback(*version, &ctx(cli))?;
                 return report(cli.json, &done);
             }
-            LedgerCommand::Init { goal, constraints, acceptance, replace } => Operation::Init(InitArgs {
+            LedgerCommand::Init {
+                goal,
+                constraints,
+                acceptance,
+                replace,
+            } => Operation::Init(InitArgs {
                 goal: goal.clone(),
                 constraints: constraints.clone(),
                 acceptance_criteria: acceptance.clone(),
@@ -70,11 +91,23 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 ..InitArgs::default()
             }),
             LedgerCommand::Pause { reason } => {
-                let kind = if cli.actor.as_ref().is_none_or(Actor::is_human) { PauseReason::Human } else { PauseReason::Manual };
-                Operation::Pause { reason: kind, note: reason.clone() }
+                let kind = if cli.actor.as_ref().is_none_or(Actor::is_human) {
+                    PauseReason::Human
+                } else {
+                    PauseReason::Manual
+                };
+                Operation::Pause {
+                    reason: kind,
+                    note: reason.clone(),
+                }
             }
-            LedgerCommand::Resume { reason } => Operation::Resume { note: reason.clone() },
-            LedgerCommand::Close { status, reason } => Operation::Close { status: (*status).into(), reason: reason.clone() },
+            LedgerCommand::Resume { reason } => Operation::Resume {
+                note: reason.clone(),
+            },
+            LedgerCommand::Close { status, reason } => Operation::Close {
+                status: (*status).into(),
+                reason: reason.clone(),
+            },
             LedgerCommand::Update(u) => Operation::Update(UpdateArgs {
                 goal: u.goal.clone(),
                 add_facts: u.add_fact.clone(),
@@ -87,40 +120,69 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
         },
         Command::Board(cmd) => match cmd {
             BoardCommand::Next => return show::next(&store, cli.json),
-            BoardCommand::Add { id, title, depends_on, validation, acceptance, agent, description } => {
-                Operation::AddSteps(vec![NewTask {
-                    id: id.clone(),
-                    title: title.clone(),
-                    description: description.clone(),
-                    depends_on: depends_on.iter().map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect(),
-                    acceptance: acceptance.clone(),
-                    validation: *validation,
-                    agent: agent.clone(),
-                }])
-            }
+            BoardCommand::Add {
+                id,
+                title,
+                depends_on,
+                validation,
+                acceptance,
+                agent,
+                description,
+            } => Operation::AddSteps(vec![NewTask {
+                id: id.clone(),
+                title: title.clone(),
+                description: description.clone(),
+                depends_on: depends_on
+                    .iter()
+                    .map(|d| d.trim().to_string())
+                    .filter(|d| !d.is_empty())
+                    .collect(),
+                acceptance: acceptance.clone(),
+                validation: *validation,
+                agent: agent.clone(),
+            }]),
             BoardCommand::Start { id } => Operation::Start { step: id.clone() },
-            BoardCommand::Progress { id, no_progress, fingerprint, tokens } => Operation::Progress(ProgressArgs {
+            BoardCommand::Progress {
+                id,
+                no_progress,
+                fingerprint,
+                tokens,
+            } => Operation::Progress(ProgressArgs {
                 step: id.clone(),
                 real_progress: !no_progress,
                 fingerprint: fingerprint.clone(),
                 tokens: *tokens,
                 ..ProgressArgs::default()
             }),
-            BoardCommand::Done { id, evidence, evidence_json } => {
+            BoardCommand::Done {
+                id,
+                evidence,
+                evidence_json,
+            } => {
                 let evidence = match (evidence, evidence_json) {
                     (Some(text), _) => Some(Evidence::prose(text.clone())),
                     (None, Some(path)) => Some(read_evidence(path)?),
                     (None, None) => None,
                 };
-                Operation::Done { step: id.clone(), evidence }
+                Operation::Done {
+                    step: id.clone(),
+                    evidence,
+                }
             }
-            BoardCommand::Fail { id, evidence_json, reason } => Operation::Fail {
+            BoardCommand::Fail {
+                id,
+                evidence_json,
+                reason,
+            } => Operation::Fail {
                 step: id.clone(),
                 evidence: evidence_json.as_deref().map(read_evidence).transpose()?,
                 reason: reason.clone(),
             },
             BoardCommand::Retry { id } => Operation::Retry { step: id.clone() },
-            BoardCommand::Replan { id, reason } => Operation::Replan { step: id.clone(), reason: reason.clone() },
+            BoardCommand::Replan { id, reason } => Operation::Replan {
+                step: id.clone(),
+                reason: reason.clone(),
+            },
         },
     };
     let done = store.transact(&op, &ctx(cli))?;
@@ -138,10 +200,19 @@ fn print(json: bool, value: serde_json::Value, text: &str) -> Result<(), CliErro
 
 fn report(json: bool, done: &Committed) -> Result<(), CliError> {
     match done {
-        Committed::AlreadyApplied { version } => {
-            print(json, json!({ "already_applied": true, "version": version }), &format!("already applied (v{version})"))
-        }
-        Committed::Written { version, commit, reason, effects, ledger, .. } => {
+        Committed::AlreadyApplied { version } => print(
+            json,
+            json!({ "already_applied": true, "version": version }),
+            &format!("already applied (v{version})"),
+        ),
+        Committed::Written {
+            version,
+            commit,
+            reason,
+            effects,
+            ledger,
+            ..
+        } => {
             let effects_text = show::effects(effects);
             if json {
                 let value = json!({

@@ -215,13 +215,23 @@ pub struct CliError {
 
 impl CliError {
     pub fn usage(message: impl Into<String>) -> Self {
-        Self { message: message.into(), code: EXIT_ERROR }
+        Self {
+            message: message.into(),
+            code: EXIT_ERROR,
+        }
     }
 }
 
 impl From<navin_ledger::store::StoreError> for CliError {
     fn from(e: navin_ledger::store::StoreError) -> Self {
-        let code = if e.is_rule() { EXIT_REFUSED } else { EXIT_ERROR };
-        Self { message: e.to_string(), code }
+        let code = if e.is_rule() {
+            EXIT_REFUSED
+        } else {
+            EXIT_ERROR
+        };
+        Self {
+            message: e.to_string(),
+            code,
+        }
     }
 }

@@ -11,7 +11,10 @@ fn load(store: &Store) -> Result<Ledger, CliError> {
     match store.read()? {
         Some(snapshot) => Ok(snapshot.ledger),
         None => Err(CliError {
-            message: format!("no ledger on branch {}: start one with `navin ledger init --goal ...`", store.branch()),
+            message: format!(
+                "no ledger on branch {}: start one with `navin ledger init --goal ...`",
+                store.branch()
+            ),
             code: super::EXIT_REFUSED,
         }),
     }
@@ -20,7 +23,10 @@ fn load(store: &Store) -> Result<Ledger, CliError> {
 pub(super) fn mission(store: &Store, json: bool) -> Result<(), CliError> {
     let ledger = load(store)?;
     if json {
-        println!("{}", json!({ "mission": ledger.mission, "board": ledger.board }));
+        println!(
+            "{}",
+            json!({ "mission": ledger.mission, "board": ledger.board })
+        );
         return Ok(());
     }
     let m = &ledger.mission;
@@ -35,7 +41,11 @@ pub(super) fn mission(store: &Store, json: bool) -> Result<(), CliError> {
     if p.stall_count > 0 {
         badges.push(format!("stall {}/{}", p.stall_count, p.budget.max_stalls));
     }
-    let badges = if badges.is_empty() { String::new() } else { format!(" [{}]", badges.join(", ")) };
+    let badges = if badges.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", badges.join(", "))
+    };
     println!("Mission v{} · {}{badges}", m.version, m.status);
     println!("Goal: {}", m.goal);
     println!(
@@ -46,18 +56,33 @@ pub(super) fn mission(store: &Store, json: bool) -> Result<(), CliError> {
         p.stall_count,
         p.budget.max_stalls,
         p.tokens_used,
-        p.budget.max_tokens.map(|m| format!("/{m}")).unwrap_or_default()
+        p.budget
+            .max_tokens
+            .map(|m| format!("/{m}"))
+            .unwrap_or_default()
     );
     if let Some(last) = m.history.last() {
-        println!("Last: {} ({} by {})", last.reason, last.at.format("%Y-%m-%d %H:%M"), last.actor);
+        println!(
+            "Last: {} ({} by {})",
+            last.reason,
+            last.at.format("%Y-%m-%d %H:%M"),
+            last.actor
+        );
     }
-    for (label, items) in [("Facts", &m.facts), ("Missing info", &m.missing_info), ("Constraints", &m.constraints)] {
+    for (label, items) in [
+        ("Facts", &m.facts),
+        ("Missing info", &m.missing_info),
+        ("Constraints", &m.constraints),
+    ] {
         if !items.is_empty() {
             println!("{label}: {}", items.join("; "));
         }
     }
     let tasks = &ledger.board.tasks;
-    let done = tasks.iter().filter(|t| t.status == TaskStatus::Done).count();
+    let done = tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Done)
+        .count();
     println!("Steps ({done}/{} done):", tasks.len());
     for t in tasks {
         let mark = match t.status {
@@ -76,7 +101,14 @@ pub(super) fn mission(store: &Store, json: bool) -> Result<(), CliError> {
         println!("  {mark} {} {} ({})", t.id, t.title, notes.join(", "));
     }
     let ready: Vec<&str> = ledger.board.ready().iter().map(|t| t.id.as_str()).collect();
-    println!("Ready: {}", if ready.is_empty() { "none".to_string() } else { ready.join(", ") });
+    println!(
+        "Ready: {}",
+        if ready.is_empty() {
+            "none".to_string()
+        } else {
+            ready.join(", ")
+        }
+    );
     Ok(())
 }
 
@@ -84,7 +116,10 @@ pub(super) fn next(store: &Store, json: bool) -> Result<(), CliError> {
     let ledger = load(store)?;
     let ready = ledger.board.ready();
     if json {
-        println!("{}", serde_json::to_string(&ready).map_err(|e| CliError::usage(e.to_string()))?);
+        println!(
+            "{}",
+            serde_json::to_string(&ready).map_err(|e| CliError::usage(e.to_string()))?
+        );
         return Ok(());
     }
     if ready.is_empty() {
@@ -99,12 +134,25 @@ pub(super) fn next(store: &Store, json: bool) -> Result<(), CliError> {
 pub(super) fn history(store: &Store, limit: usize, json: bool) -> Result<(), CliError> {
     let commits = store.history(limit)?;
     if json {
-        println!("{}", serde_json::to_string(&commits).map_err(|e| CliError::usage(e.to_string()))?);
+        println!(
+            "{}",
+            serde_json::to_string(&commits).map_err(|e| CliError::usage(e.to_string()))?
+        );
         return Ok(());
     }
     for c in commits {
-        let reason = c.body.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
-        println!("{} {} {} — {}", &c.commit[..10], c.at.format("%Y-%m-%d %H:%M:%S"), c.subject, reason);
+        let reason = c
+            .body
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default();
+        println!(
+            "{} {} {} — {}",
+            &c.commit[..10],
+            c.at.format("%Y-%m-%d %H:%M:%S"),
+            c.subject,
+            reason
+        );
     }
     Ok(())
 }
@@ -114,13 +162,25 @@ pub(super) fn effects(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::NowReady { steps } if !steps.is_empty() => Some(format!("now ready: {}", steps.join(", "))),
-            Effect::Replanned { steps, .. } => Some(format!("replanned: {} back to planned", steps.join(", "))),
-            Effect::LoopDetected { fingerprint } => Some(format!("loop detected: {fingerprint} repeated")),
-            Effect::Paused { reason } => Some(format!("mission paused ({reason}): a human must resume it")),
-            Effect::StepFailed { step, retry_count, max_retries } => {
-                Some(format!("{step} failed attempt {retry_count} of {max_retries}"))
+            Effect::NowReady { steps } if !steps.is_empty() => {
+                Some(format!("now ready: {}", steps.join(", ")))
             }
+            Effect::Replanned { steps, .. } => {
+                Some(format!("replanned: {} back to planned", steps.join(", ")))
+            }
+            Effect::LoopDetected { fingerprint } => {
+                Some(format!("loop detected: {fingerprint} repeated"))
+            }
+            Effect::Paused { reason } => {
+                Some(format!("mission paused ({reason}): a human must resume it"))
+            }
+            Effect::StepFailed {
+                step,
+                retry_count,
+                max_retries,
+            } => Some(format!(
+                "{step} failed attempt {retry_count} of {max_retries}"
+            )),
             _ => None,
         })
         .collect()

@@ -70,7 +70,6 @@ pub(super) fn init(
         missing_info: Vec::new(),
         acceptance_criteria: clean(&args.acceptance_criteria),
         origin: args.origin.clone(),
-        steps: board.tasks.iter().map(|t| t.to_step()).collect(),
         history: vec![HistoryEntry {
             version,
             reason: reason.clone(),

@@ -307,7 +307,12 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
         (_, None) => return Err(RuleError::NoMission),
     };
     gate(current, op)?;
-    let ready_before: Vec<String> = current.board.ready().iter().map(|t| t.id.clone()).collect();
+    let ready_before: std::collections::HashSet<&str> = current
+        .board
+        .ready()
+        .iter()
+        .map(|t| t.id.as_str())
+        .collect();
     let mut tx = Tx {
         ledger: current.clone(),
         changes: Vec::new(),
@@ -356,8 +361,8 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
         .board
         .ready()
         .iter()
+        .filter(|t| !ready_before.contains(t.id.as_str()))
         .map(|t| t.id.clone())
-        .filter(|id| !ready_before.contains(id))
         .collect();
     if !now_ready.is_empty() {
         tx.effects.push(Effect::NowReady { steps: now_ready });
@@ -415,7 +420,6 @@ fn finish(mut tx: Tx, op: &Operation, ctx: &Ctx) -> Applied {
     let mission = &mut tx.ledger.mission;
     mission.version += 1;
     mission.updated_at = ctx.now;
-    mission.steps = tx.ledger.board.tasks.iter().map(|t| t.to_step()).collect();
     if tx.reason.is_empty() {
         tx.reason = tx
             .changes

@@ -1,5 +1,7 @@
 //! Step operations: add, start, progress (stall/loop/budget), done (the evidence gate), fail, retry, replan.
 
+use std::sync::Arc;
+
 use super::{require_reason, Ctx, Effect, NewTask, ProgressArgs, ReplanTrigger, Tx};
 use crate::error::RuleError;
 use crate::index::GraphError;
@@ -9,7 +11,7 @@ use crate::model::{
 };
 
 /// Turns new-step requests into planned tasks, checking ids and the graph.
-pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Task>, RuleError> {
+pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Arc<Task>>, RuleError> {
     new.iter()
         .map(|n| {
             if !valid_name(&n.id) {
@@ -20,7 +22,7 @@ pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Task>
                     what: "a step title",
                 });
             }
-            Ok(Task {
+            Ok(Arc::new(Task {
                 id: n.id.clone(),
                 title: n.title.trim().to_string(),
                 description: n.description.clone().filter(|d| !d.trim().is_empty()),
@@ -33,7 +35,7 @@ pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Task>
                 agent: n.agent.clone(),
                 evidence: Vec::new(),
                 links: Links::default(),
-            })
+            }))
         })
         .collect()
 }
@@ -112,7 +114,7 @@ pub(super) fn start(tx: &mut Tx, step: &str) -> Result<(), RuleError> {
         });
     }
     require_deps_done(tx, pos, "start")?;
-    let task = &mut tx.ledger.board.tasks[pos];
+    let task = tx.ledger.board.task_mut(pos);
     task.status = TaskStatus::InProgress;
     let progress = &mut tx.ledger.mission.progress;
     progress.current_step_id = Some(step.to_string());
@@ -148,7 +150,7 @@ pub(super) fn progress(tx: &mut Tx, args: &ProgressArgs, ctx: &Ctx) -> Result<()
     }
     if let Some(e) = &args.evidence {
         let e = stamp(e, ctx);
-        tx.ledger.board.tasks[pos].evidence.push(e.clone());
+        tx.ledger.board.task_mut(pos).evidence.push(e.clone());
         let p = &mut tx.ledger.mission.progress;
         p.last_result_ok = Some(e.ok);
         p.last_evidence = Some(e);
@@ -331,7 +333,7 @@ pub(super) fn done(
     }
     require_deps_done(tx, pos, "be marked done")?;
     check_done_gate(&tx.ledger.board.tasks[pos], evidence, ctx)?;
-    let task = &mut tx.ledger.board.tasks[pos];
+    let task = tx.ledger.board.task_mut(pos);
     task.status = TaskStatus::Done;
     let recorded = evidence.map(|e| stamp(e, ctx));
     if let Some(e) = &recorded {
@@ -377,7 +379,7 @@ pub(super) fn fail(
             status,
         });
     }
-    let task = &mut tx.ledger.board.tasks[pos];
+    let task = tx.ledger.board.task_mut(pos);
     task.retry_count += 1;
     let (retries, max) = (task.retry_count, task.max_retries);
     if let Some(e) = evidence {
@@ -407,14 +409,14 @@ pub(super) fn fail(
             ctx,
         );
     } else {
-        tx.ledger.board.tasks[pos].status = TaskStatus::Failed;
+        tx.ledger.board.task_mut(pos).status = TaskStatus::Failed;
     }
     Ok(())
 }
 
 pub(super) fn retry(tx: &mut Tx, step: &str) -> Result<(), RuleError> {
     let pos = position(tx, step)?;
-    let task = &mut tx.ledger.board.tasks[pos];
+    let task = tx.ledger.board.task_mut(pos);
     if task.status != TaskStatus::Failed {
         return Err(RuleError::InvalidTransition {
             step: step.to_string(),
@@ -450,7 +452,7 @@ pub(super) fn local_replan(tx: &mut Tx, pos: usize, trigger: ReplanTrigger, why:
     let step = tx.ledger.board.tasks[pos].id.clone();
     if p.replan_count >= p.budget.max_replans {
         let max = p.budget.max_replans;
-        tx.ledger.board.tasks[pos].status = TaskStatus::Failed;
+        tx.ledger.board.task_mut(pos).status = TaskStatus::Failed;
         pause_for(
             tx,
             PauseReason::Budget,
@@ -466,7 +468,7 @@ pub(super) fn local_replan(tx: &mut Tx, pos: usize, trigger: ReplanTrigger, why:
     let affected = board.index.with_dependents(pos);
     let mut reset = Vec::with_capacity(affected.len());
     for i in affected {
-        let task = &mut board.tasks[i];
+        let task = board.task_mut(i);
         task.status = TaskStatus::Planned;
         task.retry_count = 0;
         task.evidence.clear();
@@ -516,7 +518,7 @@ pub(super) fn record_evidence(
         if e.ok { "green" } else { "red" },
         e.summary
     ));
-    tx.ledger.board.tasks[pos].evidence.push(e);
+    tx.ledger.board.task_mut(pos).evidence.push(e);
     Ok(())
 }
 
@@ -528,7 +530,7 @@ pub(super) fn link(
     branch: Option<&str>,
 ) -> Result<(), RuleError> {
     let pos = position(tx, step)?;
-    let task = &mut tx.ledger.board.tasks[pos];
+    let task = tx.ledger.board.task_mut(pos);
     let mut changes = Vec::new();
     if let Some(pr) = pr {
         if !task.links.prs.contains(&pr) {

@@ -89,7 +89,7 @@ fn init_creates_running_mission_at_version_one_with_history() {
     assert_eq!(l.mission.version, 1);
     assert_eq!(l.mission.history.len(), 1);
     assert_eq!(l.mission.history[0].actor, Actor::Human("alice".into()));
-    assert_eq!(l.mission.steps.len(), 4);
+    assert_eq!(l.steps().len(), 4);
     assert_eq!(l.mission.progress.budget, Budget::default());
 }
 

@@ -158,9 +158,12 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// One lock per (git dir, branch) in this process.
+type LockTable = Mutex<HashMap<(PathBuf, String), Arc<Mutex<()>>>>;
+
 /// Serializes writers to one ledger inside this process; CAS covers the rest.
 fn ledger_lock(key: &Path, branch: &str) -> Arc<Mutex<()>> {
-    static LOCKS: OnceLock<Mutex<HashMap<(PathBuf, String), Arc<Mutex<()>>>>> = OnceLock::new();
+    static LOCKS: OnceLock<LockTable> = OnceLock::new();
     let mut map = LOCKS
         .get_or_init(Default::default)
         .lock()

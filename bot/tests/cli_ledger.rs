@@ -1,0 +1,296 @@
+//! The `navin ledger`/`navin board` CLI as a user runs it: real binary, real git in temp dirs.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn navin(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_navin"))
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("NAVIN_ACTOR", "human:tester")
+        .output()
+        .expect("navin runs")
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = navin(dir, args);
+    assert!(
+        out.status.success(),
+        "navin {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf8")
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf8")
+}
+
+fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tmp");
+    git(dir.path(), &["init", "-q"]);
+    dir
+}
+
+#[test]
+fn walkthrough_from_init_to_done_with_the_evidence_gate() {
+    let dir = scratch();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "ledger",
+            "init",
+            "--goal",
+            "Add dark mode",
+            "--constraint",
+            "no new dependencies",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "board",
+            "add",
+            "S1",
+            "--title",
+            "theme tokens",
+            "--validation",
+            "test",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "board",
+            "add",
+            "S2",
+            "--title",
+            "toggle",
+            "--depends-on",
+            "S1",
+        ],
+    );
+    let next: serde_json::Value =
+        serde_json::from_str(&ok(d, &["--json", "board", "next"])).expect("json array");
+    assert_eq!(next.as_array().map(|a| a.len()), Some(1));
+    assert_eq!(next[0]["id"], "S1");
+
+    let refused = navin(d, &["board", "done", "S1", "--evidence", "I ran the tests"]);
+    assert_eq!(refused.status.code(), Some(1), "a rule refusal exits 1");
+    let msg = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        msg.contains("S1") && msg.contains("prose"),
+        "names the step and the rule: {msg}"
+    );
+
+    let evidence = d.join("ev.json");
+    std::fs::write(&evidence, r#"{"kind":"check_run","ok":true,"summary":"ci/test passed","check_run_id":42,"head_sha":"abc123"}"#)
+        .expect("write");
+    let out = ok(
+        d,
+        &[
+            "board",
+            "done",
+            "S1",
+            "--evidence-json",
+            evidence.to_str().expect("utf8"),
+        ],
+    );
+    assert!(out.contains("now ready: S2"), "{out}");
+
+    let shown: serde_json::Value =
+        serde_json::from_str(&ok(d, &["--json", "ledger", "show"])).expect("json");
+    assert_eq!(shown["mission"]["steps"][0]["status"], "done");
+    assert_eq!(
+        shown["board"]["tasks"][0]["evidence"][0]["check_run_id"],
+        42
+    );
+    assert_eq!(
+        shown["mission"]["history"].as_array().map(|h| h.len()),
+        Some(4)
+    );
+
+    // Plain git reads the same thing.
+    let raw = git(d, &["show", "navin/ledger:.navin/board/board.json"]);
+    assert!(raw.contains("\"ci/test passed\""));
+    let log = git(d, &["log", "--format=%s", "navin/ledger"]);
+    assert_eq!(log.lines().next(), Some("navin: done v4 by human:tester"));
+}
+
+#[test]
+fn usage_errors_and_unreadable_ledgers_exit_2() {
+    let dir = scratch();
+    let d = dir.path();
+    assert_eq!(navin(d, &["board", "add"]).status.code(), Some(2));
+    assert_eq!(
+        navin(
+            d,
+            &[
+                "board",
+                "add",
+                "S1",
+                "--title",
+                "x",
+                "--validation",
+                "fuzzy"
+            ]
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+    let not_git = tempfile::tempdir().expect("tmp");
+    let out = navin(not_git.path(), &["ledger", "show"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not in a git repository"));
+
+    ok(d, &["ledger", "init", "--goal", "g"]);
+    // Corrupt mission.json by hand on the ledger branch.
+    let work = tempfile::tempdir().expect("tmp");
+    git(
+        work.path(),
+        &[
+            "clone",
+            "-q",
+            "--branch",
+            "navin/ledger",
+            d.to_str().expect("utf8"),
+            "c",
+        ],
+    );
+    let c = work.path().join("c");
+    std::fs::write(c.join(".navin/board/mission.json"), "{ not json").expect("write");
+    git(
+        &c,
+        &[
+            "-c",
+            "user.name=x",
+            "-c",
+            "user.email=x@x",
+            "commit",
+            "-qam",
+            "oops",
+        ],
+    );
+    git(&c, &["push", "-q", "origin", "navin/ledger"]);
+    let out = navin(d, &["board", "add", "S1", "--title", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        msg.contains(".navin/board/mission.json"),
+        "names the file: {msg}"
+    );
+    assert_eq!(
+        git(d, &["show", "navin/ledger:.navin/board/mission.json"]),
+        "{ not json",
+        "left untouched"
+    );
+}
+
+#[test]
+fn init_refuses_a_live_mission_unless_replace() {
+    let dir = scratch();
+    let d = dir.path();
+    ok(d, &["ledger", "init", "--goal", "first"]);
+    let out = navin(d, &["ledger", "init", "--goal", "second"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--replace"));
+    ok(d, &["ledger", "init", "--goal", "second", "--replace"]);
+}
+
+#[test]
+fn four_concurrent_processes_times_fifty_writes_lose_nothing() {
+    let dir = scratch();
+    let d = dir.path().to_path_buf();
+    ok(&d, &["ledger", "init", "--goal", "race"]);
+    let workers: Vec<_> = (0..4)
+        .map(|w| {
+            let d = d.clone();
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    let id = format!("W{w}-{i}");
+                    ok(&d, &["board", "add", &id, "--title", "parallel step"]);
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker");
+    }
+    let shown: serde_json::Value =
+        serde_json::from_str(&ok(&d, &["--json", "ledger", "show"])).expect("json");
+    assert_eq!(
+        shown["board"]["tasks"].as_array().map(|t| t.len()),
+        Some(200),
+        "every write present"
+    );
+    assert_eq!(shown["mission"]["version"], 201);
+    let commits = git(&d, &["rev-list", "--count", "navin/ledger"]);
+    assert_eq!(commits.trim(), "201", "one commit per write, none lost");
+}
+
+#[test]
+fn remote_writes_fetch_first_and_push_after() {
+    let root = tempfile::tempdir().expect("tmp");
+    let r = root.path();
+    git(r, &["init", "-q", "--bare", "remote.git"]);
+    for name in ["a", "b"] {
+        git(r, &["init", "-q", name]);
+        git(
+            &r.join(name),
+            &[
+                "remote",
+                "add",
+                "origin",
+                r.join("remote.git").to_str().expect("utf8"),
+            ],
+        );
+    }
+    ok(
+        &r.join("a"),
+        &["--remote", "origin", "ledger", "init", "--goal", "shared"],
+    );
+    ok(
+        &r.join("b"),
+        &[
+            "--remote", "origin", "board", "add", "S1", "--title", "from b",
+        ],
+    );
+    ok(
+        &r.join("a"),
+        &[
+            "--remote",
+            "origin",
+            "board",
+            "add",
+            "S2",
+            "--title",
+            "from a",
+            "--depends-on",
+            "S1",
+        ],
+    );
+    let board = git(
+        &r.join("remote.git"),
+        &["show", "navin/ledger:.navin/board/board.json"],
+    );
+    assert!(
+        board.contains("from a") && board.contains("from b"),
+        "{board}"
+    );
+}
