@@ -226,6 +226,11 @@ fn pretty<T: Serialize>(value: &T) -> Result<Vec<u8>, serde_json::Error> {
 /// Pretty JSON with the struct's field order, one trailing newline; the
 /// mission's `steps` are derived from the board here.
 pub fn encode(ledger: &Ledger) -> Result<(Vec<u8>, Vec<u8>), serde_json::Error> {
+    Ok((pretty(&mission_value(ledger)?)?, pretty(&ledger.board)?))
+}
+
+/// `mission.json` as a JSON value, with `steps` in place.
+pub fn mission_value(ledger: &Ledger) -> Result<serde_json::Value, serde_json::Error> {
     let mut mission = serde_json::to_value(&ledger.mission)?;
     if let Some(object) = mission.as_object_mut() {
         let at = object
@@ -238,7 +243,7 @@ pub fn encode(ledger: &Ledger) -> Result<(Vec<u8>, Vec<u8>), serde_json::Error> 
             serde_json::to_value(ledger.steps())?,
         );
     }
-    Ok((pretty(&mission)?, pretty(&ledger.board)?))
+    Ok(mission)
 }
 
 /// The JSON Schema of `mission.json`: the [`Mission`] type plus its derived `steps`.

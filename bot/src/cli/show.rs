@@ -23,10 +23,9 @@ fn load(store: &Store) -> Result<Ledger, CliError> {
 pub(super) fn mission(store: &Store, json: bool) -> Result<(), CliError> {
     let ledger = load(store)?;
     if json {
-        println!(
-            "{}",
-            json!({ "mission": ledger.mission, "board": ledger.board })
-        );
+        let mission = navin_ledger::codec::mission_value(&ledger)
+            .map_err(|e| CliError::usage(e.to_string()))?;
+        println!("{}", json!({ "mission": mission, "board": ledger.board }));
         return Ok(());
     }
     let m = &ledger.mission;
