@@ -1,5 +1,24 @@
-//! Plan documents: the typed model of the seed's plan format.
+//! Plan documents: the seed's format as types, with its renderer, parser, validator, content hash, edit diff and policies.
 
+mod document;
+mod error;
+mod hash;
 mod model;
+mod parse;
+mod render;
+mod rules;
+mod section;
+mod text;
+mod validate;
 
+#[cfg(test)]
+mod tests;
+
+pub use document::PlanDocument;
+pub use error::{PlanError, PlanErrorKind};
+pub use hash::content_hash;
 pub use model::*;
+pub use parse::parse;
+pub use render::{render, ANSWER_HINT, READ_ONLY_PERSONA};
+pub use section::Section;
+pub use validate::validate;

@@ -1,0 +1,4 @@
+//! Tests of the plan document: rendering, parsing, validation, hashing, diffs and policies.
+
+mod fixture;
+mod golden;
