@@ -1,10 +1,13 @@
 //! Plan documents: the seed's format as types, with its renderer, parser, validator, content hash, edit diff and policies.
 
+mod diff;
+mod diff_markdown;
 mod document;
 mod error;
 mod hash;
 mod model;
 mod parse;
+pub mod policy;
 mod render;
 mod rules;
 mod section;
@@ -14,6 +17,10 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
+pub use diff::{
+    diff, AnsweredQuestion, ContractField, DefaultEdit, FieldEdit, FileEdit, FileField,
+    HandoffEdit, ListEdit, PlanDiff, SectionEdit, StageEdit, TextEdit,
+};
 pub use document::PlanDocument;
 pub use error::{PlanError, PlanErrorKind};
 pub use hash::content_hash;
