@@ -429,7 +429,7 @@ struct StageDraft {
 
 /// `Stage 2: Migrate read paths` → ("2", "Migrate read paths").
 fn stage_heading(heading: &str) -> Option<(&str, &str)> {
-    let h = heading.trim().trim_matches('*').trim();
+    let h = heading.trim();
     let word = h.get(..5)?;
     if !word.eq_ignore_ascii_case("stage") {
         return None;

@@ -397,7 +397,10 @@ impl Parser<'_, '_> {
                 }
                 continue;
             }
-            match draft.current {
+            // A bold label at the top level is meant as a field, never a value.
+            let bold_field =
+                item.indent < 2 && item.content.starts_with("**") && labelled.is_some();
+            match draft.current.filter(|_| !bold_field) {
                 Some(HandoffField::Budgets) => {
                     let budgets = draft.budgets.get_or_insert_with(HandoffBudgets::default);
                     apply_budget(budgets, item.content).map_err(|k| at(line.no, k))?;

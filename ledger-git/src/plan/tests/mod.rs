@@ -2,3 +2,7 @@
 
 mod fixture;
 mod golden;
+mod hash;
+mod parse_errors;
+mod validate;
+mod variations;
