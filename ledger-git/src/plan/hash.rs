@@ -8,14 +8,22 @@ use sha2::{Digest, Sha256};
 /// other character, or splitting or joining words, changes it. An approval
 /// stored with this hash therefore goes stale only on a real edit.
 pub fn content_hash(text: &str) -> String {
+    // Words are gathered into a buffer so the hasher sees large blocks.
+    const FLUSH_AT: usize = 8 * 1024;
     let mut hasher = Sha256::new();
+    let mut buffer: Vec<u8> = Vec::with_capacity(FLUSH_AT);
     let mut first = true;
     for word in text.split_whitespace() {
         if !first {
-            hasher.update(b" ");
+            buffer.push(b' ');
         }
-        hasher.update(word.as_bytes());
         first = false;
+        buffer.extend_from_slice(word.as_bytes());
+        if buffer.len() >= FLUSH_AT {
+            hasher.update(&buffer);
+            buffer.clear();
+        }
     }
+    hasher.update(&buffer);
     format!("sha256:{}", hex::encode(hasher.finalize()))
 }

@@ -158,12 +158,14 @@ pub(crate) fn label(content: &str) -> Option<(String, &str)> {
     if raw.trim().is_empty() || !raw.chars().all(plain) {
         return None;
     }
-    let normalised: Vec<String> = raw
-        .split([' ', '_', '-'])
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    Some((normalised.join(" "), value.trim()))
+    let mut normalised = String::with_capacity(raw.len());
+    for word in raw.split([' ', '_', '-']).filter(|w| !w.is_empty()) {
+        if !normalised.is_empty() {
+            normalised.push(' ');
+        }
+        normalised.extend(word.chars().flat_map(char::to_lowercase));
+    }
+    Some((normalised, value.trim()))
 }
 
 /// "None.", "none", "_None._", "**None**": the explicit empty marker.
