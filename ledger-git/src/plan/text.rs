@@ -23,6 +23,8 @@ pub(crate) struct Scan<'a> {
 /// in list items count too; it closes on a line with at least as many of the
 /// same character and nothing else.
 pub(crate) fn scan(input: &str) -> Scan<'_> {
+    // Editors on Windows may save a byte-order mark first.
+    let input = input.strip_prefix('\u{feff}').unwrap_or(input);
     let body = input.strip_suffix('\n').unwrap_or(input);
     let mut lines = Vec::with_capacity(body.len() / 32 + 1);
     let mut open: Option<(u8, usize, usize)> = None;

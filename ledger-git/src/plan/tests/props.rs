@@ -249,8 +249,55 @@ fn markdownish_line() -> impl Strategy<Value = String> {
     ]
 }
 
+fn auto_accept_config() -> impl Strategy<Value = policy::AutoAcceptConfig> {
+    use policy::OperationClass::*;
+    let classes = || {
+        proptest::sample::subsequence(
+            vec![
+                ReadOnlyToolUse,
+                InWorkspaceFileEdit,
+                DependencyAdd,
+                SchemaMigration,
+                DestructiveToolUse,
+            ],
+            0..=5,
+        )
+    };
+    (0u32..20, classes(), classes()).prop_map(
+        |(after_n_safe_operations, safe_operation_classes, require_approval_for)| {
+            policy::AutoAcceptConfig {
+                after_n_safe_operations,
+                safe_operation_classes,
+                require_approval_for,
+            }
+        },
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn auto_accept_never_fires_on_deletes_dependencies_or_migrations(
+        plan in plan(),
+        config in auto_accept_config(),
+        seen in any::<u32>(),
+    ) {
+        let risky = !plan.new_dependencies.is_empty()
+            || plan.changes.iter().any(|c| {
+                c.operation == Operation::Delete
+                    || policy::is_dependency_manifest(&c.path)
+                    || policy::is_schema_migration(&c.path)
+            });
+        let doc = PlanDocument::from_plan(&plan).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let decision = policy::decide_auto_accept(&doc, &config, seen);
+        if risky {
+            prop_assert!(!decision.auto_accept, "{:?}", decision);
+        }
+        if decision.auto_accept {
+            prop_assert!(seen >= config.after_n_safe_operations);
+        }
+    }
 
     #[test]
     fn parse_reads_back_every_rendered_plan(plan in plan()) {

@@ -202,3 +202,16 @@ fn ignores_html_comments_around_the_title_and_in_lists() {
     );
     parses_as_sample(&text);
 }
+
+#[test]
+fn accepts_a_byte_order_mark() {
+    parses_as_sample(&format!("\u{feff}{}", sample_text()));
+}
+
+#[test]
+fn reports_the_same_line_numbers_with_crlf() {
+    let broken = sample_text().replace("- **Operation:** edit", "- **Operation:** modify");
+    let lf = parse(&broken).expect_err("bad operation");
+    let crlf = parse(&broken.replace('\n', "\r\n")).expect_err("bad operation");
+    assert_eq!(lf, crlf);
+}
