@@ -1,5 +1,31 @@
-//! Plan documents: the typed model of the seed's plan format.
+//! Plan documents: the seed's format as types, with its renderer, parser, validator, content hash, edit diff and policies.
 
+mod diff;
+mod diff_markdown;
+mod document;
+mod error;
+mod hash;
 mod model;
+mod parse;
+pub mod policy;
+mod render;
+mod rules;
+mod section;
+mod text;
+mod validate;
 
+#[cfg(test)]
+mod tests;
+
+pub use diff::{
+    diff, AnsweredQuestion, ContractField, DefaultEdit, FieldEdit, FileEdit, FileField,
+    HandoffEdit, ListEdit, PlanDiff, SectionEdit, StageEdit, TextEdit,
+};
+pub use document::PlanDocument;
+pub use error::{PlanError, PlanErrorKind};
+pub use hash::content_hash;
 pub use model::*;
+pub use parse::parse;
+pub use render::{render, ANSWER_HINT, READ_ONLY_PERSONA};
+pub use section::Section;
+pub use validate::validate;
