@@ -1,0 +1,125 @@
+//! What the request implies beyond file edits: new dependencies, schema migrations, CI changes.
+
+use super::map::{RepoMap, FRAMEWORKS};
+use super::text;
+
+/// The parts of a request that trigger special proposed changes and risks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Intent {
+    /// Packages the request names that no manifest declares yet.
+    pub new_dependencies: Vec<String>,
+    /// The request talks about dependencies (add, bump, replace a package).
+    pub touches_dependencies: bool,
+    /// The request implies a schema change.
+    pub schema_change: bool,
+    /// The request is about CI configuration.
+    pub touches_ci: bool,
+}
+
+const PACKAGE_NOUNS: &[&str] = &[
+    "crate",
+    "library",
+    "lib",
+    "package",
+    "dependency",
+    "gem",
+    "module",
+    "plugin",
+];
+
+fn clean(word: &str) -> String {
+    word.trim_matches(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '@' | '/' | '.')))
+        .trim_end_matches('.')
+        .to_ascii_lowercase()
+}
+
+pub fn analyze(request: &str, map: &RepoMap) -> Intent {
+    let words: Vec<String> = request
+        .split_whitespace()
+        .map(clean)
+        .filter(|w| !w.is_empty())
+        .collect();
+    let terms = text::terms(request);
+    let has = |t: &str| terms.iter().any(|x| x == t);
+    let declared = |name: &str| map.manifests.iter().any(|m| m.has_dep(name));
+
+    let mut candidates: Vec<String> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let next_is_noun = words
+            .get(i + 1)
+            .is_some_and(|n| PACKAGE_NOUNS.contains(&n.trim_end_matches('s')));
+        let prev_is_noun = i > 0 && PACKAGE_NOUNS.contains(&words[i - 1].as_str());
+        let prev_is_verb = i > 0
+            && matches!(
+                words[i - 1].as_str(),
+                "add" | "adopt" | "introduce" | "install"
+            );
+        let plausible = w.len() >= 2
+            && !text::is_stopword(w)
+            && !PACKAGE_NOUNS.contains(&w.as_str())
+            && !matches!(
+                w.as_str(),
+                "a" | "the" | "new" | "our" | "this" | "that" | "external" | "third-party"
+            );
+        if plausible && (next_is_noun || (prev_is_noun && prev_is_verb)) {
+            candidates.push(w.clone());
+        }
+        if FRAMEWORKS.iter().any(|(dep, _, _)| dep == w)
+            && !matches!(
+                w.as_str(),
+                "next"
+                    | "click"
+                    | "react"
+                    | "express"
+                    | "rocket"
+                    | "warp"
+                    | "koa"
+                    | "rails"
+                    | "phoenix"
+                    | "flutter"
+                    | "torch"
+            )
+        {
+            candidates.push(w.clone());
+        }
+    }
+    let mut new_dependencies: Vec<String> = Vec::new();
+    for c in candidates {
+        if !declared(&c) && !new_dependencies.contains(&c) {
+            new_dependencies.push(c);
+        }
+    }
+    let touches_dependencies = !new_dependencies.is_empty()
+        || words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "dependency"
+                    | "dependencies"
+                    | "deps"
+                    | "upgrade"
+                    | "bump"
+                    | "crate"
+                    | "npm"
+                    | "pip"
+                    | "library"
+            )
+        });
+    let schema_change = ["migration", "schema", "column", "databas", "tabl"]
+        .iter()
+        .any(|t| has(t))
+        || words
+            .iter()
+            .any(|w| matches!(w.as_str(), "migrations" | "columns" | "tables" | "sql"));
+    let touches_ci = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "ci" | "workflow" | "workflows" | "pipeline" | "github-actions" | "actions"
+        )
+    });
+    Intent {
+        new_dependencies,
+        touches_dependencies,
+        schema_change,
+        touches_ci,
+    }
+}
