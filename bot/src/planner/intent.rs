@@ -1,6 +1,7 @@
 //! What the request implies beyond file edits: new dependencies, schema migrations, CI changes.
 
 use super::map::{RepoMap, FRAMEWORKS};
+use super::query::{self, Kind};
 use super::text;
 
 /// The parts of a request that trigger special proposed changes and risks.
@@ -14,6 +15,12 @@ pub struct Intent {
     pub schema_change: bool,
     /// The request is about CI configuration.
     pub touches_ci: bool,
+    /// Declared dependencies the request names (a bump or replacement).
+    pub bumped: Vec<String>,
+    /// The request is only about dependencies (`build(deps): bump x`).
+    pub dependency_only: bool,
+    /// The request changes behaviour users notice (a changelog entry is due).
+    pub changes_behaviour: bool,
 }
 
 const PACKAGE_NOUNS: &[&str] = &[
@@ -35,10 +42,11 @@ fn clean(word: &str) -> String {
 
 pub fn analyze(request: &str, map: &RepoMap) -> Intent {
     let words: Vec<String> = request
-        .split_whitespace()
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '@' | '/' | '.')))
         .map(clean)
         .filter(|w| !w.is_empty())
         .collect();
+    let q = query::parse(request);
     let terms = text::terms(request);
     let has = |t: &str| terms.iter().any(|x| x == t);
     let declared = |name: &str| map.manifests.iter().any(|m| m.has_dep(name));
@@ -90,36 +98,36 @@ pub fn analyze(request: &str, map: &RepoMap) -> Intent {
         }
     }
     let touches_dependencies = !new_dependencies.is_empty()
-        || words.iter().any(|w| {
-            matches!(
-                w.as_str(),
-                "dependency"
-                    | "dependencies"
-                    | "deps"
-                    | "upgrade"
-                    | "bump"
-                    | "crate"
-                    | "npm"
-                    | "pip"
-                    | "library"
-            )
-        });
+        || q.deps
+        || words
+            .iter()
+            .any(|w| matches!(w.as_str(), "crate" | "npm" | "pip" | "library"));
+    let mut bumped: Vec<String> = Vec::new();
+    if touches_dependencies {
+        for w in &words {
+            if w.len() >= 2 && !text::is_stopword(w) && declared(w) && !bumped.contains(w) {
+                bumped.push(w.clone());
+            }
+        }
+    }
+    let dependency_only = q.kind == Kind::Dependencies
+        || (!bumped.is_empty()
+            && words
+                .first()
+                .is_some_and(|w| matches!(w.as_str(), "bump" | "upgrade" | "update")));
     let schema_change = ["migration", "schema", "column", "databas", "tabl"]
         .iter()
         .any(|t| has(t))
         || words
             .iter()
             .any(|w| matches!(w.as_str(), "migrations" | "columns" | "tables" | "sql"));
-    let touches_ci = words.iter().any(|w| {
-        matches!(
-            w.as_str(),
-            "ci" | "workflow" | "workflows" | "pipeline" | "github-actions" | "actions"
-        )
-    });
     Intent {
         new_dependencies,
         touches_dependencies,
         schema_change,
-        touches_ci,
+        touches_ci: q.ci,
+        bumped,
+        dependency_only,
+        changes_behaviour: q.changes_behaviour(),
     }
 }

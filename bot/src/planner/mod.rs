@@ -13,6 +13,7 @@ mod intent;
 mod lang;
 mod manifests;
 mod map;
+mod query;
 mod rank;
 mod risks;
 mod scan;

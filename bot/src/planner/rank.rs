@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::imports::Graph;
 use super::lang;
+use super::query::{self, Query};
 use super::scan::Scanned;
 use super::text;
 
@@ -27,31 +28,10 @@ const B: f64 = 0.75;
 const W_PATH: f64 = 3.0;
 const W_NAME: f64 = 2.0;
 const W_DEF: f64 = 2.0;
-const MAX_TERMS: usize = 32;
 /// Neighbours of a strong hit gain this share of its score.
 const GRAPH_BOOST: f64 = 0.35;
 /// Only hits at least this strong (relative to the best) lift neighbours.
 const GRAPH_MIN: f64 = 0.3;
-
-/// The request's search terms: stopwords dropped unless nothing else is left.
-pub fn query_terms(request: &str) -> Vec<String> {
-    let all = text::terms(request);
-    let mut out: Vec<String> = Vec::new();
-    for t in &all {
-        if !text::is_stopword(t) && !out.contains(t) {
-            out.push(t.clone());
-        }
-    }
-    if out.is_empty() {
-        for t in all {
-            if !out.contains(&t) {
-                out.push(t);
-            }
-        }
-    }
-    out.truncate(MAX_TERMS);
-    out
-}
 
 /// Words of the request that look like file names or paths (`config.py`, `src/app.ts`).
 fn mentioned_paths(request: &str) -> Vec<String> {
@@ -136,14 +116,19 @@ fn count_file(path: &str, content: Option<&str>, q: &HashMap<&str, usize>) -> Co
     c
 }
 
-/// A prior on where edits land: code over docs, fixtures and data.
-fn prior(path: &str, language: Option<&str>, is_test: bool) -> f64 {
+/// A prior on where edits land: code over docs, fixtures and data, unless
+/// the request is about docs, CI or tests.
+fn prior(path: &str, language: Option<&str>, is_test: bool, q: &Query) -> f64 {
     let lower = path.to_ascii_lowercase();
     let mut p = 1.0;
     if lang::is_doc_path(path) {
-        p *= 0.45;
+        p *= if q.docs { 1.2 } else { 0.45 };
+    } else if lang::ci_system(path).is_some() || lower.starts_with(".github/") {
+        p *= if q.ci { 1.2 } else { 0.7 };
     } else if !language.is_some_and(lang::is_code_language) {
         p *= 0.7;
+    } else if q.docs {
+        p *= 0.8;
     }
     if lower.split('/').any(|c| {
         matches!(
@@ -158,11 +143,12 @@ fn prior(path: &str, language: Option<&str>, is_test: bool) -> f64 {
                 | "benches"
                 | "bench"
                 | "benchmarks"
+                | "vendor"
         )
     }) {
         p *= 0.6;
     } else if is_test {
-        p *= 0.85;
+        p *= if q.tests { 1.2 } else { 0.85 };
     }
     p
 }
@@ -216,13 +202,42 @@ fn test_pairs(scanned: &Scanned) -> Vec<(usize, usize)> {
             }
         }
     }
-    out
+    // One test per source file: the one closest to it, outside examples.
+    let closeness = |t: usize, s: usize| {
+        let tp = &scanned.files[t].path;
+        let common = tp
+            .split('/')
+            .zip(scanned.files[s].path.split('/'))
+            .take_while(|(a, b)| a == b)
+            .count();
+        let example = tp.split('/').any(|c| c.starts_with("example"));
+        (
+            !example,
+            common,
+            std::cmp::Reverse(tp.matches('/').count()),
+            std::cmp::Reverse(t),
+        )
+    };
+    let mut best: HashMap<usize, usize> = HashMap::new();
+    for &(t, s) in &out {
+        let keep = match best.get(&s) {
+            Some(&cur) => closeness(t, s) > closeness(cur, s),
+            None => true,
+        };
+        if keep {
+            best.insert(s, t);
+        }
+    }
+    let mut pairs: Vec<(usize, usize)> = best.into_iter().map(|(s, t)| (t, s)).collect();
+    pairs.sort_unstable();
+    pairs
 }
 
 /// Ranks every file for the request, best first, ties broken by path. Files
 /// with no lexical or graph relevance are left out.
 pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> {
-    let terms = query_terms(request);
+    let query = query::parse(request);
+    let terms = &query.terms;
     let q: HashMap<&str, usize> = terms
         .iter()
         .enumerate()
@@ -238,7 +253,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
     let idf: Vec<f64> = (0..terms.len())
         .map(|t| {
             let df = counts.iter().filter(|c| c.tf[t] > 0.0).count() as f64;
-            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            query.weights[t] * (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         })
         .collect();
     let mentions = mentioned_paths(request);
@@ -259,7 +274,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         if matched > 1 {
             s *= 1.0 + 0.15 * (matched - 1) as f64;
         }
-        base[i] = s * prior(&f.path, f.language, f.is_test);
+        base[i] = s * prior(&f.path, f.language, f.is_test, &query);
     }
     let mut max = base.iter().copied().fold(0.0, f64::max);
     // A file the request names outright is the best match.
@@ -301,12 +316,14 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
 
     let mut out: Vec<RankedFile> = Vec::new();
     for (i, c) in counts.iter().enumerate() {
+        let f = &scanned.files[i];
+        let own_prior = prior(&f.path, f.language, f.is_test, &query);
         let mut boost = 0.0;
         let mut via: Option<(usize, &str)> = None;
         for &(j, how) in &neighbours[i] {
             let s = norm[j];
-            if s >= GRAPH_MIN && s * GRAPH_BOOST > boost {
-                boost = s * GRAPH_BOOST;
+            if s >= GRAPH_MIN && s * GRAPH_BOOST * own_prior > boost {
+                boost = s * GRAPH_BOOST * own_prior;
                 via = Some((j, how));
             }
         }
