@@ -356,6 +356,8 @@ fn choose_changes(
         } else {
             "the dependency the request names".to_string()
         };
+        // A manifest the ranking already chose moves here, with the dependency rationale.
+        out.retain(|c| !manifests.contains(&c.change.path));
         let mut dep_changes: Vec<Chosen> = Vec::new();
         for m in &manifests {
             if has(&out, m) || dep_changes.iter().any(|c| &c.change.path == m) {

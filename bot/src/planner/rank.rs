@@ -263,11 +263,10 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         let f = &scanned.files[i];
         let mut s = 0.0;
         let mut matched = 0;
-        for t in 0..terms.len() {
-            let tf = c.tf[t];
+        for (&tf, &idf) in c.tf.iter().zip(&idf) {
             if tf > 0.0 {
                 matched += 1;
-                s += idf[t] * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * c.len / avgdl));
+                s += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * c.len / avgdl));
             }
         }
         // Covering more of the request beats repeating one word.

@@ -157,8 +157,7 @@ pub fn scan(source: &dyn RepoSource, opts: &PlannerOptions) -> Result<Scanned, P
             stats.truncated = true;
             continue;
         }
-        let budget = opts.max_file_bytes.min(opts.max_total_bytes - total);
-        let Some(bytes) = source.read(&f.path, budget.saturating_add(1))? else {
+        let Some(mut bytes) = source.read(&f.path, opts.max_file_bytes.saturating_add(1))? else {
             stats.skipped_other += 1;
             continue;
         };
@@ -166,6 +165,12 @@ pub fn scan(source: &dyn RepoSource, opts: &PlannerOptions) -> Result<Scanned, P
             // Sources that do not know sizes up front are caught here.
             stats.skipped_large += 1;
             continue;
+        }
+        let remaining = opts.max_total_bytes - total;
+        if bytes.len() as u64 > remaining {
+            // The last file read fits the budget only in part.
+            bytes.truncate(usize::try_from(remaining).unwrap_or(usize::MAX));
+            stats.truncated = true;
         }
         let probe = &bytes[..bytes.len().min(8192)];
         if probe.contains(&0) {
