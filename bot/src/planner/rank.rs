@@ -76,7 +76,44 @@ fn is_definition(line: &str) -> bool {
     false
 }
 
-fn count_file(path: &str, content: Option<&str>, q: &HashMap<&str, usize>) -> Counts {
+/// Query terms with a cheap prefilter (first byte, length) in front of the
+/// hash lookup, since almost every token of a file is not a query term.
+struct Lookup<'a> {
+    first: [bool; 256],
+    lens: u64,
+    map: HashMap<&'a str, usize>,
+}
+
+impl<'a> Lookup<'a> {
+    fn new(terms: &'a [String]) -> Self {
+        let mut first = [false; 256];
+        let mut lens = 0u64;
+        let mut map = HashMap::new();
+        for (i, t) in terms.iter().enumerate() {
+            if let Some(&b) = t.as_bytes().first() {
+                first[b as usize] = true;
+            }
+            lens |= 1u64 << t.len().min(63);
+            map.insert(t.as_str(), i);
+        }
+        Self { first, lens, map }
+    }
+
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    #[inline]
+    fn get(&self, t: &str) -> Option<&usize> {
+        let b = *t.as_bytes().first()?;
+        if !self.first[b as usize] || self.lens & (1u64 << t.len().min(63)) == 0 {
+            return None;
+        }
+        self.map.get(t)
+    }
+}
+
+fn count_file(path: &str, content: Option<&str>, q: &Lookup<'_>) -> Counts {
     let n = q.len();
     let mut c = Counts {
         tf: vec![0.0; n],
@@ -238,11 +275,7 @@ fn test_pairs(scanned: &Scanned) -> Vec<(usize, usize)> {
 pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> {
     let query = query::parse(request);
     let terms = &query.terms;
-    let q: HashMap<&str, usize> = terms
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.as_str(), i))
-        .collect();
+    let q = Lookup::new(terms);
     let counts: Vec<Counts> = scanned
         .files
         .iter()

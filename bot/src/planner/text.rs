@@ -3,33 +3,93 @@
 /// Splits text into lowercase, lightly stemmed terms: identifiers are split
 /// at `_`, `-`, `.`, `/` and camelCase humps (`parseHTTPHeader` gives
 /// `parse`, `http`, `header`). Terms shorter than two characters are dropped.
+/// ASCII words take an allocation-free path, since ranking tokenizes every
+/// byte the scan read.
 pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
-    let mut word = String::new();
-    let mut buf = String::new();
-    let flush_word = |word: &mut String, buf: &mut String, f: &mut dyn FnMut(&str)| {
-        if word.is_empty() {
-            return;
-        }
-        split_camel(word, |part| {
-            buf.clear();
-            for c in part.chars() {
-                buf.extend(c.to_lowercase());
+    let bytes = text.as_bytes();
+    let mut slow = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii_alphanumeric() {
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+                i += 1;
             }
-            if buf.len() >= 2 && !buf.bytes().all(|b| b.is_ascii_digit()) {
-                let s = stem(buf);
-                f(s);
+            if i < bytes.len() && bytes[i] >= 0x80 {
+                let end = word_end(text, i);
+                slow_word(&text[start..end], &mut slow, &mut f);
+                i = end;
+            } else {
+                ascii_word(&bytes[start..i], &mut f);
             }
-        });
-        word.clear();
-    };
-    for c in text.chars() {
-        if c.is_alphanumeric() {
-            word.push(c);
+        } else if b >= 0x80 {
+            let end = word_end(text, i);
+            if end > i {
+                slow_word(&text[i..end], &mut slow, &mut f);
+                i = end;
+            } else {
+                i += text[i..].chars().next().map_or(1, char::len_utf8);
+            }
         } else {
-            flush_word(&mut word, &mut buf, &mut f);
+            i += 1;
         }
     }
-    flush_word(&mut word, &mut buf, &mut f);
+}
+
+/// End of the run of alphanumeric characters starting at byte `i`.
+fn word_end(text: &str, i: usize) -> usize {
+    let mut end = i;
+    for (off, c) in text[i..].char_indices() {
+        if !c.is_alphanumeric() {
+            return i + off;
+        }
+        end = i + off + c.len_utf8();
+    }
+    end
+}
+
+/// Longer parts are hashes, base64 or generated names, not words.
+const MAX_PART: usize = 48;
+
+fn ascii_word(w: &[u8], f: &mut impl FnMut(&str)) {
+    let mut start = 0;
+    for k in 1..w.len() {
+        let (prev, c) = (w[k - 1], w[k]);
+        let next_lower = w.get(k + 1).is_some_and(|n| n.is_ascii_lowercase());
+        if c.is_ascii_uppercase()
+            && (prev.is_ascii_lowercase() || (prev.is_ascii_uppercase() && next_lower))
+        {
+            ascii_part(&w[start..k], f);
+            start = k;
+        }
+    }
+    ascii_part(&w[start..], f);
+}
+
+fn ascii_part(part: &[u8], f: &mut impl FnMut(&str)) {
+    if part.len() < 2 || part.len() > MAX_PART || part.iter().all(u8::is_ascii_digit) {
+        return;
+    }
+    let mut buf = [0u8; MAX_PART];
+    for (d, s) in buf.iter_mut().zip(part) {
+        *d = s.to_ascii_lowercase();
+    }
+    if let Ok(s) = std::str::from_utf8(&buf[..part.len()]) {
+        f(stem(s));
+    }
+}
+
+fn slow_word(word: &str, buf: &mut String, f: &mut impl FnMut(&str)) {
+    split_camel(word, |part| {
+        buf.clear();
+        for c in part.chars() {
+            buf.extend(c.to_lowercase());
+        }
+        if buf.len() >= 2 && !buf.bytes().all(|b| b.is_ascii_digit()) {
+            f(stem(buf));
+        }
+    });
 }
 
 /// Collects the terms of `text` into a vector.
