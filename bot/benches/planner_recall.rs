@@ -1,7 +1,8 @@
 //! Recall of the built-in planner against real history: for each recent commit, plan its subject line
 //! against the parent tree (read through git2, no checkout) and compare with the files the commit touched.
 //!
-//! Usage: `cargo bench -p navin-bot --bench planner_recall -- <git-dir-or-checkout> [N] [--verbose]`
+//! Usage: `cargo bench -p navin-bot --bench planner_recall -- <git-dir-or-checkout> [N] [--verbose] [--dump]`
+//! (`--dump` prints each plan as JSON).
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
         .filter(|a| a != "--bench")
         .collect();
     let verbose = args.iter().any(|a| a == "--verbose");
+    let dump = args.iter().any(|a| a == "--dump");
     let positional: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let Some(path) = positional.first() else {
         eprintln!("usage: planner_recall <git-dir-or-checkout> [N] [--verbose]");
@@ -52,7 +54,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match run(&repo, n, verbose) {
+    match run(&repo, n, verbose, dump) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
@@ -61,7 +63,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(repo: &git2::Repository, n: usize, verbose: bool) -> Result<(), Box<dyn std::error::Error>> {
+fn run(repo: &git2::Repository, n: usize, verbose: bool, dump: bool) -> Result<(), Box<dyn std::error::Error>> {
     let mut walk = repo.revwalk()?;
     walk.push_head()?;
     walk.set_sorting(git2::Sort::TIME | git2::Sort::TOPOLOGICAL)?;
@@ -113,6 +115,9 @@ fn run(repo: &git2::Repository, n: usize, verbose: bool) -> Result<(), Box<dyn s
             commit.id().to_string(),
             subject
         );
+        if dump {
+            println!("{}", serde_json::to_string_pretty(&out.plan)?);
+        }
         if verbose {
             println!("      touched: {}", touched.join(" "));
             println!("      planned: {}", planned.join(" "));

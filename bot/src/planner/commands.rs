@@ -54,7 +54,14 @@ pub fn detect(scanned: &Scanned, manifests: &[Manifest]) -> Vec<DetectedCommand>
     };
 
     for m in ordered {
-        if covered(m) {
+        // Sample and fixture projects are not what CI verifies.
+        let sample = m.path.split('/').any(|c| {
+            matches!(
+                c,
+                "examples" | "example" | "docs" | "fixtures" | "testdata" | "samples" | "benchmarks" | "templates"
+            )
+        }) || m.path.contains("/tests/");
+        if covered(m) || sample {
             continue;
         }
         let dir = m.dir();

@@ -21,6 +21,8 @@ pub struct Intent {
     pub dependency_only: bool,
     /// The request changes behaviour users notice (a changelog entry is due).
     pub changes_behaviour: bool,
+    /// The request cuts a release (version bump, changelog).
+    pub release: bool,
 }
 
 const PACKAGE_NOUNS: &[&str] = &[
@@ -129,5 +131,6 @@ pub fn analyze(request: &str, map: &RepoMap) -> Intent {
         bumped,
         dependency_only,
         changes_behaviour: q.changes_behaviour(),
+        release: q.kind == Kind::Release,
     }
 }

@@ -140,7 +140,7 @@ pub fn parse(request: &str) -> Query {
             "pipeline",
             "pre-commit",
         ]);
-    let tests = kind == Kind::Tests || first == "test" || first == "tests";
+    let tests = kind == Kind::Tests || has_word(&["test", "tests", "testing", "spec", "specs", "testcase"]);
     let deps = kind == Kind::Dependencies
         || has_word(&["dependencies", "dependency", "deps", "bump", "upgrade"]);
 

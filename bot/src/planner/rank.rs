@@ -19,6 +19,8 @@ pub struct RankedFile {
     pub score: f64,
     /// The lexical part alone (0 for files found only through the graph).
     pub lexical: f64,
+    /// The request's terms this file matched (stemmed).
+    pub matched: Vec<String>,
     /// Why the file ranks: matched terms per field, graph links.
     pub reasons: Vec<String>,
 }
@@ -167,7 +169,8 @@ fn prior(path: &str, language: Option<&str>, is_test: bool, q: &Query) -> f64 {
     } else if q.docs {
         p *= 0.8;
     }
-    if lower.split('/').any(|c| {
+    // Fixture-like directories rank low unless the request names them.
+    let fixture = lower.split('/').any(|c| {
         matches!(
             c,
             "testdata"
@@ -181,8 +184,10 @@ fn prior(path: &str, language: Option<&str>, is_test: bool, q: &Query) -> f64 {
                 | "bench"
                 | "benchmarks"
                 | "vendor"
-        )
-    }) {
+                | "sandbox"
+        ) && !q.terms.iter().any(|t| c.starts_with(t.as_str()))
+    });
+    if fixture {
         p *= 0.6;
     } else if is_test {
         p *= if q.tests { 1.2 } else { 0.85 };
@@ -394,7 +399,9 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         if let Some((j, how)) = via {
             reasons.push(format!("{how} `{}`", scanned.files[j].path));
         }
+        let matched: Vec<String> = (0..terms.len()).filter(|&t| c.tf[t] > 0.0).map(|t| terms[t].clone()).collect();
         out.push(RankedFile {
+            matched,
             path: scanned.files[i].path.clone(),
             score: round4(score),
             lexical: round4(norm[i]),
