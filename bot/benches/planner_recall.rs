@@ -63,7 +63,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(repo: &git2::Repository, n: usize, verbose: bool, dump: bool) -> Result<(), Box<dyn std::error::Error>> {
+fn run(
+    repo: &git2::Repository,
+    n: usize,
+    verbose: bool,
+    dump: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
     let mut walk = repo.revwalk()?;
     walk.push_head()?;
     walk.set_sorting(git2::Sort::TIME | git2::Sort::TOPOLOGICAL)?;

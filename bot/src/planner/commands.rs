@@ -58,7 +58,14 @@ pub fn detect(scanned: &Scanned, manifests: &[Manifest]) -> Vec<DetectedCommand>
         let sample = m.path.split('/').any(|c| {
             matches!(
                 c,
-                "examples" | "example" | "docs" | "fixtures" | "testdata" | "samples" | "benchmarks" | "templates"
+                "examples"
+                    | "example"
+                    | "docs"
+                    | "fixtures"
+                    | "testdata"
+                    | "samples"
+                    | "benchmarks"
+                    | "templates"
             )
         }) || m.path.contains("/tests/");
         if covered(m) || sample {

@@ -31,6 +31,8 @@ pub struct Query {
     pub ci: bool,
     pub tests: bool,
     pub deps: bool,
+    /// The module or area a `scope:` prefix names (`axum-extra: …`, `fix(cli): …`).
+    pub area: Option<String>,
 }
 
 impl Query {
@@ -54,7 +56,12 @@ fn conventional(request: &str) -> Option<(String, Option<String>, &str)> {
         Some((t, s)) => (t, Some(s.trim_end_matches(')').to_string())),
         None => (head, None),
     };
-    if ty.is_empty() || ty.len() > 12 || !ty.chars().all(|c| c.is_ascii_alphabetic()) {
+    if ty.is_empty()
+        || ty.len() > 30
+        || !ty
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | '.'))
+    {
         return None;
     }
     Some((ty.to_ascii_lowercase(), scope, rest))
@@ -66,6 +73,13 @@ pub fn parse(request: &str) -> Query {
         Some((t, s, _)) => (Some(t.as_str()), s.clone()),
         None => (None, None),
     };
+    let area = match &conv {
+        Some((t, s, _)) if is_known_type(t) => s.clone().filter(|s| s != "deps"),
+        Some((t, _, _)) => Some(t.clone()),
+        None => None,
+    }
+    .map(|a| a.trim().to_ascii_lowercase())
+    .filter(|a| !a.is_empty());
     let body = match &conv {
         Some((t, _, rest)) if is_known_type(t) => *rest,
         _ => request,
@@ -140,7 +154,8 @@ pub fn parse(request: &str) -> Query {
             "pipeline",
             "pre-commit",
         ]);
-    let tests = kind == Kind::Tests || has_word(&["test", "tests", "testing", "spec", "specs", "testcase"]);
+    let tests =
+        kind == Kind::Tests || has_word(&["test", "tests", "testing", "spec", "specs", "testcase"]);
     let deps = kind == Kind::Dependencies
         || has_word(&["dependencies", "dependency", "deps", "bump", "upgrade"]);
 
@@ -183,6 +198,30 @@ pub fn parse(request: &str) -> Query {
         ci,
         tests,
         deps,
+        area,
+    }
+}
+
+impl Query {
+    /// True when `path` lies in the area the request's prefix names: a
+    /// directory or file called like it, or a package suffixed with it
+    /// (`macros` matches `axum-macros/`).
+    pub fn in_area(&self, lower_path: &str) -> bool {
+        let Some(area) = &self.area else { return false };
+        if area.contains('/') {
+            return lower_path.starts_with(area.as_str())
+                || lower_path.contains(&format!("/{area}"));
+        }
+        let parts: Vec<&str> = lower_path.split('/').collect();
+        let last = parts.len() - 1;
+        parts.iter().enumerate().any(|(i, c)| {
+            let c = if i == last {
+                c.split('.').next().unwrap_or(c)
+            } else {
+                c
+            };
+            c == area || c.ends_with(&format!("-{area}")) || c.ends_with(&format!("_{area}"))
+        })
     }
 }
 

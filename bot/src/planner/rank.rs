@@ -169,6 +169,9 @@ fn prior(path: &str, language: Option<&str>, is_test: bool, q: &Query) -> f64 {
     } else if q.docs {
         p *= 0.8;
     }
+    if q.in_area(&lower) {
+        p *= 1.6;
+    }
     // Fixture-like directories rank low unless the request names them.
     let fixture = lower.split('/').any(|c| {
         matches!(
@@ -399,7 +402,10 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         if let Some((j, how)) = via {
             reasons.push(format!("{how} `{}`", scanned.files[j].path));
         }
-        let matched: Vec<String> = (0..terms.len()).filter(|&t| c.tf[t] > 0.0).map(|t| terms[t].clone()).collect();
+        let matched: Vec<String> = (0..terms.len())
+            .filter(|&t| c.tf[t] > 0.0)
+            .map(|t| terms[t].clone())
+            .collect();
         out.push(RankedFile {
             matched,
             path: scanned.files[i].path.clone(),

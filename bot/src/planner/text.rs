@@ -276,7 +276,12 @@ pub fn slug(request: &str, sep: char) -> String {
     let mut words = Vec::new();
     for w in request.split(|c: char| !c.is_alphanumeric()) {
         let lw = w.to_lowercase();
-        if lw.len() < 2 || !lw.is_ascii() || is_stopword(&lw) || is_stopword(stem(&lw)) {
+        if lw.len() < 2
+            || !lw.is_ascii()
+            || lw.bytes().all(|b| b.is_ascii_digit())
+            || is_stopword(&lw)
+            || is_stopword(stem(&lw))
+        {
             continue;
         }
         words.push(lw);
