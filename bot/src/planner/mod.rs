@@ -20,6 +20,7 @@ mod scan;
 mod sections;
 mod source;
 mod stages;
+mod targets;
 mod text;
 
 #[cfg(test)]
