@@ -393,3 +393,17 @@ fn empty_request_is_refused() {
     let err = plan_repository(&src, "  \n", &PlannerOptions::default()).unwrap_err();
     assert!(matches!(err, PlannerError::EmptyRequest));
 }
+
+#[test]
+fn goal_stays_within_four_sentences_for_a_long_request() {
+    let out = plan_of(
+        &go_repo(),
+        "Snapshots grow forever. Add an expiry. Make it configurable. Log what expired. Document it.",
+    );
+    let goal = &out.plan.goal;
+    let sentences = goal.matches(". ").count() + usize::from(goal.ends_with('.'));
+    assert!(
+        (2..=4).contains(&sentences),
+        "goal has {sentences} sentences: {goal}"
+    );
+}

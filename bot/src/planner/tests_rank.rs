@@ -157,3 +157,19 @@ fn docs_rank_low_for_code_requests_and_high_for_docs_requests() {
         "docs/streaming.md"
     );
 }
+
+#[test]
+fn scope_prefix_prefers_files_in_the_named_area() {
+    let files = [
+        ("cli/src/output.rs", "pub fn print_error() {}\n"),
+        ("server/src/output.rs", "pub fn print_error() {}\n"),
+    ];
+    assert_eq!(
+        rank_of(&files, "fix(server): print errors once")[0].path,
+        "server/src/output.rs"
+    );
+    assert_eq!(
+        rank_of(&files, "cli: print errors once")[0].path,
+        "cli/src/output.rs"
+    );
+}
