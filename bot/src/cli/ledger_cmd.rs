@@ -184,6 +184,7 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 reason: reason.clone(),
             },
         },
+        Command::Plan(_) => return Err(CliError::usage("plan is handled elsewhere")),
     };
     let done = store.transact(&op, &ctx(cli))?;
     report(cli.json, &done)

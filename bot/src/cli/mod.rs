@@ -1,6 +1,7 @@
 //! The `navin` command line: argument grammar, dispatch and exit codes.
 
 mod ledger_cmd;
+mod plan_cmd;
 mod show;
 
 use std::path::PathBuf;
@@ -49,6 +50,50 @@ pub enum Command {
     /// The task board: steps, the ready queue and their evidence.
     #[command(subcommand)]
     Board(BoardCommand),
+    /// Plan a change read-only: map the repository and print a validated plan document.
+    Plan(PlanCmd),
+}
+
+/// `navin plan REQUEST`, or `navin plan validate|diff`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct PlanCmd {
+    #[command(subcommand)]
+    pub action: Option<PlanAction>,
+    /// What to plan, in plain words.
+    #[arg(required = true, value_name = "REQUEST")]
+    pub request: Vec<String>,
+    /// Export the plan's markdown to FILE (the only thing plan mode ever writes).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Who writes the plan: the built-in read-only planner, an OpenAI-compatible
+    /// endpoint (NAVIN_LLM_BASE_URL, NAVIN_LLM_MODEL, NAVIN_LLM_API_KEY) or a
+    /// command (NAVIN_PLAN_COMMAND).
+    #[arg(long, value_enum, default_value = "builtin")]
+    pub planner: PlannerKind,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanAction {
+    /// Check a plan file; exit 1 naming the first problem.
+    Validate {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Section-aware diff between an original plan and an edited one.
+    Diff {
+        #[arg(value_name = "ORIGINAL")]
+        original: PathBuf,
+        #[arg(value_name = "EDITED")]
+        edited: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum PlannerKind {
+    Builtin,
+    Http,
+    Command,
 }
 
 #[derive(Debug, Subcommand)]
@@ -197,7 +242,11 @@ fn parse_validation(s: &str) -> Result<Validation, String> {
 /// Runs the CLI and maps outcomes to exit codes.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    match ledger_cmd::run(&cli) {
+    let result = match &cli.command {
+        Command::Plan(cmd) => plan_cmd::run(&cli.repo, cli.json, cmd),
+        _ => ledger_cmd::run(&cli),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("navin: {}", e.message);
