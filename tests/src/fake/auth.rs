@@ -230,14 +230,13 @@ pub fn authorize_repo(token: &Token, repo: &Repo, permission: &str, needed: &str
     let granted = match token.kind {
         super::model::TokenKind::User => {
             let role = repo.roles.get(&token.login).map(String::as_str).unwrap_or("");
+            if matches!(role, "" | "none") && repo.private {
+                return Err(ApiError::not_found());
+            }
             match role {
                 "admin" | "maintain" | "write" => "write",
-                "" | "none" => {
-                    if repo.private {
-                        return Err(ApiError::not_found());
-                    }
-                    "read"
-                }
+                // Anyone who can read may comment and review.
+                _ if matches!(permission, "issues" | "pull_requests") => "write",
                 _ => "read",
             }
         }

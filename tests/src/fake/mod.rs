@@ -30,6 +30,7 @@ use axum::Router;
 use chrono::Utc;
 
 pub use auth::Caller;
+pub use handle::{CheckRunSpec, PullSpec};
 pub use faults::{Fault, FaultAction, FaultId};
 pub use log::{LoggedRequest, RequestKind};
 pub use model::{BotComment, Model, TokenFormat, UserKind, GITHUB_ACTIONS_APP_ID};
@@ -57,6 +58,7 @@ pub(crate) struct Inner {
     pub base_url: String,
     pub git_root: PathBuf,
     pub git_prefix: String,
+    pub absolute_links: bool,
     _dir: tempfile::TempDir,
 }
 
@@ -65,6 +67,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Inner {
+    /// Prefix of `Link` header URLs: empty (path-only links) unless absolute links were asked for.
+    ///
+    /// octocrab sends credentials only to api.github.com or to relative URIs, so absolute
+    /// links to 127.0.0.1 would make its `all_pages` lose App/installation auth.
+    pub fn link_base(&self) -> &str {
+        if self.absolute_links {
+            &self.base_url
+        } else {
+            ""
+        }
+    }
+
     pub fn model(&self) -> MutexGuard<'_, Model> {
         lock(&self.model)
     }
@@ -103,6 +117,7 @@ pub struct FakeGitHubBuilder {
     key: Option<AppKey>,
     layout: GitLayout,
     token_format: TokenFormat,
+    absolute_links: bool,
 }
 
 impl Default for FakeGitHubBuilder {
@@ -116,6 +131,7 @@ impl Default for FakeGitHubBuilder {
             key: None,
             layout: GitLayout::Root,
             token_format: TokenFormat::Classic,
+            absolute_links: false,
         }
     }
 }
@@ -143,6 +159,12 @@ impl FakeGitHubBuilder {
     /// Spelling of minted installation tokens (the 2026 ~520-char format, or classic).
     pub fn token_format(mut self, format: TokenFormat) -> Self {
         self.token_format = format;
+        self
+    }
+
+    /// `Link` headers with absolute URLs like GitHub's (default: path-only, see `Inner::link_base`).
+    pub fn absolute_links(mut self) -> Self {
+        self.absolute_links = true;
         self
     }
 
@@ -184,6 +206,7 @@ impl FakeGitHubBuilder {
             base_url: format!("http://{addr}"),
             git_root,
             git_prefix,
+            absolute_links: self.absolute_links,
             _dir: dir,
         });
         let router = router(inner.clone());

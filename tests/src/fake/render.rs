@@ -73,7 +73,9 @@ impl Renderer<'_> {
 
     pub fn user(&self, login: &str) -> Value {
         let mut user = template("issues/get-comment")["user"].clone();
-        walk_strings(&mut user, &|s: &str| s.replace("octocat", login));
+        // GitHub percent-encodes logins like `navin[bot]` inside URLs.
+        let encoded = super::http::encode_segment(login);
+        walk_strings(&mut user, &|s: &str| s.replace("octocat", &encoded));
         let (id, kind) = match self.model.users.get(login) {
             Some(u) => (u.id, u.kind.as_str()),
             None => (0, "User"),
@@ -91,7 +93,7 @@ impl Renderer<'_> {
     pub fn repo(&self, repo: &Repo) -> Value {
         let mut r = template("repos/get");
         let full = repo.full_name();
-        for key in ["parent", "source", "template_repository", "organization", "license"] {
+        for key in ["parent", "source", "template_repository", "organization"] {
             if let Some(obj) = r.as_object_mut() {
                 obj.remove(key);
             }
@@ -105,6 +107,8 @@ impl Renderer<'_> {
         r["visibility"] = json!(if repo.private { "private" } else { "public" });
         r["default_branch"] = json!(repo.default_branch);
         r["fork"] = json!(false);
+        r["license"] = Value::Null;
+        r["language"] = Value::Null;
         r["archived"] = json!(false);
         r["created_at"] = json!(ts(repo.created_at));
         r["clone_url"] = json!(format!("{}/{}.git", self.base, full));

@@ -48,7 +48,7 @@ async fn list_installations(
     let model = inner.model();
     let r = Renderer { base: &inner.base_url, model: &model };
     let items: Vec<Value> = model.installations.values().map(|i| r.installation(i)).collect();
-    let (page, link) = paginate(items, &query, &format!("{}/app/installations", inner.base_url));
+    let (page, link) = paginate(items, &query, &format!("{}/app/installations", inner.link_base()));
     Ok(with_link(StatusCode::OK, json!(page), link))
 }
 
@@ -200,7 +200,7 @@ async fn list_deliveries(
     let link = match (has_more, items.last()) {
         (true, Some(last)) => axum::http::HeaderValue::from_str(&format!(
             "<{}/app/hook/deliveries?per_page={}&cursor=v1_{}>; rel=\"next\"",
-            inner.base_url, per_page, last.id
+            inner.link_base(), per_page, last.id
         ))
         .ok(),
         _ => None,

@@ -22,7 +22,7 @@ use super::Inner;
 pub(super) fn routes() -> Router<Arc<Inner>> {
     Router::new()
         .route("/repos/{owner}/{repo}/check-runs", post(create_run))
-        .route("/repos/{owner}/{repo}/check-runs/{id}", get(get_run).patch(update_run))
+        .route("/repos/{owner}/{repo}/check-runs/{id}", get(get_run).patch(update_run).post(update_run))
         .route("/repos/{owner}/{repo}/commits/{ref}/check-runs", get(list_runs_for_ref))
         .route("/repos/{owner}/{repo}/commits/{ref}/check-suites", get(list_suites_for_ref))
         .route("/repos/{owner}/{repo}/check-suites/{id}", get(get_suite))
@@ -220,7 +220,7 @@ async fn list_runs_for_ref(
     let total = runs.len();
     let renderer = Renderer { base: &inner.base_url, model: &model };
     let items: Vec<Value> = runs.into_iter().map(|run| renderer.check_run(run)).collect();
-    let url = format!("{}/repos/{full}/commits/{rev}/check-runs", inner.base_url);
+    let url = format!("{}/repos/{full}/commits/{rev}/check-runs", inner.link_base());
     let (page, link) = paginate(items, &query, &url);
     Ok(with_link(StatusCode::OK, json!({ "total_count": total, "check_runs": page }), link))
 }
@@ -250,7 +250,7 @@ async fn list_suites_for_ref(
     let total = suites.len();
     let renderer = Renderer { base: &inner.base_url, model: &model };
     let items: Vec<Value> = suites.into_iter().map(|s| renderer.check_suite(s)).collect();
-    let url = format!("{}/repos/{full}/commits/{rev}/check-suites", inner.base_url);
+    let url = format!("{}/repos/{full}/commits/{rev}/check-suites", inner.link_base());
     let (page, link) = paginate(items, &query, &url);
     Ok(with_link(StatusCode::OK, json!({ "total_count": total, "check_suites": page }), link))
 }

@@ -27,7 +27,8 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
         .route("/repos/{owner}/{repo}/issues/{number}/labels", post(add_labels))
         .route(
             "/repos/{owner}/{repo}/issues/comments/{comment_id}",
-            get(get_comment).patch(update_comment).delete(delete_comment),
+            // GitHub accepts POST for PATCH endpoints; octocrab's update_comment sends POST.
+            get(get_comment).patch(update_comment).post(update_comment).delete(delete_comment),
         )
         .route(
             "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions",
@@ -134,7 +135,7 @@ async fn list_comments(
         .filter(|c| since.is_none_or(|s| c.updated_at >= s))
         .map(|c| renderer.comment(c))
         .collect();
-    let url = format!("{}/repos/{}/issues/{}/comments", inner.base_url, full, number);
+    let url = format!("{}/repos/{}/issues/{}/comments", inner.link_base(), full, number);
     let (page, link) = paginate(items, &query, &url);
     Ok(with_link(StatusCode::OK, json!(page), link))
 }
@@ -251,7 +252,7 @@ async fn list_reactions(
     let content = query.get("content");
     let items: Vec<Value> =
         c.reactions.iter().filter(|r| content.is_none_or(|want| &r.content == want)).map(|r| renderer.reaction(r)).collect();
-    let url = format!("{}/repos/{}/issues/comments/{}/reactions", inner.base_url, full, id);
+    let url = format!("{}/repos/{}/issues/comments/{}/reactions", inner.link_base(), full, id);
     let (page, link) = paginate(items, &query, &url);
     Ok(with_link(StatusCode::OK, json!(page), link))
 }

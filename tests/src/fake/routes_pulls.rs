@@ -52,7 +52,7 @@ async fn list_pulls(
         .collect();
     issues.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.number.cmp(&a.number)));
     let items: Vec<Value> = issues.into_iter().map(|i| renderer.pull(r, i, true)).collect();
-    let url = format!("{}/repos/{}/pulls", inner.base_url, r.full_name());
+    let url = format!("{}/repos/{}/pulls", inner.link_base(), r.full_name());
     let (page, link) = paginate(items, &query, &url);
     Ok(with_link(StatusCode::OK, json!(page), link))
 }
@@ -104,7 +104,7 @@ async fn list_files(
             v
         })
         .collect();
-    let url = format!("{base}/repos/{full}/pulls/{number}/files");
+    let url = format!("{}/repos/{full}/pulls/{number}/files", inner.link_base());
     let (page, link) = paginate(items, &query, &url);
     Ok(with_link(StatusCode::OK, json!(page), link))
 }
@@ -126,7 +126,7 @@ async fn list_reviews(
         .filter(|rv| rv.repo.eq_ignore_ascii_case(&full) && rv.pull_number == number)
         .map(|rv| renderer.review(rv))
         .collect();
-    let url = format!("{}/repos/{full}/pulls/{number}/reviews", inner.base_url);
+    let url = format!("{}/repos/{full}/pulls/{number}/reviews", inner.link_base());
     let (page, link) = paginate(items, &query, &url);
     Ok(with_link(StatusCode::OK, json!(page), link))
 }

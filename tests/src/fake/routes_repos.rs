@@ -25,7 +25,7 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
         .route("/repos/{owner}/{repo}", get(get_repo))
         .route("/repos/{owner}/{repo}/contents/{*path}", get(get_contents))
         .route("/repos/{owner}/{repo}/git/ref/{*ref}", get(get_ref))
-        .route("/repos/{owner}/{repo}/git/refs/{*ref}", patch(update_ref))
+        .route("/repos/{owner}/{repo}/git/refs/{*ref}", patch(update_ref).post(update_ref))
         .route("/repos/{owner}/{repo}/git/trees/{sha}", get(get_tree))
         .route("/repos/{owner}/{repo}/git/blobs/{sha}", get(get_blob))
         .route("/repos/{owner}/{repo}/git/commits/{sha}", get(get_git_commit))

@@ -52,8 +52,10 @@ fn set_if_present(value: &mut Value, pointer: &str, new: Value) {
 }
 
 fn user_json(login: &str, id: u64, kind: UserKind) -> Value {
+    let raw = login;
+    let login = &crate::fake::http::encode_segment(login);
     json!({
-        "login": login, "id": id, "node_id": format!("U_{id}"),
+        "login": raw, "id": id, "node_id": format!("U_{id}"),
         "avatar_url": format!("https://avatars.githubusercontent.com/u/{id}?v=4"), "gravatar_id": "",
         "url": format!("https://api.github.com/users/{login}"), "html_url": format!("https://github.com/{login}"),
         "followers_url": format!("https://api.github.com/users/{login}/followers"),
@@ -65,7 +67,7 @@ fn user_json(login: &str, id: u64, kind: UserKind) -> Value {
         "repos_url": format!("https://api.github.com/users/{login}/repos"),
         "events_url": format!("https://api.github.com/users/{login}/events{{/privacy}}"),
         "received_events_url": format!("https://api.github.com/users/{login}/received_events"),
-        "type": kind.as_str(), "site_admin": false, "user_view_type": "public",
+        "type": kind.as_str(), "site_admin": false,
     })
 }
 
