@@ -12,6 +12,9 @@ use serde_json::{json, Value};
 
 use crate::fake::{FakeGitHub, LoggedRequest, RequestKind};
 
+/// Statuses any endpoint may answer (auth, visibility, validation, rate limits, outages) though few document them.
+const GENERIC_STATUSES: [u16; 9] = [401, 403, 404, 422, 429, 500, 502, 503, 504];
+
 /// One documented operation of the subset.
 #[derive(Debug, Clone)]
 pub struct Operation {
@@ -88,7 +91,10 @@ impl OpenApi {
             })
             .unwrap_or_default();
         OpenApi {
-            package_version: doc["source"]["version"].as_str().unwrap_or_default().to_string(),
+            package_version: doc["source"]["version"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
             operations,
             components: doc["components"].clone(),
             validators: Mutex::new(HashMap::new()),
@@ -99,7 +105,11 @@ impl OpenApi {
     pub fn find(&self, method: &str, path: &str) -> Option<(&Operation, HashMap<String, String>)> {
         let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         let mut best: Option<(usize, &Operation, HashMap<String, String>)> = None;
-        for op in self.operations.iter().filter(|o| o.method.eq_ignore_ascii_case(method)) {
+        for op in self
+            .operations
+            .iter()
+            .filter(|o| o.method.eq_ignore_ascii_case(method))
+        {
             if let Some((score, params)) = match_template(&op.path, &segs) {
                 if best.as_ref().is_none_or(|(s, _, _)| score > *s) {
                     best = Some((score, op, params));
@@ -116,7 +126,8 @@ impl OpenApi {
         }
         // Wrap so `#/components/schemas/...` refs resolve inside one document.
         let root = json!({ "allOf": [schema], "components": self.components });
-        let compiled = jsonschema::draft7::new(&root).map_err(|e| format!("schema for {key} does not compile: {e}"))?;
+        let compiled = jsonschema::draft7::new(&root)
+            .map_err(|e| format!("schema for {key} does not compile: {e}"))?;
         let compiled = Arc::new(compiled);
         cache.insert(key.to_string(), compiled.clone());
         Ok(compiled)
@@ -124,7 +135,11 @@ impl OpenApi {
 
     fn schema_errors(&self, key: &str, schema: &Value, instance: &Value) -> Vec<String> {
         match self.validator(key, schema) {
-            Ok(v) => v.iter_errors(instance).take(5).map(|e| format!("at `{}`: {e}", e.instance_path())).collect(),
+            Ok(v) => v
+                .iter_errors(instance)
+                .take(5)
+                .map(|e| format!("at `{}`: {e}", e.instance_path()))
+                .collect(),
             Err(e) => vec![e],
         }
     }
@@ -135,13 +150,22 @@ impl OpenApi {
             return vec![];
         }
         let line = req.line();
-        let violation = |kind, detail: String| Violation { request: line.clone(), kind, detail };
+        let violation = |kind, detail: String| Violation {
+            request: line.clone(),
+            kind,
+            detail,
+        };
         // GitHub accepts POST for PATCH endpoints (octocrab relies on it), so POST may map to PATCH.
         let found = self.find(&req.method, &req.path).or_else(|| {
-            (req.method == "POST").then(|| self.find("PATCH", &req.path)).flatten()
+            (req.method == "POST")
+                .then(|| self.find("PATCH", &req.path))
+                .flatten()
         });
         let Some((op, path_params)) = found else {
-            return vec![violation(ViolationKind::UndocumentedOperation, "no operation in the REST description".into())];
+            return vec![violation(
+                ViolationKind::UndocumentedOperation,
+                "no operation in the REST description".into(),
+            )];
         };
         let mut out = Vec::new();
         for p in op.parameters.iter().filter(|p| p["in"] == "path") {
@@ -153,10 +177,17 @@ impl OpenApi {
             }
         }
         for (name, value) in query_pairs(req.query.as_deref()) {
-            match op.parameters.iter().find(|p| p["in"] == "query" && p["name"] == name.as_str()) {
+            match op
+                .parameters
+                .iter()
+                .find(|p| p["in"] == "query" && p["name"] == name.as_str())
+            {
                 None => out.push(violation(
                     ViolationKind::UndocumentedQueryParameter,
-                    format!("`{name}` is not a documented query parameter of {}", op.operation_id),
+                    format!(
+                        "`{name}` is not a documented query parameter of {}",
+                        op.operation_id
+                    ),
                 )),
                 Some(p) => {
                     if let Some(msg) = self.check_scalar(op, &name, &p["schema"], &value) {
@@ -173,24 +204,33 @@ impl OpenApi {
                 }
             }
             (Some(spec), None) if spec["required"] == true && !req.faulted => {
-                out.push(violation(ViolationKind::MissingBody, format!("{} requires a JSON body", op.operation_id)));
+                out.push(violation(
+                    ViolationKind::MissingBody,
+                    format!("{} requires a JSON body", op.operation_id),
+                ));
             }
             (None, Some(body)) if !body.is_null() && body != &json!({}) => {
-                out.push(violation(ViolationKind::InvalidBody, format!("{} takes no body", op.operation_id)));
+                out.push(violation(
+                    ViolationKind::InvalidBody,
+                    format!("{} takes no body", op.operation_id),
+                ));
             }
             _ => {}
         }
         if !req.faulted {
             let status = req.status.to_string();
             match op.responses.get(&status) {
+                None if GENERIC_STATUSES.contains(&req.status) => {}
                 None => out.push(violation(
                     ViolationKind::UndocumentedStatus,
                     format!("{} does not document status {status}", op.operation_id),
                 )),
                 Some(resp) => {
-                    if let (Some(schema), Some(body), true) =
-                        (resp.get("schema").filter(|s| !s.is_null()), &req.response, (200..300).contains(&req.status))
-                    {
+                    if let (Some(schema), Some(body), true) = (
+                        resp.get("schema").filter(|s| !s.is_null()),
+                        &req.response,
+                        (200..300).contains(&req.status),
+                    ) {
                         let key = format!("{}:response:{status}", op.operation_id);
                         for e in self.schema_errors(&key, schema, body) {
                             out.push(violation(ViolationKind::InvalidResponse, e));
@@ -203,7 +243,13 @@ impl OpenApi {
     }
 
     /// A path or query value is a string on the wire: coerce to the schema's type first.
-    fn check_scalar(&self, op: &Operation, name: &str, schema: &Value, raw: &str) -> Option<String> {
+    fn check_scalar(
+        &self,
+        op: &Operation,
+        name: &str,
+        schema: &Value,
+        raw: &str,
+    ) -> Option<String> {
         let value = match schema.get("type").and_then(Value::as_str) {
             Some("integer") => match raw.parse::<i64>() {
                 Ok(n) => json!(n),
@@ -256,7 +302,9 @@ fn match_template(template: &str, segs: &[&str]) -> Option<(usize, HashMap<Strin
 }
 
 fn decode(s: &str) -> String {
-    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
@@ -285,7 +333,11 @@ impl FakeGitHub {
             "{} request(s) depart from GitHub's REST description (@octokit/openapi {}):\n  {}",
             violations.len(),
             OpenApi::github().package_version,
-            violations.iter().map(Violation::to_string).collect::<Vec<_>>().join("\n  ")
+            violations
+                .iter()
+                .map(Violation::to_string)
+                .collect::<Vec<_>>()
+                .join("\n  ")
         );
     }
 }

@@ -20,7 +20,9 @@ pub struct AppKey {
 
 impl std::fmt::Debug for AppKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppKey").field("private_pem", &"<redacted>").finish()
+        f.debug_struct("AppKey")
+            .field("private_pem", &"<redacted>")
+            .finish()
     }
 }
 
@@ -42,12 +44,18 @@ fn openssl(args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, KeyError> {
         .spawn()
         .map_err(|e| KeyError::Openssl(e.to_string()))?;
     if let (Some(data), Some(mut stdin)) = (input, child.stdin.take()) {
-        stdin.write_all(data).map_err(|e| KeyError::Openssl(e.to_string()))?;
+        stdin
+            .write_all(data)
+            .map_err(|e| KeyError::Openssl(e.to_string()))?;
     }
     drop(child.stdin.take());
-    let out = child.wait_with_output().map_err(|e| KeyError::Openssl(e.to_string()))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| KeyError::Openssl(e.to_string()))?;
     if !out.status.success() {
-        return Err(KeyError::Openssl(String::from_utf8_lossy(&out.stderr).into_owned()));
+        return Err(KeyError::Openssl(
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ));
     }
     Ok(out.stdout)
 }
@@ -55,7 +63,16 @@ fn openssl(args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, KeyError> {
 impl AppKey {
     /// A fresh 2048-bit RSA key pair.
     pub fn generate() -> Result<AppKey, KeyError> {
-        let private = openssl(&["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"], None)?;
+        let private = openssl(
+            &[
+                "genpkey",
+                "-algorithm",
+                "RSA",
+                "-pkeyopt",
+                "rsa_keygen_bits:2048",
+            ],
+            None,
+        )?;
         let public = openssl(&["pkey", "-pubout"], Some(&private))?;
         Ok(AppKey {
             private_pem: String::from_utf8_lossy(&private).into_owned(),
@@ -74,17 +91,25 @@ impl AppKey {
 
     /// Signs an RS256 JWT with these claims, as an App would.
     pub fn sign_jwt(&self, claims: &Value) -> Result<String, KeyError> {
-        let key = RsaPrivateKey::from_pkcs8_pem(&self.private_pem).map_err(|e| KeyError::Parse(e.to_string()))?;
+        let key = RsaPrivateKey::from_pkcs8_pem(&self.private_pem)
+            .map_err(|e| KeyError::Parse(e.to_string()))?;
         let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
         let header = b64.encode(json!({"alg": "RS256", "typ": "JWT"}).to_string());
         let body = b64.encode(claims.to_string());
         let signing_input = format!("{header}.{body}");
         let signature = SigningKey::<Sha256>::new(key).sign(signing_input.as_bytes());
-        Ok(format!("{signing_input}.{}", b64.encode(signature.to_bytes())))
+        Ok(format!(
+            "{signing_input}.{}",
+            b64.encode(signature.to_bytes())
+        ))
     }
 
     /// A JWT GitHub accepts: `iat = now - 60`, `exp = now + 540`, `iss = app_id`.
-    pub fn app_jwt(&self, app_id: u64, now: chrono::DateTime<chrono::Utc>) -> Result<String, KeyError> {
+    pub fn app_jwt(
+        &self,
+        app_id: u64,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<String, KeyError> {
         let now = now.timestamp();
         self.sign_jwt(&json!({ "iat": now - 60, "exp": now + 540, "iss": app_id }))
     }

@@ -27,7 +27,14 @@ pub struct Scenario {
 
 impl Scenario {
     pub fn new(fake: FakeGitHub, sender: WebhookSender) -> Self {
-        Scenario { fake, sender, read: 0, wait: DEFAULT_WAIT, check_conformance: true, done: false }
+        Scenario {
+            fake,
+            sender,
+            read: 0,
+            wait: DEFAULT_WAIT,
+            check_conformance: true,
+            done: false,
+        }
     }
 
     /// Changes how long `next_comment` waits.
@@ -63,18 +70,42 @@ impl Scenario {
 
     /// A person comments on an issue or PR: the comment is stored in the fake (so REST reads
     /// see it) and the matching `issue_comment.created` webhook is delivered.
-    pub async fn comment(&self, owner: &str, repo: &str, number: u64, author: &str, body: &str) -> (u64, Delivery) {
+    pub async fn comment(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        author: &str,
+        body: &str,
+    ) -> (u64, Delivery) {
         let id = self.fake.add_comment(owner, repo, number, author, body);
         let payload = self.comment_payload(owner, repo, number, author, body, id);
         (id, self.send(&payload).await)
     }
 
     /// The `issue_comment.created` payload `comment` would send, for tweaking before sending.
-    pub fn comment_payload(&self, owner: &str, repo: &str, number: u64, author: &str, body: &str, id: u64) -> Payload {
+    pub fn comment_payload(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        author: &str,
+        body: &str,
+        id: u64,
+    ) -> Payload {
         let issue = self.fake.issue(owner, repo, number);
         let user_id = self.fake.user_id(author);
-        let kind = self.fake.with_state(|m| m.users.get(author).map(|u| u.kind).unwrap_or(UserKind::User));
-        let name = if issue.pull.is_some() { "issue_comment.created.on_pull_request" } else { "issue_comment.created" };
+        let kind = self.fake.with_state(|m| {
+            m.users
+                .get(author)
+                .map(|u| u.kind)
+                .unwrap_or(UserKind::User)
+        });
+        let name = if issue.pull.is_some() {
+            "issue_comment.created.on_pull_request"
+        } else {
+            "issue_comment.created"
+        };
         let repo_id = self.fake.repo_id(owner, repo);
         let installation = self.installation_for(owner, repo);
         let author_id = self.fake.user_id(&issue.author);
@@ -96,17 +127,26 @@ impl Scenario {
     /// The installation that covers a repository, if any.
     pub fn installation_for(&self, owner: &str, repo: &str) -> Option<u64> {
         let full = format!("{owner}/{repo}").to_ascii_lowercase();
-        self.fake.with_state(|m| m.installations.values().find(|i| i.repos.contains(&full)).map(|i| i.id))
+        self.fake.with_state(|m| {
+            m.installations
+                .values()
+                .find(|i| i.repos.contains(&full))
+                .map(|i| i.id)
+        })
     }
 
     /// The next comment the bot created (in order), waiting up to the scenario's wait time.
     pub async fn next_comment(&mut self) -> BotComment {
         let index = self.read;
         let fake = self.fake.clone();
-        let arrived = crate::fake::wait_until(self.wait, || fake.bot_comments().len() > index).await;
+        let arrived =
+            crate::fake::wait_until(self.wait, || fake.bot_comments().len() > index).await;
         if !arrived {
             self.done = true;
-            panic!("the bot posted no comment within {:?} (already read {index})", self.wait);
+            panic!(
+                "the bot posted no comment within {:?} (already read {index})",
+                self.wait
+            );
         }
         self.read += 1;
         self.fake.bot_comments()[index].clone()
@@ -123,18 +163,38 @@ impl Scenario {
     pub async fn assert_no_comment(&self, quiet: Duration) {
         tokio::time::sleep(quiet).await;
         let unread = self.unread();
-        assert!(unread.is_empty(), "the bot posted unexpected comment(s): {unread:#?}");
+        assert!(
+            unread.is_empty(),
+            "the bot posted unexpected comment(s): {unread:#?}"
+        );
     }
 
     fn unread(&self) -> Vec<BotComment> {
-        self.fake.bot_comments().into_iter().skip(self.read).collect()
+        self.fake
+            .bot_comments()
+            .into_iter()
+            .skip(self.read)
+            .collect()
     }
 
     fn problems(&self) -> Vec<String> {
-        let mut problems: Vec<String> =
-            self.unread().iter().map(|c| format!("unread bot comment on {}#{}: {:?}", c.repo, c.issue_number, c.body)).collect();
+        let mut problems: Vec<String> = self
+            .unread()
+            .iter()
+            .map(|c| {
+                format!(
+                    "unread bot comment on {}#{}: {:?}",
+                    c.repo, c.issue_number, c.body
+                )
+            })
+            .collect();
         if self.check_conformance {
-            problems.extend(self.fake.conformance_violations().iter().map(|v| v.to_string()));
+            problems.extend(
+                self.fake
+                    .conformance_violations()
+                    .iter()
+                    .map(|v| v.to_string()),
+            );
         }
         problems
     }
@@ -144,7 +204,11 @@ impl Scenario {
         tokio::time::sleep(settle).await;
         self.done = true;
         let problems = self.problems();
-        assert!(problems.is_empty(), "scenario ended with problems:\n  {}", problems.join("\n  "));
+        assert!(
+            problems.is_empty(),
+            "scenario ended with problems:\n  {}",
+            problems.join("\n  ")
+        );
     }
 
     pub async fn finish(self) {
@@ -153,7 +217,10 @@ impl Scenario {
 
     /// The JSON of the last request matching, for asserting what the bot sent.
     pub fn last_request_body(&self, method: &str, pattern: &str) -> Option<Value> {
-        self.fake.requests_to(method, pattern).last().and_then(|r| r.body.clone())
+        self.fake
+            .requests_to(method, pattern)
+            .last()
+            .and_then(|r| r.body.clone())
     }
 }
 
@@ -164,7 +231,10 @@ impl Drop for Scenario {
         }
         let problems = self.problems();
         if !problems.is_empty() {
-            panic!("scenario dropped with problems:\n  {}", problems.join("\n  "));
+            panic!(
+                "scenario dropped with problems:\n  {}",
+                problems.join("\n  ")
+            );
         }
     }
 }

@@ -66,7 +66,9 @@ pub enum JwtError {
     Malformed,
     #[error("the JWT algorithm must be RS256")]
     Algorithm,
-    #[error("A JSON web token could not be decoded: signature does not match the app's public key")]
+    #[error(
+        "A JSON web token could not be decoded: signature does not match the app's public key"
+    )]
     Signature,
     #[error("'Issuer' claim ('iss') must be the App's id or client id")]
     Issuer,
@@ -87,7 +89,9 @@ pub fn verify_jwt(
     now: DateTime<Utc>,
 ) -> Result<(), JwtError> {
     let parts: Vec<&str> = jwt.split('.').collect();
-    let [header_b64, claims_b64, sig_b64] = parts.as_slice() else { return Err(JwtError::Malformed) };
+    let [header_b64, claims_b64, sig_b64] = parts.as_slice() else {
+        return Err(JwtError::Malformed);
+    };
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let header: Value = b64
         .decode(header_b64)
@@ -106,7 +110,9 @@ pub fn verify_jwt(
     let key = RsaPublicKey::from_public_key_pem(public_key_pem).map_err(|_| JwtError::Signature)?;
     let signature = Signature::try_from(signature.as_slice()).map_err(|_| JwtError::Signature)?;
     let signed = format!("{header_b64}.{claims_b64}");
-    VerifyingKey::<Sha256>::new(key).verify(signed.as_bytes(), &signature).map_err(|_| JwtError::Signature)?;
+    VerifyingKey::<Sha256>::new(key)
+        .verify(signed.as_bytes(), &signature)
+        .map_err(|_| JwtError::Signature)?;
 
     let iss_ok = match claims.get("iss") {
         Some(Value::Number(n)) => n.as_u64() == Some(app_id),
@@ -117,8 +123,14 @@ pub fn verify_jwt(
         return Err(JwtError::Issuer);
     }
     let now = now.timestamp();
-    let iat = claims.get("iat").and_then(Value::as_i64).ok_or(JwtError::IssuedInFuture)?;
-    let exp = claims.get("exp").and_then(Value::as_i64).ok_or(JwtError::Expired)?;
+    let iat = claims
+        .get("iat")
+        .and_then(Value::as_i64)
+        .ok_or(JwtError::IssuedInFuture)?;
+    let exp = claims
+        .get("exp")
+        .and_then(Value::as_i64)
+        .ok_or(JwtError::Expired)?;
     // GitHub tolerates a little clock drift on iat; exp may be at most 10 minutes ahead.
     if iat > now + 60 {
         return Err(JwtError::IssuedInFuture);
@@ -157,7 +169,9 @@ pub fn credential(headers: &HeaderMap) -> Option<String> {
     match scheme.to_ascii_lowercase().as_str() {
         "bearer" | "token" => Some(rest.trim().to_string()),
         "basic" => {
-            let decoded = base64::engine::general_purpose::STANDARD.decode(rest.trim()).ok()?;
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(rest.trim())
+                .ok()?;
             let text = String::from_utf8(decoded).ok()?;
             text.split_once(':').map(|(_, pass)| pass.to_string())
         }
@@ -166,7 +180,11 @@ pub fn credential(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Authenticates a credential: a JWT for the App, or a known token.
-pub fn authenticate(model: &Model, credential: &str, now: DateTime<Utc>) -> Result<Caller, ApiError> {
+pub fn authenticate(
+    model: &Model,
+    credential: &str,
+    now: DateTime<Utc>,
+) -> Result<Caller, ApiError> {
     if let Some(token) = model.tokens.get(credential) {
         if token.revoked || token.expires_at <= now {
             return Err(ApiError::bad_credentials());
@@ -195,8 +213,16 @@ fn level(value: &str) -> u8 {
 
 /// The (permission, level) a REST request needs, from its path and method.
 pub fn needed_permission(rest_of_repo_path: &str, method: &str) -> (&'static str, &'static str) {
-    let write = if method == "GET" || method == "HEAD" { "read" } else { "write" };
-    let first = rest_of_repo_path.trim_start_matches('/').split('/').next().unwrap_or_default();
+    let write = if method == "GET" || method == "HEAD" {
+        "read"
+    } else {
+        "write"
+    };
+    let first = rest_of_repo_path
+        .trim_start_matches('/')
+        .split('/')
+        .next()
+        .unwrap_or_default();
     let category = match first {
         "issues" => "issues",
         "pulls" => "pull_requests",
@@ -217,7 +243,12 @@ pub fn needed_permission(rest_of_repo_path: &str, method: &str) -> (&'static str
 /// Checks that a token may use `repo` with `permission` at `needed` level.
 ///
 /// Like GitHub: a repository outside the token's reach is 404, a missing grant 403.
-pub fn authorize_repo(token: &Token, repo: &Repo, permission: &str, needed: &str) -> Result<(), ApiError> {
+pub fn authorize_repo(
+    token: &Token,
+    repo: &Repo,
+    permission: &str,
+    needed: &str,
+) -> Result<(), ApiError> {
     let full = repo.full_name().to_ascii_lowercase();
     if let Some(repos) = &token.repos {
         if !repos.iter().any(|r| r.eq_ignore_ascii_case(&full)) {
@@ -229,7 +260,11 @@ pub fn authorize_repo(token: &Token, repo: &Repo, permission: &str, needed: &str
     }
     let granted = match token.kind {
         super::model::TokenKind::User => {
-            let role = repo.roles.get(&token.login).map(String::as_str).unwrap_or("");
+            let role = repo
+                .roles
+                .get(&token.login)
+                .map(String::as_str)
+                .unwrap_or("");
             if matches!(role, "" | "none") && repo.private {
                 return Err(ApiError::not_found());
             }
@@ -240,7 +275,11 @@ pub fn authorize_repo(token: &Token, repo: &Repo, permission: &str, needed: &str
                 _ => "read",
             }
         }
-        _ => token.permissions.get(permission).map(String::as_str).unwrap_or(""),
+        _ => token
+            .permissions
+            .get(permission)
+            .map(String::as_str)
+            .unwrap_or(""),
     };
     if level(granted) < level(needed) {
         return Err(ApiError::forbidden_integration());
@@ -253,23 +292,32 @@ pub fn narrow_permissions(
     granted: &BTreeMap<String, String>,
     requested: Option<&serde_json::Map<String, Value>>,
 ) -> Result<BTreeMap<String, String>, ApiError> {
-    let Some(requested) = requested else { return Ok(granted.clone()) };
+    let Some(requested) = requested else {
+        return Ok(granted.clone());
+    };
     let mut out = BTreeMap::new();
     for (name, value) in requested {
         let want = value.as_str().unwrap_or_default();
         let have = granted.get(name).map(String::as_str).unwrap_or("");
         if level(want) == 0 || level(want) > level(have) {
-            return Err(ApiError::unprocessable("The permissions requested are not granted to this installation."));
+            return Err(ApiError::unprocessable(
+                "The permissions requested are not granted to this installation.",
+            ));
         }
         out.insert(name.clone(), want.to_string());
     }
-    out.entry("metadata".into()).or_insert_with(|| "read".into());
+    out.entry("metadata".into())
+        .or_insert_with(|| "read".into());
     Ok(out)
 }
 
 /// A new counter for a one-hour window starting now.
 pub fn rate_counter(limit: u64, now: DateTime<Utc>) -> RateCounter {
-    RateCounter { limit, used: 0, reset: (now + Duration::hours(1)).timestamp() }
+    RateCounter {
+        limit,
+        used: 0,
+        reset: (now + Duration::hours(1)).timestamp(),
+    }
 }
 
 /// Default grant of a fresh installation: what Navin needs.

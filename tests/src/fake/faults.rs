@@ -29,7 +29,11 @@ pub fn path_matches(pattern: &str, path: &str) -> bool {
 #[derive(Debug, Clone)]
 pub enum FaultAction {
     /// Answer with this status, headers and JSON body.
-    Respond { status: u16, headers: Vec<(String, String)>, body: Value },
+    Respond {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Value,
+    },
     /// Wait, then handle the request normally.
     Delay(Duration),
 }
@@ -50,10 +54,18 @@ impl Fault {
     /// A fault for `method` (`"*"` for any) on paths matching `pattern`. Defaults to a 500, forever.
     pub fn on(method: &str, pattern: &str) -> Fault {
         Fault {
-            method: if method == "*" { None } else { Some(method.to_ascii_uppercase()) },
+            method: if method == "*" {
+                None
+            } else {
+                Some(method.to_ascii_uppercase())
+            },
             pattern: pattern.to_string(),
             remaining: None,
-            action: FaultAction::Respond { status: 500, headers: vec![], body: error_body(500, "Server Error") },
+            action: FaultAction::Respond {
+                status: 500,
+                headers: vec![],
+                body: error_body(500, "Server Error"),
+            },
             hits: 0,
         }
     }
@@ -78,7 +90,11 @@ impl Fault {
             503 => "Service Unavailable",
             _ => "Server Error",
         };
-        self.action = FaultAction::Respond { status, headers: vec![], body: error_body(status, message) };
+        self.action = FaultAction::Respond {
+            status,
+            headers: vec![],
+            body: error_body(status, message),
+        };
         self
     }
 
@@ -124,7 +140,10 @@ impl Fault {
     pub fn respond(mut self, status: u16, headers: &[(&str, &str)], body: Value) -> Fault {
         self.action = FaultAction::Respond {
             status,
-            headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             body,
         };
         self
@@ -138,7 +157,10 @@ impl Fault {
 
     pub(crate) fn matches(&self, method: &str, path: &str) -> bool {
         self.remaining != Some(0)
-            && self.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
+            && self
+                .method
+                .as_deref()
+                .is_none_or(|m| m.eq_ignore_ascii_case(method))
             && path_matches(&self.pattern, path)
     }
 }

@@ -20,19 +20,31 @@ pub enum GitError {
 }
 
 fn open(path: &Path) -> Result<Repository, GitError> {
-    Repository::open_bare(path).map_err(|source| GitError::Repo { path: path.to_path_buf(), source })
+    Repository::open_bare(path).map_err(|source| GitError::Repo {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn wrap(path: &Path) -> impl Fn(git2::Error) -> GitError + '_ {
-    move |source| GitError::Repo { path: path.to_path_buf(), source }
+    move |source| GitError::Repo {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// Creates a bare repository whose `default_branch` holds one commit with `README.md`.
 pub fn init_bare(path: &Path, default_branch: &str, readme: &str) -> Result<String, GitError> {
     let repo = Repository::init_bare(path).map_err(wrap(path))?;
-    repo.set_head(&format!("refs/heads/{default_branch}")).map_err(wrap(path))?;
+    repo.set_head(&format!("refs/heads/{default_branch}"))
+        .map_err(wrap(path))?;
     drop(repo);
-    commit_files(path, default_branch, &[("README.md", Some(readme.as_bytes()))], "Initial commit")
+    commit_files(
+        path,
+        default_branch,
+        &[("README.md", Some(readme.as_bytes()))],
+        "Initial commit",
+    )
 }
 
 /// Commits file changes on `branch` (created if missing); `None` content deletes the path.
@@ -44,7 +56,10 @@ pub fn commit_files(
 ) -> Result<String, GitError> {
     let repo = open(path)?;
     let refname = format!("refs/heads/{branch}");
-    let parent = repo.find_reference(&refname).ok().and_then(|r| r.peel_to_commit().ok());
+    let parent = repo
+        .find_reference(&refname)
+        .ok()
+        .and_then(|r| r.peel_to_commit().ok());
     let mut index = git2::Index::new().map_err(wrap(path))?;
     if let Some(parent) = &parent {
         let tree = parent.tree().map_err(wrap(path))?;
@@ -77,14 +92,20 @@ pub fn commit_files(
     let tree = repo.find_tree(tree_id).map_err(wrap(path))?;
     let sig = Signature::now("Fake GitHub", "fake@github.invalid").map_err(wrap(path))?;
     let parents: Vec<&git2::Commit> = parent.iter().collect();
-    let oid = repo.commit(Some(&refname), &sig, &sig, message, &tree, &parents).map_err(wrap(path))?;
+    let oid = repo
+        .commit(Some(&refname), &sig, &sig, message, &tree, &parents)
+        .map_err(wrap(path))?;
     Ok(oid.to_string())
 }
 
 /// Resolves a branch, tag, full ref or commit sha to a commit id.
 pub fn resolve_commit(path: &Path, rev: &str) -> Result<String, GitError> {
     let repo = open(path)?;
-    let candidates = [format!("refs/heads/{rev}"), format!("refs/tags/{rev}"), rev.to_string()];
+    let candidates = [
+        format!("refs/heads/{rev}"),
+        format!("refs/tags/{rev}"),
+        rev.to_string(),
+    ];
     for candidate in candidates {
         if let Ok(obj) = repo.revparse_single(&candidate) {
             if let Ok(commit) = obj.peel_to_commit() {
@@ -92,32 +113,47 @@ pub fn resolve_commit(path: &Path, rev: &str) -> Result<String, GitError> {
             }
         }
     }
-    Err(GitError::NotFound { what: rev.to_string(), path: path.to_path_buf() })
+    Err(GitError::NotFound {
+        what: rev.to_string(),
+        path: path.to_path_buf(),
+    })
 }
 
 /// The sha a ref (`heads/main`) points at, if it exists.
 pub fn ref_target(path: &Path, short_ref: &str) -> Result<Option<String>, GitError> {
     let repo = open(path)?;
-    let found = repo.find_reference(&format!("refs/{short_ref}")).ok().and_then(|r| r.target());
+    let found = repo
+        .find_reference(&format!("refs/{short_ref}"))
+        .ok()
+        .and_then(|r| r.target());
     Ok(found.map(|o| o.to_string()))
 }
 
 /// Moves a branch; without `force` the new commit must descend from the current tip.
-pub fn update_ref(path: &Path, short_ref: &str, sha: &str, force: bool) -> Result<UpdateOutcome, GitError> {
+pub fn update_ref(
+    path: &Path,
+    short_ref: &str,
+    sha: &str,
+    force: bool,
+) -> Result<UpdateOutcome, GitError> {
     let repo = open(path)?;
     let refname = format!("refs/{short_ref}");
-    let Ok(new) = Oid::from_str(sha) else { return Ok(UpdateOutcome::UnknownObject) };
+    let Ok(new) = Oid::from_str(sha) else {
+        return Ok(UpdateOutcome::UnknownObject);
+    };
     if repo.find_commit(new).is_err() {
         return Ok(UpdateOutcome::UnknownObject);
     }
     let Some(current) = repo.find_reference(&refname).ok().and_then(|r| r.target()) else {
         return Ok(UpdateOutcome::NoSuchRef);
     };
-    let fast_forward = current == new || repo.graph_descendant_of(new, current).map_err(wrap(path))?;
+    let fast_forward =
+        current == new || repo.graph_descendant_of(new, current).map_err(wrap(path))?;
     if !fast_forward && !force {
         return Ok(UpdateOutcome::NotFastForward);
     }
-    repo.reference_matching(&refname, new, true, current, "fake github: update ref").map_err(wrap(path))?;
+    repo.reference_matching(&refname, new, true, current, "fake github: update ref")
+        .map_err(wrap(path))?;
     Ok(UpdateOutcome::Updated)
 }
 
@@ -147,7 +183,10 @@ pub struct DirEntry {
 pub fn read_path(path: &Path, commit_sha: &str, file: &str) -> Result<Option<PathEntry>, GitError> {
     let repo = open(path)?;
     let oid = Oid::from_str(commit_sha).map_err(wrap(path))?;
-    let tree = repo.find_commit(oid).and_then(|c| c.tree()).map_err(wrap(path))?;
+    let tree = repo
+        .find_commit(oid)
+        .and_then(|c| c.tree())
+        .map_err(wrap(path))?;
     let trimmed = file.trim_matches('/');
     let object = if trimmed.is_empty() {
         tree.into_object()
@@ -160,16 +199,22 @@ pub fn read_path(path: &Path, commit_sha: &str, file: &str) -> Result<Option<Pat
     match object.kind() {
         Some(ObjectType::Blob) => {
             let blob = object.peel_to_blob().map_err(wrap(path))?;
-            Ok(Some(PathEntry::File { sha: blob.id().to_string(), content: blob.content().to_vec() }))
+            Ok(Some(PathEntry::File {
+                sha: blob.id().to_string(),
+                content: blob.content().to_vec(),
+            }))
         }
         Some(ObjectType::Tree) => {
             let tree = object.peel_to_tree().map_err(wrap(path))?;
             let mut entries = Vec::new();
             for entry in tree.iter() {
                 let (kind, size) = match entry.kind() {
-                    Some(ObjectType::Blob) => {
-                        ("file", repo.find_blob(entry.id()).map(|b| b.size()).unwrap_or_default())
-                    }
+                    Some(ObjectType::Blob) => (
+                        "file",
+                        repo.find_blob(entry.id())
+                            .map(|b| b.size())
+                            .unwrap_or_default(),
+                    ),
                     _ => ("dir", 0),
                 };
                 entries.push(DirEntry {
@@ -196,7 +241,11 @@ pub struct TreeItem {
 }
 
 /// Lists a tree (a tree sha, or a commit-ish that peels to one), optionally recursively.
-pub fn list_tree(path: &Path, rev: &str, recursive: bool) -> Result<Option<(String, Vec<TreeItem>)>, GitError> {
+pub fn list_tree(
+    path: &Path,
+    rev: &str,
+    recursive: bool,
+) -> Result<Option<(String, Vec<TreeItem>)>, GitError> {
     let repo = open(path)?;
     let tree = match repo.revparse_single(rev).and_then(|o| o.peel_to_tree()) {
         Ok(tree) => tree,
@@ -210,7 +259,11 @@ pub fn list_tree(path: &Path, rev: &str, recursive: bool) -> Result<Option<(Stri
             Some(ObjectType::Commit) => "commit",
             _ => "blob",
         };
-        let size = if kind == "blob" { repo.find_blob(entry.id()).ok().map(|b| b.size()) } else { None };
+        let size = if kind == "blob" {
+            repo.find_blob(entry.id()).ok().map(|b| b.size())
+        } else {
+            None
+        };
         items.push(TreeItem {
             path: format!("{dir}{}", entry.name().unwrap_or_default()),
             mode: format!("{:06o}", entry.filemode()),
@@ -227,14 +280,19 @@ pub fn list_tree(path: &Path, rev: &str, recursive: bool) -> Result<Option<(Stri
     .map_err(|e| walk_err = Some(e))
     .ok();
     if let Some(e) = walk_err {
-        return Err(GitError::Repo { path: path.to_path_buf(), source: e });
+        return Err(GitError::Repo {
+            path: path.to_path_buf(),
+            source: e,
+        });
     }
     Ok(Some((tree.id().to_string(), items)))
 }
 
 pub fn read_blob(path: &Path, sha: &str) -> Result<Option<Vec<u8>>, GitError> {
     let repo = open(path)?;
-    let Ok(oid) = Oid::from_str(sha) else { return Ok(None) };
+    let Ok(oid) = Oid::from_str(sha) else {
+        return Ok(None);
+    };
     Ok(repo.find_blob(oid).ok().map(|b| b.content().to_vec()))
 }
 
@@ -252,7 +310,9 @@ pub struct CommitInfo {
 
 pub fn read_commit(path: &Path, rev: &str) -> Result<Option<CommitInfo>, GitError> {
     let repo = open(path)?;
-    let Ok(commit) = repo.revparse_single(rev).and_then(|o| o.peel_to_commit()) else { return Ok(None) };
+    let Ok(commit) = repo.revparse_single(rev).and_then(|o| o.peel_to_commit()) else {
+        return Ok(None);
+    };
     let author = commit.author();
     Ok(Some(CommitInfo {
         sha: commit.id().to_string(),
@@ -306,25 +366,44 @@ pub async fn http_backend(
     }
     for (name, value) in headers {
         if let Ok(value) = value.to_str() {
-            let key = format!("HTTP_{}", name.as_str().to_ascii_uppercase().replace('-', "_"));
+            let key = format!(
+                "HTTP_{}",
+                name.as_str().to_ascii_uppercase().replace('-', "_")
+            );
             if key != "HTTP_AUTHORIZATION" && key != "HTTP_PROXY" {
                 cmd.env(key, value);
             }
         }
     }
-    let mut child = cmd.spawn().map_err(|e| GitError::Backend(format!("spawn git http-backend: {e}")))?;
-    let mut stdin = child.stdin.take().ok_or_else(|| GitError::Backend("no stdin".into()))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| GitError::Backend(format!("spawn git http-backend: {e}")))?;
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| GitError::Backend("no stdin".into()))?;
     let writer = tokio::spawn(async move {
         let _ = stdin.write_all(&body).await;
         drop(stdin);
     });
-    let mut stdout = child.stdout.take().ok_or_else(|| GitError::Backend("no stdout".into()))?;
+    let mut stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| GitError::Backend("no stdout".into()))?;
     let mut out = Vec::new();
-    stdout.read_to_end(&mut out).await.map_err(|e| GitError::Backend(format!("read output: {e}")))?;
+    stdout
+        .read_to_end(&mut out)
+        .await
+        .map_err(|e| GitError::Backend(format!("read output: {e}")))?;
     let _ = writer.await;
-    let output = child.wait_with_output().await.map_err(|e| GitError::Backend(format!("wait: {e}")))?;
+    let output = child
+        .wait_with_output()
+        .await
+        .map_err(|e| GitError::Backend(format!("wait: {e}")))?;
     if out.is_empty() && !output.status.success() {
-        return Err(GitError::Backend(String::from_utf8_lossy(&output.stderr).into_owned()));
+        return Err(GitError::Backend(
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        ));
     }
     parse_cgi(&out)
 }
@@ -341,14 +420,22 @@ fn parse_cgi(out: &[u8]) -> Result<Response<Body>, GitError> {
     let body = out[split.0 + split.1..].to_vec();
     let mut builder = Response::builder().status(StatusCode::OK);
     for line in head.lines() {
-        let Some((name, value)) = line.split_once(':') else { continue };
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
         let value = value.trim();
         if name.eq_ignore_ascii_case("status") {
-            let code = value.split_whitespace().next().and_then(|c| c.parse::<u16>().ok()).unwrap_or(500);
+            let code = value
+                .split_whitespace()
+                .next()
+                .and_then(|c| c.parse::<u16>().ok())
+                .unwrap_or(500);
             builder = builder.status(code);
         } else {
             builder = builder.header(name.trim(), value);
         }
     }
-    builder.body(Body::from(body)).map_err(|e| GitError::Backend(format!("bad CGI header: {e}")))
+    builder
+        .body(Body::from(body))
+        .map_err(|e| GitError::Backend(format!("bad CGI header: {e}")))
 }

@@ -8,8 +8,9 @@ use serde_json::{json, Value};
 use super::auth::{self, default_installation_permissions, new_token, rate_counter};
 use super::git;
 use super::model::{
-    repo_key, BotComment, CheckRun, Comment, Dispatch, HookDelivery, Installation, Issue, Pull, PullFile, Repo,
-    Review, Token, TokenFormat, TokenKind, UserKind, Workflow, WorkflowRun, GITHUB_ACTIONS_APP_ID,
+    repo_key, BotComment, CheckRun, Comment, Dispatch, HookDelivery, Installation, Issue, Pull,
+    PullFile, Repo, Review, Token, TokenFormat, TokenKind, UserKind, Workflow, WorkflowRun,
+    GITHUB_ACTIONS_APP_ID,
 };
 use super::FakeGitHub;
 
@@ -146,7 +147,13 @@ impl FakeGitHub {
         self.create_repo_with(owner, name, "main", false)
     }
 
-    pub fn create_repo_with(&self, owner: &str, name: &str, default_branch: &str, private: bool) -> String {
+    pub fn create_repo_with(
+        &self,
+        owner: &str,
+        name: &str,
+        default_branch: &str,
+        private: bool,
+    ) -> String {
         let git_dir = self.inner.git_root.join(owner).join(format!("{name}.git"));
         let sha = git::init_bare(&git_dir, default_branch, &format!("# {name}\n"))
             .unwrap_or_else(|e| fail("create repository", e));
@@ -182,12 +189,26 @@ impl FakeGitHub {
     }
 
     pub fn repo_id(&self, owner: &str, repo: &str) -> u64 {
-        self.inner.model().repo(owner, repo).map(|r| r.id).unwrap_or_else(|| fail("unknown repository", repo))
+        self.inner
+            .model()
+            .repo(owner, repo)
+            .map(|r| r.id)
+            .unwrap_or_else(|| fail("unknown repository", repo))
     }
 
     /// Commits files on `branch` (created if missing) in the real bare repository; returns the sha.
-    pub fn commit_files(&self, owner: &str, repo: &str, branch: &str, files: &[(&str, &str)], message: &str) -> String {
-        let changes: Vec<(&str, Option<&[u8]>)> = files.iter().map(|(p, c)| (*p, Some(c.as_bytes()))).collect();
+    pub fn commit_files(
+        &self,
+        owner: &str,
+        repo: &str,
+        branch: &str,
+        files: &[(&str, &str)],
+        message: &str,
+    ) -> String {
+        let changes: Vec<(&str, Option<&[u8]>)> = files
+            .iter()
+            .map(|(p, c)| (*p, Some(c.as_bytes())))
+            .collect();
         git::commit_files(&self.git_dir(owner, repo), branch, &changes, message)
             .unwrap_or_else(|e| fail("commit files", e))
     }
@@ -199,14 +220,21 @@ impl FakeGitHub {
         let repo_handle = git2::Repository::open_bare(&dir).unwrap_or_else(|e| fail("open", e));
         let oid = git2::Oid::from_str(&sha).unwrap_or_else(|e| fail("oid", e));
         repo_handle
-            .reference(&format!("refs/heads/{branch}"), oid, true, "fake github: create branch")
+            .reference(
+                &format!("refs/heads/{branch}"),
+                oid,
+                true,
+                "fake github: create branch",
+            )
             .unwrap_or_else(|e| fail("create branch", e));
         sha
     }
 
     /// Tip of a branch, or `None` when it does not exist.
     pub fn branch_sha(&self, owner: &str, repo: &str, branch: &str) -> Option<String> {
-        git::ref_target(&self.git_dir(owner, repo), &format!("heads/{branch}")).ok().flatten()
+        git::ref_target(&self.git_dir(owner, repo), &format!("heads/{branch}"))
+            .ok()
+            .flatten()
     }
 
     /// A file's text at a ref (branch, tag or sha), or `None`.
@@ -214,7 +242,9 @@ impl FakeGitHub {
         let dir = self.git_dir(owner, repo);
         let sha = git::resolve_commit(&dir, git_ref).ok()?;
         match git::read_path(&dir, &sha, path).ok()?? {
-            git::PathEntry::File { content, .. } => Some(String::from_utf8_lossy(&content).into_owned()),
+            git::PathEntry::File { content, .. } => {
+                Some(String::from_utf8_lossy(&content).into_owned())
+            }
             git::PathEntry::Dir(_) => None,
         }
     }
@@ -263,7 +293,9 @@ impl FakeGitHub {
     pub fn set_role(&self, owner: &str, repo: &str, login: &str, role: &str) {
         let mut model = self.inner.model();
         model.user(login);
-        let Some(r) = model.repo_mut(owner, repo) else { fail("unknown repository", repo) };
+        let Some(r) = model.repo_mut(owner, repo) else {
+            fail("unknown repository", repo)
+        };
         r.roles.insert(login.into(), role.into());
     }
 
@@ -273,14 +305,22 @@ impl FakeGitHub {
     }
 
     /// As `create_installation`, with an explicit grant (`[("issues", "write"), ...]`); empty = default.
-    pub fn create_installation_with(&self, account: &str, repos: &[&str], permissions: &[(&str, &str)]) -> u64 {
+    pub fn create_installation_with(
+        &self,
+        account: &str,
+        repos: &[&str],
+        permissions: &[(&str, &str)],
+    ) -> u64 {
         let mut model = self.inner.model();
         model.user(account);
         let id = model.next_id();
         let permissions = if permissions.is_empty() {
             default_installation_permissions()
         } else {
-            permissions.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+            permissions
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
         };
         model.installations.insert(
             id,
@@ -322,9 +362,13 @@ impl FakeGitHub {
     pub fn actions_token(&self, owner: &str, repo: &str, permissions: &[(&str, &str)]) -> String {
         let mut model = self.inner.model();
         let token = new_token("ghs", TokenFormat::Classic, GITHUB_ACTIONS_APP_ID);
-        let mut perms: BTreeMap<String, String> =
-            permissions.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        perms.entry("metadata".into()).or_insert_with(|| "read".into());
+        let mut perms: BTreeMap<String, String> = permissions
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        perms
+            .entry("metadata".into())
+            .or_insert_with(|| "read".into());
         let record = Token {
             token: token.clone(),
             kind: TokenKind::Actions,
@@ -386,11 +430,20 @@ impl FakeGitHub {
 
     // ---- issues, pulls, comments, reviews ----------------------------------
 
-    pub fn create_issue(&self, owner: &str, repo: &str, title: &str, body: &str, author: &str) -> u64 {
+    pub fn create_issue(
+        &self,
+        owner: &str,
+        repo: &str,
+        title: &str,
+        body: &str,
+        author: &str,
+    ) -> u64 {
         let mut model = self.inner.model();
         model.user(author);
         let id = model.next_id();
-        let Some(r) = model.repo_mut(owner, repo) else { fail("unknown repository", repo) };
+        let Some(r) = model.repo_mut(owner, repo) else {
+            fail("unknown repository", repo)
+        };
         let number = r.next_number;
         r.next_number += 1;
         let now = Utc::now();
@@ -416,9 +469,15 @@ impl FakeGitHub {
     /// Opens a pull request; unless `head_sha` is given its files are committed on `head_ref`.
     pub fn create_pull(&self, owner: &str, repo: &str, spec: PullSpec) -> u64 {
         let dir = self.git_dir(owner, repo);
-        let default_branch = self.inner.model().repo(owner, repo).map(|r| r.default_branch.clone()).unwrap_or_default();
+        let default_branch = self
+            .inner
+            .model()
+            .repo(owner, repo)
+            .map(|r| r.default_branch.clone())
+            .unwrap_or_default();
         let base_ref = spec.base_ref.clone().unwrap_or(default_branch);
-        let base_sha = git::resolve_commit(&dir, &base_ref).unwrap_or_else(|e| fail("resolve base", e));
+        let base_sha =
+            git::resolve_commit(&dir, &base_ref).unwrap_or_else(|e| fail("resolve base", e));
         let mut files = Vec::new();
         for (path, content) in &spec.files {
             let existed = matches!(git::read_path(&dir, &base_sha, path), Ok(Some(_)));
@@ -427,14 +486,23 @@ impl FakeGitHub {
                 (Some(_), true) => "modified",
                 (Some(_), false) => "added",
             };
-            let lines = content.as_deref().map(|c| c.lines().count() as u64).unwrap_or(0);
+            let lines = content
+                .as_deref()
+                .map(|c| c.lines().count() as u64)
+                .unwrap_or(0);
             files.push(PullFile {
                 filename: path.clone(),
                 status: status.into(),
                 additions: lines,
                 deletions: if content.is_none() { 1 } else { 0 },
                 patch: content.as_deref().map(|c| {
-                    format!("@@ -0,0 +1,{lines} @@\n{}", c.lines().map(|l| format!("+{l}")).collect::<Vec<_>>().join("\n"))
+                    format!(
+                        "@@ -0,0 +1,{lines} @@\n{}",
+                        c.lines()
+                            .map(|l| format!("+{l}"))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    )
                 }),
             });
         }
@@ -444,10 +512,14 @@ impl FakeGitHub {
                 if self.branch_sha(owner, repo, &spec.head_ref).is_none() {
                     self.create_branch(owner, repo, &spec.head_ref, &base_sha);
                 }
-                let changes: Vec<(&str, Option<&[u8]>)> =
-                    spec.files.iter().map(|(p, c)| (p.as_str(), c.as_deref().map(str::as_bytes))).collect();
+                let changes: Vec<(&str, Option<&[u8]>)> = spec
+                    .files
+                    .iter()
+                    .map(|(p, c)| (p.as_str(), c.as_deref().map(str::as_bytes)))
+                    .collect();
                 if changes.is_empty() {
-                    self.branch_sha(owner, repo, &spec.head_ref).unwrap_or_else(|| base_sha.clone())
+                    self.branch_sha(owner, repo, &spec.head_ref)
+                        .unwrap_or_else(|| base_sha.clone())
                 } else {
                     git::commit_files(&dir, &spec.head_ref, &changes, &spec.title)
                         .unwrap_or_else(|e| fail("commit PR files", e))
@@ -458,7 +530,9 @@ impl FakeGitHub {
         model.user(&spec.author);
         let issue_id = model.next_id();
         let pull_id = model.next_id();
-        let Some(r) = model.repo_mut(owner, repo) else { fail("unknown repository", repo) };
+        let Some(r) = model.repo_mut(owner, repo) else {
+            fail("unknown repository", repo)
+        };
         let number = r.next_number;
         r.next_number += 1;
         let now = Utc::now();
@@ -492,7 +566,14 @@ impl FakeGitHub {
     }
 
     /// Pushes new files to a PR's head branch (a `synchronize`); returns the new head sha.
-    pub fn push_to_pull(&self, owner: &str, repo: &str, number: u64, files: &[(&str, &str)], message: &str) -> String {
+    pub fn push_to_pull(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        files: &[(&str, &str)],
+        message: &str,
+    ) -> String {
         let head_ref = self.pull(owner, repo, number).head_ref;
         let sha = self.commit_files(owner, repo, &head_ref, files, message);
         self.set_pull_head(owner, repo, number, &sha);
@@ -501,13 +582,19 @@ impl FakeGitHub {
 
     pub fn set_pull_head(&self, owner: &str, repo: &str, number: u64, sha: &str) {
         let mut model = self.inner.model();
-        if let Some(pull) = model.repo_mut(owner, repo).and_then(|r| r.issues.get_mut(&number)).and_then(|i| i.pull.as_mut()) {
+        if let Some(pull) = model
+            .repo_mut(owner, repo)
+            .and_then(|r| r.issues.get_mut(&number))
+            .and_then(|i| i.pull.as_mut())
+        {
             pull.head_sha = sha.into();
         }
     }
 
     pub fn pull(&self, owner: &str, repo: &str, number: u64) -> Pull {
-        self.issue(owner, repo, number).pull.unwrap_or_else(|| fail("not a pull request", number))
+        self.issue(owner, repo, number)
+            .pull
+            .unwrap_or_else(|| fail("not a pull request", number))
     }
 
     pub fn issue(&self, owner: &str, repo: &str, number: u64) -> Issue {
@@ -521,7 +608,10 @@ impl FakeGitHub {
     /// Closes an issue or PR (`merged` also sets `merged_at` on a PR).
     pub fn close(&self, owner: &str, repo: &str, number: u64, merged: bool) {
         let mut model = self.inner.model();
-        if let Some(issue) = model.repo_mut(owner, repo).and_then(|r| r.issues.get_mut(&number)) {
+        if let Some(issue) = model
+            .repo_mut(owner, repo)
+            .and_then(|r| r.issues.get_mut(&number))
+        {
             let now = Utc::now();
             issue.state = "closed".into();
             issue.closed_at = Some(now);
@@ -533,11 +623,21 @@ impl FakeGitHub {
     }
 
     /// A comment written by a person (not the bot); returns its id.
-    pub fn add_comment(&self, owner: &str, repo: &str, issue: u64, author: &str, body: &str) -> u64 {
+    pub fn add_comment(
+        &self,
+        owner: &str,
+        repo: &str,
+        issue: u64,
+        author: &str,
+        body: &str,
+    ) -> u64 {
         let mut model = self.inner.model();
         model.user(author);
         let id = model.next_id();
-        let full = model.repo(owner, repo).map(Repo::full_name).unwrap_or_else(|| fail("unknown repository", repo));
+        let full = model
+            .repo(owner, repo)
+            .map(Repo::full_name)
+            .unwrap_or_else(|| fail("unknown repository", repo));
         let now = Utc::now();
         model.comments.insert(
             id,
@@ -573,7 +673,9 @@ impl FakeGitHub {
 
     /// Reaction contents on a comment, in order (`["+1", "eyes"]`).
     pub fn reactions(&self, comment_id: u64) -> Vec<String> {
-        self.comment(comment_id).map(|c| c.reactions.iter().map(|r| r.content.clone()).collect()).unwrap_or_default()
+        self.comment(comment_id)
+            .map(|c| c.reactions.iter().map(|r| r.content.clone()).collect())
+            .unwrap_or_default()
     }
 
     /// Comments the bot created through the API, in order.
@@ -587,11 +689,22 @@ impl FakeGitHub {
     }
 
     /// Seeds a review; `state` may be webhook (`approved`) or REST (`APPROVED`) spelling.
-    pub fn add_review(&self, owner: &str, repo: &str, number: u64, reviewer: &str, state: &str, commit_id: &str) -> u64 {
+    pub fn add_review(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        reviewer: &str,
+        state: &str,
+        commit_id: &str,
+    ) -> u64 {
         let mut model = self.inner.model();
         model.user(reviewer);
         let id = model.next_id();
-        let full = model.repo(owner, repo).map(Repo::full_name).unwrap_or_else(|| fail("unknown repository", repo));
+        let full = model
+            .repo(owner, repo)
+            .map(Repo::full_name)
+            .unwrap_or_else(|| fail("unknown repository", repo));
         model.reviews.insert(
             id,
             Review {
@@ -623,7 +736,10 @@ impl FakeGitHub {
 
     pub fn add_check_run(&self, owner: &str, repo: &str, spec: CheckRunSpec) -> u64 {
         let mut model = self.inner.model();
-        let full = model.repo(owner, repo).map(Repo::full_name).unwrap_or_else(|| fail("unknown repository", repo));
+        let full = model
+            .repo(owner, repo)
+            .map(Repo::full_name)
+            .unwrap_or_else(|| fail("unknown repository", repo));
         let suite = model.suite_for(&full, &spec.head_sha, spec.app_id, spec.head_branch.clone());
         let id = model.next_id();
         model.check_runs.insert(
@@ -650,7 +766,13 @@ impl FakeGitHub {
 
     pub fn check_runs(&self, owner: &str, repo: &str) -> Vec<CheckRun> {
         let full = format!("{owner}/{repo}");
-        self.inner.model().check_runs.values().filter(|r| r.repo.eq_ignore_ascii_case(&full)).cloned().collect()
+        self.inner
+            .model()
+            .check_runs
+            .values()
+            .filter(|r| r.repo.eq_ignore_ascii_case(&full))
+            .cloned()
+            .collect()
     }
 
     pub fn check_run(&self, id: u64) -> Option<CheckRun> {
@@ -661,21 +783,47 @@ impl FakeGitHub {
     pub fn add_workflow(&self, owner: &str, repo: &str, file: &str, name: &str) -> u64 {
         let mut model = self.inner.model();
         let id = model.next_id();
-        let Some(r) = model.repo_mut(owner, repo) else { fail("unknown repository", repo) };
-        r.workflows.insert(file.into(), Workflow { id, file: file.into(), name: name.into() });
+        let Some(r) = model.repo_mut(owner, repo) else {
+            fail("unknown repository", repo)
+        };
+        r.workflows.insert(
+            file.into(),
+            Workflow {
+                id,
+                file: file.into(),
+                name: name.into(),
+            },
+        );
         id
     }
 
     /// Seeds a completed workflow run; returns its id.
-    pub fn add_workflow_run(&self, owner: &str, repo: &str, workflow_file: &str, head_sha: &str, conclusion: &str) -> u64 {
+    pub fn add_workflow_run(
+        &self,
+        owner: &str,
+        repo: &str,
+        workflow_file: &str,
+        head_sha: &str,
+        conclusion: &str,
+    ) -> u64 {
         let mut model = self.inner.model();
         let id = model.next_id();
-        let Some(r) = model.repo(owner, repo) else { fail("unknown repository", repo) };
+        let Some(r) = model.repo(owner, repo) else {
+            fail("unknown repository", repo)
+        };
         let full = r.full_name();
         let branch = r.default_branch.clone();
-        let (workflow_id, name) =
-            r.workflows.get(workflow_file).map(|w| (w.id, w.name.clone())).unwrap_or((0, workflow_file.to_string()));
-        let number = model.workflow_runs.values().filter(|w| w.repo == full).count() as u64 + 1;
+        let (workflow_id, name) = r
+            .workflows
+            .get(workflow_file)
+            .map(|w| (w.id, w.name.clone()))
+            .unwrap_or((0, workflow_file.to_string()));
+        let number = model
+            .workflow_runs
+            .values()
+            .filter(|w| w.repo == full)
+            .count() as u64
+            + 1;
         let now = Utc::now();
         model.workflow_runs.insert(
             id,
@@ -704,7 +852,13 @@ impl FakeGitHub {
     // ---- webhook deliveries (App hook log) ---------------------------------
 
     /// Records a delivery attempt as GitHub's hook log would list it; returns its id.
-    pub fn record_delivery(&self, guid: &str, event: &str, action: Option<&str>, status_code: u16) -> u64 {
+    pub fn record_delivery(
+        &self,
+        guid: &str,
+        event: &str,
+        action: Option<&str>,
+        status_code: u16,
+    ) -> u64 {
         let mut model = self.inner.model();
         let id = model.next_id();
         model.deliveries.push(HookDelivery {
@@ -713,7 +867,11 @@ impl FakeGitHub {
             delivered_at: Utc::now(),
             redelivery: false,
             duration: 0.1,
-            status: if (200..300).contains(&status_code) { "OK".into() } else { format!("Invalid HTTP Response: {status_code}") },
+            status: if (200..300).contains(&status_code) {
+                "OK".into()
+            } else {
+                format!("Invalid HTTP Response: {status_code}")
+            },
             status_code,
             event: event.into(),
             action: action.map(str::to_string),
@@ -731,8 +889,14 @@ impl FakeGitHub {
     /// Escape hatch for payload-level checks: the JSON a route would render for an issue.
     pub fn issue_json(&self, owner: &str, repo: &str, number: u64) -> Value {
         let model = self.inner.model();
-        let renderer = super::render::Renderer { base: &self.inner.base_url, model: &model };
-        match model.repo(owner, repo).and_then(|r| r.issues.get(&number).map(|i| (r, i))) {
+        let renderer = super::render::Renderer {
+            base: &self.inner.base_url,
+            model: &model,
+        };
+        match model
+            .repo(owner, repo)
+            .and_then(|r| r.issues.get(&number).map(|i| (r, i)))
+        {
             Some((r, i)) => renderer.issue(r, i),
             None => Value::Null,
         }

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
@@ -13,13 +13,18 @@ const DOCS: &str = "https://docs.github.com/rest";
 pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
-    pub errors: Option<Value>,
-    pub headers: HeaderMap,
+    pub errors: Option<Box<Value>>,
+    pub headers: Vec<(&'static str, String)>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        ApiError { status, message: message.into(), errors: None, headers: HeaderMap::new() }
+        ApiError {
+            status,
+            message: message.into(),
+            errors: None,
+            headers: Vec::new(),
+        }
     }
 
     pub fn not_found() -> Self {
@@ -31,13 +36,18 @@ impl ApiError {
     }
 
     pub fn forbidden_integration() -> Self {
-        Self::new(StatusCode::FORBIDDEN, "Resource not accessible by integration")
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "Resource not accessible by integration",
+        )
     }
 
     /// 422 with one `errors[]` entry, as GitHub reports a bad field.
     pub fn validation(resource: &str, field: &str, code: &str) -> Self {
         let mut err = Self::new(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
-        err.errors = Some(json!([{ "resource": resource, "field": field, "code": code }]));
+        err.errors = Some(Box::new(
+            json!([{ "resource": resource, "field": field, "code": code }]),
+        ));
         err
     }
 
@@ -52,7 +62,7 @@ impl ApiError {
             "status": self.status.as_u16().to_string(),
         });
         if let Some(errors) = &self.errors {
-            body["errors"] = errors.clone();
+            body["errors"] = (**errors).clone();
         }
         body
     }
@@ -62,7 +72,11 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = self.body();
         let mut response = (self.status, axum::Json(body)).into_response();
-        response.headers_mut().extend(self.headers);
+        for (name, value) in self.headers {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                response.headers_mut().insert(name, value);
+            }
+        }
         response
     }
 }
@@ -86,7 +100,8 @@ pub fn parse_body(bytes: &[u8]) -> Result<Value, ApiError> {
     if bytes.is_empty() {
         return Ok(json!({}));
     }
-    serde_json::from_slice(bytes).map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "Problems parsing JSON"))
+    serde_json::from_slice(bytes)
+        .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "Problems parsing JSON"))
 }
 
 pub fn str_field<'a>(body: &'a Value, field: &str) -> Option<&'a str> {
@@ -95,7 +110,11 @@ pub fn str_field<'a>(body: &'a Value, field: &str) -> Option<&'a str> {
 
 /// `page`/`per_page` as GitHub reads them (defaults 1 and 30, per_page capped at 100).
 pub fn page_params(query: &HashMap<String, String>) -> (usize, usize) {
-    let page = query.get("page").and_then(|p| p.parse().ok()).filter(|p| *p >= 1).unwrap_or(1);
+    let page = query
+        .get("page")
+        .and_then(|p| p.parse().ok())
+        .filter(|p| *p >= 1)
+        .unwrap_or(1);
     let per_page = query
         .get("per_page")
         .and_then(|p| p.parse().ok())
@@ -114,14 +133,24 @@ pub fn paginate(
     let (page, per_page) = page_params(query);
     let total = items.len();
     let last = total.div_ceil(per_page).max(1);
-    let slice: Vec<Value> = items.into_iter().skip((page - 1) * per_page).take(per_page).collect();
+    let slice: Vec<Value> = items
+        .into_iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .collect();
     let link_to = |p: usize| {
-        let mut pairs: Vec<(String, String)> =
-            query.iter().filter(|(k, _)| *k != "page" && *k != "per_page").map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut pairs: Vec<(String, String)> = query
+            .iter()
+            .filter(|(k, _)| *k != "page" && *k != "per_page")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         pairs.sort();
         pairs.push(("per_page".into(), per_page.to_string()));
         pairs.push(("page".into(), p.to_string()));
-        let qs: Vec<String> = pairs.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect();
+        let qs: Vec<String> = pairs
+            .iter()
+            .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+            .collect();
         format!("<{}?{}>", page_url, qs.join("&"))
     };
     let mut links = Vec::new();
@@ -135,7 +164,11 @@ pub fn paginate(
     if page > 1 {
         links.push(format!("{}; rel=\"first\"", link_to(1)));
     }
-    let header = if links.is_empty() { None } else { HeaderValue::from_str(&links.join(", ")).ok() };
+    let header = if links.is_empty() {
+        None
+    } else {
+        HeaderValue::from_str(&links.join(", ")).ok()
+    };
     (slice, header)
 }
 

@@ -43,14 +43,19 @@ impl LoggedRequest {
 
     /// Same method (or `*`) and a path matching `pattern` (see `faults::path_matches`).
     pub fn is(&self, method: &str, pattern: &str) -> bool {
-        (method == "*" || self.method.eq_ignore_ascii_case(method)) && path_matches(pattern, &self.path)
+        (method == "*" || self.method.eq_ignore_ascii_case(method))
+            && path_matches(pattern, &self.path)
     }
 
     pub fn query_param(&self, name: &str) -> Option<String> {
         let query = self.query.as_deref()?;
         query.split('&').find_map(|pair| {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (k == name).then(|| percent_encoding::percent_decode_str(v).decode_utf8_lossy().into_owned())
+            (k == name).then(|| {
+                percent_encoding::percent_decode_str(v)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            })
         })
     }
 }

@@ -30,8 +30,8 @@ use axum::Router;
 use chrono::Utc;
 
 pub use auth::Caller;
-pub use handle::{CheckRunSpec, PullSpec};
 pub use faults::{Fault, FaultAction, FaultId};
+pub use handle::{CheckRunSpec, PullSpec};
 pub use log::{LoggedRequest, RequestKind};
 pub use model::{BotComment, Model, TokenFormat, UserKind, GITHUB_ACTIONS_APP_ID};
 
@@ -212,32 +212,44 @@ impl FakeGitHubBuilder {
         let router = router(inner.clone());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<std::io::Result<()>>();
-        std::thread::Builder::new().name("fake-github".into()).spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-                Ok(rt) => rt,
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
-                    return;
-                }
-            };
-            runtime.block_on(async move {
-                let listener = match tokio::net::TcpListener::from_std(listener) {
-                    Ok(l) => l,
+        std::thread::Builder::new()
+            .name("fake-github".into())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
                         return;
                     }
                 };
-                let _ = ready_tx.send(Ok(()));
-                tokio::select! {
-                    _ = axum::serve(listener, router) => {}
-                    _ = rx => {}
-                }
-            });
-            runtime.shutdown_background();
-        })?;
-        ready_rx.recv().map_err(|e| std::io::Error::other(e.to_string()))??;
-        Ok(FakeGitHub { inner, _guard: Arc::new(ServerGuard(Mutex::new(Some(tx)))), key })
+                runtime.block_on(async move {
+                    let listener = match tokio::net::TcpListener::from_std(listener) {
+                        Ok(l) => l,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    let _ = ready_tx.send(Ok(()));
+                    tokio::select! {
+                        _ = axum::serve(listener, router) => {}
+                        _ = rx => {}
+                    }
+                });
+                runtime.shutdown_background();
+            })?;
+        ready_rx
+            .recv()
+            .map_err(|e| std::io::Error::other(e.to_string()))??;
+        Ok(FakeGitHub {
+            inner,
+            _guard: Arc::new(ServerGuard(Mutex::new(Some(tx)))),
+            key,
+        })
     }
 }
 
@@ -262,7 +274,9 @@ pub struct FakeGitHub {
 
 impl std::fmt::Debug for FakeGitHub {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeGitHub").field("base_url", &self.inner.base_url).finish()
+        f.debug_struct("FakeGitHub")
+            .field("base_url", &self.inner.base_url)
+            .finish()
     }
 }
 
@@ -283,17 +297,26 @@ impl FakeGitHub {
 
     /// Remote URL template with `{owner}` and `{repo}` placeholders.
     pub fn git_url_template(&self) -> String {
-        format!("{}{}/{{owner}}/{{repo}}.git", self.inner.base_url, self.inner.git_prefix)
+        format!(
+            "{}{}/{{owner}}/{{repo}}.git",
+            self.inner.base_url, self.inner.git_prefix
+        )
     }
 
     pub fn git_remote_url(&self, owner: &str, repo: &str) -> String {
-        format!("{}{}/{owner}/{repo}.git", self.inner.base_url, self.inner.git_prefix)
+        format!(
+            "{}{}/{owner}/{repo}.git",
+            self.inner.base_url, self.inner.git_prefix
+        )
     }
 
     /// Remote URL carrying `x-access-token:<token>` credentials, as Actions and Apps push.
     pub fn git_remote_url_with_token(&self, owner: &str, repo: &str, token: &str) -> String {
         let host = self.inner.base_url.trim_start_matches("http://");
-        format!("http://x-access-token:{token}@{host}{}/{owner}/{repo}.git", self.inner.git_prefix)
+        format!(
+            "http://x-access-token:{token}@{host}{}/{owner}/{repo}.git",
+            self.inner.git_prefix
+        )
     }
 
     /// The App key pair: give `private_pem` to the bot.
@@ -317,7 +340,10 @@ impl FakeGitHub {
 
     /// How many requests a fault has answered or delayed.
     pub fn fault_hits(&self, id: FaultId) -> u32 {
-        lock(&self.inner.faults).get(id.0).map(|f| f.hits).unwrap_or(0)
+        lock(&self.inner.faults)
+            .get(id.0)
+            .map(|f| f.hits)
+            .unwrap_or(0)
     }
 
     /// Disarms every fault (ids stay valid for `fault_hits`).
@@ -335,7 +361,11 @@ impl FakeGitHub {
 
     /// REST requests only (no git smart-HTTP).
     pub fn api_requests(&self) -> Vec<LoggedRequest> {
-        lock(&self.inner.log).iter().filter(|r| r.kind == RequestKind::Rest).cloned().collect()
+        lock(&self.inner.log)
+            .iter()
+            .filter(|r| r.kind == RequestKind::Rest)
+            .cloned()
+            .collect()
     }
 
     pub fn clear_requests(&self) {
@@ -344,11 +374,18 @@ impl FakeGitHub {
 
     /// Requests with this method (`*` = any) whose path matches `pattern`.
     pub fn requests_to(&self, method: &str, pattern: &str) -> Vec<LoggedRequest> {
-        lock(&self.inner.log).iter().filter(|r| r.is(method, pattern)).cloned().collect()
+        lock(&self.inner.log)
+            .iter()
+            .filter(|r| r.is(method, pattern))
+            .cloned()
+            .collect()
     }
 
     pub fn count(&self, method: &str, pattern: &str) -> usize {
-        lock(&self.inner.log).iter().filter(|r| r.is(method, pattern)).count()
+        lock(&self.inner.log)
+            .iter()
+            .filter(|r| r.is(method, pattern))
+            .count()
     }
 
     /// Panics listing every REST request not matching one of `allowed` `(method, pattern)` pairs.
@@ -359,7 +396,11 @@ impl FakeGitHub {
             .filter(|r| !allowed.iter().any(|(m, p)| r.is(m, p)))
             .map(LoggedRequest::line)
             .collect();
-        assert!(unexpected.is_empty(), "unexpected GitHub API calls:\n  {}", unexpected.join("\n  "));
+        assert!(
+            unexpected.is_empty(),
+            "unexpected GitHub API calls:\n  {}",
+            unexpected.join("\n  ")
+        );
     }
 }
 
@@ -375,15 +416,19 @@ fn router(inner: Arc<Inner>) -> Router {
         .with_state(inner)
 }
 
-fn rate_headers(headers: &mut HeaderMap, counter: &model::RateCounter) {
+fn rate_header_values(counter: &model::RateCounter) -> [(&'static str, String); 5] {
     let remaining = counter.limit.saturating_sub(counter.used);
-    for (name, value) in [
+    [
         ("x-ratelimit-limit", counter.limit.to_string()),
         ("x-ratelimit-remaining", remaining.to_string()),
         ("x-ratelimit-used", counter.used.to_string()),
         ("x-ratelimit-reset", counter.reset.to_string()),
         ("x-ratelimit-resource", "core".to_string()),
-    ] {
+    ]
+}
+
+fn rate_headers(headers: &mut HeaderMap, counter: &model::RateCounter) {
+    for (name, value) in rate_header_values(counter) {
         if let Ok(v) = HeaderValue::from_str(&value) {
             headers.insert(name, v);
         }
@@ -406,8 +451,11 @@ fn charge(inner: &Inner, caller: &Caller) -> Result<model::RateCounter, ApiError
         counter.reset = now + 3600;
     }
     if counter.used >= counter.limit {
-        let mut err = ApiError::new(StatusCode::FORBIDDEN, "API rate limit exceeded for installation.");
-        rate_headers(&mut err.headers, counter);
+        let mut err = ApiError::new(
+            StatusCode::FORBIDDEN,
+            "API rate limit exceeded for installation.",
+        );
+        err.headers.extend(rate_header_values(counter));
         return Err(err);
     }
     counter.used += 1;
@@ -421,20 +469,29 @@ async fn front(State(inner): State<Arc<Inner>>, req: Request, next: Next) -> Res
     let method = parts.method.as_str().to_string();
     let path = parts.uri.path().to_string();
     let query = parts.uri.query().map(str::to_string);
-    let git = inner.git_path(&path).map(|(o, r, t)| (o.to_string(), r.to_string(), t.to_string()));
+    let git = inner
+        .git_path(&path)
+        .map(|(o, r, t)| (o.to_string(), r.to_string(), t.to_string()));
     let mut faulted = false;
     let mut caller_login = None;
     let mut response = None;
     match inner.take_fault(&method, &path) {
-        Some(FaultAction::Respond { status, headers, body }) => {
+        Some(FaultAction::Respond {
+            status,
+            headers,
+            body,
+        }) => {
             faulted = true;
-            let mut resp =
-                (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), axum::Json(body))
-                    .into_response();
+            let mut resp = (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                axum::Json(body),
+            )
+                .into_response();
             for (k, v) in headers {
-                if let (Ok(k), Ok(v)) =
-                    (axum::http::HeaderName::from_bytes(k.as_bytes()), HeaderValue::from_str(&v))
-                {
+                if let (Ok(k), Ok(v)) = (
+                    axum::http::HeaderName::from_bytes(k.as_bytes()),
+                    HeaderValue::from_str(&v),
+                ) {
                     resp.headers_mut().insert(k, v);
                 }
             }
@@ -447,22 +504,26 @@ async fn front(State(inner): State<Arc<Inner>>, req: Request, next: Next) -> Res
         Some(r) => r,
         None => match &git {
             Some((owner, repo, tail)) => {
-                let (resp, login) = serve_git(&inner, &parts, owner, repo, tail, bytes.to_vec()).await;
+                let (resp, login) =
+                    serve_git(&inner, &parts, owner, repo, tail, bytes.to_vec()).await;
                 caller_login = login;
                 resp
             }
             None => {
                 let authed = match auth::credential(&parts.headers) {
-                    None => Err(ApiError::new(StatusCode::UNAUTHORIZED, "Requires authentication")),
+                    None => Err(ApiError::new(
+                        StatusCode::UNAUTHORIZED,
+                        "Requires authentication",
+                    )),
                     Some(cred) => {
                         let model = inner.model();
-                        auth::authenticate(&model, &cred, Utc::now()).map(|c| {
-                            caller_login = Some(c.login(&model));
-                            c
-                        })
+                        auth::authenticate(&model, &cred, Utc::now())
+                            .inspect(|c| caller_login = Some(c.login(&model)))
                     }
                 };
-                match authed.and_then(|caller| charge(&inner, &caller).map(|counter| (caller, counter))) {
+                match authed
+                    .and_then(|caller| charge(&inner, &caller).map(|counter| (caller, counter)))
+                {
                     Err(e) => e.into_response(),
                     Ok((caller, counter)) => {
                         let mut req = Request::from_parts(parts.clone(), Body::from(bytes.clone()));
@@ -488,7 +549,11 @@ async fn front(State(inner): State<Arc<Inner>>, req: Request, next: Next) -> Res
     let seq = log.len();
     log.push(LoggedRequest {
         seq,
-        kind: if git.is_some() { RequestKind::Git } else { RequestKind::Rest },
+        kind: if git.is_some() {
+            RequestKind::Git
+        } else {
+            RequestKind::Rest
+        },
         method,
         path,
         query,
@@ -504,7 +569,10 @@ async fn front(State(inner): State<Arc<Inner>>, req: Request, next: Next) -> Res
 
 fn git_unauthorized(message: &str) -> Response {
     let mut resp = (StatusCode::UNAUTHORIZED, message.to_string()).into_response();
-    resp.headers_mut().insert("www-authenticate", HeaderValue::from_static("Basic realm=\"GitHub\""));
+    resp.headers_mut().insert(
+        "www-authenticate",
+        HeaderValue::from_static("Basic realm=\"GitHub\""),
+    );
     resp
 }
 
@@ -526,19 +594,36 @@ async fn serve_git(
         };
         let caller = match auth::authenticate(&model, &cred, Utc::now()) {
             Ok(Caller::Token(t)) => t,
-            _ => return (git_unauthorized("Invalid username or token. Password authentication is not supported."), None),
+            _ => {
+                return (
+                    git_unauthorized(
+                        "Invalid username or token. Password authentication is not supported.",
+                    ),
+                    None,
+                )
+            }
         };
         let Some(r) = model.repo(owner, repo) else {
-            return ((StatusCode::NOT_FOUND, "Repository not found.").into_response(), Some(caller.login.clone()));
+            return (
+                (StatusCode::NOT_FOUND, "Repository not found.").into_response(),
+                Some(caller.login.clone()),
+            );
         };
         let needed = if push { "write" } else { "read" };
         match auth::authorize_repo(&caller, r, "contents", needed) {
             Ok(()) => Ok((caller.login.clone(), r.git_dir.clone())),
-            Err(e) if e.status == StatusCode::NOT_FOUND => {
-                Err(((StatusCode::NOT_FOUND, "Repository not found.").into_response(), caller.login.clone()))
-            }
+            Err(e) if e.status == StatusCode::NOT_FOUND => Err((
+                (StatusCode::NOT_FOUND, "Repository not found.").into_response(),
+                caller.login.clone(),
+            )),
             Err(_) => Err((
-                (StatusCode::FORBIDDEN, format!("Permission to {owner}/{repo}.git denied to {}.", caller.login))
+                (
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "Permission to {owner}/{repo}.git denied to {}.",
+                        caller.login
+                    ),
+                )
                     .into_response(),
                 caller.login.clone(),
             )),
@@ -549,7 +634,10 @@ async fn serve_git(
         Err((resp, login)) => return (resp, Some(login)),
     };
     // The on-disk name may differ in case from the URL; serve the real directory.
-    let rel = git_dir.strip_prefix(&inner.git_root).map(|p| p.to_path_buf()).unwrap_or_default();
+    let rel = git_dir
+        .strip_prefix(&inner.git_root)
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
     let path_info = format!("/{}/{}", rel.display(), tail);
     let resp = match git::http_backend(
         &inner.git_root,
@@ -570,7 +658,9 @@ async fn serve_git(
 
 /// Is this (method, path) one of the patterns? Shared by conformance and tests.
 pub fn matches_any(method: &str, path: &str, patterns: &[(&str, &str)]) -> bool {
-    patterns.iter().any(|(m, p)| (*m == "*" || m.eq_ignore_ascii_case(method)) && path_matches(p, path))
+    patterns
+        .iter()
+        .any(|(m, p)| (*m == "*" || m.eq_ignore_ascii_case(method)) && path_matches(p, path))
 }
 
 /// Waits until `check` holds or `timeout` passes; used by polling helpers.

@@ -337,15 +337,30 @@ impl Model {
             token_format: TokenFormat::Classic,
             installation_rate_limit: 5000,
             actions_rate_limit: 1000,
-            app_rate: RateCounter { limit: 5000, used: 0, reset: (Utc::now() + chrono::Duration::hours(1)).timestamp() },
+            app_rate: RateCounter {
+                limit: 5000,
+                used: 0,
+                reset: (Utc::now() + chrono::Duration::hours(1)).timestamp(),
+            },
             app,
         };
         let bot = model.app.bot_login();
         let bot_id = model.app.bot_user_id;
-        model.users.insert(bot.clone(), User { id: bot_id, login: bot, kind: UserKind::Bot });
+        model.users.insert(
+            bot.clone(),
+            User {
+                id: bot_id,
+                login: bot,
+                kind: UserKind::Bot,
+            },
+        );
         model.users.insert(
             "github-actions[bot]".into(),
-            User { id: 41898282, login: "github-actions[bot]".into(), kind: UserKind::Bot },
+            User {
+                id: 41898282,
+                login: "github-actions[bot]".into(),
+                kind: UserKind::Bot,
+            },
         );
         model
     }
@@ -361,8 +376,16 @@ impl Model {
         if let Some(user) = self.users.get(login) {
             return user.clone();
         }
-        let kind = if login.ends_with("[bot]") { UserKind::Bot } else { UserKind::User };
-        let user = User { id: self.next_id(), login: login.to_string(), kind };
+        let kind = if login.ends_with("[bot]") {
+            UserKind::Bot
+        } else {
+            UserKind::User
+        };
+        let user = User {
+            id: self.next_id(),
+            login: login.to_string(),
+            kind,
+        };
         self.users.insert(login.to_string(), user.clone());
         user
     }
@@ -380,7 +403,13 @@ impl Model {
     }
 
     /// The check suite for (repo, sha, app), created on first use like GitHub does.
-    pub fn suite_for(&mut self, repo: &str, head_sha: &str, app_id: u64, head_branch: Option<String>) -> u64 {
+    pub fn suite_for(
+        &mut self,
+        repo: &str,
+        head_sha: &str,
+        app_id: u64,
+        head_branch: Option<String>,
+    ) -> u64 {
         if let Some(suite) = self
             .check_suites
             .values()
@@ -407,7 +436,11 @@ impl Model {
 
     /// Recomputes a suite's status and conclusion from its runs (highest-priority conclusion wins).
     pub fn refresh_suite(&mut self, suite_id: u64) {
-        let runs: Vec<&CheckRun> = self.check_runs.values().filter(|r| r.check_suite_id == suite_id).collect();
+        let runs: Vec<&CheckRun> = self
+            .check_runs
+            .values()
+            .filter(|r| r.check_suite_id == suite_id)
+            .collect();
         let all_done = !runs.is_empty() && runs.iter().all(|r| r.status == "completed");
         let any_started = runs.iter().any(|r| r.status != "queued");
         const ORDER: [&str; 9] = [
@@ -444,5 +477,9 @@ impl Model {
 
 /// Repository keys are case-insensitive on GitHub.
 pub fn repo_key(owner: &str, name: &str) -> String {
-    format!("{}/{}", owner.to_ascii_lowercase(), name.to_ascii_lowercase())
+    format!(
+        "{}/{}",
+        owner.to_ascii_lowercase(),
+        name.to_ascii_lowercase()
+    )
 }

@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 
 use super::http::ts;
 use super::model::{
-    AppInfo, CheckRun, CheckSuite, Comment, HookDelivery, Installation, Issue, Model, Repo, Review, WorkflowRun,
-    GITHUB_ACTIONS_APP_ID,
+    AppInfo, CheckRun, CheckSuite, Comment, HookDelivery, Installation, Issue, Model, Repo, Review,
+    WorkflowRun, GITHUB_ACTIONS_APP_ID,
 };
 
 static EXAMPLES: OnceLock<Value> = OnceLock::new();
@@ -30,7 +30,10 @@ fn examples() -> &'static Value {
 
 /// A fresh copy of an operation's example response (an object, or the first item of a list).
 pub fn template(operation_id: &str) -> Value {
-    let value = examples().get(operation_id).cloned().unwrap_or_else(|| json!({}));
+    let value = examples()
+        .get(operation_id)
+        .cloned()
+        .unwrap_or_else(|| json!({}));
     match value {
         Value::Array(mut items) if !items.is_empty() => items.swap_remove(0),
         other => other,
@@ -56,17 +59,36 @@ impl Renderer<'_> {
             let mut out = s.to_string();
             if let Some(full) = full_name {
                 for (from, to) in [
-                    ("https://api.github.com/repos/octocat/Hello-World", format!("{base}/repos/{full}")),
-                    ("https://github.com/octocat/Hello-World", format!("{base}/{full}")),
-                    ("https://api.github.com/repos/github/hello-world", format!("{base}/repos/{full}")),
-                    ("https://github.com/github/hello-world", format!("{base}/{full}")),
-                    ("https://api.github.com/repos/octo-org/octo-repo", format!("{base}/repos/{full}")),
-                    ("https://github.com/octo-org/octo-repo", format!("{base}/{full}")),
+                    (
+                        "https://api.github.com/repos/octocat/Hello-World",
+                        format!("{base}/repos/{full}"),
+                    ),
+                    (
+                        "https://github.com/octocat/Hello-World",
+                        format!("{base}/{full}"),
+                    ),
+                    (
+                        "https://api.github.com/repos/github/hello-world",
+                        format!("{base}/repos/{full}"),
+                    ),
+                    (
+                        "https://github.com/github/hello-world",
+                        format!("{base}/{full}"),
+                    ),
+                    (
+                        "https://api.github.com/repos/octo-org/octo-repo",
+                        format!("{base}/repos/{full}"),
+                    ),
+                    (
+                        "https://github.com/octo-org/octo-repo",
+                        format!("{base}/{full}"),
+                    ),
                 ] {
                     out = out.replace(from, &to);
                 }
             }
-            out.replace("https://api.github.com", base).replace("https://github.com", base)
+            out.replace("https://api.github.com", base)
+                .replace("https://github.com", base)
         };
         walk_strings(value, &rewrite);
     }
@@ -190,7 +212,10 @@ impl Renderer<'_> {
         i["updated_at"] = json!(ts(inst.created_at));
         i["suspended_at"] = Value::Null;
         i["suspended_by"] = Value::Null;
-        i["access_tokens_url"] = json!(format!("{}/app/installations/{}/access_tokens", self.base, inst.id));
+        i["access_tokens_url"] = json!(format!(
+            "{}/app/installations/{}/access_tokens",
+            self.base, inst.id
+        ));
         i["repositories_url"] = json!(format!("{}/installation/repositories", self.base));
         i["html_url"] = json!(format!("{}/settings/installations/{}", self.base, inst.id));
         self.rebase(&mut i, None);
@@ -198,7 +223,11 @@ impl Renderer<'_> {
     }
 
     fn association(&self, repo: &str, login: &str) -> &'static str {
-        let role = self.model.repos.get(&repo.to_ascii_lowercase()).and_then(|r| r.roles.get(login));
+        let role = self
+            .model
+            .repos
+            .get(&repo.to_ascii_lowercase())
+            .and_then(|r| r.roles.get(login));
         match (role.map(String::as_str), repo.split('/').next()) {
             (_, Some(owner)) if owner.eq_ignore_ascii_case(login) => "OWNER",
             (Some("admin" | "maintain" | "write" | "triage"), _) => "COLLABORATOR",
@@ -218,9 +247,17 @@ impl Renderer<'_> {
         i["body"] = json!(issue.body);
         i["user"] = self.user(&issue.author);
         i["state"] = json!(issue.state);
-        i["state_reason"] = if issue.state == "closed" { json!("completed") } else { Value::Null };
+        i["state_reason"] = if issue.state == "closed" {
+            json!("completed")
+        } else {
+            Value::Null
+        };
         i["locked"] = json!(false);
-        i["labels"] = json!(issue.labels.iter().map(|l| self.label(&full, l)).collect::<Vec<_>>());
+        i["labels"] = json!(issue
+            .labels
+            .iter()
+            .map(|l| self.label(&full, l))
+            .collect::<Vec<_>>());
         i["assignee"] = Value::Null;
         i["assignees"] = json!([]);
         i["milestone"] = Value::Null;
@@ -287,15 +324,35 @@ impl Renderer<'_> {
         v["created_at"] = json!(ts(c.created_at));
         v["updated_at"] = json!(ts(c.updated_at));
         v["author_association"] = json!(self.association(&c.repo, &c.author));
-        v["url"] = json!(format!("{}/repos/{}/issues/comments/{}", self.base, c.repo, c.id));
-        v["html_url"] = json!(format!("{}/{}/issues/{}#issuecomment-{}", self.base, c.repo, c.issue_number, c.id));
-        v["issue_url"] = json!(format!("{}/repos/{}/issues/{}", self.base, c.repo, c.issue_number));
+        v["url"] = json!(format!(
+            "{}/repos/{}/issues/comments/{}",
+            self.base, c.repo, c.id
+        ));
+        v["html_url"] = json!(format!(
+            "{}/{}/issues/{}#issuecomment-{}",
+            self.base, c.repo, c.issue_number, c.id
+        ));
+        v["issue_url"] = json!(format!(
+            "{}/repos/{}/issues/{}",
+            self.base, c.repo, c.issue_number
+        ));
         let mut counts = serde_json::Map::new();
-        for key in ["+1", "-1", "laugh", "confused", "heart", "hooray", "eyes", "rocket"] {
-            counts.insert(key.into(), json!(c.reactions.iter().filter(|r| r.content == key).count()));
+        for key in [
+            "+1", "-1", "laugh", "confused", "heart", "hooray", "eyes", "rocket",
+        ] {
+            counts.insert(
+                key.into(),
+                json!(c.reactions.iter().filter(|r| r.content == key).count()),
+            );
         }
         counts.insert("total_count".into(), json!(c.reactions.len()));
-        counts.insert("url".into(), json!(format!("{}/repos/{}/issues/comments/{}/reactions", self.base, c.repo, c.id)));
+        counts.insert(
+            "url".into(),
+            json!(format!(
+                "{}/repos/{}/issues/comments/{}/reactions",
+                self.base, c.repo, c.id
+            )),
+        );
         v["reactions"] = Value::Object(counts);
         v
     }
@@ -310,7 +367,14 @@ impl Renderer<'_> {
         v
     }
 
-    fn pull_ref(&self, repo: &Repo, full: &str, git_ref: &str, sha: &str, template_side: &Value) -> Value {
+    fn pull_ref(
+        &self,
+        repo: &Repo,
+        full: &str,
+        git_ref: &str,
+        sha: &str,
+        template_side: &Value,
+    ) -> Value {
         let mut side = template_side.clone();
         let owner = full.split('/').next().unwrap_or_default();
         side["label"] = json!(format!("{owner}:{git_ref}"));
@@ -326,10 +390,16 @@ impl Renderer<'_> {
 
     /// Full pull request (`GET /pulls/{n}`); `simple` gives the list shape.
     pub fn pull(&self, repo: &Repo, issue: &Issue, simple: bool) -> Value {
-        let Some(pull) = &issue.pull else { return Value::Null };
+        let Some(pull) = &issue.pull else {
+            return Value::Null;
+        };
         let full = repo.full_name();
         let n = issue.number;
-        let mut p = if simple { template("pulls/list") } else { template("pulls/get") };
+        let mut p = if simple {
+            template("pulls/list")
+        } else {
+            template("pulls/get")
+        };
         let head_full = pull.head_repo.clone().unwrap_or_else(|| full.clone());
         let head_tpl = p["head"].clone();
         let base_tpl = p["base"].clone();
@@ -344,7 +414,11 @@ impl Renderer<'_> {
         p["state"] = json!(issue.state);
         p["locked"] = json!(false);
         p["draft"] = json!(pull.draft);
-        p["labels"] = json!(issue.labels.iter().map(|l| self.label(&full, l)).collect::<Vec<_>>());
+        p["labels"] = json!(issue
+            .labels
+            .iter()
+            .map(|l| self.label(&full, l))
+            .collect::<Vec<_>>());
         p["assignee"] = Value::Null;
         p["assignees"] = json!([]);
         p["requested_reviewers"] = json!([]);
@@ -391,8 +465,14 @@ impl Renderer<'_> {
         v["commit_id"] = json!(r.commit_id);
         v["submitted_at"] = json!(ts(r.submitted_at));
         v["author_association"] = json!(self.association(&r.repo, &r.user));
-        v["html_url"] = json!(format!("{}/{}/pull/{}#pullrequestreview-{}", self.base, r.repo, r.pull_number, r.id));
-        v["pull_request_url"] = json!(format!("{}/repos/{}/pulls/{}", self.base, r.repo, r.pull_number));
+        v["html_url"] = json!(format!(
+            "{}/{}/pull/{}#pullrequestreview-{}",
+            self.base, r.repo, r.pull_number, r.id
+        ));
+        v["pull_request_url"] = json!(format!(
+            "{}/repos/{}/pulls/{}",
+            self.base, r.repo, r.pull_number
+        ));
         self.rebase(&mut v, Some(&r.repo));
         v
     }
@@ -403,7 +483,10 @@ impl Renderer<'_> {
         v["node_id"] = json!(node_id("08:CheckRun", run.id));
         v["head_sha"] = json!(run.head_sha);
         v["external_id"] = json!(run.external_id.clone().unwrap_or_default());
-        v["url"] = json!(format!("{}/repos/{}/check-runs/{}", self.base, run.repo, run.id));
+        v["url"] = json!(format!(
+            "{}/repos/{}/check-runs/{}",
+            self.base, run.repo, run.id
+        ));
         v["html_url"] = json!(format!("{}/{}/runs/{}", self.base, run.repo, run.id));
         v["details_url"] = json!(run.details_url);
         v["status"] = json!(run.status);
@@ -429,7 +512,9 @@ impl Renderer<'_> {
 
     /// Minimal PR references GitHub attaches to check runs/suites; empty for fork PRs.
     fn pull_refs_for_sha(&self, full: &str, sha: &str) -> Vec<Value> {
-        let Some(repo) = self.model.repos.get(&full.to_ascii_lowercase()) else { return vec![] };
+        let Some(repo) = self.model.repos.get(&full.to_ascii_lowercase()) else {
+            return vec![];
+        };
         let repo_ref = json!({ "id": repo.id, "url": format!("{}/repos/{}", self.base, full), "name": repo.name });
         repo.issues
             .values()
@@ -456,11 +541,18 @@ impl Renderer<'_> {
         v["status"] = json!(suite.status);
         v["conclusion"] = json!(suite.conclusion);
         v["app"] = self.app(suite.app_id);
-        v["url"] = json!(format!("{}/repos/{}/check-suites/{}", self.base, suite.repo, suite.id));
+        v["url"] = json!(format!(
+            "{}/repos/{}/check-suites/{}",
+            self.base, suite.repo, suite.id
+        ));
         v["created_at"] = json!(ts(suite.created_at));
         v["updated_at"] = json!(ts(suite.created_at));
-        v["latest_check_runs_count"] =
-            json!(self.model.check_runs.values().filter(|r| r.check_suite_id == suite.id).count());
+        v["latest_check_runs_count"] = json!(self
+            .model
+            .check_runs
+            .values()
+            .filter(|r| r.check_suite_id == suite.id)
+            .count());
         v["pull_requests"] = json!(self.pull_refs_for_sha(&suite.repo, &suite.head_sha));
         if let Some(repo) = self.model.repos.get(&suite.repo.to_ascii_lowercase()) {
             v["repository"] = self.repo_min(repo);
@@ -483,8 +575,14 @@ impl Renderer<'_> {
         v["run_number"] = json!(run.run_number);
         v["created_at"] = json!(ts(run.created_at));
         v["updated_at"] = json!(ts(run.updated_at));
-        v["url"] = json!(format!("{}/repos/{}/actions/runs/{}", self.base, run.repo, run.id));
-        v["html_url"] = json!(format!("{}/{}/actions/runs/{}", self.base, run.repo, run.id));
+        v["url"] = json!(format!(
+            "{}/repos/{}/actions/runs/{}",
+            self.base, run.repo, run.id
+        ));
+        v["html_url"] = json!(format!(
+            "{}/{}/actions/runs/{}",
+            self.base, run.repo, run.id
+        ));
         v["pull_requests"] = json!(self.pull_refs_for_sha(&run.repo, &run.head_sha));
         if let Some(repo) = self.model.repos.get(&run.repo.to_ascii_lowercase()) {
             v["repository"] = self.repo_min(repo);

@@ -13,7 +13,7 @@ use chrono::Utc;
 use serde_json::{json, Value};
 
 use super::auth::{narrow_permissions, new_token, rate_counter, Caller};
-use super::http::{ok, parse_body, paginate, ts, with_link, ApiError, ApiResult};
+use super::http::{ok, paginate, parse_body, ts, with_link, ApiError, ApiResult};
 use super::model::{Token, TokenFormat, TokenKind};
 use super::render::{template, Renderer};
 use super::Inner;
@@ -22,19 +22,35 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
     Router::new()
         .route("/app", get(get_app))
         .route("/app/installations", get(list_installations))
-        .route("/app/installations/{installation_id}", get(get_installation))
-        .route("/app/installations/{installation_id}/access_tokens", post(create_token))
+        .route(
+            "/app/installations/{installation_id}",
+            get(get_installation),
+        )
+        .route(
+            "/app/installations/{installation_id}/access_tokens",
+            post(create_token),
+        )
         .route("/app/hook/deliveries", get(list_deliveries))
-        .route("/app/hook/deliveries/{delivery_id}/attempts", post(redeliver))
+        .route(
+            "/app/hook/deliveries/{delivery_id}/attempts",
+            post(redeliver),
+        )
         .route("/installation/token", delete(revoke_token))
         .route("/rate_limit", get(rate_limit))
         .route("/repos/{owner}/{repo}/installation", get(repo_installation))
 }
 
-async fn get_app(State(inner): State<Arc<Inner>>, Extension(caller): Extension<Caller>) -> ApiResult {
+async fn get_app(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+) -> ApiResult {
     let app_id = caller.require_app()?;
     let model = inner.model();
-    let mut app = Renderer { base: &inner.base_url, model: &model }.app(app_id);
+    let mut app = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .app(app_id);
     app["installations_count"] = json!(model.installations.len());
     ok(app)
 }
@@ -46,9 +62,20 @@ async fn list_installations(
 ) -> ApiResult {
     caller.require_app()?;
     let model = inner.model();
-    let r = Renderer { base: &inner.base_url, model: &model };
-    let items: Vec<Value> = model.installations.values().map(|i| r.installation(i)).collect();
-    let (page, link) = paginate(items, &query, &format!("{}/app/installations", inner.link_base()));
+    let r = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
+    let items: Vec<Value> = model
+        .installations
+        .values()
+        .map(|i| r.installation(i))
+        .collect();
+    let (page, link) = paginate(
+        items,
+        &query,
+        &format!("{}/app/installations", inner.link_base()),
+    );
     Ok(with_link(StatusCode::OK, json!(page), link))
 }
 
@@ -59,8 +86,15 @@ async fn get_installation(
 ) -> ApiResult {
     caller.require_app()?;
     let model = inner.model();
-    let inst = model.installations.get(&id).ok_or_else(ApiError::not_found)?;
-    ok(Renderer { base: &inner.base_url, model: &model }.installation(inst))
+    let inst = model
+        .installations
+        .get(&id)
+        .ok_or_else(ApiError::not_found)?;
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .installation(inst))
 }
 
 async fn repo_installation(
@@ -70,9 +104,20 @@ async fn repo_installation(
 ) -> ApiResult {
     caller.require_app()?;
     let model = inner.model();
-    let full = model.repo(&owner, &repo).map(|r| r.full_name().to_ascii_lowercase()).ok_or_else(ApiError::not_found)?;
-    let inst = model.installations.values().find(|i| i.repos.contains(&full)).ok_or_else(ApiError::not_found)?;
-    ok(Renderer { base: &inner.base_url, model: &model }.installation(inst))
+    let full = model
+        .repo(&owner, &repo)
+        .map(|r| r.full_name().to_ascii_lowercase())
+        .ok_or_else(ApiError::not_found)?;
+    let inst = model
+        .installations
+        .values()
+        .find(|i| i.repos.contains(&full))
+        .ok_or_else(ApiError::not_found)?;
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .installation(inst))
 }
 
 /// `POST /app/installations/{id}/access_tokens`: JWT only; optional `repositories`,
@@ -87,11 +132,19 @@ async fn create_token(
     caller.require_app()?;
     let body = parse_body(&body)?;
     let mut model = inner.model();
-    let inst = model.installations.get(&id).cloned().ok_or_else(ApiError::not_found)?;
+    let inst = model
+        .installations
+        .get(&id)
+        .cloned()
+        .ok_or_else(ApiError::not_found)?;
     let mut repos = inst.repos.clone();
     if let Some(ids) = body.get("repository_ids").and_then(Value::as_array) {
         if ids.len() > 500 {
-            return Err(ApiError::validation("Installation", "repository_ids", "too_many"));
+            return Err(ApiError::validation(
+                "Installation",
+                "repository_ids",
+                "too_many",
+            ));
         }
         let mut chosen = std::collections::BTreeSet::new();
         for rid in ids {
@@ -118,8 +171,14 @@ async fn create_token(
         }
         repos = chosen;
     }
-    let permissions = narrow_permissions(&inst.permissions, body.get("permissions").and_then(Value::as_object))?;
-    let format = match headers.get("x-github-stateless-s2s-token").and_then(|v| v.to_str().ok()) {
+    let permissions = narrow_permissions(
+        &inst.permissions,
+        body.get("permissions").and_then(Value::as_object),
+    )?;
+    let format = match headers
+        .get("x-github-stateless-s2s-token")
+        .and_then(|v| v.to_str().ok())
+    {
         Some("enabled") => TokenFormat::Stateless,
         Some("disabled") => TokenFormat::Classic,
         _ => model.token_format,
@@ -129,7 +188,9 @@ async fn create_token(
     let expires_at = now + chrono::Duration::hours(1);
     let record = Token {
         token: token.clone(),
-        kind: TokenKind::Installation { installation_id: id },
+        kind: TokenKind::Installation {
+            installation_id: id,
+        },
         login: model.app.bot_login(),
         user_id: model.app.bot_user_id,
         repos: Some(repos.clone()),
@@ -140,7 +201,10 @@ async fn create_token(
         revoked: false,
     };
     model.tokens.insert(token.clone(), record);
-    let r = Renderer { base: &inner.base_url, model: &model };
+    let r = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
     let mut out = template("apps/create-installation-access-token");
     out["token"] = json!(token);
     out["expires_at"] = json!(ts(expires_at));
@@ -159,7 +223,10 @@ async fn create_token(
     Ok((StatusCode::CREATED, axum::Json(out)).into_response())
 }
 
-async fn revoke_token(State(inner): State<Arc<Inner>>, Extension(caller): Extension<Caller>) -> ApiResult {
+async fn revoke_token(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+) -> ApiResult {
     let token = caller.token()?.token.clone();
     if let Some(t) = inner.model().tokens.get_mut(&token) {
         t.revoked = true;
@@ -175,7 +242,11 @@ async fn list_deliveries(
 ) -> ApiResult {
     caller.require_app()?;
     let model = inner.model();
-    let per_page = query.get("per_page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(30).clamp(1, 100);
+    let per_page = query
+        .get("per_page")
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(30)
+        .clamp(1, 100);
     let status_filter = query.get("status").cloned();
     let mut items: Vec<_> = model
         .deliveries
@@ -186,21 +257,27 @@ async fn list_deliveries(
             _ => true,
         })
         .collect();
-    items.sort_by(|a, b| b.id.cmp(&a.id));
+    items.sort_by_key(|d| std::cmp::Reverse(d.id));
     if let Some(cursor) = query.get("cursor") {
-        let after = cursor.strip_prefix("v1_").and_then(|c| c.parse::<u64>().ok()).ok_or_else(|| {
-            ApiError::validation("HookDelivery", "cursor", "invalid")
-        })?;
+        let after = cursor
+            .strip_prefix("v1_")
+            .and_then(|c| c.parse::<u64>().ok())
+            .ok_or_else(|| ApiError::validation("HookDelivery", "cursor", "invalid"))?;
         items.retain(|d| d.id < after);
     }
     let has_more = items.len() > per_page;
     items.truncate(per_page);
-    let r = Renderer { base: &inner.base_url, model: &model };
+    let r = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
     let body: Vec<Value> = items.iter().map(|d| r.delivery(d)).collect();
     let link = match (has_more, items.last()) {
         (true, Some(last)) => axum::http::HeaderValue::from_str(&format!(
             "<{}/app/hook/deliveries?per_page={}&cursor=v1_{}>; rel=\"next\"",
-            inner.link_base(), per_page, last.id
+            inner.link_base(),
+            per_page,
+            last.id
         ))
         .ok(),
         _ => None,
@@ -216,7 +293,12 @@ async fn redeliver(
 ) -> ApiResult {
     caller.require_app()?;
     let mut model = inner.model();
-    let original = model.deliveries.iter().find(|d| d.id == id).cloned().ok_or_else(ApiError::not_found)?;
+    let original = model
+        .deliveries
+        .iter()
+        .find(|d| d.id == id)
+        .cloned()
+        .ok_or_else(ApiError::not_found)?;
     model.redelivery_requests.push(id);
     let new_id = model.next_id();
     model.deliveries.push(super::model::HookDelivery {
@@ -230,11 +312,18 @@ async fn redeliver(
     Ok((StatusCode::ACCEPTED, axum::Json(json!({}))).into_response())
 }
 
-async fn rate_limit(State(inner): State<Arc<Inner>>, Extension(caller): Extension<Caller>) -> ApiResult {
+async fn rate_limit(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+) -> ApiResult {
     let model = inner.model();
     let counter = match &caller {
         Caller::App { .. } => model.app_rate.clone(),
-        Caller::Token(t) => model.tokens.get(&t.token).map(|t| t.rate.clone()).unwrap_or_else(|| t.rate.clone()),
+        Caller::Token(t) => model
+            .tokens
+            .get(&t.token)
+            .map(|t| t.rate.clone())
+            .unwrap_or_else(|| t.rate.clone()),
     };
     let core = json!({
         "limit": counter.limit,

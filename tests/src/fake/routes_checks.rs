@@ -22,15 +22,39 @@ use super::Inner;
 pub(super) fn routes() -> Router<Arc<Inner>> {
     Router::new()
         .route("/repos/{owner}/{repo}/check-runs", post(create_run))
-        .route("/repos/{owner}/{repo}/check-runs/{id}", get(get_run).patch(update_run).post(update_run))
-        .route("/repos/{owner}/{repo}/commits/{ref}/check-runs", get(list_runs_for_ref))
-        .route("/repos/{owner}/{repo}/commits/{ref}/check-suites", get(list_suites_for_ref))
+        .route(
+            "/repos/{owner}/{repo}/check-runs/{id}",
+            get(get_run).patch(update_run).post(update_run),
+        )
+        .route(
+            "/repos/{owner}/{repo}/commits/{ref}/check-runs",
+            get(list_runs_for_ref),
+        )
+        .route(
+            "/repos/{owner}/{repo}/commits/{ref}/check-suites",
+            get(list_suites_for_ref),
+        )
         .route("/repos/{owner}/{repo}/check-suites/{id}", get(get_suite))
 }
 
-const STATUSES: [&str; 6] = ["queued", "in_progress", "completed", "waiting", "requested", "pending"];
-const CONCLUSIONS: [&str; 8] =
-    ["action_required", "cancelled", "failure", "neutral", "success", "skipped", "stale", "timed_out"];
+const STATUSES: [&str; 6] = [
+    "queued",
+    "in_progress",
+    "completed",
+    "waiting",
+    "requested",
+    "pending",
+];
+const CONCLUSIONS: [&str; 8] = [
+    "action_required",
+    "cancelled",
+    "failure",
+    "neutral",
+    "success",
+    "skipped",
+    "stale",
+    "timed_out",
+];
 
 fn parse_time(body: &Value, field: &str) -> Result<Option<DateTime<Utc>>, ApiError> {
     match body.get(field) {
@@ -74,7 +98,9 @@ fn apply(run: &mut CheckRun, body: &Value, now: DateTime<Utc>) -> Result<(), Api
     }
     if run.status == "completed" {
         if run.conclusion.is_none() {
-            return Err(ApiError::unprocessable("Invalid request.\n\nNo conclusion given for completed check run."));
+            return Err(ApiError::unprocessable(
+                "Invalid request.\n\nNo conclusion given for completed check run.",
+            ));
         }
         run.completed_at.get_or_insert(now);
     }
@@ -85,9 +111,12 @@ fn apply(run: &mut CheckRun, body: &Value, now: DateTime<Utc>) -> Result<(), Api
 }
 
 fn caller_app(caller: &Caller) -> Result<u64, ApiError> {
-    caller
-        .app_id()
-        .ok_or_else(|| ApiError::new(StatusCode::FORBIDDEN, "You must authenticate via a GitHub App."))
+    caller.app_id().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "You must authenticate via a GitHub App.",
+        )
+    })
 }
 
 async fn create_run(
@@ -97,9 +126,10 @@ async fn create_run(
     body: Bytes,
 ) -> ApiResult {
     let body = parse_body(&body)?;
-    let name = str_field(&body, "name").ok_or_else(|| ApiError::validation("CheckRun", "name", "missing_field"))?;
-    let head_sha =
-        str_field(&body, "head_sha").ok_or_else(|| ApiError::validation("CheckRun", "head_sha", "missing_field"))?;
+    let name = str_field(&body, "name")
+        .ok_or_else(|| ApiError::validation("CheckRun", "name", "missing_field"))?;
+    let head_sha = str_field(&body, "head_sha")
+        .ok_or_else(|| ApiError::validation("CheckRun", "head_sha", "missing_field"))?;
     let mut model = inner.model();
     let r = access(&model, &caller, &owner, &repo, "checks", "write")?;
     let app_id = caller_app(&caller)?;
@@ -127,11 +157,21 @@ async fn create_run(
     apply(&mut run, &body, now)?;
     model.check_runs.insert(id, run.clone());
     model.refresh_suite(suite);
-    created(Renderer { base: &inner.base_url, model: &model }.check_run(&run))
+    created(
+        Renderer {
+            base: &inner.base_url,
+            model: &model,
+        }
+        .check_run(&run),
+    )
 }
 
 fn find_run<'m>(model: &'m Model, full: &str, id: u64) -> Result<&'m CheckRun, ApiError> {
-    model.check_runs.get(&id).filter(|r| r.repo.eq_ignore_ascii_case(full)).ok_or_else(ApiError::not_found)
+    model
+        .check_runs
+        .get(&id)
+        .filter(|r| r.repo.eq_ignore_ascii_case(full))
+        .ok_or_else(ApiError::not_found)
 }
 
 async fn get_run(
@@ -142,7 +182,11 @@ async fn get_run(
     let model = inner.model();
     let r = access(&model, &caller, &owner, &repo, "checks", "read")?;
     let run = find_run(&model, &r.full_name(), id)?;
-    ok(Renderer { base: &inner.base_url, model: &model }.check_run(run))
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .check_run(run))
 }
 
 /// Only the app that created a run may update it.
@@ -165,15 +209,23 @@ async fn update_run(
     let suite = run.check_suite_id;
     model.check_runs.insert(id, run.clone());
     model.refresh_suite(suite);
-    ok(Renderer { base: &inner.base_url, model: &model }.check_run(&run))
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .check_run(&run))
 }
 
 /// A branch, tag or sha to a commit sha (unknown 40-hex shas are taken as is).
 fn resolve_ref(dir: &std::path::Path, rev: &str) -> Result<String, ApiError> {
     match git::resolve_commit(dir, rev) {
         Ok(sha) => Ok(sha),
-        Err(_) if rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit()) => Ok(rev.to_string()),
-        Err(_) => Err(ApiError::unprocessable(format!("No commit found for SHA: {rev}"))),
+        Err(_) if rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit()) => {
+            Ok(rev.to_string())
+        }
+        Err(_) => Err(ApiError::unprocessable(format!(
+            "No commit found for SHA: {rev}"
+        ))),
     }
 }
 
@@ -194,7 +246,10 @@ async fn list_runs_for_ref(
         return Err(ApiError::validation("CheckRun", "filter", "invalid"));
     }
     let app_filter = match query.get("app_id") {
-        Some(v) => Some(v.parse::<u64>().map_err(|_| ApiError::validation("CheckRun", "app_id", "invalid"))?),
+        Some(v) => Some(
+            v.parse::<u64>()
+                .map_err(|_| ApiError::validation("CheckRun", "app_id", "invalid"))?,
+        ),
         None => None,
     };
     let mut runs: Vec<&CheckRun> = model
@@ -209,20 +264,35 @@ async fn list_runs_for_ref(
         let mut latest: BTreeMap<(u64, String), &CheckRun> = BTreeMap::new();
         for run in runs {
             let key = (run.app_id, run.name.clone());
-            let newer = latest.get(&key).is_none_or(|cur| (run.completed_at, run.id) > (cur.completed_at, cur.id));
+            let newer = latest
+                .get(&key)
+                .is_none_or(|cur| (run.completed_at, run.id) > (cur.completed_at, cur.id));
             if newer {
                 latest.insert(key, run);
             }
         }
         runs = latest.into_values().collect();
     }
-    runs.sort_by(|a, b| b.id.cmp(&a.id));
+    runs.sort_by_key(|r| std::cmp::Reverse(r.id));
     let total = runs.len();
-    let renderer = Renderer { base: &inner.base_url, model: &model };
-    let items: Vec<Value> = runs.into_iter().map(|run| renderer.check_run(run)).collect();
-    let url = format!("{}/repos/{full}/commits/{rev}/check-runs", inner.link_base());
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
+    let items: Vec<Value> = runs
+        .into_iter()
+        .map(|run| renderer.check_run(run))
+        .collect();
+    let url = format!(
+        "{}/repos/{full}/commits/{rev}/check-runs",
+        inner.link_base()
+    );
     let (page, link) = paginate(items, &query, &url);
-    Ok(with_link(StatusCode::OK, json!({ "total_count": total, "check_runs": page }), link))
+    Ok(with_link(
+        StatusCode::OK,
+        json!({ "total_count": total, "check_runs": page }),
+        link,
+    ))
 }
 
 async fn list_suites_for_ref(
@@ -243,16 +313,32 @@ async fn list_suites_for_ref(
         .filter(|s| app_filter.is_none_or(|a| s.app_id == a))
         .filter(|s| {
             query.get("check_name").is_none_or(|n| {
-                model.check_runs.values().any(|run| run.check_suite_id == s.id && &run.name == n)
+                model
+                    .check_runs
+                    .values()
+                    .any(|run| run.check_suite_id == s.id && &run.name == n)
             })
         })
         .collect();
     let total = suites.len();
-    let renderer = Renderer { base: &inner.base_url, model: &model };
-    let items: Vec<Value> = suites.into_iter().map(|s| renderer.check_suite(s)).collect();
-    let url = format!("{}/repos/{full}/commits/{rev}/check-suites", inner.link_base());
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
+    let items: Vec<Value> = suites
+        .into_iter()
+        .map(|s| renderer.check_suite(s))
+        .collect();
+    let url = format!(
+        "{}/repos/{full}/commits/{rev}/check-suites",
+        inner.link_base()
+    );
     let (page, link) = paginate(items, &query, &url);
-    Ok(with_link(StatusCode::OK, json!({ "total_count": total, "check_suites": page }), link))
+    Ok(with_link(
+        StatusCode::OK,
+        json!({ "total_count": total, "check_suites": page }),
+        link,
+    ))
 }
 
 async fn get_suite(
@@ -267,5 +353,9 @@ async fn get_suite(
         .get(&id)
         .filter(|s| s.repo.eq_ignore_ascii_case(&r.full_name()))
         .ok_or_else(ApiError::not_found)?;
-    ok(Renderer { base: &inner.base_url, model: &model }.check_suite(suite))
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .check_suite(suite))
 }

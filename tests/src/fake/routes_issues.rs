@@ -23,12 +23,21 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
     Router::new()
         .route("/repos/{owner}/{repo}/issues", post(create_issue))
         .route("/repos/{owner}/{repo}/issues/{number}", get(get_issue))
-        .route("/repos/{owner}/{repo}/issues/{number}/comments", get(list_comments).post(create_comment))
-        .route("/repos/{owner}/{repo}/issues/{number}/labels", post(add_labels))
+        .route(
+            "/repos/{owner}/{repo}/issues/{number}/comments",
+            get(list_comments).post(create_comment),
+        )
+        .route(
+            "/repos/{owner}/{repo}/issues/{number}/labels",
+            post(add_labels),
+        )
         .route(
             "/repos/{owner}/{repo}/issues/comments/{comment_id}",
             // GitHub accepts POST for PATCH endpoints; octocrab's update_comment sends POST.
-            get(get_comment).patch(update_comment).post(update_comment).delete(delete_comment),
+            get(get_comment)
+                .patch(update_comment)
+                .post(update_comment)
+                .delete(delete_comment),
         )
         .route(
             "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions",
@@ -67,7 +76,11 @@ async fn get_issue(
     let model = inner.model();
     let r = access_issue_or_pull(&model, &caller, &owner, &repo, "read")?;
     let issue = r.issues.get(&number).ok_or_else(ApiError::not_found)?;
-    ok(Renderer { base: &inner.base_url, model: &model }.issue(r, issue))
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .issue(r, issue))
 }
 
 async fn create_issue(
@@ -87,10 +100,19 @@ async fn create_issue(
     let author = caller.login(&model);
     model.user(&author);
     let id = model.next_id();
-    let labels: Vec<String> =
-        body.get("labels").and_then(Value::as_array).map(|l| l.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default();
+    let labels: Vec<String> = body
+        .get("labels")
+        .and_then(Value::as_array)
+        .map(|l| {
+            l.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
     let now = Utc::now();
-    let r = model.repo_mut(&owner, &repo).ok_or_else(ApiError::not_found)?;
+    let r = model
+        .repo_mut(&owner, &repo)
+        .ok_or_else(ApiError::not_found)?;
     let number = r.next_number;
     r.next_number += 1;
     r.issues.insert(
@@ -111,7 +133,13 @@ async fn create_issue(
     );
     let r = model.repo(&owner, &repo).ok_or_else(ApiError::not_found)?;
     let issue = r.issues.get(&number).ok_or_else(ApiError::not_found)?;
-    created(Renderer { base: &inner.base_url, model: &model }.issue(r, issue))
+    created(
+        Renderer {
+            base: &inner.base_url,
+            model: &model,
+        }
+        .issue(r, issue),
+    )
 }
 
 async fn list_comments(
@@ -126,8 +154,13 @@ async fn list_comments(
         return Err(ApiError::not_found());
     }
     let full = r.full_name();
-    let renderer = Renderer { base: &inner.base_url, model: &model };
-    let since = query.get("since").and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok());
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
+    let since = query
+        .get("since")
+        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok());
     let items: Vec<Value> = model
         .comments
         .values()
@@ -135,7 +168,12 @@ async fn list_comments(
         .filter(|c| since.is_none_or(|s| c.updated_at >= s))
         .map(|c| renderer.comment(c))
         .collect();
-    let url = format!("{}/repos/{}/issues/{}/comments", inner.link_base(), full, number);
+    let url = format!(
+        "{}/repos/{}/issues/{}/comments",
+        inner.link_base(),
+        full,
+        number
+    );
     let (page, link) = paginate(items, &query, &url);
     Ok(with_link(StatusCode::OK, json!(page), link))
 }
@@ -147,7 +185,8 @@ async fn create_comment(
     body: Bytes,
 ) -> ApiResult {
     let body = parse_body(&body)?;
-    let text = str_field(&body, "body").ok_or_else(|| ApiError::validation("IssueComment", "body", "missing_field"))?;
+    let text = str_field(&body, "body")
+        .ok_or_else(|| ApiError::validation("IssueComment", "body", "missing_field"))?;
     if text.chars().count() > 65536 {
         return Err(ApiError::validation("IssueComment", "body", "custom"));
     }
@@ -174,14 +213,30 @@ async fn create_comment(
     };
     model.comments.insert(id, comment);
     if is_bot(&caller) {
-        model.bot_comments.push(BotComment { id, repo: full, issue_number: number, author, body: text.to_string() });
+        model.bot_comments.push(BotComment {
+            id,
+            repo: full,
+            issue_number: number,
+            author,
+            body: text.to_string(),
+        });
     }
     let c = model.comments.get(&id).ok_or_else(ApiError::not_found)?;
-    created(Renderer { base: &inner.base_url, model: &model }.comment(c))
+    created(
+        Renderer {
+            base: &inner.base_url,
+            model: &model,
+        }
+        .comment(c),
+    )
 }
 
 fn find_comment<'m>(model: &'m Model, full: &str, id: u64) -> Result<&'m Comment, ApiError> {
-    model.comments.get(&id).filter(|c| c.repo.eq_ignore_ascii_case(full)).ok_or_else(ApiError::not_found)
+    model
+        .comments
+        .get(&id)
+        .filter(|c| c.repo.eq_ignore_ascii_case(full))
+        .ok_or_else(ApiError::not_found)
 }
 
 async fn get_comment(
@@ -192,7 +247,11 @@ async fn get_comment(
     let model = inner.model();
     let r = access_issue_or_pull(&model, &caller, &owner, &repo, "read")?;
     let c = find_comment(&model, &r.full_name(), id)?;
-    ok(Renderer { base: &inner.base_url, model: &model }.comment(c))
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .comment(c))
 }
 
 async fn update_comment(
@@ -202,7 +261,9 @@ async fn update_comment(
     body: Bytes,
 ) -> ApiResult {
     let body = parse_body(&body)?;
-    let text = str_field(&body, "body").ok_or_else(|| ApiError::validation("IssueComment", "body", "missing_field"))?.to_string();
+    let text = str_field(&body, "body")
+        .ok_or_else(|| ApiError::validation("IssueComment", "body", "missing_field"))?
+        .to_string();
     let mut model = inner.model();
     let r = access_issue_or_pull(&model, &caller, &owner, &repo, "write")?;
     let full = r.full_name();
@@ -210,17 +271,33 @@ async fn update_comment(
     let login = caller.login(&model);
     // Integrations may edit only their own comments unless they hold write on the repo.
     if author != login && !is_bot(&caller) {
-        return Err(ApiError::new(StatusCode::FORBIDDEN, "Must have admin rights to Repository."));
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "Must have admin rights to Repository.",
+        ));
     }
-    let comment = model.comments.get_mut(&id).ok_or_else(ApiError::not_found)?;
+    let comment = model
+        .comments
+        .get_mut(&id)
+        .ok_or_else(ApiError::not_found)?;
     comment.body = text.clone();
     comment.updated_at = Utc::now();
     let issue_number = comment.issue_number;
     if is_bot(&caller) {
-        model.bot_comment_edits.push(BotComment { id, repo: full, issue_number, author, body: text });
+        model.bot_comment_edits.push(BotComment {
+            id,
+            repo: full,
+            issue_number,
+            author,
+            body: text,
+        });
     }
     let c = model.comments.get(&id).ok_or_else(ApiError::not_found)?;
-    ok(Renderer { base: &inner.base_url, model: &model }.comment(c))
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .comment(c))
 }
 
 async fn delete_comment(
@@ -236,7 +313,9 @@ async fn delete_comment(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-const REACTIONS: [&str; 8] = ["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"];
+const REACTIONS: [&str; 8] = [
+    "+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes",
+];
 
 async fn list_reactions(
     State(inner): State<Arc<Inner>>,
@@ -248,11 +327,23 @@ async fn list_reactions(
     let r = access_issue_or_pull(&model, &caller, &owner, &repo, "read")?;
     let full = r.full_name();
     let c = find_comment(&model, &full, id)?;
-    let renderer = Renderer { base: &inner.base_url, model: &model };
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
     let content = query.get("content");
-    let items: Vec<Value> =
-        c.reactions.iter().filter(|r| content.is_none_or(|want| &r.content == want)).map(|r| renderer.reaction(r)).collect();
-    let url = format!("{}/repos/{}/issues/comments/{}/reactions", inner.link_base(), full, id);
+    let items: Vec<Value> = c
+        .reactions
+        .iter()
+        .filter(|r| content.is_none_or(|want| &r.content == want))
+        .map(|r| renderer.reaction(r))
+        .collect();
+    let url = format!(
+        "{}/repos/{}/issues/comments/{}/reactions",
+        inner.link_base(),
+        full,
+        id
+    );
     let (page, link) = paginate(items, &query, &url);
     Ok(with_link(StatusCode::OK, json!(page), link))
 }
@@ -275,16 +366,32 @@ async fn create_reaction(
     find_comment(&model, &full, id)?;
     let user = caller.login(&model);
     let reaction_id = model.next_id();
-    let comment = model.comments.get_mut(&id).ok_or_else(ApiError::not_found)?;
-    let (status, reaction) = match comment.reactions.iter().find(|r| r.user == user && r.content == content) {
+    let comment = model
+        .comments
+        .get_mut(&id)
+        .ok_or_else(ApiError::not_found)?;
+    let (status, reaction) = match comment
+        .reactions
+        .iter()
+        .find(|r| r.user == user && r.content == content)
+    {
         Some(existing) => (StatusCode::OK, existing.clone()),
         None => {
-            let reaction = Reaction { id: reaction_id, content, user, created_at: Utc::now() };
+            let reaction = Reaction {
+                id: reaction_id,
+                content,
+                user,
+                created_at: Utc::now(),
+            };
             comment.reactions.push(reaction.clone());
             (StatusCode::CREATED, reaction)
         }
     };
-    let out = Renderer { base: &inner.base_url, model: &model }.reaction(&reaction);
+    let out = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .reaction(&reaction);
     Ok((status, axum::Json(out)).into_response())
 }
 
@@ -296,16 +403,29 @@ async fn add_labels(
 ) -> ApiResult {
     let body = parse_body(&body)?;
     let names: Vec<String> = match &body {
-        Value::Array(items) => items.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
         other => other
             .get("labels")
             .and_then(Value::as_array)
-            .map(|l| l.iter().filter_map(|v| v.as_str().or_else(|| v.get("name")?.as_str()).map(str::to_string)).collect())
+            .map(|l| {
+                l.iter()
+                    .filter_map(|v| {
+                        v.as_str()
+                            .or_else(|| v.get("name")?.as_str())
+                            .map(str::to_string)
+                    })
+                    .collect()
+            })
             .unwrap_or_default(),
     };
     let mut model = inner.model();
     access_issue_or_pull(&model, &caller, &owner, &repo, "write")?;
-    let r = model.repo_mut(&owner, &repo).ok_or_else(ApiError::not_found)?;
+    let r = model
+        .repo_mut(&owner, &repo)
+        .ok_or_else(ApiError::not_found)?;
     let full = r.full_name();
     let issue = r.issues.get_mut(&number).ok_or_else(ApiError::not_found)?;
     for name in names {
@@ -314,6 +434,12 @@ async fn add_labels(
         }
     }
     let labels = issue.labels.clone();
-    let renderer = Renderer { base: &inner.base_url, model: &model };
-    ok(json!(labels.iter().map(|l| renderer.label(&full, l)).collect::<Vec<_>>()))
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
+    ok(json!(labels
+        .iter()
+        .map(|l| renderer.label(&full, l))
+        .collect::<Vec<_>>()))
 }

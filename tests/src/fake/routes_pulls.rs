@@ -22,9 +22,18 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
     Router::new()
         .route("/repos/{owner}/{repo}/pulls", get(list_pulls))
         .route("/repos/{owner}/{repo}/pulls/{number}", get(get_pull))
-        .route("/repos/{owner}/{repo}/pulls/{number}/files", get(list_files))
-        .route("/repos/{owner}/{repo}/pulls/{number}/reviews", get(list_reviews).post(create_review))
-        .route("/repos/{owner}/{repo}/pulls/{number}/reviews/{review_id}/dismissals", put(dismiss_review))
+        .route(
+            "/repos/{owner}/{repo}/pulls/{number}/files",
+            get(list_files),
+        )
+        .route(
+            "/repos/{owner}/{repo}/pulls/{number}/reviews",
+            get(list_reviews).post(create_review),
+        )
+        .route(
+            "/repos/{owner}/{repo}/pulls/{number}/reviews/{review_id}/dismissals",
+            put(dismiss_review),
+        )
 }
 
 async fn list_pulls(
@@ -36,7 +45,10 @@ async fn list_pulls(
     let model = inner.model();
     let r = access(&model, &caller, &owner, &repo, "pull_requests", "read")?;
     let state = query.get("state").map(String::as_str).unwrap_or("open");
-    let renderer = Renderer { base: &inner.base_url, model: &model };
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
     let mut issues: Vec<_> = r
         .issues
         .values()
@@ -44,14 +56,23 @@ async fn list_pulls(
         .filter(|i| state == "all" || i.state == state)
         .filter(|i| {
             let pull = i.pull.as_ref();
-            query.get("base").is_none_or(|b| pull.is_some_and(|p| &p.base_ref == b))
+            query
+                .get("base")
+                .is_none_or(|b| pull.is_some_and(|p| &p.base_ref == b))
                 && query.get("head").is_none_or(|h| {
                     pull.is_some_and(|p| h.rsplit(':').next() == Some(p.head_ref.as_str()))
                 })
         })
         .collect();
-    issues.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.number.cmp(&a.number)));
-    let items: Vec<Value> = issues.into_iter().map(|i| renderer.pull(r, i, true)).collect();
+    issues.sort_by(|a, b| {
+        b.created_at
+            .cmp(&a.created_at)
+            .then(b.number.cmp(&a.number))
+    });
+    let items: Vec<Value> = issues
+        .into_iter()
+        .map(|i| renderer.pull(r, i, true))
+        .collect();
     let url = format!("{}/repos/{}/pulls", inner.link_base(), r.full_name());
     let (page, link) = paginate(items, &query, &url);
     Ok(with_link(StatusCode::OK, json!(page), link))
@@ -64,8 +85,16 @@ async fn get_pull(
 ) -> ApiResult {
     let model = inner.model();
     let r = access(&model, &caller, &owner, &repo, "pull_requests", "read")?;
-    let issue = r.issues.get(&number).filter(|i| i.pull.is_some()).ok_or_else(ApiError::not_found)?;
-    ok(Renderer { base: &inner.base_url, model: &model }.pull(r, issue, false))
+    let issue = r
+        .issues
+        .get(&number)
+        .filter(|i| i.pull.is_some())
+        .ok_or_else(ApiError::not_found)?;
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .pull(r, issue, false))
 }
 
 async fn list_files(
@@ -77,7 +106,11 @@ async fn list_files(
     let model = inner.model();
     let r = access(&model, &caller, &owner, &repo, "pull_requests", "read")?;
     let full = r.full_name();
-    let pull = r.issues.get(&number).and_then(|i| i.pull.as_ref()).ok_or_else(ApiError::not_found)?;
+    let pull = r
+        .issues
+        .get(&number)
+        .and_then(|i| i.pull.as_ref())
+        .ok_or_else(ApiError::not_found)?;
     let base = &inner.base_url;
     let items: Vec<Value> = pull
         .files
@@ -90,9 +123,18 @@ async fn list_files(
             v["additions"] = json!(f.additions);
             v["deletions"] = json!(f.deletions);
             v["changes"] = json!(f.additions + f.deletions);
-            v["blob_url"] = json!(format!("{base}/{full}/blob/{}/{}", pull.head_sha, f.filename));
-            v["raw_url"] = json!(format!("{base}/{full}/raw/{}/{}", pull.head_sha, f.filename));
-            v["contents_url"] = json!(format!("{base}/repos/{full}/contents/{}?ref={}", f.filename, pull.head_sha));
+            v["blob_url"] = json!(format!(
+                "{base}/{full}/blob/{}/{}",
+                pull.head_sha, f.filename
+            ));
+            v["raw_url"] = json!(format!(
+                "{base}/{full}/raw/{}/{}",
+                pull.head_sha, f.filename
+            ));
+            v["contents_url"] = json!(format!(
+                "{base}/repos/{full}/contents/{}?ref={}",
+                f.filename, pull.head_sha
+            ));
             match &f.patch {
                 Some(p) => v["patch"] = json!(p),
                 None => {
@@ -118,8 +160,14 @@ async fn list_reviews(
     let model = inner.model();
     let r = access(&model, &caller, &owner, &repo, "pull_requests", "read")?;
     let full = r.full_name();
-    r.issues.get(&number).and_then(|i| i.pull.as_ref()).ok_or_else(ApiError::not_found)?;
-    let renderer = Renderer { base: &inner.base_url, model: &model };
+    r.issues
+        .get(&number)
+        .and_then(|i| i.pull.as_ref())
+        .ok_or_else(ApiError::not_found)?;
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
     let items: Vec<Value> = model
         .reviews
         .values()
@@ -151,15 +199,25 @@ async fn create_review(
         Some("REQUEST_CHANGES") => "CHANGES_REQUESTED",
         Some("COMMENT") => "COMMENTED",
         None => "PENDING",
-        Some(_) => return Err(ApiError::validation("PullRequestReview", "event", "invalid")),
+        Some(_) => {
+            return Err(ApiError::validation(
+                "PullRequestReview",
+                "event",
+                "invalid",
+            ))
+        }
     };
     let text = str_field(&body, "body").unwrap_or_default().to_string();
     if matches!(state, "CHANGES_REQUESTED" | "COMMENTED") && text.is_empty() {
-        return Err(ApiError::unprocessable("Unprocessable Entity: body is required for this event"));
+        return Err(ApiError::unprocessable(
+            "Unprocessable Entity: body is required for this event",
+        ));
     }
     let user = caller.login(&model);
     if state == "APPROVED" && user == pr_author {
-        return Err(ApiError::unprocessable("Can not approve your own pull request"));
+        return Err(ApiError::unprocessable(
+            "Can not approve your own pull request",
+        ));
     }
     let id = model.next_id();
     let review = Review {
@@ -169,11 +227,17 @@ async fn create_review(
         user,
         body: text,
         state: state.into(),
-        commit_id: str_field(&body, "commit_id").map(str::to_string).unwrap_or(head),
+        commit_id: str_field(&body, "commit_id")
+            .map(str::to_string)
+            .unwrap_or(head),
         submitted_at: Utc::now(),
     };
     model.reviews.insert(id, review.clone());
-    ok(Renderer { base: &inner.base_url, model: &model }.review(&review))
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .review(&review))
 }
 
 async fn dismiss_review(
@@ -184,7 +248,11 @@ async fn dismiss_review(
 ) -> ApiResult {
     let body = parse_body(&body)?;
     if str_field(&body, "message").is_none() {
-        return Err(ApiError::validation("PullRequestReview", "message", "missing_field"));
+        return Err(ApiError::validation(
+            "PullRequestReview",
+            "message",
+            "missing_field",
+        ));
     }
     let mut model = inner.model();
     let r = access(&model, &caller, &owner, &repo, "pull_requests", "write")?;
@@ -195,9 +263,15 @@ async fn dismiss_review(
         .filter(|rv| rv.repo.eq_ignore_ascii_case(&full) && rv.pull_number == number)
         .ok_or_else(ApiError::not_found)?;
     if !matches!(review.state.as_str(), "APPROVED" | "CHANGES_REQUESTED") {
-        return Err(ApiError::unprocessable("Can not dismiss a commented pull request review"));
+        return Err(ApiError::unprocessable(
+            "Can not dismiss a commented pull request review",
+        ));
     }
     review.state = "DISMISSED".into();
     let review = review.clone();
-    ok(Renderer { base: &inner.base_url, model: &model }.review(&review))
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .review(&review))
 }

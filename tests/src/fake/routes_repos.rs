@@ -25,13 +25,25 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
         .route("/repos/{owner}/{repo}", get(get_repo))
         .route("/repos/{owner}/{repo}/contents/{*path}", get(get_contents))
         .route("/repos/{owner}/{repo}/git/ref/{*ref}", get(get_ref))
-        .route("/repos/{owner}/{repo}/git/refs/{*ref}", patch(update_ref).post(update_ref))
+        .route(
+            "/repos/{owner}/{repo}/git/refs/{*ref}",
+            patch(update_ref).post(update_ref),
+        )
         .route("/repos/{owner}/{repo}/git/trees/{sha}", get(get_tree))
         .route("/repos/{owner}/{repo}/git/blobs/{sha}", get(get_blob))
-        .route("/repos/{owner}/{repo}/git/commits/{sha}", get(get_git_commit))
+        .route(
+            "/repos/{owner}/{repo}/git/commits/{sha}",
+            get(get_git_commit),
+        )
         .route("/repos/{owner}/{repo}/commits/{ref}", get(get_commit))
-        .route("/repos/{owner}/{repo}/collaborators/{username}/permission", get(get_permission))
-        .route("/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", post(dispatch))
+        .route(
+            "/repos/{owner}/{repo}/collaborators/{username}/permission",
+            get(get_permission),
+        )
+        .route(
+            "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches",
+            post(dispatch),
+        )
         .route("/repos/{owner}/{repo}/actions/runs/{run_id}", get(get_run))
 }
 
@@ -56,18 +68,26 @@ async fn get_repo(
 ) -> ApiResult {
     let model = inner.model();
     let r = access(&model, &caller, &owner, &repo, "metadata", "read")?;
-    let mut out = Renderer { base: &inner.base_url, model: &model }.repo(r);
+    let mut out = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .repo(r);
     let token = caller.token()?;
     let write = authorize_repo(token, r, "contents", "write").is_ok();
-    out["permissions"] = json!({ "admin": false, "maintain": false, "push": write, "triage": write, "pull": true });
+    out["permissions"] =
+        json!({ "admin": false, "maintain": false, "push": write, "triage": write, "pull": true });
     ok(out)
 }
 
 /// GitHub wraps base64 at 60 columns with `\n`.
 fn wrapped_base64(bytes: &[u8]) -> String {
     let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
-    let lines: Vec<&str> =
-        encoded.as_bytes().chunks(60).map(|c| std::str::from_utf8(c).unwrap_or_default()).collect();
+    let lines: Vec<&str> = encoded
+        .as_bytes()
+        .chunks(60)
+        .map(|c| std::str::from_utf8(c).unwrap_or_default())
+        .collect();
     let mut out = lines.join("\n");
     out.push('\n');
     out
@@ -82,15 +102,34 @@ async fn get_contents(
     let (dir, full, rev) = {
         let model = inner.model();
         let r = access(&model, &caller, &owner, &repo, "contents", "read")?;
-        (r.git_dir.clone(), r.full_name(), query.get("ref").cloned().unwrap_or_else(|| r.default_branch.clone()))
+        (
+            r.git_dir.clone(),
+            r.full_name(),
+            query
+                .get("ref")
+                .cloned()
+                .unwrap_or_else(|| r.default_branch.clone()),
+        )
     };
-    let commit = git::resolve_commit(&dir, &rev).map_err(|_| ApiError::new(StatusCode::NOT_FOUND, format!("No commit found for the ref {rev}")))?;
-    let entry = git::read_path(&dir, &commit, &path).map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let commit = git::resolve_commit(&dir, &rev).map_err(|_| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("No commit found for the ref {rev}"),
+        )
+    })?;
+    let entry = git::read_path(&dir, &commit, &path)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let base = &inner.base_url;
     let links = |p: &str, sha: &str, kind: &str| {
         let url = format!("{base}/repos/{full}/contents/{p}?ref={}", encode(&rev));
-        let git_url = format!("{base}/repos/{full}/git/{}/{sha}", if kind == "dir" { "trees" } else { "blobs" });
-        let html_url = format!("{base}/{full}/{}/{rev}/{p}", if kind == "dir" { "tree" } else { "blob" });
+        let git_url = format!(
+            "{base}/repos/{full}/git/{}/{sha}",
+            if kind == "dir" { "trees" } else { "blobs" }
+        );
+        let html_url = format!(
+            "{base}/{full}/{}/{rev}/{p}",
+            if kind == "dir" { "tree" } else { "blob" }
+        );
         (url, git_url, html_url)
     };
     match entry {
@@ -138,7 +177,8 @@ async fn get_contents(
 fn ref_json(base: &str, full: &str, short_ref: &str, sha: &str) -> Value {
     let mut out = template("git/get-ref");
     out["ref"] = json!(format!("refs/{short_ref}"));
-    out["node_id"] = json!(base64::engine::general_purpose::STANDARD.encode(format!("03:Ref{full}{short_ref}")));
+    out["node_id"] =
+        json!(base64::engine::general_purpose::STANDARD.encode(format!("03:Ref{full}{short_ref}")));
     out["url"] = json!(format!("{base}/repos/{full}/git/refs/{short_ref}"));
     out["object"] = json!({ "type": "commit", "sha": sha, "url": format!("{base}/repos/{full}/git/commits/{sha}") });
     out
@@ -168,16 +208,22 @@ async fn update_ref(
     body: Bytes,
 ) -> ApiResult {
     let body = parse_body(&body)?;
-    let sha = str_field(&body, "sha").ok_or_else(|| ApiError::validation("Reference", "sha", "missing_field"))?.to_string();
+    let sha = str_field(&body, "sha")
+        .ok_or_else(|| ApiError::validation("Reference", "sha", "missing_field"))?
+        .to_string();
     let force = body.get("force").and_then(Value::as_bool).unwrap_or(false);
     let (dir, full) = {
         let model = inner.model();
         let r = access(&model, &caller, &owner, &repo, "contents", "write")?;
         (r.git_dir.clone(), r.full_name())
     };
-    match git::update_ref(&dir, &short_ref, &sha, force).map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))? {
+    match git::update_ref(&dir, &short_ref, &sha, force)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+    {
         UpdateOutcome::Updated => ok(ref_json(&inner.base_url, &full, &short_ref, &sha)),
-        UpdateOutcome::NotFastForward => Err(ApiError::unprocessable("Update is not a fast forward")),
+        UpdateOutcome::NotFastForward => {
+            Err(ApiError::unprocessable("Update is not a fast forward"))
+        }
         UpdateOutcome::NoSuchRef => Err(ApiError::unprocessable("Reference does not exist")),
         UpdateOutcome::UnknownObject => Err(ApiError::unprocessable("Object does not exist")),
     }
@@ -194,7 +240,9 @@ async fn get_tree(
         let r = access(&model, &caller, &owner, &repo, "contents", "read")?;
         (r.git_dir.clone(), r.full_name())
     };
-    let recursive = query.get("recursive").is_some_and(|v| !v.is_empty() && v != "0" && v != "false");
+    let recursive = query
+        .get("recursive")
+        .is_some_and(|v| !v.is_empty() && v != "0" && v != "false");
     let (tree_sha, items) = git::list_tree(&dir, &sha, recursive)
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
         .ok_or_else(ApiError::not_found)?;
@@ -211,7 +259,9 @@ async fn get_tree(
             v
         })
         .collect();
-    ok(json!({ "sha": tree_sha, "url": format!("{base}/repos/{full}/git/trees/{tree_sha}"), "tree": tree, "truncated": false }))
+    ok(
+        json!({ "sha": tree_sha, "url": format!("{base}/repos/{full}/git/trees/{tree_sha}"), "tree": tree, "truncated": false }),
+    )
 }
 
 async fn get_blob(
@@ -233,25 +283,30 @@ async fn get_blob(
     out["url"] = json!(format!("{}/repos/{full}/git/blobs/{sha}", inner.base_url));
     out["sha"] = json!(sha);
     out["size"] = json!(content.len());
-    out["node_id"] = json!(base64::engine::general_purpose::STANDARD.encode(format!("04:Blob{sha}")));
+    out["node_id"] =
+        json!(base64::engine::general_purpose::STANDARD.encode(format!("04:Blob{sha}")));
     ok(out)
 }
 
 fn person(info: &git::CommitInfo) -> Value {
-    let date = chrono::DateTime::<Utc>::from_timestamp(info.time, 0).map(ts).unwrap_or_default();
+    let date = chrono::DateTime::<Utc>::from_timestamp(info.time, 0)
+        .map(ts)
+        .unwrap_or_default();
     json!({ "name": info.author_name, "email": info.author_email, "date": date })
 }
 
 fn git_commit_json(base: &str, full: &str, info: &git::CommitInfo) -> Value {
     let mut out = template("git/get-commit");
     out["sha"] = json!(info.sha);
-    out["node_id"] = json!(base64::engine::general_purpose::STANDARD.encode(format!("06:Commit{}", info.sha)));
+    out["node_id"] =
+        json!(base64::engine::general_purpose::STANDARD.encode(format!("06:Commit{}", info.sha)));
     out["url"] = json!(format!("{base}/repos/{full}/git/commits/{}", info.sha));
     out["html_url"] = json!(format!("{base}/{full}/commit/{}", info.sha));
     out["author"] = person(info);
     out["committer"] = person(info);
     out["message"] = json!(info.message);
-    out["tree"] = json!({ "sha": info.tree, "url": format!("{base}/repos/{full}/git/trees/{}", info.tree) });
+    out["tree"] =
+        json!({ "sha": info.tree, "url": format!("{base}/repos/{full}/git/trees/{}", info.tree) });
     out["parents"] = json!(info
         .parents
         .iter()
@@ -326,7 +381,13 @@ async fn get_permission(
     if !model.users.contains_key(&username) {
         return Err(ApiError::not_found());
     }
-    let role = r.roles.get(&username).cloned().unwrap_or_else(|| if r.private { "none".into() } else { "read".into() });
+    let role = r.roles.get(&username).cloned().unwrap_or_else(|| {
+        if r.private {
+            "none".into()
+        } else {
+            "read".into()
+        }
+    });
     let permission = match role.as_str() {
         "admin" => "admin",
         "maintain" | "write" => "write",
@@ -334,7 +395,10 @@ async fn get_permission(
         "none" => "none",
         _ => "read",
     };
-    let renderer = Renderer { base: &inner.base_url, model: &model };
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
     let mut user = renderer.user(&username);
     user["permissions"] = json!({
         "admin": permission == "admin",
@@ -358,16 +422,23 @@ async fn dispatch(
     body: Bytes,
 ) -> ApiResult {
     let body = parse_body(&body)?;
-    let git_ref = str_field(&body, "ref").ok_or_else(|| ApiError::validation("Workflow", "ref", "missing_field"))?.to_string();
+    let git_ref = str_field(&body, "ref")
+        .ok_or_else(|| ApiError::validation("Workflow", "ref", "missing_field"))?
+        .to_string();
     let mut model = inner.model();
     let by = caller.login(&model);
     let r = access(&model, &caller, &owner, &repo, "actions", "write")?;
-    let known = r.workflows.values().any(|w| w.file == workflow || w.id.to_string() == workflow);
+    let known = r
+        .workflows
+        .values()
+        .any(|w| w.file == workflow || w.id.to_string() == workflow);
     if !known {
         return Err(ApiError::not_found());
     }
     if git::resolve_commit(&r.git_dir, &git_ref).is_err() {
-        return Err(ApiError::unprocessable(format!("No ref found for: {git_ref}")));
+        return Err(ApiError::unprocessable(format!(
+            "No ref found for: {git_ref}"
+        )));
     }
     let full = r.full_name();
     model.dispatches.push(Dispatch {
@@ -392,5 +463,9 @@ async fn get_run(
         .get(&run_id)
         .filter(|w| w.repo.eq_ignore_ascii_case(&r.full_name()))
         .ok_or_else(ApiError::not_found)?;
-    ok(Renderer { base: &inner.base_url, model: &model }.workflow_run(run))
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .workflow_run(run))
 }

@@ -94,7 +94,12 @@ pub struct WebhookSender {
 
 impl WebhookSender {
     pub fn new(target_url: impl Into<String>, secret: impl Into<String>) -> Self {
-        WebhookSender { url: target_url.into(), secret: secret.into(), client: reqwest::Client::new(), hook_id: 1 }
+        WebhookSender {
+            url: target_url.into(),
+            secret: secret.into(),
+            client: reqwest::Client::new(),
+            hook_id: 1,
+        }
     }
 
     pub fn url(&self) -> &str {
@@ -124,7 +129,12 @@ impl WebhookSender {
     }
 
     /// Sends with a given GUID, as a redelivery does (same GUID as the original).
-    pub async fn send_with_guid(&self, event: &str, payload: &Value, guid: &str) -> Result<Delivery, WebhookError> {
+    pub async fn send_with_guid(
+        &self,
+        event: &str,
+        payload: &Value,
+        guid: &str,
+    ) -> Result<Delivery, WebhookError> {
         let mut req = self.request(event, payload);
         req.guid = Some(guid.into());
         self.send_request(req).await
@@ -132,7 +142,8 @@ impl WebhookSender {
 
     pub async fn send_request(&self, req: WebhookRequest) -> Result<Delivery, WebhookError> {
         let secret = self.secret.as_bytes();
-        let method = reqwest::Method::from_bytes(req.method.as_bytes()).unwrap_or(reqwest::Method::POST);
+        let method =
+            reqwest::Method::from_bytes(req.method.as_bytes()).unwrap_or(reqwest::Method::POST);
         let mut builder = self
             .client
             .request(method, &self.url)
@@ -147,7 +158,9 @@ impl WebhookSender {
             builder = builder.header("x-github-delivery", guid);
         }
         match &req.signature_256 {
-            None => builder = builder.header("x-hub-signature-256", signature_sha256(secret, &req.body)),
+            None => {
+                builder = builder.header("x-hub-signature-256", signature_sha256(secret, &req.body))
+            }
             Some(Some(v)) => builder = builder.header("x-hub-signature-256", v),
             Some(None) => {}
         }
@@ -162,13 +175,22 @@ impl WebhookSender {
             builder = builder.header(k, v);
         }
         let started = std::time::Instant::now();
-        let response = builder
-            .body(req.body)
-            .send()
-            .await
-            .map_err(|source| WebhookError::Http { url: self.url.clone(), source })?;
+        let response =
+            builder
+                .body(req.body)
+                .send()
+                .await
+                .map_err(|source| WebhookError::Http {
+                    url: self.url.clone(),
+                    source,
+                })?;
         let status = response.status().as_u16();
         let body = response.text().await.unwrap_or_default();
-        Ok(Delivery { guid: req.guid.unwrap_or_default(), status, body, elapsed: started.elapsed() })
+        Ok(Delivery {
+            guid: req.guid.unwrap_or_default(),
+            status,
+            body,
+            elapsed: started.elapsed(),
+        })
     }
 }

@@ -77,12 +77,19 @@ impl Payload {
         let Some((_, text)) = FIXTURES.iter().find(|(n, _)| *n == name) else {
             panic!("no webhook fixture {name:?}; known: {:?}", fixture_names())
         };
-        let value = serde_json::from_str(text).unwrap_or_else(|e| panic!("fixture {name} does not parse: {e}"));
-        Payload { event: name.split('.').next().unwrap_or(name).to_string(), value }
+        let value = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("fixture {name} does not parse: {e}"));
+        Payload {
+            event: name.split('.').next().unwrap_or(name).to_string(),
+            value,
+        }
     }
 
     pub fn new(event: &str, value: Value) -> Payload {
-        Payload { event: event.into(), value }
+        Payload {
+            event: event.into(),
+            value,
+        }
     }
 
     pub fn event(&self) -> &str {
@@ -134,14 +141,30 @@ impl Payload {
     /// Repository owner/name/full_name/id everywhere the payload names the repository.
     pub fn repo(mut self, owner: &str, name: &str, id: u64) -> Self {
         let full = format!("{owner}/{name}");
-        for base in ["/repository", "/pull_request/base/repo", "/pull_request/head/repo"] {
+        for base in [
+            "/repository",
+            "/pull_request/base/repo",
+            "/pull_request/head/repo",
+        ] {
             if self.value.pointer(base).is_some_and(Value::is_object) {
                 set_if_present(&mut self.value, &format!("{base}/name"), json!(name));
                 set_if_present(&mut self.value, &format!("{base}/full_name"), json!(full));
                 set_if_present(&mut self.value, &format!("{base}/id"), json!(id));
-                set_if_present(&mut self.value, &format!("{base}/owner/login"), json!(owner));
-                set_if_present(&mut self.value, &format!("{base}/html_url"), json!(format!("https://github.com/{full}")));
-                set_if_present(&mut self.value, &format!("{base}/url"), json!(format!("https://api.github.com/repos/{full}")));
+                set_if_present(
+                    &mut self.value,
+                    &format!("{base}/owner/login"),
+                    json!(owner),
+                );
+                set_if_present(
+                    &mut self.value,
+                    &format!("{base}/html_url"),
+                    json!(format!("https://github.com/{full}")),
+                );
+                set_if_present(
+                    &mut self.value,
+                    &format!("{base}/url"),
+                    json!(format!("https://api.github.com/repos/{full}")),
+                );
             }
         }
         self
@@ -179,7 +202,11 @@ impl Payload {
 
     /// Marks an `issue_comment`'s issue as a pull request (or not).
     pub fn on_pull_request(mut self, yes: bool) -> Self {
-        let n = self.value.pointer("/issue/number").cloned().unwrap_or(json!(1));
+        let n = self
+            .value
+            .pointer("/issue/number")
+            .cloned()
+            .unwrap_or(json!(1));
         if let Some(issue) = self.value.get_mut("issue").and_then(Value::as_object_mut) {
             if yes {
                 issue.insert(
@@ -199,7 +226,11 @@ impl Payload {
     /// Author of the issue or pull request.
     pub fn issue_author(mut self, login: &str, id: u64, kind: UserKind) -> Self {
         set_if_present(&mut self.value, "/issue/user", user_json(login, id, kind));
-        set_if_present(&mut self.value, "/pull_request/user", user_json(login, id, kind));
+        set_if_present(
+            &mut self.value,
+            "/pull_request/user",
+            user_json(login, id, kind),
+        );
         self
     }
 
@@ -220,7 +251,12 @@ impl Payload {
     }
 
     pub fn head_ref(mut self, git_ref: &str) -> Self {
-        for p in ["/pull_request/head/ref", "/check_run/check_suite/head_branch", "/check_suite/head_branch", "/workflow_run/head_branch"] {
+        for p in [
+            "/pull_request/head/ref",
+            "/check_run/check_suite/head_branch",
+            "/check_suite/head_branch",
+            "/workflow_run/head_branch",
+        ] {
             set_if_present(&mut self.value, p, json!(git_ref));
         }
         self
@@ -245,14 +281,22 @@ impl Payload {
 
     /// The app that owns the check run/suite (`app.id`; slug may be absent in real payloads).
     pub fn app_id(mut self, id: u64) -> Self {
-        for p in ["/check_run/app/id", "/check_run/check_suite/app/id", "/check_suite/app/id"] {
+        for p in [
+            "/check_run/app/id",
+            "/check_run/check_suite/app/id",
+            "/check_suite/app/id",
+        ] {
             set_if_present(&mut self.value, p, json!(id));
         }
         self
     }
 
     pub fn conclusion(mut self, conclusion: &str) -> Self {
-        for p in ["/check_run/conclusion", "/check_suite/conclusion", "/workflow_run/conclusion"] {
+        for p in [
+            "/check_run/conclusion",
+            "/check_suite/conclusion",
+            "/workflow_run/conclusion",
+        ] {
             set_if_present(&mut self.value, p, json!(conclusion));
         }
         self
@@ -260,7 +304,11 @@ impl Payload {
 
     /// Webhook spelling (`approved`, `changes_requested`, `commented`, `dismissed`).
     pub fn review_state(mut self, state: &str) -> Self {
-        set_if_present(&mut self.value, "/review/state", json!(state.to_ascii_lowercase()));
+        set_if_present(
+            &mut self.value,
+            "/review/state",
+            json!(state.to_ascii_lowercase()),
+        );
         self
     }
 

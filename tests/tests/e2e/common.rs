@@ -29,7 +29,8 @@ pub fn token_client(fake: &FakeGitHub, token: &str) -> Octocrab {
 
 /// octocrab authenticated as the App with the fake's generated private key.
 pub fn app_client(fake: &FakeGitHub) -> Octocrab {
-    let key = octocrab::EncodingKey::from_rsa_pem(fake.app_key().private_pem.as_bytes()).expect("rsa key");
+    let key = octocrab::EncodingKey::from_rsa_pem(fake.app_key().private_pem.as_bytes())
+        .expect("rsa key");
     let app_id = fake.with_state(|m| m.app.id);
     Octocrab::builder()
         .base_uri(fake.base_url())
@@ -57,7 +58,11 @@ pub fn git(dir: &Path, args: &[&str]) -> Output {
 
 pub fn git_ok(dir: &Path, args: &[&str]) -> String {
     let out = git(dir, args);
-    assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 

@@ -23,16 +23,28 @@ async fn start_echo_bot(fake: &FakeGitHub, installation: u64) -> String {
             let token = token.clone();
             let api = api.clone();
             async move {
-                let sig = headers.get("x-hub-signature-256").and_then(|v| v.to_str().ok()).unwrap_or_default();
+                let sig = headers
+                    .get("x-hub-signature-256")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
                 if sig != signature_sha256(SECRET.as_bytes(), &body) {
                     return StatusCode::UNAUTHORIZED;
                 }
                 let event: Value = serde_json::from_slice(&body).unwrap_or_default();
                 let is_bot = event["comment"]["user"]["type"] == "Bot";
-                if headers.get("x-github-event").and_then(|v| v.to_str().ok()) == Some("issue_comment") && !is_bot {
+                if headers.get("x-github-event").and_then(|v| v.to_str().ok())
+                    == Some("issue_comment")
+                    && !is_bot
+                {
                     let number = event["issue"]["number"].as_u64().unwrap_or_default();
-                    let repo = event["repository"]["full_name"].as_str().unwrap_or_default().to_string();
-                    let reply = format!("echo: {}", event["comment"]["body"].as_str().unwrap_or_default());
+                    let repo = event["repository"]["full_name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    let reply = format!(
+                        "echo: {}",
+                        event["comment"]["body"].as_str().unwrap_or_default()
+                    );
                     tokio::spawn(async move {
                         let _ = reqwest::Client::new()
                             .post(format!("{api}/repos/{repo}/issues/{number}/comments"))
@@ -46,7 +58,9 @@ async fn start_echo_bot(fake: &FakeGitHub, installation: u64) -> String {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let url = format!("http://{}/webhook", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, app).await });
     url
@@ -62,21 +76,42 @@ async fn a_comment_event_is_signed_delivered_and_the_reply_is_read() {
     assert_eq!(delivery.status, 202);
     let reply = sc.next_comment().await;
     assert_eq!(reply.body, "echo: /status");
-    assert_eq!((reply.issue_number, reply.author.as_str()), (issue, "navin[bot]"));
-    assert_eq!(fake.comments(OWNER, REPO, issue).iter().map(|c| c.id).next(), Some(comment_id));
+    assert_eq!(
+        (reply.issue_number, reply.author.as_str()),
+        (issue, "navin[bot]")
+    );
+    assert_eq!(
+        fake.comments(OWNER, REPO, issue)
+            .iter()
+            .map(|c| c.id)
+            .next(),
+        Some(comment_id)
+    );
     sc.finish().await;
 }
 
 #[tokio::test]
 async fn comment_payloads_match_the_fakes_state() {
     let (fake, inst) = setup();
-    let pr = fake.create_pull(OWNER, REPO, navin_e2e::fake::PullSpec::new("feature").file("a", "a").author("bob"));
-    let sc = Scenario::new(fake.clone(), WebhookSender::new("http://127.0.0.1:9/unused", SECRET));
+    let pr = fake.create_pull(
+        OWNER,
+        REPO,
+        navin_e2e::fake::PullSpec::new("feature")
+            .file("a", "a")
+            .author("bob"),
+    );
+    let sc = Scenario::new(
+        fake.clone(),
+        WebhookSender::new("http://127.0.0.1:9/unused", SECRET),
+    );
     let id = fake.add_comment(OWNER, REPO, pr, "alice", "/approve");
     let payload = sc.comment_payload(OWNER, REPO, pr, "alice", "/approve", id);
     let v = payload.json();
     assert_eq!(v["issue"]["number"], pr);
-    assert!(v["issue"]["pull_request"].is_object(), "a PR comment carries issue.pull_request");
+    assert!(
+        v["issue"]["pull_request"].is_object(),
+        "a PR comment carries issue.pull_request"
+    );
     assert_eq!(v["issue"]["user"]["login"], "bob");
     assert_eq!(v["comment"]["id"], id);
     assert_eq!(v["installation"]["id"], inst);
@@ -89,11 +124,21 @@ async fn dropping_a_scenario_with_an_unread_bot_comment_fails_the_test() {
     let (fake, inst) = setup();
     let issue = fake.create_issue(OWNER, REPO, "Mission", "goal", "alice");
     let url = start_echo_bot(&fake, inst).await;
-    let sc = Scenario::new(fake.clone(), WebhookSender::new(url, SECRET)).wait(Duration::from_secs(5));
+    let sc =
+        Scenario::new(fake.clone(), WebhookSender::new(url, SECRET)).wait(Duration::from_secs(5));
     sc.comment(OWNER, REPO, issue, "alice", "/help").await;
-    assert!(navin_e2e::fake::wait_until(Duration::from_secs(5), || !fake.bot_comments().is_empty()).await);
+    assert!(
+        navin_e2e::fake::wait_until(Duration::from_secs(5), || !fake.bot_comments().is_empty())
+            .await
+    );
     let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(sc)));
     let message = dropped.expect_err("an unread comment must fail the test");
-    let text = message.downcast_ref::<String>().cloned().unwrap_or_default();
-    assert!(text.contains("unread bot comment") && text.contains("echo: /help"), "{text}");
+    let text = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        text.contains("unread bot comment") && text.contains("echo: /help"),
+        "{text}"
+    );
 }
