@@ -57,15 +57,24 @@ impl Scenario {
         &self.sender
     }
 
+    /// Delivers a payload and records the attempt in the fake's App hook log
+    /// (`GET /app/hook/deliveries`), as GitHub would, with the bot's status code.
     pub async fn send(&self, payload: &Payload) -> Delivery {
-        match self.sender.send_payload(payload).await {
+        match self.try_send(payload).await {
             Ok(d) => d,
             Err(e) => panic!("{e}"),
         }
     }
 
+    /// As `send`; a connection failure is recorded as a 502 delivery and returned as an error.
     pub async fn try_send(&self, payload: &Payload) -> Result<Delivery, WebhookError> {
-        self.sender.send_payload(payload).await
+        let request = self.sender.request(payload.event(), payload.json());
+        let guid = request.guid.clone().unwrap_or_default();
+        let result = self.sender.send_request(request).await;
+        let status = result.as_ref().map(|d| d.status).unwrap_or(502);
+        self.fake
+            .record_delivery_of(&guid, payload.event(), payload.json(), status);
+        result
     }
 
     /// A person comments on an issue or PR: the comment is stored in the fake (so REST reads

@@ -16,6 +16,7 @@ mod routes_checks;
 mod routes_issues;
 mod routes_pulls;
 mod routes_repos;
+mod seed;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -31,9 +32,9 @@ use chrono::Utc;
 
 pub use auth::Caller;
 pub use faults::{Fault, FaultAction, FaultId};
-pub use handle::{CheckRunSpec, PullSpec};
 pub use log::{LoggedRequest, RequestKind};
 pub use model::{BotComment, Model, TokenFormat, UserKind, GITHUB_ACTIONS_APP_ID};
+pub use seed::{CheckRunSpec, PullSpec};
 
 use crate::keys::AppKey;
 use faults::path_matches;

@@ -1,5 +1,8 @@
 //! Git smart-HTTP through `git http-backend`: clone and push with tokens, rejections, rulesets.
 
+use navin_e2e::fake::GitLayout;
+use navin_e2e::FakeGitHub;
+
 use crate::common::{git, git_ok, setup, token_client, OWNER, REPO};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -143,4 +146,34 @@ async fn protected_ledger_branch_refuses_force_push_but_accepts_fast_forward() {
         Some("2")
     );
     fake.assert_conformant();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn git_can_live_under_a_url_prefix() {
+    let fake = FakeGitHub::builder()
+        .git_layout(GitLayout::Prefix("git".into()))
+        .start();
+    fake.create_repo(OWNER, REPO);
+    let inst = fake.create_installation(OWNER, &[&format!("{OWNER}/{REPO}")]);
+    let token = fake.mint_installation_token(inst);
+    assert_eq!(
+        fake.git_url_template(),
+        format!("{}/git/{{owner}}/{{repo}}.git", fake.base_url())
+    );
+    let work = tempfile::tempdir().expect("tempdir");
+    let url = fake.git_remote_url_with_token(OWNER, REPO, &token);
+    assert!(url.contains("/git/octo-org/hello.git"));
+    git_ok(work.path(), &["clone", "-q", &url, "c"]);
+    assert!(work.path().join("c/README.md").exists());
+    let root_url = format!(
+        "{}/{OWNER}/{REPO}.git/info/refs?service=git-upload-pack",
+        fake.base_url()
+    );
+    let resp = reqwest::Client::new()
+        .get(root_url)
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status().as_u16(), 404, "the root layout is off");
 }
