@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::fake::{BotComment, FakeGitHub, UserKind};
+use crate::fake::{BotComment, CheckRunSpec, FakeGitHub, PullSpec, UserKind};
 use crate::webhook::{Delivery, Payload, WebhookError, WebhookSender};
 
 /// How long `next_comment` waits for the bot by default.
@@ -131,6 +131,149 @@ impl Scenario {
             payload = payload.installation(inst);
         }
         payload
+    }
+
+    /// Common patches: repository, installation, PR number, title/body/author and head.
+    fn pull_payload(&self, fixture: &str, owner: &str, repo: &str, number: u64) -> Payload {
+        let issue = self.fake.issue(owner, repo, number);
+        let pull = self.fake.pull(owner, repo, number);
+        let author_id = self.fake.user_id(&issue.author);
+        let mut payload = Payload::fixture(fixture)
+            .repo(owner, repo, self.fake.repo_id(owner, repo))
+            .number(number)
+            .issue_title(&issue.title)
+            .issue_body(issue.body.as_deref().unwrap_or(""))
+            .issue_author(&issue.author, author_id, UserKind::User)
+            .head_sha(&pull.head_sha)
+            .head_ref(&pull.head_ref)
+            .sender(&issue.author, author_id, UserKind::User);
+        if let Some(inst) = self.installation_for(owner, repo) {
+            payload = payload.installation(inst);
+        }
+        payload
+    }
+
+    /// Opens a pull request in the fake and delivers `pull_request.opened`.
+    pub async fn open_pull(&self, owner: &str, repo: &str, spec: PullSpec) -> (u64, Delivery) {
+        let number = self.fake.create_pull(owner, repo, spec);
+        let payload = self.pull_payload("pull_request.opened", owner, repo, number);
+        (number, self.send(&payload).await)
+    }
+
+    /// Pushes files to the PR's head branch and delivers `pull_request.synchronize`.
+    pub async fn push_to_pull(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        files: &[(&str, &str)],
+        message: &str,
+    ) -> (String, Delivery) {
+        let before = self.fake.pull(owner, repo, number).head_sha;
+        let sha = self.fake.push_to_pull(owner, repo, number, files, message);
+        let payload = self
+            .pull_payload("pull_request.synchronize", owner, repo, number)
+            .set("/before", before.into());
+        (sha, self.send(&payload).await)
+    }
+
+    /// A review on the PR's current head: stored (REST `APPROVED` spelling) and delivered as
+    /// `pull_request_review.submitted` with the webhook's lowercase state.
+    pub async fn review(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        reviewer: &str,
+        state: &str,
+    ) -> (u64, Delivery) {
+        let head = self.fake.pull(owner, repo, number).head_sha;
+        let id = self
+            .fake
+            .add_review(owner, repo, number, reviewer, state, &head);
+        let fixture = match state.to_ascii_lowercase().as_str() {
+            "approved" => "pull_request_review.submitted.approved",
+            "changes_requested" => "pull_request_review.submitted.changes_requested",
+            _ => "pull_request_review.submitted",
+        };
+        let reviewer_id = self.fake.user_id(reviewer);
+        let payload = self
+            .pull_payload(fixture, owner, repo, number)
+            .review_id(id)
+            .review_state(state)
+            .reviewer(reviewer, reviewer_id, UserKind::User);
+        (id, self.send(&payload).await)
+    }
+
+    /// Dismisses a stored review and delivers `pull_request_review.dismissed`.
+    pub async fn dismiss_review(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: u64,
+        review_id: u64,
+    ) -> Delivery {
+        let reviewer = self.fake.with_state(|m| {
+            let review = m.reviews.get_mut(&review_id)?;
+            review.state = "DISMISSED".into();
+            Some(review.user.clone())
+        });
+        let reviewer = reviewer.unwrap_or_else(|| panic!("no review {review_id}"));
+        let reviewer_id = self.fake.user_id(&reviewer);
+        let payload = self
+            .pull_payload("pull_request_review.dismissed", owner, repo, number)
+            .review_id(review_id)
+            .review_state("dismissed")
+            .reviewer(&reviewer, reviewer_id, UserKind::User);
+        self.send(&payload).await
+    }
+
+    /// Stores a completed check run and delivers `check_run.completed` for it; the payload's
+    /// `pull_requests` lists open same-repository PRs whose head is the run's sha (empty for forks).
+    pub async fn complete_check_run(
+        &self,
+        owner: &str,
+        repo: &str,
+        spec: CheckRunSpec,
+    ) -> (u64, Delivery) {
+        let id = self.fake.add_check_run(owner, repo, spec);
+        let run = self
+            .fake
+            .check_run(id)
+            .unwrap_or_else(|| panic!("check run {id} vanished"));
+        let repo_id = self.fake.repo_id(owner, repo);
+        let pulls: Vec<Value> = self.fake.with_state(|m| {
+            m.repo(owner, repo)
+                .map(|r| {
+                    r.issues
+                        .values()
+                        .filter_map(|i| i.pull.as_ref().map(|p| (i, p)))
+                        .filter(|(i, p)| p.head_sha == run.head_sha && p.head_repo.is_none() && i.state == "open")
+                        .map(|(i, p)| {
+                            let repo_ref = serde_json::json!({ "id": repo_id, "url": format!("https://api.github.com/repos/{owner}/{repo}"), "name": repo });
+                            serde_json::json!({
+                                "url": format!("https://api.github.com/repos/{owner}/{repo}/pulls/{}", i.number),
+                                "id": p.id, "number": i.number,
+                                "head": { "ref": p.head_ref, "sha": p.head_sha, "repo": repo_ref },
+                                "base": { "ref": p.base_ref, "sha": p.base_sha, "repo": repo_ref },
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        let mut payload = Payload::fixture("check_run.completed")
+            .repo(owner, repo, repo_id)
+            .check_run_id(id)
+            .check_name(&run.name)
+            .head_sha(&run.head_sha)
+            .app_id(run.app_id)
+            .conclusion(run.conclusion.as_deref().unwrap_or("neutral"))
+            .set("/check_run/pull_requests", Value::Array(pulls));
+        if let Some(inst) = self.installation_for(owner, repo) {
+            payload = payload.installation(inst);
+        }
+        (id, self.send(&payload).await)
     }
 
     /// The installation that covers a repository, if any.

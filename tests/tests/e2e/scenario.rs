@@ -142,3 +142,50 @@ async fn dropping_a_scenario_with_an_unread_bot_comment_fails_the_test() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn pull_request_helpers_keep_webhooks_and_state_in_step() {
+    let (fake, inst) = setup();
+    let url = start_echo_bot(&fake, inst).await;
+    let sc = Scenario::new(fake.clone(), WebhookSender::new(url, SECRET));
+    let spec = navin_e2e::fake::PullSpec::new("navin/S2-cache")
+        .author("bob")
+        .body("Navin-Step: S2")
+        .file("c.rs", "c");
+    let (number, opened) = sc.open_pull(OWNER, REPO, spec).await;
+    assert_eq!(opened.status, 202);
+    let (sha, _) = sc
+        .push_to_pull(OWNER, REPO, number, &[("c.rs", "c2")], "second")
+        .await;
+    assert_eq!(fake.pull(OWNER, REPO, number).head_sha, sha);
+    let (review, _) = sc.review(OWNER, REPO, number, "rita", "approved").await;
+    assert_eq!(fake.reviews(OWNER, REPO, number)[0].state, "APPROVED");
+    assert_eq!(fake.reviews(OWNER, REPO, number)[0].commit_id, sha);
+    sc.dismiss_review(OWNER, REPO, number, review).await;
+    assert_eq!(fake.reviews(OWNER, REPO, number)[0].state, "DISMISSED");
+    let (run, _) = sc
+        .complete_check_run(
+            OWNER,
+            REPO,
+            navin_e2e::fake::CheckRunSpec::new("test", &sha),
+        )
+        .await;
+    assert_eq!(fake.check_run(run).map(|r| r.head_sha), Some(sha.clone()));
+
+    let log = fake.with_state(|m| m.deliveries.clone());
+    let events: Vec<(&str, Option<&str>)> = log
+        .iter()
+        .map(|d| (d.event.as_str(), d.action.as_deref()))
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            ("pull_request", Some("opened")),
+            ("pull_request", Some("synchronize")),
+            ("pull_request_review", Some("submitted")),
+            ("pull_request_review", Some("dismissed")),
+            ("check_run", Some("completed")),
+        ]
+    );
+    sc.finish().await;
+}
