@@ -121,7 +121,7 @@ async fn not_found_once_models_eventual_consistency_after_a_webhook() {
 async fn latency_delays_only_matching_requests() {
     let (fake, inst) = setup();
     let token = fake.mint_installation_token(inst);
-    fake.inject(
+    let delay = fake.inject(
         Fault::on("GET", "/repos/*/*/collaborators/*/permission").delay(Duration::from_millis(400)),
     );
     fake.set_role(OWNER, REPO, "alice", "write");
