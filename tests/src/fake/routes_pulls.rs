@@ -1,0 +1,277 @@
+//! Pull request endpoints: pulls, their files, reviews (REST uppercase states) and dismissals.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::routing::{get, put};
+use axum::{Extension, Router};
+use chrono::Utc;
+use serde_json::{json, Value};
+
+use super::auth::Caller;
+use super::http::{ok, paginate, parse_body, str_field, with_link, ApiError, ApiResult};
+use super::model::Review;
+use super::render::{template, Renderer};
+use super::routes_repos::access;
+use super::Inner;
+
+pub(super) fn routes() -> Router<Arc<Inner>> {
+    Router::new()
+        .route("/repos/{owner}/{repo}/pulls", get(list_pulls))
+        .route("/repos/{owner}/{repo}/pulls/{number}", get(get_pull))
+        .route(
+            "/repos/{owner}/{repo}/pulls/{number}/files",
+            get(list_files),
+        )
+        .route(
+            "/repos/{owner}/{repo}/pulls/{number}/reviews",
+            get(list_reviews).post(create_review),
+        )
+        .route(
+            "/repos/{owner}/{repo}/pulls/{number}/reviews/{review_id}/dismissals",
+            put(dismiss_review),
+        )
+}
+
+async fn list_pulls(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult {
+    let model = inner.model();
+    let r = access(&model, &caller, &owner, &repo, "pull_requests", "read")?;
+    let state = query.get("state").map(String::as_str).unwrap_or("open");
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
+    let mut issues: Vec<_> = r
+        .issues
+        .values()
+        .filter(|i| i.pull.is_some())
+        .filter(|i| state == "all" || i.state == state)
+        .filter(|i| {
+            let pull = i.pull.as_ref();
+            query
+                .get("base")
+                .is_none_or(|b| pull.is_some_and(|p| &p.base_ref == b))
+                && query.get("head").is_none_or(|h| {
+                    pull.is_some_and(|p| h.rsplit(':').next() == Some(p.head_ref.as_str()))
+                })
+        })
+        .collect();
+    issues.sort_by(|a, b| {
+        b.created_at
+            .cmp(&a.created_at)
+            .then(b.number.cmp(&a.number))
+    });
+    let items: Vec<Value> = issues
+        .into_iter()
+        .map(|i| renderer.pull(r, i, true))
+        .collect();
+    let url = format!("{}/repos/{}/pulls", inner.link_base(), r.full_name());
+    let (page, link) = paginate(items, &query, &url);
+    Ok(with_link(StatusCode::OK, json!(page), link))
+}
+
+async fn get_pull(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, number)): Path<(String, String, u64)>,
+) -> ApiResult {
+    let model = inner.model();
+    let r = access(&model, &caller, &owner, &repo, "pull_requests", "read")?;
+    let issue = r
+        .issues
+        .get(&number)
+        .filter(|i| i.pull.is_some())
+        .ok_or_else(ApiError::not_found)?;
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .pull(r, issue, false))
+}
+
+async fn list_files(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, number)): Path<(String, String, u64)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult {
+    let model = inner.model();
+    let r = access(&model, &caller, &owner, &repo, "pull_requests", "read")?;
+    let full = r.full_name();
+    let pull = r
+        .issues
+        .get(&number)
+        .and_then(|i| i.pull.as_ref())
+        .ok_or_else(ApiError::not_found)?;
+    let base = &inner.base_url;
+    let items: Vec<Value> = pull
+        .files
+        .iter()
+        .map(|f| {
+            let mut v = template("pulls/list-files");
+            v["sha"] = json!(pull.head_sha);
+            v["filename"] = json!(f.filename);
+            v["status"] = json!(f.status);
+            v["additions"] = json!(f.additions);
+            v["deletions"] = json!(f.deletions);
+            v["changes"] = json!(f.additions + f.deletions);
+            v["blob_url"] = json!(format!(
+                "{base}/{full}/blob/{}/{}",
+                pull.head_sha, f.filename
+            ));
+            v["raw_url"] = json!(format!(
+                "{base}/{full}/raw/{}/{}",
+                pull.head_sha, f.filename
+            ));
+            v["contents_url"] = json!(format!(
+                "{base}/repos/{full}/contents/{}?ref={}",
+                f.filename, pull.head_sha
+            ));
+            match &f.patch {
+                Some(p) => v["patch"] = json!(p),
+                None => {
+                    if let Some(obj) = v.as_object_mut() {
+                        obj.remove("patch");
+                    }
+                }
+            }
+            v
+        })
+        .collect();
+    let url = format!("{}/repos/{full}/pulls/{number}/files", inner.link_base());
+    let (page, link) = paginate(items, &query, &url);
+    Ok(with_link(StatusCode::OK, json!(page), link))
+}
+
+async fn list_reviews(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, number)): Path<(String, String, u64)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult {
+    let model = inner.model();
+    let r = access(&model, &caller, &owner, &repo, "pull_requests", "read")?;
+    let full = r.full_name();
+    r.issues
+        .get(&number)
+        .and_then(|i| i.pull.as_ref())
+        .ok_or_else(ApiError::not_found)?;
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
+    let items: Vec<Value> = model
+        .reviews
+        .values()
+        .filter(|rv| rv.repo.eq_ignore_ascii_case(&full) && rv.pull_number == number)
+        .map(|rv| renderer.review(rv))
+        .collect();
+    let url = format!("{}/repos/{full}/pulls/{number}/reviews", inner.link_base());
+    let (page, link) = paginate(items, &query, &url);
+    Ok(with_link(StatusCode::OK, json!(page), link))
+}
+
+/// `event` APPROVE / REQUEST_CHANGES / COMMENT; without it the review stays PENDING.
+async fn create_review(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, number)): Path<(String, String, u64)>,
+    body: Bytes,
+) -> ApiResult {
+    let body = parse_body(&body)?;
+    let mut model = inner.model();
+    let r = access(&model, &caller, &owner, &repo, "pull_requests", "write")?;
+    let full = r.full_name();
+    let issue = r.issues.get(&number).ok_or_else(ApiError::not_found)?;
+    let pull = issue.pull.as_ref().ok_or_else(ApiError::not_found)?;
+    let head = pull.head_sha.clone();
+    let pr_author = issue.author.clone();
+    let state = match str_field(&body, "event") {
+        Some("APPROVE") => "APPROVED",
+        Some("REQUEST_CHANGES") => "CHANGES_REQUESTED",
+        Some("COMMENT") => "COMMENTED",
+        None => "PENDING",
+        Some(_) => {
+            return Err(ApiError::validation(
+                "PullRequestReview",
+                "event",
+                "invalid",
+            ))
+        }
+    };
+    let text = str_field(&body, "body").unwrap_or_default().to_string();
+    if matches!(state, "CHANGES_REQUESTED" | "COMMENTED") && text.is_empty() {
+        return Err(ApiError::unprocessable(
+            "Unprocessable Entity: body is required for this event",
+        ));
+    }
+    let user = caller.login(&model);
+    if state == "APPROVED" && user == pr_author {
+        return Err(ApiError::unprocessable(
+            "Can not approve your own pull request",
+        ));
+    }
+    let id = model.next_id();
+    let review = Review {
+        id,
+        repo: full,
+        pull_number: number,
+        user,
+        body: text,
+        state: state.into(),
+        commit_id: str_field(&body, "commit_id")
+            .map(str::to_string)
+            .unwrap_or(head),
+        submitted_at: Utc::now(),
+    };
+    model.reviews.insert(id, review.clone());
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .review(&review))
+}
+
+async fn dismiss_review(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, number, review_id)): Path<(String, String, u64, u64)>,
+    body: Bytes,
+) -> ApiResult {
+    let body = parse_body(&body)?;
+    if str_field(&body, "message").is_none() {
+        return Err(ApiError::validation(
+            "PullRequestReview",
+            "message",
+            "missing_field",
+        ));
+    }
+    let mut model = inner.model();
+    let r = access(&model, &caller, &owner, &repo, "pull_requests", "write")?;
+    let full = r.full_name();
+    let review = model
+        .reviews
+        .get_mut(&review_id)
+        .filter(|rv| rv.repo.eq_ignore_ascii_case(&full) && rv.pull_number == number)
+        .ok_or_else(ApiError::not_found)?;
+    if !matches!(review.state.as_str(), "APPROVED" | "CHANGES_REQUESTED") {
+        return Err(ApiError::unprocessable(
+            "Can not dismiss a commented pull request review",
+        ));
+    }
+    review.state = "DISMISSED".into();
+    let review = review.clone();
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .review(&review))
+}

@@ -1,0 +1,216 @@
+//! Check runs and suites: creation by the App, filters `check_name`/`app_id`/`filter`, pagination.
+
+use chrono::{Duration, Utc};
+use navin_e2e::fake::CheckRunSpec;
+use navin_e2e::fake::GITHUB_ACTIONS_APP_ID;
+use octocrab::params::checks::{CheckRunConclusion, CheckRunStatus};
+use octocrab::params::repos::Commitish;
+use serde_json::Value;
+
+use crate::common::{setup, status_of, token_client, OWNER, REPO};
+
+async fn list(gh: &octocrab::Octocrab, sha: &str, query: &[(&str, &str)]) -> Value {
+    let route = format!("/repos/{OWNER}/{REPO}/commits/{sha}/check-runs");
+    gh.get(
+        route,
+        Some(
+            &query
+                .iter()
+                .cloned()
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        ),
+    )
+    .await
+    .expect("list check runs")
+}
+
+fn ids(v: &Value) -> Vec<u64> {
+    let mut ids: Vec<u64> = v["check_runs"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|r| r["id"].as_u64())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[tokio::test]
+async fn latest_filter_hides_a_queued_rerun_that_filter_all_shows() {
+    let (fake, inst) = setup();
+    let sha = fake.branch_sha(OWNER, REPO, "main").expect("main");
+    let t0 = Utc::now() - Duration::minutes(30);
+    let green = fake.add_check_run(
+        OWNER,
+        REPO,
+        CheckRunSpec::new("ci", &sha)
+            .started_at(t0)
+            .completed_at(t0 + Duration::minutes(3)),
+    );
+    let rerun = fake.add_check_run(OWNER, REPO, CheckRunSpec::new("ci", &sha).pending("queued"));
+    let spoof = fake.add_check_run(OWNER, REPO, CheckRunSpec::new("ci", &sha).app(999));
+    let lint = fake.add_check_run(
+        OWNER,
+        REPO,
+        CheckRunSpec::new("lint", &sha).conclusion("failure"),
+    );
+    let gh = token_client(&fake, &fake.mint_installation_token(inst));
+
+    let latest = list(&gh, &sha, &[("check_name", "ci"), ("app_id", "15368")]).await;
+    assert_eq!(
+        ids(&latest),
+        vec![green],
+        "latest goes by completed_at, so the queued rerun is hidden"
+    );
+    assert_eq!(latest["total_count"], 1);
+
+    let all = list(
+        &gh,
+        &sha,
+        &[("check_name", "ci"), ("app_id", "15368"), ("filter", "all")],
+    )
+    .await;
+    assert_eq!(ids(&all), vec![green, rerun]);
+
+    let any_app = list(&gh, &sha, &[("check_name", "ci"), ("filter", "all")]).await;
+    assert_eq!(ids(&any_app), vec![green, rerun, spoof]);
+    let spoofed = any_app["check_runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|r| r["id"] == spoof)
+        .cloned()
+        .expect("spoof");
+    assert_eq!(spoofed["app"]["id"], 999, "apps are told apart by app.id");
+
+    let by_branch = list(&gh, "main", &[("filter", "all")]).await;
+    assert_eq!(
+        ids(&by_branch),
+        vec![green, rerun, spoof, lint],
+        "a branch name resolves to its head sha"
+    );
+    fake.assert_conformant();
+}
+
+#[tokio::test]
+async fn check_runs_page_through_to_total_count() {
+    let (fake, inst) = setup();
+    let sha = fake.branch_sha(OWNER, REPO, "main").expect("main");
+    for i in 0..25 {
+        fake.add_check_run(OWNER, REPO, CheckRunSpec::new(&format!("job-{i}"), &sha));
+    }
+    let gh = token_client(&fake, &fake.mint_installation_token(inst));
+    let page3 = list(&gh, &sha, &[("per_page", "10"), ("page", "3")]).await;
+    assert_eq!(page3["total_count"], 25);
+    assert_eq!(page3["check_runs"].as_array().map(Vec::len), Some(5));
+    let req = fake
+        .requests_to("GET", "/repos/*/*/commits/*/check-runs")
+        .pop()
+        .expect("logged");
+    assert_eq!(req.query_param("page").as_deref(), Some("3"));
+
+    let typed = gh
+        .checks(OWNER, REPO)
+        .list_check_runs_for_git_ref(Commitish(sha.clone()))
+        .send()
+        .await
+        .expect("octocrab typed list");
+    assert_eq!(typed.total_count, 25);
+    assert_eq!(typed.check_runs.len(), 25, "default page size is 30");
+    fake.assert_conformant();
+}
+
+#[tokio::test]
+async fn app_creates_and_completes_its_check_run_and_the_suite_follows() {
+    let (fake, inst) = setup();
+    let sha = fake.branch_sha(OWNER, REPO, "main").expect("main");
+    let gh = token_client(&fake, &fake.mint_installation_token(inst));
+    let run = gh
+        .checks(OWNER, REPO)
+        .create_check_run("navin/plan", &sha)
+        .status(CheckRunStatus::InProgress)
+        .send()
+        .await
+        .expect("create check run");
+    let done = gh
+        .checks(OWNER, REPO)
+        .update_check_run(run.id)
+        .conclusion(CheckRunConclusion::Success)
+        .send()
+        .await
+        .expect("complete check run");
+    assert_eq!(done.conclusion.as_deref(), Some("success"));
+    assert!(done.completed_at.is_some());
+    let stored = fake.check_run(run.id.0).expect("stored");
+    assert_eq!(stored.app_id, fake.with_state(|m| m.app.id));
+    let suite_id = stored.check_suite_id;
+    let suite: Value = gh
+        .get(
+            format!("/repos/{OWNER}/{REPO}/check-suites/{suite_id}"),
+            None::<&()>,
+        )
+        .await
+        .expect("suite");
+    assert_eq!(suite["status"], "completed");
+    assert_eq!(suite["conclusion"], "success");
+    let suites = gh
+        .checks(OWNER, REPO)
+        .list_check_suites_for_git_ref(Commitish(sha))
+        .send()
+        .await
+        .expect("suites");
+    assert_eq!(suites.total_count, 1);
+    fake.assert_conformant();
+}
+
+#[tokio::test]
+async fn only_the_creating_app_may_update_a_check_run() {
+    let (fake, inst) = setup();
+    let sha = fake.branch_sha(OWNER, REPO, "main").expect("main");
+    let navin = token_client(&fake, &fake.mint_installation_token(inst));
+    let run = navin
+        .checks(OWNER, REPO)
+        .create_check_run("navin/plan", &sha)
+        .send()
+        .await
+        .expect("create");
+    let actions = token_client(
+        &fake,
+        &fake.actions_token(OWNER, REPO, &[("checks", "write")]),
+    );
+    let err = actions
+        .checks(OWNER, REPO)
+        .update_check_run(run.id)
+        .conclusion(CheckRunConclusion::Success)
+        .send()
+        .await
+        .expect_err("another app");
+    assert_eq!(status_of(&err), Some(403));
+    let own = actions
+        .checks(OWNER, REPO)
+        .create_check_run("test", &sha)
+        .send()
+        .await
+        .expect("actions run");
+    assert_eq!(
+        fake.check_run(own.id.0).map(|r| r.app_id),
+        Some(GITHUB_ACTIONS_APP_ID)
+    );
+    fake.assert_conformant();
+}
+
+#[tokio::test]
+async fn completing_without_a_conclusion_is_refused() {
+    let (fake, inst) = setup();
+    let sha = fake.branch_sha(OWNER, REPO, "main").expect("main");
+    let gh = token_client(&fake, &fake.mint_installation_token(inst));
+    let err = gh
+        .checks(OWNER, REPO)
+        .create_check_run("x", &sha)
+        .status(CheckRunStatus::Completed)
+        .send()
+        .await
+        .expect_err("no conclusion");
+    assert_eq!(status_of(&err), Some(422));
+    fake.assert_conformant();
+}

@@ -1,0 +1,12 @@
+//! End-to-end tests of the fake GitHub with the real octocrab client, the git CLI and the webhook DSL.
+
+mod api_apps;
+mod api_checks;
+mod api_issues;
+mod api_repos;
+mod common;
+mod conformance;
+mod faults;
+mod git_http;
+mod scenario;
+mod webhooks;
