@@ -77,6 +77,7 @@ fn run(
     let mut total_touched = 0usize;
     let mut total_found = 0usize;
     let mut times = Vec::new();
+    let mut invalid = 0usize;
     for oid in walk {
         if outcomes.len() >= n {
             break;
@@ -105,6 +106,11 @@ fn run(
         let t0 = Instant::now();
         let out = plan_repository(&source, &subject, &opts)?;
         times.push(t0.elapsed().as_secs_f64());
+        // Every plan must pass the one validator, whatever the request.
+        if let Err(e) = navin_ledger::plan::PlanDocument::from_plan(&out.plan) {
+            invalid += 1;
+            println!("INVALID {:.8} {subject}: {e}", commit.id().to_string());
+        }
         let planned: Vec<String> = out.planned_files().into_iter().take(K).collect();
         let found: Vec<&String> = touched.iter().filter(|t| planned.contains(t)).collect();
         let recall = found.len() as f64 / touched.len() as f64;
@@ -138,7 +144,7 @@ fn run(
     let hits = outcomes.iter().filter(|o| o.hit).count();
     times.sort_by(f64::total_cmp);
     println!(
-        "commits={} recall@{K}={:.3} (mean per commit) micro_recall@{K}={:.3} hit_rate={:.3} median_plan_s={:.3}",
+        "commits={} invalid_plans={invalid} recall@{K}={:.3} (mean per commit) micro_recall@{K}={:.3} hit_rate={:.3} median_plan_s={:.3}",
         outcomes.len(),
         mean_recall,
         total_found as f64 / total_touched.max(1) as f64,
