@@ -429,3 +429,38 @@ fn step_of_a_command_names_its_step() {
     assert_eq!(done.step().map(|s| s.as_str()), Some("S2"));
     assert_eq!(one("/status").expect("valid").step(), None);
 }
+
+#[test]
+fn plan_edit_with_an_empty_block_is_refused() {
+    assert_eq!(
+        one("/plan edit\n```markdown\n\n```"),
+        Err(CommandError::MissingPlanBlock)
+    );
+}
+
+#[test]
+fn plan_edit_block_may_sit_in_a_details_section() {
+    let body = "/plan edit\n<details>\n\n```markdown\n# Plan\n```\n\n</details>";
+    assert_eq!(
+        one(body),
+        Ok(Command::PlanEdit {
+            plan: "# Plan\n".into()
+        })
+    );
+}
+
+#[test]
+fn two_plan_edits_each_take_their_own_block() {
+    let body = "/plan edit\n```md\n# A\n```\n/plan edit\n```md\n# B\n```";
+    assert_eq!(
+        results(body),
+        vec![
+            Ok(Command::PlanEdit {
+                plan: "# A\n".into()
+            }),
+            Ok(Command::PlanEdit {
+                plan: "# B\n".into()
+            })
+        ]
+    );
+}

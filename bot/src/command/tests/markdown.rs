@@ -153,3 +153,36 @@ fn non_ascii_text_around_commands_is_fine() {
         })]
     );
 }
+
+#[test]
+fn link_in_the_arguments_does_not_hide_the_command() {
+    assert_eq!(
+        one("/reject see [the docs](https://example.com)"),
+        Ok(Command::Reject {
+            feedback: Some("see [the docs](https://example.com)".into())
+        })
+    );
+}
+
+#[test]
+fn line_right_after_a_lone_html_tag_is_html() {
+    // `<img …>` alone on a line opens an HTML block that runs to the next blank line.
+    assert!(results("<img src=\"shot.png\">\n/approve").is_empty());
+    assert_eq!(
+        results("<img src=\"shot.png\">\n\n/approve"),
+        vec![Ok(Command::Approve)]
+    );
+}
+
+#[test]
+fn inline_html_before_a_command_line_does_not_hide_it() {
+    assert_eq!(
+        results("<b>note</b> done\n/approve"),
+        vec![Ok(Command::Approve)]
+    );
+}
+
+#[test]
+fn command_in_a_list_item_is_not_at_line_start() {
+    assert!(results("- /approve\n1. /status").is_empty());
+}

@@ -24,7 +24,7 @@ fn plain_text() -> impl Strategy<Value = String> {
 
 proptest! {
     #[test]
-    fn parse_comment_never_panics(body in "\\PC*") {
+    fn parse_comment_never_panics(body in any::<String>()) {
         let _ = parse_comment(&body);
     }
 
