@@ -1,4 +1,5 @@
 //! Navin's engine: planner, CLI, and (later) the GitHub adapter and webhook server.
 
 pub mod cli;
+pub mod command;
 pub mod planner;
