@@ -110,7 +110,7 @@ pub fn decode(mission: &[u8], board: &[u8]) -> Result<Ledger, Corrupt> {
 fn check_board(board: &mut Board) -> Result<(), Corrupt> {
     let mut seen = HashSet::new();
     for (i, task) in board.tasks.iter().enumerate() {
-        if !crate::model::valid_name(&task.id) {
+        if !crate::model::valid_step_id(&task.id) {
             return Err(Corrupt::new(
                 BOARD_FILE,
                 format!("tasks[{i}].id"),

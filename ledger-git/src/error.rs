@@ -26,7 +26,9 @@ pub enum RuleError {
     UnknownStep { id: String },
     #[error("step id {id:?} is already on the board")]
     DuplicateStep { id: String },
-    #[error("step id {id:?} is not valid: use letters, digits and -_. only (at most 100)")]
+    #[error(
+        "step id {id:?} is not valid: use letters, digits and -_. only (at most 100 characters)"
+    )]
     InvalidStepId { id: String },
     #[error("step {step:?} depends on unknown step {dependency:?}")]
     UnknownDependency { step: String, dependency: String },

@@ -341,6 +341,16 @@ pub(crate) fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '[' | ']'))
 }
 
+/// Step ids: letters, digits and `-_.` (no brackets: they must survive
+/// branch names like `navin/S3-fix`, mermaid node ids and slash commands).
+pub fn valid_step_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 100
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
 macro_rules! string_serde {
     ($ty:ty, $desc:literal) => {
         impl Serialize for $ty {

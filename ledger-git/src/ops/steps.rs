@@ -6,7 +6,7 @@ use super::{require_reason, Ctx, Effect, NewTask, ProgressArgs, ReplanTrigger, T
 use crate::error::RuleError;
 use crate::index::GraphError;
 use crate::model::{
-    valid_name, Evidence, EvidenceKind, Links, NextActor, PauseReason, Task, TaskStatus,
+    valid_step_id, Evidence, EvidenceKind, Links, NextActor, PauseReason, Task, TaskStatus,
     Validation, FINGERPRINT_WINDOW,
 };
 
@@ -14,7 +14,7 @@ use crate::model::{
 pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Arc<Task>>, RuleError> {
     new.iter()
         .map(|n| {
-            if !valid_name(&n.id) {
+            if !valid_step_id(&n.id) {
                 return Err(RuleError::InvalidStepId { id: n.id.clone() });
             }
             if n.title.trim().is_empty() {
