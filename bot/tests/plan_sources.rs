@@ -506,6 +506,7 @@ fn missing_settings_name_the_variable_to_set() {
     let err = generate(ExternalKind::Http, &url_only, repo.path(), REQUEST).expect_err("must fail");
     assert!(matches!(err, ExternalError::MissingConfig { var } if var == ENV_MODEL));
 
+    assert!(url_only.check(ExternalKind::Http).is_err());
     let err = generate(ExternalKind::Command, &none, repo.path(), REQUEST).expect_err("must fail");
     assert!(
         err.to_string().starts_with("NAVIN_PLAN_COMMAND is not set"),

@@ -137,6 +137,23 @@ pub async fn generate_with_summary(
     ask_with_one_retry(&mut source).await
 }
 
+impl ExternalConfig {
+    /// Whether `kind` has what it needs, so a caller can report a missing
+    /// variable before doing anything else. [`generate`] checks it too.
+    pub fn check(&self, kind: ExternalKind) -> Result<(), ExternalError> {
+        match kind {
+            ExternalKind::Http => {
+                self.chat_url()?;
+                self.model_name()?;
+            }
+            ExternalKind::Command => {
+                self.command_line()?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Fails before any work when the request is empty or the chosen source
 /// is not configured, so the user hears about a missing variable first.
 fn checked_request<'a>(
@@ -144,15 +161,7 @@ fn checked_request<'a>(
     cfg: &ExternalConfig,
     request: &'a str,
 ) -> Result<&'a str, ExternalError> {
-    match kind {
-        ExternalKind::Http => {
-            cfg.chat_url()?;
-            cfg.model_name()?;
-        }
-        ExternalKind::Command => {
-            cfg.command_line()?;
-        }
-    }
+    cfg.check(kind)?;
     let request = request.trim();
     if request.is_empty() {
         return Err(ExternalError::EmptyRequest);
