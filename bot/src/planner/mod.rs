@@ -8,6 +8,7 @@
 
 mod build;
 mod commands;
+pub mod external;
 mod imports;
 mod intent;
 mod lang;
