@@ -43,7 +43,7 @@ async fn missing_signature_is_401_and_nothing_is_queued() {
 async fn malformed_or_wrong_signature_is_401_and_only_the_delivery_id_is_logged() {
     let dir = tempfile::tempdir().unwrap();
     let t = test_state(dir.path(), CAP);
-    let (logs, _guard) = LogCapture::start();
+    let logs = LogCapture::global();
     let body = br#"{"action":"created","comment":{"body":"BODY-SENTINEL"}}"#;
     for (i, signature) in [
         "sha256=".to_owned(),

@@ -298,7 +298,7 @@ async fn permanent_failure_and_panic_are_handled_without_stopping_workers() {
         .await
     );
     workers.shutdown(Duration::from_secs(1)).await;
-    let calls = calls.lock().unwrap();
+    let calls = calls.lock().unwrap().clone();
     assert_eq!(calls["bad-payload"], 1, "a permanent error is not retried");
     assert_eq!(calls["panics"], 2, "a panic counts as a transient failure");
     let bad = queue.status("bad-payload").await.unwrap().unwrap();

@@ -236,6 +236,7 @@ pub(super) fn now_secs() -> i64 {
 }
 
 impl GitHubApp {
+    /// Must be called inside a Tokio runtime: octocrab spawns its connection buffer task.
     pub fn new(config: GitHubConfig, metrics: Arc<GitHubMetrics>) -> Result<Self, GitHubError> {
         let base: Uri = config
             .api_url

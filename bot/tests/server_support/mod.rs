@@ -193,20 +193,27 @@ where
     }
 }
 
-/// Collects everything tracing writes while the guard lives (current thread only).
+/// Collects everything tracing writes in this test binary, from every thread. A global
+/// subscriber is used because per-thread defaults miss events whose callsite interest
+/// was cached by another thread.
 #[derive(Clone, Default)]
 pub struct LogCapture(Arc<std::sync::Mutex<Vec<u8>>>);
 
 impl LogCapture {
-    pub fn start() -> (Self, tracing::subscriber::DefaultGuard) {
-        let capture = Self::default();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(capture.clone())
-            .finish();
-        let guard = tracing::subscriber::set_default(subscriber);
-        (capture, guard)
+    pub fn global() -> Self {
+        static GLOBAL: OnceLock<LogCapture> = OnceLock::new();
+        GLOBAL
+            .get_or_init(|| {
+                let capture = Self::default();
+                let subscriber = tracing_subscriber::fmt()
+                    .with_max_level(tracing::Level::TRACE)
+                    .with_ansi(false)
+                    .with_writer(capture.clone())
+                    .finish();
+                tracing::subscriber::set_global_default(subscriber).unwrap();
+                capture
+            })
+            .clone()
     }
 
     pub fn text(&self) -> String {
