@@ -237,3 +237,39 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogCapture {
         self.clone()
     }
 }
+
+pub type HttpClient = hyper_util::client::legacy::Client<
+    hyper_util::client::legacy::connect::HttpConnector,
+    http_body_util::Full<bytes::Bytes>,
+>;
+
+/// A keep-alive HTTP/1 client for talking to a server on loopback.
+pub fn http_client() -> HttpClient {
+    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http()
+}
+
+/// Sends a signed delivery over TCP; returns the status.
+pub async fn post_webhook(
+    client: &HttpClient,
+    addr: std::net::SocketAddr,
+    event: &str,
+    delivery: &str,
+    body: &[u8],
+) -> Result<u16, String> {
+    let req = Request::builder()
+        .method("POST")
+        .uri(format!("http://{addr}/webhook"))
+        .header("content-type", "application/json")
+        .header("x-github-event", event)
+        .header("x-github-delivery", delivery)
+        .header("x-hub-signature-256", sign(SECRET, body))
+        .body(http_body_util::Full::new(bytes::Bytes::copy_from_slice(
+            body,
+        )))
+        .map_err(|e| e.to_string())?;
+    let response = client.request(req).await.map_err(|e| e.to_string())?;
+    let status = response.status().as_u16();
+    // Drain the body so the connection can be reused.
+    let _ = http_body_util::BodyExt::collect(response.into_body()).await;
+    Ok(status)
+}
