@@ -386,7 +386,7 @@ async fn a_second_queue_on_the_same_file_is_refused() {
     let _first = open(dir.path());
     let second = DeliveryQueue::open(&dir.path().join("deliveries.sqlite3"));
     let message = second.err().map(|e| e.to_string()).unwrap_or_default();
-    assert!(message.contains("cannot open delivery queue"), "{message}");
+    assert!(message.contains("in use by another process"), "{message}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -500,4 +500,31 @@ async fn dispatcher_routes_each_event_to_its_hook() {
         ],
         "pull_request has no hook here, so the default no-op ran"
     );
+}
+
+#[tokio::test]
+async fn done_deliveries_are_remembered_for_deduplication_until_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let queue = open(dir.path());
+    queue.enqueue(delivery("old", "o/r")).await.unwrap();
+    queue.enqueue(delivery("recent", "o/s")).await.unwrap();
+    let day_ms = 24 * 3600 * 1000;
+    let now = 100 * day_ms;
+    for d in queue.claim(i64::MAX, 10).await.unwrap() {
+        let finished = if d.delivery_id == "old" {
+            now - 9 * day_ms
+        } else {
+            now - day_ms
+        };
+        queue.complete(d.seq, finished).await.unwrap();
+    }
+    let keep_done = i64::try_from(navin_bot::queue::worker::KEEP_DONE.as_millis()).unwrap();
+    let removed = queue.prune(now - keep_done, now - keep_done).await.unwrap();
+    assert_eq!(removed, 1);
+    assert_eq!(
+        queue.enqueue(delivery("recent", "o/s")).await.unwrap(),
+        navin_bot::queue::EnqueueOutcome::Duplicate,
+        "still inside the window: a redelivery is a duplicate"
+    );
+    assert_eq!(queue.status("old").await.unwrap(), None);
 }

@@ -118,6 +118,10 @@ pub enum QueueError {
     },
     #[error("delivery queue write failed: {0}")]
     Sql(#[from] rusqlite::Error),
+    #[error(
+        "delivery queue {0} is in use by another process (one `navin serve` per data directory)"
+    )]
+    Locked(PathBuf),
     #[error("delivery queue transaction failed: {0}")]
     Commit(String),
     #[error("delivery queue is closed")]
@@ -203,10 +207,12 @@ impl DeliveryQueue {
             })?;
         }
         let (store, requeued) = store::Store::open(path)?;
+        let checkpointer = store::Checkpointer::spawn(path)?;
         let (tx, rx) = mpsc::channel();
+        let db_path = path.to_owned();
         thread::Builder::new()
             .name("navin-queue".to_owned())
-            .spawn(move || run_actor(store, &rx))
+            .spawn(move || run_actor(store, checkpointer, &db_path, &rx))
             .map_err(|source| QueueError::DataDir {
                 path: path.to_owned(),
                 source,
@@ -311,9 +317,15 @@ fn deferred<T: Send + 'static>(reply: Reply<T>, result: Result<T, rusqlite::Erro
     })
 }
 
-fn run_actor(mut store: store::Store, rx: &mpsc::Receiver<Op>) {
-    let closer = serve_ops(&mut store, rx);
-    // The connection (and its exclusive lock) is gone before `close()` returns.
+fn run_actor(
+    mut store: store::Store,
+    checkpointer: store::CheckpointHandle,
+    path: &Path,
+    rx: &mpsc::Receiver<Op>,
+) {
+    let closer = serve_ops(&mut store, path, rx);
+    checkpointer.stop();
+    // The connections (and the file lock) are gone before `close()` returns.
     drop(store);
     if let Some(done) = closer {
         let _ = done.send(());
@@ -321,8 +333,17 @@ fn run_actor(mut store: store::Store, rx: &mpsc::Receiver<Op>) {
 }
 
 /// Serves operations until the channel closes or a `Close` arrives (returned).
-fn serve_ops(store: &mut store::Store, rx: &mpsc::Receiver<Op>) -> Option<oneshot::Sender<()>> {
+fn serve_ops(
+    store: &mut store::Store,
+    path: &Path,
+    rx: &mpsc::Receiver<Op>,
+) -> Option<oneshot::Sender<()>> {
+    let mut groups: u32 = 0;
     while let Ok(first) = rx.recv() {
+        groups = groups.wrapping_add(1);
+        if groups % 256 == 0 {
+            store.checkpoint_if_huge(path);
+        }
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
             match rx.try_recv() {

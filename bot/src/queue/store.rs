@@ -12,7 +12,9 @@
 //! `SELECT … FOR UPDATE SKIP LOCKED` claims. Nothing outside this file knows it is SQLite.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
@@ -46,21 +48,30 @@ CREATE INDEX IF NOT EXISTS deliveries_finished
 
 pub(super) struct Store {
     conn: Connection,
+    /// Held (flock) for the store's life: one process per queue file.
+    _lock: std::fs::File,
 }
+
+/// How often the background thread moves WAL frames into the database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+/// WAL size at which the writer checkpoints itself, in case the background checkpoints
+/// never catch up under sustained load.
+const WAL_HARD_LIMIT_BYTES: u64 = 256 * 1024 * 1024;
 
 impl Store {
     /// Opens (creating if needed) the queue and puts deliveries that were running when
     /// the previous process died back in the queue: at-least-once delivery.
     pub(super) fn open(path: &Path) -> Result<(Self, usize), QueueError> {
+        let lock = lock_exclusively(path)?;
         let conn = Connection::open(path).map_err(|e| QueueError::open(path, e))?;
-        // EXCLUSIVE locking: a second `navin serve` on the same data directory fails at
-        // start instead of double-processing deliveries. The OS drops the lock when the
-        // process dies, even by SIGKILL.
+        // Checkpoints are left to the background thread (see `Checkpointer`): done on
+        // this connection they would stall the commit that triggers them, which is
+        // what a webhook waits on.
         conn.execute_batch(
-            "PRAGMA locking_mode = EXCLUSIVE;
-             PRAGMA journal_mode = WAL;
+            "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = FULL;
-             PRAGMA busy_timeout = 0;",
+             PRAGMA busy_timeout = 5000;
+             PRAGMA wal_autocheckpoint = 0;",
         )
         .map_err(|e| QueueError::open(path, e))?;
         conn.execute_batch(SCHEMA)
@@ -71,12 +82,102 @@ impl Store {
                 [],
             )
             .map_err(|e| QueueError::open(path, e))?;
-        Ok((Self { conn }, requeued))
+        Ok((Self { conn, _lock: lock }, requeued))
     }
 
     pub(super) fn begin(&mut self) -> Result<rusqlite::Transaction<'_>, rusqlite::Error> {
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
+    }
+
+    /// Blocking checkpoint, only when the WAL has grown past the hard limit.
+    pub(super) fn checkpoint_if_huge(&self, path: &Path) {
+        let wal = wal_path(path);
+        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        if size > WAL_HARD_LIMIT_BYTES {
+            if let Err(e) = self.conn.execute_batch("PRAGMA wal_checkpoint(RESTART);") {
+                tracing::warn!(error = %e, "delivery queue checkpoint failed");
+            }
+        }
+    }
+}
+
+fn wal_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push("-wal");
+    PathBuf::from(name)
+}
+
+/// A second `navin serve` on the same data directory would process every delivery
+/// twice; it fails at start instead. The OS drops the lock when the process dies, even
+/// by SIGKILL.
+fn lock_exclusively(path: &Path) -> Result<std::fs::File, QueueError> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock_path = PathBuf::from(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|source| QueueError::DataDir {
+            path: lock_path.clone(),
+            source,
+        })?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+        .map_err(|_| QueueError::Locked(path.to_owned()))?;
+    Ok(file)
+}
+
+/// Moves WAL frames into the database file on its own connection and thread, so the
+/// writer never waits for a checkpoint. Stops (after a final checkpoint) when the
+/// writer drops its [`CheckpointHandle`].
+pub(super) struct Checkpointer;
+
+pub(super) struct CheckpointHandle {
+    tx: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    pub(super) fn spawn(path: &Path) -> Result<CheckpointHandle, QueueError> {
+        let conn = Connection::open(path).map_err(|e| QueueError::open(path, e))?;
+        conn.execute_batch("PRAGMA busy_timeout = 5000;")
+            .map_err(|e| QueueError::open(path, e))?;
+        let (tx, rx) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("navin-queue-checkpoint".to_owned())
+            .spawn(move || loop {
+                match rx.recv_timeout(CHECKPOINT_EVERY) {
+                    Err(mpsc::RecvTimeoutError::Timeout) | Ok(()) => {
+                        if let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE);") {
+                            tracing::debug!(error = %e, "background checkpoint skipped");
+                        }
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+                        return;
+                    }
+                }
+            })
+            .map_err(|source| QueueError::DataDir {
+                path: path.to_owned(),
+                source,
+            })?;
+        Ok(CheckpointHandle {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl CheckpointHandle {
+    /// Final checkpoint, then the thread and its connection are gone.
+    pub(super) fn stop(mut self) {
+        self.tx.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 

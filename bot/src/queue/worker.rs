@@ -119,6 +119,7 @@ impl Workers {
             wake,
             tasks: JoinSet::new(),
             in_flight: HashMap::new(),
+            next_prune: tokio::time::Instant::now(),
         };
         let task = tokio::spawn(scheduler.run(stopped));
         WorkerHandle { stop, task }
@@ -158,7 +159,15 @@ struct Scheduler {
     wake: Arc<Notify>,
     tasks: JoinSet<Result<(), HandlerError>>,
     in_flight: HashMap<Id, InFlight>,
+    next_prune: tokio::time::Instant,
 }
+
+/// Done deliveries are remembered this long, beyond GitHub's redelivery window (3 days,
+/// 7 on GHES), so a late redelivery is still recognised as a duplicate.
+pub const KEEP_DONE: Duration = Duration::from_secs(8 * 24 * 3600);
+/// Failed deliveries are kept this long for inspection.
+pub const KEEP_FAILED: Duration = Duration::from_secs(30 * 24 * 3600);
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 impl Scheduler {
     async fn run(mut self, mut stopped: watch::Receiver<Option<Duration>>) -> ShutdownReport {
@@ -166,6 +175,7 @@ impl Scheduler {
             if let Some(grace) = *stopped.borrow() {
                 break grace;
             }
+            self.prune_if_due().await;
             self.fill().await;
             tokio::select! {
                 () = self.wake.notified() => {}
@@ -182,6 +192,21 @@ impl Scheduler {
             }
         };
         self.drain(grace).await
+    }
+
+    async fn prune_if_due(&mut self) {
+        if tokio::time::Instant::now() < self.next_prune {
+            return;
+        }
+        self.next_prune = tokio::time::Instant::now() + PRUNE_EVERY;
+        let now = now_ms();
+        let age =
+            |d: Duration| now.saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        match self.queue.prune(age(KEEP_DONE), age(KEEP_FAILED)).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(removed = n, "pruned old deliveries"),
+            Err(e) => tracing::warn!(error = %e, "cannot prune old deliveries"),
+        }
     }
 
     /// Claims as many due deliveries as there are free slots and starts them.
