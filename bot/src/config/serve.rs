@@ -140,9 +140,16 @@ impl ServeArgs {
                 })?;
             return Ok(SecretString::from(text));
         }
-        self.private_key
-            .clone()
-            .ok_or(ConfigError::MissingPrivateKey)
+        let inline = self
+            .private_key
+            .as_ref()
+            .ok_or(ConfigError::MissingPrivateKey)?;
+        // Hosting dashboards often store a PEM on one line with literal `\n`s.
+        let pem = inline.expose_secret();
+        if !pem.contains('\n') && pem.contains("\\n") {
+            return Ok(SecretString::from(pem.replace("\\n", "\n")));
+        }
+        Ok(inline.clone())
     }
 
     /// Current secret first, then the previous one during a rotation.
@@ -244,6 +251,20 @@ mod tests {
         let secrets = args.webhook_secrets().expect("secrets");
         let exposed: Vec<&str> = secrets.iter().map(ExposeSecret::expose_secret).collect();
         assert_eq!(exposed, ["new", "old"]);
+    }
+
+    #[test]
+    fn one_line_pem_with_escaped_newlines_is_restored() {
+        let args = parse(&[
+            "--app-id",
+            "7",
+            "--private-key=-----BEGIN RSA PRIVATE KEY-----\\nAAAA\\n-----END RSA PRIVATE KEY-----",
+        ]);
+        let pem = args.private_key_pem().expect("key");
+        assert_eq!(
+            pem.expose_secret(),
+            "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----"
+        );
     }
 
     #[test]
