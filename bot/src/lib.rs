@@ -1,4 +1,4 @@
-//! Navin's engine: planner, CLI, and (later) the GitHub adapter and webhook server.
+//! Navin's engine pieces: planner, configuration, GitHub adapter, durable delivery queue and webhook server.
 
 pub mod config;
 pub mod github;
