@@ -1,5 +1,9 @@
-//! Navin's engine: planner, CLI, and (later) the GitHub adapter and webhook server.
+//! Navin's engine pieces: CLI, slash commands, planner, configuration, GitHub adapter, durable delivery queue and webhook server.
 
 pub mod cli;
 pub mod command;
+pub mod config;
+pub mod github;
 pub mod planner;
+pub mod queue;
+pub mod server;

@@ -163,3 +163,46 @@ fn diff_shows_an_answered_question_and_an_added_file() {
         "question answered: {text}"
     );
 }
+
+#[test]
+fn command_planner_output_is_validated_before_it_is_shown() {
+    let repo = small_repo();
+    let good = navin(repo.path(), &["plan", "add logging"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let plan = dir.path().join("plan.md");
+    std::fs::write(&plan, &good.stdout).expect("write");
+    let script = dir.path().join("planner.sh");
+    std::fs::write(&script, format!("#!/bin/sh\ncat '{}'\n", plan.display())).expect("write");
+    let run = |cmd: &str| {
+        Command::new(env!("CARGO_BIN_EXE_navin"))
+            .args(["plan", "--planner", "command", "add logging"])
+            .current_dir(repo.path())
+            .env("NAVIN_PLAN_COMMAND", cmd)
+            .output()
+            .expect("navin runs")
+    };
+    let ok = run(&format!("sh {}", script.display()));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(
+        ok.stdout, good.stdout,
+        "the command's plan, validated and normalised"
+    );
+
+    let bad = run("echo not a plan");
+    assert_eq!(bad.status.code(), Some(1));
+    let msg = String::from_utf8_lossy(&bad.stderr);
+    assert!(msg.contains("Plan"), "names what failed validation: {msg}");
+
+    let missing = Command::new(env!("CARGO_BIN_EXE_navin"))
+        .args(["plan", "--planner", "http", "x"])
+        .current_dir(repo.path())
+        .env_remove("NAVIN_LLM_BASE_URL")
+        .output()
+        .expect("navin runs");
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("NAVIN_LLM_BASE_URL"));
+}

@@ -184,7 +184,11 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 reason: reason.clone(),
             },
         },
-        Command::Plan(_) => return Err(CliError::usage("plan is handled elsewhere")),
+        Command::Plan(_) | Command::Serve(_) => {
+            return Err(CliError::usage(
+                "plan and serve are dispatched before the ledger is opened",
+            ))
+        }
     };
     let done = store.transact(&op, &ctx(cli))?;
     report(cli.json, &done)

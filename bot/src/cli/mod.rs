@@ -52,6 +52,8 @@ pub enum Command {
     Board(BoardCommand),
     /// Plan a change read-only: map the repository and print a validated plan document.
     Plan(PlanCmd),
+    /// Run the GitHub App webhook server.
+    Serve(crate::config::ServeArgs),
 }
 
 /// `navin plan REQUEST`, or `navin plan validate|diff`.
@@ -244,6 +246,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Plan(cmd) => plan_cmd::run(&cli.repo, cli.json, cmd),
+        Command::Serve(args) => serve(args.clone()),
         _ => ledger_cmd::run(&cli),
     };
     match result {
@@ -253,6 +256,25 @@ pub fn main() -> ExitCode {
             ExitCode::from(e.code)
         }
     }
+}
+
+/// `navin serve`: logs to stderr (RUST_LOG filters, default info), runs until SIGTERM.
+fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
+    runtime
+        .block_on(crate::server::run(args))
+        .map_err(|e| CliError {
+            message: format!("serve: {e}"),
+            code: EXIT_ERROR,
+        })
 }
 
 /// A failure to report: message and exit code.

@@ -7,6 +7,7 @@ use navin_ledger::plan::{diff, PlanDocument};
 use serde_json::json;
 
 use super::{CliError, PlanAction, PlanCmd, PlannerKind, EXIT_ERROR, EXIT_REFUSED};
+use crate::planner::external::{self, ExternalConfig, ExternalKind};
 use crate::planner::{plan_repository, LocalSource, PlannerOptions};
 
 fn read_text(path: &Path) -> Result<String, CliError> {
@@ -80,9 +81,19 @@ fn generate(repo: &Path, json: bool, cmd: &PlanCmd) -> Result<(), CliError> {
             (doc, "builtin".to_string(), extra)
         }
         PlannerKind::Http | PlannerKind::Command => {
-            return Err(CliError::usage(
-                "this planner is not wired in yet; use --planner builtin",
-            ));
+            let kind = match cmd.planner {
+                PlannerKind::Http => ExternalKind::Http,
+                _ => ExternalKind::Command,
+            };
+            let cfg = ExternalConfig::from_env().map_err(|e| CliError::usage(e.to_string()))?;
+            cfg.check(kind)
+                .map_err(|e| CliError::usage(e.to_string()))?;
+            let out = external::generate(kind, &cfg, repo, &request).map_err(|e| CliError {
+                message: e.to_string(),
+                code: EXIT_REFUSED,
+            })?;
+            let extra = json!({ "attempts": out.attempts });
+            (out.document, out.source, extra)
         }
     };
     if let Some(out) = &cmd.out {

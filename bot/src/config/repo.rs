@@ -1,0 +1,501 @@
+//! Per-repository settings read from `.github/navin.yml` on the default branch.
+//!
+//! The whole file is parsed and validated before any of it is used: a broken file
+//! yields one [`RepoConfigError`] naming line, column and key, and the caller keeps
+//! running on the defaults (or the last good config) rather than half of a new one.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+
+/// GitHub Actions' app id: check runs from workflows carry it.
+pub const GITHUB_ACTIONS_APP_ID: u64 = 15368;
+
+/// Everything `.github/navin.yml` may set. Every field has a default, so an empty or
+/// missing file is valid.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RepoConfig {
+    /// Branch holding the mission ledger. Default: `navin/ledger`.
+    pub ledger_branch: String,
+    /// Change classes for which a PR needs an approved plan (the `navin/plan` check).
+    /// Default: empty (no PR needs a plan).
+    pub require_plan_for: BTreeSet<ChangeClass>,
+    /// When plans are accepted without a human. Default: never (see [`AutoAccept`]).
+    pub auto_accept: AutoAccept,
+    /// Who may approve plans. Default: writers other than the plan's author.
+    pub approval: Approval,
+    /// Which check runs count as evidence. Default: see [`Evidence`].
+    pub evidence: Evidence,
+    /// Workflow file (under `.github/workflows/`) that Navin dispatches to run a step's
+    /// validation, e.g. `navin.yml`. Default: none (Navin waits for ordinary CI).
+    pub dispatch_workflow: Option<String>,
+    /// Mission budgets. Default: 3 retries, 5 replans, 3 stalls, no token or cost cap.
+    pub budgets: Budgets,
+}
+
+impl Default for RepoConfig {
+    fn default() -> Self {
+        Self {
+            ledger_branch: "navin/ledger".to_owned(),
+            require_plan_for: BTreeSet::new(),
+            auto_accept: AutoAccept::default(),
+            approval: Approval::default(),
+            evidence: Evidence::default(),
+            dispatch_workflow: None,
+            budgets: Budgets::default(),
+        }
+    }
+}
+
+/// Kinds of change a plan proposes, used by `require_plan_for` and auto-accept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangeClass {
+    ReadOnlyToolUse,
+    InWorkspaceFileEdit,
+    MultiFileChange,
+    FileCreate,
+    FileDelete,
+    DestructiveToolUse,
+    DependencyAdd,
+    SchemaMigration,
+}
+
+impl ChangeClass {
+    /// Classes that auto-accept must never wave through, whatever the config says.
+    pub const NEVER_AUTO_ACCEPTED: [Self; 4] = [
+        Self::FileDelete,
+        Self::DestructiveToolUse,
+        Self::DependencyAdd,
+        Self::SchemaMigration,
+    ];
+
+    fn yaml_name(self) -> &'static str {
+        match self {
+            Self::ReadOnlyToolUse => "read-only-tool-use",
+            Self::InWorkspaceFileEdit => "in-workspace-file-edit",
+            Self::MultiFileChange => "multi-file-change",
+            Self::FileCreate => "file-create",
+            Self::FileDelete => "file-delete",
+            Self::DestructiveToolUse => "destructive-tool-use",
+            Self::DependencyAdd => "dependency-add",
+            Self::SchemaMigration => "schema-migration",
+        }
+    }
+}
+
+/// Auto-accept thresholds (plan mode seed, "Auto-accept thresholds").
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AutoAccept {
+    /// Accept a plan without review once this many safe operations have passed.
+    /// Default: none, i.e. auto-accept is off.
+    pub after_n_safe_operations: Option<u32>,
+    /// Operation classes counted as safe. Default: `read-only-tool-use`,
+    /// `in-workspace-file-edit`.
+    pub safe_operation_classes: BTreeSet<ChangeClass>,
+    /// Classes that always need a human, added to the built-in `file-delete`,
+    /// `destructive-tool-use`, `dependency-add`, `schema-migration`. Default: those four.
+    pub require_approval_for: BTreeSet<ChangeClass>,
+}
+
+impl Default for AutoAccept {
+    fn default() -> Self {
+        Self {
+            after_n_safe_operations: None,
+            safe_operation_classes: [
+                ChangeClass::ReadOnlyToolUse,
+                ChangeClass::InWorkspaceFileEdit,
+            ]
+            .into_iter()
+            .collect(),
+            require_approval_for: ChangeClass::NEVER_AUTO_ACCEPTED.into_iter().collect(),
+        }
+    }
+}
+
+/// Plan approval rules.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Approval {
+    /// Whether the plan's author may approve it. Default: false (as GitHub's own rule
+    /// for pull requests).
+    pub allow_author_approval: bool,
+    /// Distinct approving writers needed. Default: 1.
+    pub required_approvals: u32,
+}
+
+impl Default for Approval {
+    fn default() -> Self {
+        Self {
+            allow_author_approval: false,
+            required_approvals: 1,
+        }
+    }
+}
+
+/// What counts as CI evidence for a step.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Evidence {
+    /// App ids whose check runs are trusted. Default: `[15368]` (GitHub Actions).
+    pub trusted_apps: BTreeSet<u64>,
+    /// Check names that must be green on the head, per step validation kind.
+    /// Default: none for every kind.
+    pub required_checks: RequiredChecks,
+    /// A green run faster than this is treated as a failure (bors' `min_ci_time`).
+    /// Seconds as a number, or a string like `90s`, `5m`, `1h`. Default: 0 (off).
+    #[serde(deserialize_with = "deserialize_duration")]
+    pub min_ci_time: Duration,
+}
+
+impl Default for Evidence {
+    fn default() -> Self {
+        Self {
+            trusted_apps: [GITHUB_ACTIONS_APP_ID].into_iter().collect(),
+            required_checks: RequiredChecks::default(),
+            min_ci_time: Duration::ZERO,
+        }
+    }
+}
+
+/// Required check names for each validation kind of a board step.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RequiredChecks {
+    /// For `validation: test`. Default: none.
+    pub test: Vec<String>,
+    /// For `validation: lint`. Default: none.
+    pub lint: Vec<String>,
+    /// For `validation: verify`. Default: none.
+    pub verify: Vec<String>,
+}
+
+/// Mission budgets (mission seed: retries 3, replans 5, stalls 3).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Budgets {
+    /// Failed attempts of one step before a local replan. Default: 3.
+    pub max_retries: u32,
+    /// Replans before the mission pauses. Default: 5.
+    pub max_replans: u32,
+    /// Steps without progress before replan, then pause. Default: 3.
+    pub max_stalls: u32,
+    /// Optional token cap for agent work. Default: none.
+    pub max_tokens: Option<u64>,
+    /// Optional cost cap in US cents. Default: none.
+    pub max_cost_cents: Option<u64>,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            max_replans: 5,
+            max_stalls: 3,
+            max_tokens: None,
+            max_cost_cents: None,
+        }
+    }
+}
+
+/// Why `.github/navin.yml` was not applied. `line`/`column` are 1-based and point at the
+/// offending token when YAML reports one; `key` is the dotted path (`evidence.min_ci_time`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(".github/navin.yml{}: {key_part}{message}", location_text(*line, *column), key_part = key_text(key))]
+pub struct RepoConfigError {
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub key: Option<String>,
+    pub message: String,
+}
+
+fn location_text(line: Option<usize>, column: Option<usize>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!(" line {l} column {c}"),
+        (Some(l), None) => format!(" line {l}"),
+        _ => String::new(),
+    }
+}
+
+fn key_text(key: &Option<String>) -> String {
+    key.as_ref()
+        .map(|k| format!("key `{k}`: "))
+        .unwrap_or_default()
+}
+
+/// Parses and validates the whole file. Nothing partial is ever returned.
+pub fn parse_repo_config(text: &str) -> Result<RepoConfig, RepoConfigError> {
+    // An empty file, or one holding only comments, means "all defaults".
+    let is_empty = serde_yaml::from_str::<serde_yaml::Value>(text)
+        .map(|v| v.is_null())
+        .unwrap_or(false);
+    if is_empty {
+        return Ok(RepoConfig::default());
+    }
+    let deserializer = serde_yaml::Deserializer::from_str(text);
+    let config: RepoConfig = serde_path_to_error::deserialize(deserializer).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        let location = inner.location();
+        RepoConfigError {
+            line: location.as_ref().map(serde_yaml::Location::line),
+            column: location.as_ref().map(serde_yaml::Location::column),
+            key: (path != "." && !path.is_empty()).then_some(path),
+            message: strip_location(&inner.to_string()),
+        }
+    })?;
+    validate(&config)?;
+    Ok(config)
+}
+
+/// serde_yaml appends " at line L column C"; we report those as fields instead.
+fn strip_location(message: &str) -> String {
+    match message.find(" at line ") {
+        Some(idx) => message[..idx].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+fn validate(config: &RepoConfig) -> Result<(), RepoConfigError> {
+    let semantic = |key: &str, message: String| RepoConfigError {
+        line: None,
+        column: None,
+        key: Some(key.to_owned()),
+        message,
+    };
+    if config.ledger_branch.trim().is_empty()
+        || config.ledger_branch.starts_with('/')
+        || config.ledger_branch.contains("..")
+        || config.ledger_branch.contains(char::is_whitespace)
+    {
+        return Err(semantic(
+            "ledger_branch",
+            format!("`{}` is not a usable branch name", config.ledger_branch),
+        ));
+    }
+    if let Some(class) = config
+        .auto_accept
+        .safe_operation_classes
+        .iter()
+        .find(|c| ChangeClass::NEVER_AUTO_ACCEPTED.contains(c))
+    {
+        return Err(semantic(
+            "auto_accept.safe_operation_classes",
+            format!(
+                "`{}` always needs a human approval and cannot be a safe class",
+                class.yaml_name()
+            ),
+        ));
+    }
+    if config.auto_accept.after_n_safe_operations == Some(0) {
+        return Err(semantic(
+            "auto_accept.after_n_safe_operations",
+            "must be at least 1 (leave it out to turn auto-accept off)".to_owned(),
+        ));
+    }
+    if config.approval.required_approvals == 0 {
+        return Err(semantic(
+            "approval.required_approvals",
+            "must be at least 1".to_owned(),
+        ));
+    }
+    if config.evidence.trusted_apps.is_empty() {
+        return Err(semantic(
+            "evidence.trusted_apps",
+            "must name at least one app id, or no check run could ever count".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+impl AutoAccept {
+    /// The effective never-auto-accept set: the built-ins plus whatever config adds.
+    pub fn needs_human(&self, class: ChangeClass) -> bool {
+        ChangeClass::NEVER_AUTO_ACCEPTED.contains(&class)
+            || self.require_approval_for.contains(&class)
+    }
+}
+
+fn deserialize_duration<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Seconds(u64),
+        Text(String),
+    }
+    match Raw::deserialize(deserializer)? {
+        Raw::Seconds(s) => Ok(Duration::from_secs(s)),
+        Raw::Text(text) => parse_duration(&text).map_err(serde::de::Error::custom),
+    }
+}
+
+/// Accepts `90`, `90s`, `5m`, `1h`, `1h30m`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("`{text}` is not a duration (write e.g. 90s, 5m or 1h)");
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(bad());
+    }
+    if let Ok(seconds) = trimmed.parse::<u64>() {
+        return Ok(Duration::from_secs(seconds));
+    }
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    for ch in trimmed.chars() {
+        if ch.is_ascii_digit() {
+            digits.push(ch);
+            continue;
+        }
+        let unit = match ch {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            _ => return Err(bad()),
+        };
+        let value: u64 = digits.parse().map_err(|_| bad())?;
+        total = value
+            .checked_mul(unit)
+            .and_then(|v| total.checked_add(v))
+            .ok_or_else(bad)?;
+        digits.clear();
+    }
+    if !digits.is_empty() {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs(total))
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_or_comment_only_file_means_all_defaults() {
+        assert_eq!(parse_repo_config("").unwrap(), RepoConfig::default());
+        assert_eq!(
+            parse_repo_config("# nothing yet\n").unwrap(),
+            RepoConfig::default()
+        );
+    }
+
+    #[test]
+    fn defaults_match_the_documented_values() {
+        let c = RepoConfig::default();
+        assert_eq!(c.ledger_branch, "navin/ledger");
+        assert!(!c.approval.allow_author_approval);
+        assert_eq!(c.evidence.trusted_apps, BTreeSet::from([15368]));
+        assert_eq!(c.auto_accept.after_n_safe_operations, None);
+        assert_eq!(
+            (
+                c.budgets.max_retries,
+                c.budgets.max_replans,
+                c.budgets.max_stalls
+            ),
+            (3, 5, 3)
+        );
+        assert_eq!(c.evidence.min_ci_time, Duration::ZERO);
+    }
+
+    #[test]
+    fn full_file_is_read() {
+        let text = r"
+ledger_branch: ops/navin-ledger
+require_plan_for: [multi-file-change, dependency-add, schema-migration]
+auto_accept:
+  after_n_safe_operations: 10
+  safe_operation_classes: [read-only-tool-use, in-workspace-file-edit]
+  require_approval_for: [multi-file-change]
+approval:
+  allow_author_approval: true
+  required_approvals: 2
+evidence:
+  trusted_apps: [15368, 99]
+  required_checks:
+    test: [ci / test]
+    lint: [ci / clippy]
+    verify: []
+  min_ci_time: 5m
+dispatch_workflow: navin.yml
+budgets:
+  max_retries: 4
+  max_tokens: 100000
+";
+        let c = parse_repo_config(text).unwrap();
+        assert_eq!(c.ledger_branch, "ops/navin-ledger");
+        assert!(c.require_plan_for.contains(&ChangeClass::SchemaMigration));
+        assert_eq!(c.auto_accept.after_n_safe_operations, Some(10));
+        assert!(c.auto_accept.needs_human(ChangeClass::MultiFileChange));
+        assert!(c.auto_accept.needs_human(ChangeClass::FileDelete));
+        assert_eq!(c.approval.required_approvals, 2);
+        assert_eq!(c.evidence.required_checks.test, ["ci / test"]);
+        assert_eq!(c.evidence.min_ci_time, Duration::from_secs(300));
+        assert_eq!(c.dispatch_workflow.as_deref(), Some("navin.yml"));
+        assert_eq!(c.budgets.max_retries, 4);
+        assert_eq!(c.budgets.max_replans, 5, "unset fields keep their default");
+    }
+
+    #[test]
+    fn unknown_key_is_reported_with_line_column_and_key() {
+        let text = "ledger_branch: navin/ledger\nevidence:\n  trusted_app: [1]\n";
+        let err = parse_repo_config(text).unwrap_err();
+        assert_eq!(err.line, Some(3));
+        assert_eq!(err.column, Some(3));
+        assert!(err.message.contains("trusted_app"), "{err}");
+        assert_eq!(err.key.as_deref(), Some("evidence.trusted_app"));
+        let shown = err.to_string();
+        assert!(shown.contains("line 3 column 3"), "{shown}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_full_key_path() {
+        let text = "budgets:\n  max_retries: lots\n";
+        let err = parse_repo_config(text).unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("budgets.max_retries"));
+        assert_eq!(err.line, Some(2));
+    }
+
+    #[test]
+    fn broken_file_applies_nothing_even_when_earlier_keys_were_valid() {
+        // A valid ledger branch precedes the error: the caller gets only the error,
+        // never a config carrying the new branch.
+        let text = "ledger_branch: elsewhere\nbudgets:\n  max_stalls: -1\n";
+        let result = parse_repo_config(text);
+        assert!(result.is_err());
+    }
+
+    #[test]
+    fn unsafe_class_cannot_be_declared_safe() {
+        let text = "auto_accept:\n  safe_operation_classes: [dependency-add]\n";
+        let err = parse_repo_config(text).unwrap_err();
+        assert_eq!(
+            err.key.as_deref(),
+            Some("auto_accept.safe_operation_classes")
+        );
+        assert!(err.message.contains("dependency-add"));
+    }
+
+    #[test]
+    fn unknown_change_class_is_rejected() {
+        let err = parse_repo_config("require_plan_for: [everything]\n").unwrap_err();
+        assert!(err
+            .key
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("require_plan_for"));
+        assert!(err.message.contains("everything"));
+    }
+
+    #[test]
+    fn durations_accept_seconds_and_units() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert!(parse_duration("5 minutes").is_err());
+        assert!(parse_duration("5x").is_err());
+        let err = parse_repo_config("evidence:\n  min_ci_time: soon\n").unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("evidence.min_ci_time"));
+    }
+}

@@ -1,0 +1,318 @@
+//! Process configuration for `navin serve`: clap flags with environment fallbacks, secrets wrapped.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use secrecy::{ExposeSecret, SecretString};
+
+/// GitHub's webhook payload cap is 25 MB; anything larger is never delivered, so a
+/// larger body on `/webhook` is not from GitHub.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
+
+/// Flags of `navin serve`. Every flag also reads an environment variable so that
+/// secrets need not appear on a command line (where `ps` would show them).
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address and port the webhook server listens on.
+    #[arg(long, env = "NAVIN_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// Numeric GitHub App id (the JWT issuer unless --client-id is given).
+    #[arg(long, env = "NAVIN_APP_ID")]
+    pub app_id: u64,
+
+    /// GitHub App client id (`Iv23…`); GitHub recommends it as the JWT issuer.
+    #[arg(long, env = "NAVIN_CLIENT_ID")]
+    pub client_id: Option<String>,
+
+    /// Path of the App's PEM private key (preferred: keeps the key out of the environment).
+    #[arg(long, env = "NAVIN_PRIVATE_KEY_PATH", conflicts_with = "private_key")]
+    pub private_key_path: Option<PathBuf>,
+
+    /// The App's PEM private key itself, when a file is not practical.
+    #[arg(long, env = "NAVIN_PRIVATE_KEY", hide_env_values = true, allow_hyphen_values = true, value_parser = parse_secret)]
+    pub private_key: Option<SecretString>,
+
+    /// Webhook secret configured on the App; signatures are checked against it.
+    #[arg(long, env = "NAVIN_WEBHOOK_SECRET", hide_env_values = true, value_parser = parse_secret)]
+    pub webhook_secret: Option<SecretString>,
+
+    /// File holding the webhook secret (trailing newline ignored), instead of --webhook-secret.
+    #[arg(
+        long,
+        env = "NAVIN_WEBHOOK_SECRET_FILE",
+        conflicts_with = "webhook_secret"
+    )]
+    pub webhook_secret_file: Option<PathBuf>,
+
+    /// Previous webhook secret, still accepted while a rotation is under way.
+    #[arg(long, env = "NAVIN_WEBHOOK_SECRET_PREVIOUS", hide_env_values = true, value_parser = parse_secret)]
+    pub webhook_secret_previous: Option<SecretString>,
+
+    /// REST API base URL; `https://HOST/api/v3` for GitHub Enterprise Server.
+    #[arg(long, env = "NAVIN_API_URL", default_value = "https://api.github.com")]
+    pub api_url: String,
+
+    /// Git remote URL template; `{owner}`, `{repo}` and `{full_name}` are substituted.
+    /// The token is never put in the URL; git authenticates with a header.
+    #[arg(
+        long,
+        env = "NAVIN_GIT_URL_TEMPLATE",
+        default_value = "https://github.com/{owner}/{repo}.git"
+    )]
+    pub git_url_template: String,
+
+    /// Directory for the delivery queue database (created if missing).
+    #[arg(long, env = "NAVIN_DATA_DIR", default_value = "navin-data")]
+    pub data_dir: PathBuf,
+
+    /// Largest accepted webhook body in bytes; larger requests get 413 unread.
+    #[arg(long, env = "NAVIN_MAX_BODY_BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
+    pub max_body_bytes: usize,
+
+    /// Deliveries handled at once (always one at a time per repository).
+    #[arg(long, env = "NAVIN_WORKERS", default_value_t = 8)]
+    pub workers: usize,
+
+    /// Attempts per delivery before it is marked failed.
+    #[arg(long, env = "NAVIN_MAX_ATTEMPTS", default_value_t = 6)]
+    pub max_attempts: u32,
+
+    /// Minimum gap between content-creating requests of one installation, in milliseconds
+    /// (GitHub asks for at least one second).
+    #[arg(long, env = "NAVIN_WRITE_SPACING_MS", default_value_t = 1000)]
+    pub write_spacing_ms: u64,
+
+    /// Seconds between redelivery sweeps of failed webhook deliveries; 0 disables them.
+    #[arg(long, env = "NAVIN_RECONCILE_INTERVAL_SECS", default_value_t = 600)]
+    pub reconcile_interval_secs: u64,
+
+    /// Seconds in-flight deliveries may take to finish after SIGTERM; the rest stay queued.
+    #[arg(long, env = "NAVIN_SHUTDOWN_GRACE_SECS", default_value_t = 20)]
+    pub shutdown_grace_secs: u64,
+
+    /// Send `X-GitHub-Stateless-S2S-Token: enabled|disabled` when minting installation
+    /// tokens, to force a token format while testing.
+    #[arg(long, env = "NAVIN_STATELESS_S2S_TOKEN", value_parser = ["enabled", "disabled"])]
+    pub stateless_s2s_token: Option<String>,
+}
+
+/// What is wrong with the process configuration; each variant names the setting.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(
+        "no private key: set NAVIN_PRIVATE_KEY_PATH (--private-key-path) or NAVIN_PRIVATE_KEY"
+    )]
+    MissingPrivateKey,
+    #[error("cannot read private key file {path}: {source}")]
+    PrivateKeyFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no webhook secret: set NAVIN_WEBHOOK_SECRET or NAVIN_WEBHOOK_SECRET_FILE")]
+    MissingWebhookSecret,
+    #[error("cannot read webhook secret file {path}: {source}")]
+    WebhookSecretFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("webhook secret is empty")]
+    EmptyWebhookSecret,
+    #[error("--workers must be at least 1")]
+    NoWorkers,
+}
+
+/// clap value parsers must return a `Result`; wrapping cannot fail.
+fn parse_secret(value: &str) -> Result<SecretString, std::convert::Infallible> {
+    Ok(SecretString::from(value.to_owned()))
+}
+
+impl ServeArgs {
+    /// The PEM text of the App key, from the file or the inline value.
+    pub fn private_key_pem(&self) -> Result<SecretString, ConfigError> {
+        if let Some(path) = &self.private_key_path {
+            let text =
+                std::fs::read_to_string(path).map_err(|source| ConfigError::PrivateKeyFile {
+                    path: path.clone(),
+                    source,
+                })?;
+            return Ok(SecretString::from(text));
+        }
+        let inline = self
+            .private_key
+            .as_ref()
+            .ok_or(ConfigError::MissingPrivateKey)?;
+        // Hosting dashboards often store a PEM on one line with literal `\n`s.
+        let pem = inline.expose_secret();
+        if !pem.contains('\n') && pem.contains("\\n") {
+            return Ok(SecretString::from(pem.replace("\\n", "\n")));
+        }
+        Ok(inline.clone())
+    }
+
+    /// Current secret first, then the previous one during a rotation.
+    pub fn webhook_secrets(&self) -> Result<Vec<SecretString>, ConfigError> {
+        let current = if let Some(path) = &self.webhook_secret_file {
+            let text =
+                std::fs::read_to_string(path).map_err(|source| ConfigError::WebhookSecretFile {
+                    path: path.clone(),
+                    source,
+                })?;
+            SecretString::from(text.trim_end_matches(['\n', '\r']).to_owned())
+        } else {
+            self.webhook_secret
+                .clone()
+                .ok_or(ConfigError::MissingWebhookSecret)?
+        };
+        if current.expose_secret().is_empty() {
+            return Err(ConfigError::EmptyWebhookSecret);
+        }
+        let mut secrets = vec![current];
+        if let Some(previous) = &self.webhook_secret_previous {
+            if !previous.expose_secret().is_empty() {
+                secrets.push(previous.clone());
+            }
+        }
+        Ok(secrets)
+    }
+
+    /// The JWT `iss`: the client id when configured (GitHub's recommendation), else the app id.
+    pub fn jwt_issuer(&self) -> String {
+        self.client_id
+            .clone()
+            .unwrap_or_else(|| self.app_id.to_string())
+    }
+
+    pub fn write_spacing(&self) -> Duration {
+        Duration::from_millis(self.write_spacing_ms)
+    }
+
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs(self.shutdown_grace_secs)
+    }
+
+    /// `None` when periodic reconciliation is switched off.
+    pub fn reconcile_interval(&self) -> Option<Duration> {
+        (self.reconcile_interval_secs > 0)
+            .then(|| Duration::from_secs(self.reconcile_interval_secs))
+    }
+
+    pub fn queue_path(&self) -> PathBuf {
+        self.data_dir.join("deliveries.sqlite3")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn parse(args: &[&str]) -> ServeArgs {
+        let mut all = vec!["navin"];
+        all.extend_from_slice(args);
+        Cli::try_parse_from(all).expect("flags parse").serve
+    }
+
+    #[test]
+    fn debug_output_of_args_hides_every_secret() {
+        let args = parse(&[
+            "--app-id",
+            "7",
+            "--private-key",
+            "-----BEGIN PRIVATE KEY----- sekrit-key",
+            "--webhook-secret",
+            "hunter2-current",
+            "--webhook-secret-previous",
+            "hunter2-previous",
+        ]);
+        let printed = format!("{args:?}");
+        assert!(!printed.contains("sekrit-key"), "{printed}");
+        assert!(!printed.contains("hunter2"), "{printed}");
+    }
+
+    #[test]
+    fn previous_secret_is_accepted_after_the_current_one() {
+        let args = parse(&[
+            "--app-id",
+            "7",
+            "--webhook-secret",
+            "new",
+            "--webhook-secret-previous",
+            "old",
+        ]);
+        let secrets = args.webhook_secrets().expect("secrets");
+        let exposed: Vec<&str> = secrets.iter().map(ExposeSecret::expose_secret).collect();
+        assert_eq!(exposed, ["new", "old"]);
+    }
+
+    #[test]
+    fn one_line_pem_with_escaped_newlines_is_restored() {
+        let args = parse(&[
+            "--app-id",
+            "7",
+            "--private-key=-----BEGIN RSA PRIVATE KEY-----\\nAAAA\\n-----END RSA PRIVATE KEY-----",
+        ]);
+        let pem = args.private_key_pem().expect("key");
+        assert_eq!(
+            pem.expose_secret(),
+            "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----"
+        );
+    }
+
+    #[test]
+    fn client_id_is_preferred_as_jwt_issuer() {
+        assert_eq!(parse(&["--app-id", "7"]).jwt_issuer(), "7");
+        assert_eq!(
+            parse(&["--app-id", "7", "--client-id", "Iv23abc"]).jwt_issuer(),
+            "Iv23abc"
+        );
+    }
+
+    #[test]
+    fn missing_key_and_secret_are_named() {
+        let args = parse(&["--app-id", "7"]);
+        assert!(matches!(
+            args.private_key_pem(),
+            Err(ConfigError::MissingPrivateKey)
+        ));
+        assert!(matches!(
+            args.webhook_secrets(),
+            Err(ConfigError::MissingWebhookSecret)
+        ));
+    }
+
+    #[test]
+    fn help_documents_every_flag_and_its_environment_variable() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_long_help().to_string();
+        for env in [
+            "NAVIN_APP_ID",
+            "NAVIN_CLIENT_ID",
+            "NAVIN_PRIVATE_KEY_PATH",
+            "NAVIN_PRIVATE_KEY",
+            "NAVIN_WEBHOOK_SECRET",
+            "NAVIN_WEBHOOK_SECRET_PREVIOUS",
+            "NAVIN_API_URL",
+            "NAVIN_GIT_URL_TEMPLATE",
+            "NAVIN_DATA_DIR",
+            "NAVIN_LISTEN",
+        ] {
+            assert!(help.contains(env), "{env} missing from --help");
+        }
+        for arg in Cli::command().get_arguments() {
+            assert!(
+                arg.get_help().is_some() || arg.get_long_help().is_some(),
+                "--{} has no help",
+                arg.get_id()
+            );
+        }
+    }
+}

@@ -1,0 +1,469 @@
+//! Durable webhook delivery queue: deliveries are committed here before GitHub gets its 202.
+//!
+//! All SQLite work runs on one dedicated thread (an actor). Requests that arrive while a
+//! transaction is being written are committed together in the next one (group commit),
+//! so one fsync serves many deliveries and acknowledgement latency stays flat under load.
+
+pub mod dispatch;
+pub mod reconcile;
+mod store;
+pub mod worker;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
+
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+use tokio::sync::oneshot;
+
+pub use dispatch::{
+    classify, Classification, DeliveryHandler, Dispatcher, EventHooks, EventKind, HandlerError,
+    HandlerFuture,
+};
+pub use worker::{retry_delay, WorkerConfig, WorkerHandle, Workers};
+
+/// Most operations written in one transaction; bounds the latency a single large
+/// group can add.
+const MAX_GROUP: usize = 512;
+
+/// A verified delivery as it arrived, before it is stored.
+#[derive(Debug, Clone)]
+pub struct NewDelivery {
+    pub delivery_id: String,
+    pub event: String,
+    pub action: Option<String>,
+    /// `owner/name` as in the payload.
+    pub repository: Option<String>,
+    pub installation_id: Option<u64>,
+    /// The GitHub headers worth keeping (event, delivery, hook ids, user agent).
+    pub headers: Vec<(String, String)>,
+    /// The raw body exactly as signed.
+    pub body: Bytes,
+    pub received_at_ms: i64,
+}
+
+impl NewDelivery {
+    /// Deliveries with the same key are handled one at a time, in arrival order.
+    /// Repository names are case-insensitive on GitHub, hence the lowercase.
+    pub fn ordering_key(&self) -> String {
+        match (&self.repository, self.installation_id) {
+            (Some(repo), _) => format!("repo:{}", repo.to_ascii_lowercase()),
+            (None, Some(id)) => format!("installation:{id}"),
+            (None, None) => "global".to_owned(),
+        }
+    }
+}
+
+/// A claimed delivery handed to the handler.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    /// Queue position; also the order within one repository.
+    pub seq: i64,
+    /// `X-GitHub-Delivery`: the idempotency key for every effect of this delivery.
+    pub delivery_id: String,
+    pub event: String,
+    pub action: Option<String>,
+    pub repository: Option<String>,
+    pub installation_id: Option<u64>,
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
+    pub received_at_ms: i64,
+    /// 1 for the first attempt; above 1 the handler may already have applied some effects.
+    pub attempt: u32,
+}
+
+impl Delivery {
+    /// Deserializes the stored body into the engine's own payload type.
+    pub fn payload<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_slice(&self.body)
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnqueueOutcome {
+    /// Stored durably; a worker will handle it.
+    Queued,
+    /// This delivery id is already queued, running or handled: nothing more happens.
+    Duplicate,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    pub queued: u64,
+    pub running: u64,
+    pub done: u64,
+    pub failed: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    #[error("cannot open delivery queue {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("cannot create data directory {path}: {source}")]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("delivery queue write failed: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error(
+        "delivery queue {0} is in use by another process (one `navin serve` per data directory)"
+    )]
+    Locked(PathBuf),
+    #[error("delivery queue transaction failed: {0}")]
+    Commit(String),
+    #[error("delivery queue is closed")]
+    Closed,
+}
+
+impl QueueError {
+    fn open(path: &Path, source: rusqlite::Error) -> Self {
+        Self::Open {
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
+
+type Reply<T> = oneshot::Sender<Result<T, QueueError>>;
+
+enum Op {
+    Enqueue(Box<NewDelivery>, Reply<EnqueueOutcome>),
+    Claim {
+        now_ms: i64,
+        limit: usize,
+        reply: Reply<Vec<Delivery>>,
+    },
+    Complete {
+        seq: i64,
+        now_ms: i64,
+        reply: Reply<()>,
+    },
+    Retry {
+        seq: i64,
+        error: String,
+        at_ms: i64,
+        reply: Reply<()>,
+    },
+    Fail {
+        seq: i64,
+        error: String,
+        now_ms: i64,
+        reply: Reply<()>,
+    },
+    Known {
+        ids: Vec<String>,
+        reply: Reply<HashSet<String>>,
+    },
+    Stats(Reply<QueueStats>),
+    Status {
+        id: String,
+        reply: Reply<Option<DeliveryStatus>>,
+    },
+    Prune {
+        done_before_ms: i64,
+        failed_before_ms: i64,
+        reply: Reply<usize>,
+    },
+    Close(oneshot::Sender<()>),
+}
+
+/// State of one stored delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryStatus {
+    /// `queued`, `running`, `done` or `failed`.
+    pub state: String,
+    pub attempts: u32,
+    pub last_error: Option<String>,
+}
+
+/// Handle to the queue; cheap to clone, usable from async code (the blocking SQLite
+/// work happens on the queue's own thread).
+#[derive(Debug, Clone)]
+pub struct DeliveryQueue {
+    tx: mpsc::Sender<Op>,
+}
+
+impl DeliveryQueue {
+    /// Opens the queue file, creating `dir`'s parents as needed. Returns the queue and how
+    /// many deliveries were found running (a crash or kill mid-handler) and re-queued.
+    pub fn open(path: &Path) -> Result<(Self, usize), QueueError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| QueueError::DataDir {
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
+        let (store, requeued) = store::Store::open(path)?;
+        let checkpointer = store::Checkpointer::spawn(path)?;
+        let (tx, rx) = mpsc::channel();
+        let db_path = path.to_owned();
+        thread::Builder::new()
+            .name("navin-queue".to_owned())
+            .spawn(move || run_actor(store, checkpointer, &db_path, &rx))
+            .map_err(|source| QueueError::DataDir {
+                path: path.to_owned(),
+                source,
+            })?;
+        Ok((Self { tx }, requeued))
+    }
+
+    async fn call<T>(&self, op: impl FnOnce(Reply<T>) -> Op) -> Result<T, QueueError> {
+        let (reply, rx) = oneshot::channel();
+        self.tx.send(op(reply)).map_err(|_| QueueError::Closed)?;
+        rx.await.map_err(|_| QueueError::Closed)?
+    }
+
+    /// Returns once the delivery is committed (fsynced), or known already.
+    pub async fn enqueue(&self, delivery: NewDelivery) -> Result<EnqueueOutcome, QueueError> {
+        self.call(|r| Op::Enqueue(Box::new(delivery), r)).await
+    }
+
+    /// Marks up to `limit` due deliveries running and returns them (at most one per
+    /// repository, and only the oldest unfinished one of it).
+    pub async fn claim(&self, now_ms: i64, limit: usize) -> Result<Vec<Delivery>, QueueError> {
+        self.call(|reply| Op::Claim {
+            now_ms,
+            limit,
+            reply,
+        })
+        .await
+    }
+
+    pub async fn complete(&self, seq: i64, now_ms: i64) -> Result<(), QueueError> {
+        self.call(|reply| Op::Complete { seq, now_ms, reply }).await
+    }
+
+    pub async fn retry_at(&self, seq: i64, error: String, at_ms: i64) -> Result<(), QueueError> {
+        self.call(|reply| Op::Retry {
+            seq,
+            error,
+            at_ms,
+            reply,
+        })
+        .await
+    }
+
+    pub async fn fail(&self, seq: i64, error: String, now_ms: i64) -> Result<(), QueueError> {
+        self.call(|reply| Op::Fail {
+            seq,
+            error,
+            now_ms,
+            reply,
+        })
+        .await
+    }
+
+    /// Which of `ids` (delivery GUIDs) the queue holds in any state.
+    pub async fn known(&self, ids: Vec<String>) -> Result<HashSet<String>, QueueError> {
+        self.call(|reply| Op::Known { ids, reply }).await
+    }
+
+    pub async fn stats(&self) -> Result<QueueStats, QueueError> {
+        self.call(Op::Stats).await
+    }
+
+    pub async fn status(&self, delivery_id: &str) -> Result<Option<DeliveryStatus>, QueueError> {
+        let id = delivery_id.to_owned();
+        self.call(|reply| Op::Status { id, reply }).await
+    }
+
+    pub async fn prune(
+        &self,
+        done_before_ms: i64,
+        failed_before_ms: i64,
+    ) -> Result<usize, QueueError> {
+        self.call(|reply| Op::Prune {
+            done_before_ms,
+            failed_before_ms,
+            reply,
+        })
+        .await
+    }
+
+    /// Finishes pending writes and closes the database (releasing its lock) so another
+    /// queue can open the same file.
+    pub async fn close(&self) {
+        let (done, rx) = oneshot::channel();
+        if self.tx.send(Op::Close(done)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// A reply to send once the group's transaction is committed.
+type Pending = Box<dyn FnOnce(Option<&rusqlite::Error>) + Send>;
+
+fn deferred<T: Send + 'static>(reply: Reply<T>, result: Result<T, rusqlite::Error>) -> Pending {
+    Box::new(move |commit_error| {
+        let outcome = match (result, commit_error) {
+            (Err(e), _) => Err(QueueError::Sql(e)),
+            (Ok(_), Some(e)) => Err(QueueError::Commit(e.to_string())),
+            (Ok(v), None) => Ok(v),
+        };
+        let _ = reply.send(outcome);
+    })
+}
+
+fn run_actor(
+    mut store: store::Store,
+    checkpointer: store::CheckpointHandle,
+    path: &Path,
+    rx: &mpsc::Receiver<Op>,
+) {
+    let closer = serve_ops(&mut store, path, rx);
+    checkpointer.stop();
+    // The connections (and the file lock) are gone before `close()` returns.
+    drop(store);
+    if let Some(done) = closer {
+        let _ = done.send(());
+    }
+}
+
+/// Serves operations until the channel closes or a `Close` arrives (returned).
+fn serve_ops(
+    store: &mut store::Store,
+    path: &Path,
+    rx: &mpsc::Receiver<Op>,
+) -> Option<oneshot::Sender<()>> {
+    let mut groups: u32 = 0;
+    while let Ok(first) = rx.recv() {
+        groups = groups.wrapping_add(1);
+        if groups % 256 == 0 {
+            store.checkpoint_if_huge(path);
+        }
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(op) => group.push(op),
+                Err(_) => break,
+            }
+        }
+        let mut close = None;
+        let mut pending: Vec<Pending> = Vec::with_capacity(group.len());
+        let mut tx = match store.begin() {
+            Ok(tx) => tx,
+            Err(e) => {
+                for op in group {
+                    if let Op::Close(done) = op {
+                        close = Some(done);
+                    } else {
+                        fail_op(op, &e);
+                    }
+                }
+                if close.is_some() {
+                    return close;
+                }
+                continue;
+            }
+        };
+        for op in group {
+            match op {
+                Op::Enqueue(d, reply) => {
+                    pending.push(deferred(reply, isolated(&mut tx, |c| store::insert(c, &d))));
+                }
+                Op::Claim {
+                    now_ms,
+                    limit,
+                    reply,
+                } => {
+                    let claimed = isolated(&mut tx, |c| store::claim(c, now_ms, limit));
+                    pending.push(deferred(reply, claimed));
+                }
+                Op::Complete { seq, now_ms, reply } => {
+                    let done = isolated(&mut tx, |c| store::complete(c, seq, now_ms));
+                    pending.push(deferred(reply, done));
+                }
+                Op::Retry {
+                    seq,
+                    error,
+                    at_ms,
+                    reply,
+                } => {
+                    let done = isolated(&mut tx, |c| store::retry_at(c, seq, &error, at_ms));
+                    pending.push(deferred(reply, done));
+                }
+                Op::Fail {
+                    seq,
+                    error,
+                    now_ms,
+                    reply,
+                } => {
+                    let done = isolated(&mut tx, |c| store::fail(c, seq, &error, now_ms));
+                    pending.push(deferred(reply, done));
+                }
+                Op::Known { ids, reply } => pending.push(deferred(reply, store::known(&tx, &ids))),
+                Op::Stats(reply) => pending.push(deferred(reply, store::stats(&tx))),
+                Op::Status { id, reply } => {
+                    let status = store::status(&tx, &id).map(|row| {
+                        row.map(|(state, attempts, last_error)| DeliveryStatus {
+                            state,
+                            attempts,
+                            last_error,
+                        })
+                    });
+                    pending.push(deferred(reply, status));
+                }
+                Op::Prune {
+                    done_before_ms,
+                    failed_before_ms,
+                    reply,
+                } => {
+                    let pruned = isolated(&mut tx, |c| {
+                        store::prune(c, done_before_ms, failed_before_ms)
+                    });
+                    pending.push(deferred(reply, pruned));
+                }
+                Op::Close(done) => close = Some(done),
+            }
+        }
+        let commit = tx.commit().err();
+        for reply in pending {
+            reply(commit.as_ref());
+        }
+        if close.is_some() {
+            return close;
+        }
+    }
+    None
+}
+
+/// Runs one operation inside a savepoint, so a failing statement leaves nothing half
+/// done while the rest of the group still commits.
+fn isolated<T>(
+    tx: &mut rusqlite::Transaction<'_>,
+    f: impl FnOnce(&rusqlite::Connection) -> Result<T, rusqlite::Error>,
+) -> Result<T, rusqlite::Error> {
+    let sp = tx.savepoint()?;
+    let value = f(&sp)?;
+    sp.commit()?;
+    Ok(value)
+}
+
+fn fail_op(op: Op, e: &rusqlite::Error) {
+    let err = || QueueError::Commit(e.to_string());
+    match op {
+        Op::Enqueue(_, r) => drop(r.send(Err(err()))),
+        Op::Claim { reply, .. } => drop(reply.send(Err(err()))),
+        Op::Complete { reply, .. } | Op::Retry { reply, .. } | Op::Fail { reply, .. } => {
+            drop(reply.send(Err(err())));
+        }
+        Op::Known { reply, .. } => drop(reply.send(Err(err()))),
+        Op::Stats(reply) => drop(reply.send(Err(err()))),
+        Op::Status { reply, .. } => drop(reply.send(Err(err()))),
+        Op::Prune { reply, .. } => drop(reply.send(Err(err()))),
+        Op::Close(done) => drop(done.send(())),
+    }
+}

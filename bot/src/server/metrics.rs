@@ -1,0 +1,169 @@
+//! Prometheus metrics of the server, rendered in the text exposition format on `/metrics`.
+//!
+//! `prometheus-client` is used rather than hand-written text: it gets escaping, `# TYPE`
+//! lines, histogram buckets and the OpenMetrics `# EOF` right, at the cost of one small
+//! dependency with no transitive weight.
+
+use std::sync::Arc;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use crate::github::GitHubMetrics;
+
+type Labels = Vec<(&'static str, String)>;
+
+/// All counters the server keeps. Cheap to clone handles out of; shared via `Arc`.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    /// Deliveries that passed the signature check and were stored or recognised.
+    pub received: Family<Labels, Counter>,
+    /// Deliveries whose `X-GitHub-Delivery` was already queued or handled.
+    pub duplicates: Counter,
+    /// Requests refused at ingress, by reason (`signature`, `headers`, `too_large`, `body`).
+    pub rejected: Family<Labels, Counter>,
+    /// Signed deliveries of events or actions Navin does not handle.
+    pub ignored: Counter,
+    /// Deliveries queued or running, refreshed on every scrape.
+    pub queue_depth: Gauge,
+    /// Deliveries marked failed after their last attempt, refreshed on every scrape.
+    pub queue_failed: Gauge,
+    /// Time a handler took for one delivery attempt.
+    pub handler_seconds: Histogram,
+    /// Time from receipt to done, across retries.
+    pub delivery_latency_seconds: Histogram,
+    /// Attempts by outcome (`done`, `retry`, `failed`).
+    pub attempts: Family<Labels, Counter>,
+    /// Redeliveries the reconciler asked GitHub for.
+    pub redeliveries_requested: Counter,
+    pub github: Arc<GitHubMetrics>,
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("navin");
+        let received = Family::<Labels, Counter>::default();
+        let duplicates = Counter::default();
+        let rejected = Family::<Labels, Counter>::default();
+        let ignored = Counter::default();
+        let queue_depth = Gauge::default();
+        let queue_failed = Gauge::default();
+        let handler_seconds = Histogram::new(exponential_buckets(0.005, 2.0, 16));
+        let delivery_latency_seconds = Histogram::new(exponential_buckets(0.01, 2.0, 18));
+        let attempts = Family::<Labels, Counter>::default();
+        let redeliveries_requested = Counter::default();
+        let github = Arc::new(GitHubMetrics::default());
+
+        registry.register(
+            "webhook_deliveries_received",
+            "Signed webhook deliveries received, by event",
+            received.clone(),
+        );
+        registry.register(
+            "webhook_deliveries_duplicate",
+            "Deliveries whose X-GitHub-Delivery was already known",
+            duplicates.clone(),
+        );
+        registry.register(
+            "webhook_deliveries_rejected",
+            "Webhook requests refused, by reason",
+            rejected.clone(),
+        );
+        registry.register(
+            "webhook_deliveries_ignored",
+            "Signed deliveries of events or actions Navin does not handle",
+            ignored.clone(),
+        );
+        registry.register(
+            "queue_depth",
+            "Deliveries queued or running",
+            queue_depth.clone(),
+        );
+        registry.register(
+            "queue_failed",
+            "Deliveries marked failed",
+            queue_failed.clone(),
+        );
+        registry.register(
+            "delivery_handler_seconds",
+            "Duration of one handler attempt",
+            handler_seconds.clone(),
+        );
+        registry.register(
+            "delivery_latency_seconds",
+            "Time from receipt to done",
+            delivery_latency_seconds.clone(),
+        );
+        registry.register(
+            "delivery_attempts",
+            "Handler attempts by outcome",
+            attempts.clone(),
+        );
+        registry.register(
+            "webhook_redeliveries_requested",
+            "Redeliveries requested from GitHub by the reconciler",
+            redeliveries_requested.clone(),
+        );
+        registry.register(
+            "github_requests",
+            "GitHub API responses by status (0 = transport error)",
+            github.requests.clone(),
+        );
+        registry.register(
+            "github_rate_limit_remaining",
+            "Last x-ratelimit-remaining seen, by installation (0 = app JWT)",
+            github.rate_limit_remaining.clone(),
+        );
+        Self {
+            registry,
+            received,
+            duplicates,
+            rejected,
+            ignored,
+            queue_depth,
+            queue_failed,
+            handler_seconds,
+            delivery_latency_seconds,
+            attempts,
+            redeliveries_requested,
+            github,
+        }
+    }
+
+    pub fn reject(&self, reason: &'static str) {
+        self.rejected
+            .get_or_create(&vec![("reason", reason.to_owned())])
+            .inc();
+    }
+
+    pub fn receive(&self, event: &str) {
+        self.received
+            .get_or_create(&vec![("event", event.to_owned())])
+            .inc();
+    }
+
+    pub fn attempt(&self, outcome: &'static str) {
+        self.attempts
+            .get_or_create(&vec![("outcome", outcome.to_owned())])
+            .inc();
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}

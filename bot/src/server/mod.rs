@@ -1,0 +1,343 @@
+//! The webhook server: axum router, shared state, and the `navin serve` lifecycle
+//! (start workers and reconciler, serve, drain on SIGTERM or ctrl-c).
+
+pub mod metrics;
+pub mod signature;
+pub mod webhook;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use secrecy::ExposeSecret;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Notify};
+
+pub use metrics::Metrics;
+pub use signature::{sign, SignatureError, WebhookSecrets};
+
+use crate::config::{ConfigError, ServeArgs};
+use crate::github::{AppKey, GitHubApp, GitHubConfig, GitHubError, JwtError, RetryPolicy};
+use crate::queue::dispatch::NoHooks;
+use crate::queue::worker::ShutdownReport;
+use crate::queue::{DeliveryHandler, DeliveryQueue, Dispatcher, QueueError, WorkerConfig, Workers};
+
+/// What the request handlers share.
+#[derive(Clone, Debug)]
+pub struct AppState(Arc<StateInner>);
+
+#[derive(Debug)]
+struct StateInner {
+    secrets: WebhookSecrets,
+    queue: DeliveryQueue,
+    metrics: Arc<Metrics>,
+    wake: Arc<Notify>,
+    max_body_bytes: usize,
+    app_key_loaded: bool,
+}
+
+/// Parts of an [`AppState`]; tests build one around a temporary queue.
+#[derive(Debug)]
+pub struct AppStateConfig {
+    pub secrets: WebhookSecrets,
+    pub queue: DeliveryQueue,
+    pub metrics: Arc<Metrics>,
+    /// Notified after each stored delivery so idle workers start at once.
+    pub wake: Arc<Notify>,
+    pub max_body_bytes: usize,
+    /// Reported by `/readyz`: the App key parsed and a GitHub client exists.
+    pub app_key_loaded: bool,
+}
+
+impl AppState {
+    pub fn new(config: AppStateConfig) -> Self {
+        Self(Arc::new(StateInner {
+            secrets: config.secrets,
+            queue: config.queue,
+            metrics: config.metrics,
+            wake: config.wake,
+            max_body_bytes: config.max_body_bytes,
+            app_key_loaded: config.app_key_loaded,
+        }))
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.0.metrics
+    }
+
+    pub fn queue(&self) -> &DeliveryQueue {
+        &self.0.queue
+    }
+
+    pub(crate) fn secrets(&self) -> &WebhookSecrets {
+        &self.0.secrets
+    }
+
+    pub(crate) fn max_body_bytes(&self) -> usize {
+        self.0.max_body_bytes
+    }
+
+    pub(crate) fn wake_workers(&self) {
+        self.0.wake.notify_one();
+    }
+}
+
+/// The HTTP surface. Other methods on these paths get 405 from axum's method router.
+pub fn app(state: AppState) -> Router {
+    Router::new()
+        .route("/webhook", post(webhook::receive))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(render_metrics))
+        .with_state(state)
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// Ready when the queue answers within a second and the App key is loaded.
+async fn readyz(State(state): State<AppState>) -> Response {
+    let queue_ok = matches!(
+        tokio::time::timeout(Duration::from_secs(1), state.queue().stats()).await,
+        Ok(Ok(_))
+    );
+    match (queue_ok, state.0.app_key_loaded) {
+        (true, true) => (StatusCode::OK, "ready\n").into_response(),
+        (false, _) => (StatusCode::SERVICE_UNAVAILABLE, "queue unavailable\n").into_response(),
+        (true, false) => (StatusCode::SERVICE_UNAVAILABLE, "app key not loaded\n").into_response(),
+    }
+}
+
+async fn render_metrics(State(state): State<AppState>) -> Response {
+    if let Ok(stats) = state.queue().stats().await {
+        let depth = stats.queued.saturating_add(stats.running);
+        state
+            .metrics()
+            .queue_depth
+            .set(i64::try_from(depth).unwrap_or(i64::MAX));
+        state
+            .metrics()
+            .queue_failed
+            .set(i64::try_from(stats.failed).unwrap_or(i64::MAX));
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics().render(),
+    )
+        .into_response()
+}
+
+/// Why the server could not start or stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Key(#[from] JwtError),
+    #[error(transparent)]
+    GitHub(#[from] GitHubError),
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("server error: {0}")]
+    Serve(std::io::Error),
+}
+
+/// A started server. Dropping it does not stop it; call [`RunningServer::shutdown`].
+#[derive(Debug)]
+pub struct RunningServer {
+    local_addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<Result<ShutdownReport, ServeError>>,
+    github: GitHubApp,
+    queue: DeliveryQueue,
+}
+
+impl RunningServer {
+    /// The bound address (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    pub fn github(&self) -> &GitHubApp {
+        &self.github
+    }
+
+    pub fn queue(&self) -> &DeliveryQueue {
+        &self.queue
+    }
+
+    /// Stops accepting, lets in-flight handlers finish within the grace period, leaves
+    /// the rest queued, and closes the queue.
+    pub async fn shutdown(self) -> Result<ShutdownReport, ServeError> {
+        let _ = self.stop.send(true);
+        self.wait().await
+    }
+
+    /// Waits until the server stops (after SIGTERM/ctrl-c when started by [`run_with`]).
+    pub async fn wait(self) -> Result<ShutdownReport, ServeError> {
+        match self.task.await {
+            Ok(result) => result,
+            Err(e) => Err(ServeError::Serve(std::io::Error::other(e.to_string()))),
+        }
+    }
+}
+
+/// Builds the GitHub client described by `args`.
+pub fn github_from_args(args: &ServeArgs, metrics: &Metrics) -> Result<GitHubApp, ServeError> {
+    let pem = args.private_key_pem()?;
+    let key = AppKey::from_pem(pem.expose_secret().as_bytes())?;
+    let config = GitHubConfig {
+        api_url: args.api_url.clone(),
+        issuer: args.jwt_issuer(),
+        key,
+        write_spacing: args.write_spacing(),
+        policy: RetryPolicy::default(),
+        git_url_template: args.git_url_template.clone(),
+        stateless_s2s_token: args.stateless_s2s_token.clone(),
+        read_timeout: Some(Duration::from_secs(60)),
+    };
+    Ok(GitHubApp::new(config, Arc::clone(&metrics.github))?)
+}
+
+/// Starts everything `navin serve` runs and returns once the listener is bound.
+/// `make_handler` receives the GitHub client so the engine can be built around it.
+pub async fn start(
+    args: &ServeArgs,
+    make_handler: impl FnOnce(&GitHubApp) -> Arc<dyn DeliveryHandler>,
+) -> Result<RunningServer, ServeError> {
+    if args.workers == 0 {
+        return Err(ConfigError::NoWorkers.into());
+    }
+    let metrics = Arc::new(Metrics::new());
+    let secrets = WebhookSecrets::new(args.webhook_secrets()?);
+    let github = github_from_args(args, &metrics)?;
+    let (queue, requeued) = DeliveryQueue::open(&args.queue_path())?;
+    if requeued > 0 {
+        tracing::warn!(
+            requeued,
+            "deliveries interrupted by the last shutdown will run again"
+        );
+    }
+    let wake = Arc::new(Notify::new());
+    let worker_config = WorkerConfig {
+        concurrency: args.workers,
+        max_attempts: args.max_attempts.max(1),
+        ..WorkerConfig::default()
+    };
+    let workers = Workers::spawn(
+        queue.clone(),
+        make_handler(&github),
+        worker_config,
+        Arc::clone(&metrics),
+        Arc::clone(&wake),
+    );
+    let (stop, stopped) = watch::channel(false);
+    let reconciler = args.reconcile_interval().map(|interval| {
+        tokio::spawn(crate::queue::reconcile::run_reconciler(
+            github.clone(),
+            queue.clone(),
+            Arc::clone(&metrics),
+            interval,
+            stopped.clone(),
+        ))
+    });
+    let state = AppState::new(AppStateConfig {
+        secrets,
+        queue: queue.clone(),
+        metrics,
+        wake,
+        max_body_bytes: args.max_body_bytes,
+        app_key_loaded: true,
+    });
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: args.listen,
+            source,
+        })?;
+    let local_addr = listener.local_addr().map_err(ServeError::Serve)?;
+    tracing::info!(%local_addr, "navin webhook server listening");
+    let grace = args.shutdown_grace();
+    let task_queue = queue.clone();
+    let mut http_stopped = stopped;
+    let task = tokio::spawn(async move {
+        let served = axum::serve(listener, app(state))
+            .with_graceful_shutdown(async move {
+                let _ = http_stopped.wait_for(|stop| *stop).await;
+            })
+            .await;
+        let report = workers.shutdown(grace).await;
+        if let Some(reconciler) = reconciler {
+            reconciler.abort();
+        }
+        task_queue.close().await;
+        tracing::info!(
+            finished = report.finished,
+            abandoned = report.abandoned,
+            "navin webhook server stopped"
+        );
+        served.map(|()| report).map_err(ServeError::Serve)
+    });
+    Ok(RunningServer {
+        local_addr,
+        stop,
+        task,
+        github,
+        queue,
+    })
+}
+
+/// `navin serve` with the given handler: runs until SIGTERM or ctrl-c, then drains.
+pub async fn run_with(
+    args: ServeArgs,
+    make_handler: impl FnOnce(&GitHubApp) -> Arc<dyn DeliveryHandler>,
+) -> Result<(), ServeError> {
+    let server = start(&args, make_handler).await?;
+    shutdown_signal().await;
+    tracing::info!("shutdown requested; finishing in-flight deliveries");
+    server.shutdown().await.map(|_| ())
+}
+
+/// `navin serve` before the engine exists: deliveries are verified, stored and routed to
+/// hooks that do nothing.
+pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
+    run_with(args, |_| Arc::new(Dispatcher::new(Arc::new(NoHooks)))).await
+}
+
+/// Resolves on ctrl-c or SIGTERM (what container runtimes send).
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}

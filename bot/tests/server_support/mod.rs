@@ -1,0 +1,275 @@
+//! Shared helpers for the server tests: RSA keys made at test time, signed requests,
+//! a server state around a temporary queue, and a GitHub client aimed at wiremock.
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+#![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::Request;
+use navin_bot::config::ServeArgs;
+use navin_bot::github::{AppKey, GitHubApp, GitHubConfig, GitHubMetrics, RetryPolicy};
+use navin_bot::queue::DeliveryQueue;
+use navin_bot::server::{sign, AppState, AppStateConfig, Metrics, WebhookSecrets};
+use secrecy::SecretString;
+use tokio::sync::Notify;
+
+pub const SECRET: &str = "It's a Secret to Everybody";
+pub const OLD_SECRET: &str = "the previous secret";
+
+/// A fresh 2048-bit RSA key pair (private PKCS#8 PEM, public SPKI PEM), made once per
+/// test binary with the openssl CLI. Keys are never committed.
+pub fn rsa_keys() -> &'static (String, String) {
+    static KEYS: OnceLock<(String, String)> = OnceLock::new();
+    KEYS.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let private = dir.path().join("key.pem");
+        let public = dir.path().join("pub.pem");
+        let status = Command::new("openssl")
+            .args(["genrsa", "-out"])
+            .arg(&private)
+            .arg("2048")
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("openssl must be installed to generate test keys");
+        assert!(status.success());
+        let status = Command::new("openssl")
+            .args(["rsa", "-pubout", "-in"])
+            .arg(&private)
+            .arg("-out")
+            .arg(&public)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        (
+            std::fs::read_to_string(private).unwrap(),
+            std::fs::read_to_string(public).unwrap(),
+        )
+    })
+}
+
+pub fn app_key() -> AppKey {
+    AppKey::from_pem(rsa_keys().0.as_bytes()).unwrap()
+}
+
+/// A webhook request signed with `secret`, carrying GitHub's headers.
+pub fn signed(secret: &str, event: &str, delivery: &str, body: &[u8]) -> Request<Body> {
+    Request::builder()
+        .method("POST")
+        .uri("/webhook")
+        .header("content-type", "application/json")
+        .header("x-github-event", event)
+        .header("x-github-delivery", delivery)
+        .header("x-hub-signature-256", sign(secret, body))
+        .header("content-length", body.len().to_string())
+        .body(Body::from(body.to_vec()))
+        .unwrap()
+}
+
+/// A minimal payload with the fields the queue reads.
+pub fn payload(action: &str, repo: &str, installation: u64) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "action": action,
+        "repository": {"full_name": repo, "id": 1},
+        "installation": {"id": installation},
+        "comment": {"body": "/status", "id": 9},
+    }))
+    .unwrap()
+}
+
+pub struct TestState {
+    pub state: AppState,
+    pub queue: DeliveryQueue,
+    pub metrics: Arc<Metrics>,
+    pub wake: Arc<Notify>,
+}
+
+pub fn test_state(dir: &Path, max_body_bytes: usize) -> TestState {
+    let (queue, _) = DeliveryQueue::open(&dir.join("deliveries.sqlite3")).unwrap();
+    let metrics = Arc::new(Metrics::new());
+    let wake = Arc::new(Notify::new());
+    let state = AppState::new(AppStateConfig {
+        secrets: WebhookSecrets::new(vec![
+            SecretString::from(SECRET),
+            SecretString::from(OLD_SECRET),
+        ]),
+        queue: queue.clone(),
+        metrics: Arc::clone(&metrics),
+        wake: Arc::clone(&wake),
+        max_body_bytes,
+        app_key_loaded: true,
+    });
+    TestState {
+        state,
+        queue,
+        metrics,
+        wake,
+    }
+}
+
+/// A GitHub client aimed at `api_url` with test-friendly settings.
+pub fn github(api_url: &str, issuer: &str) -> (GitHubApp, Arc<GitHubMetrics>) {
+    github_with(api_url, issuer, Duration::from_secs(1), None)
+}
+
+pub fn github_with(
+    api_url: &str,
+    issuer: &str,
+    write_spacing: Duration,
+    stateless: Option<&str>,
+) -> (GitHubApp, Arc<GitHubMetrics>) {
+    let metrics = Arc::new(GitHubMetrics::default());
+    let app = GitHubApp::new(
+        GitHubConfig {
+            api_url: api_url.to_owned(),
+            issuer: issuer.to_owned(),
+            key: app_key(),
+            write_spacing,
+            policy: RetryPolicy::default(),
+            git_url_template: "https://github.com/{owner}/{repo}.git".to_owned(),
+            stateless_s2s_token: stateless.map(str::to_owned),
+            // No client timeout: tests run on tokio's paused clock, which would fire it.
+            read_timeout: None,
+        },
+        Arc::clone(&metrics),
+    )
+    .unwrap();
+    (app, metrics)
+}
+
+/// `navin serve` flags for an in-process server on an ephemeral loopback port.
+pub fn serve_args(data_dir: &Path, api_url: &str) -> ServeArgs {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+    let key_path = data_dir.join("app-key.pem");
+    std::fs::create_dir_all(data_dir).unwrap();
+    std::fs::write(&key_path, &rsa_keys().0).unwrap();
+    Cli::try_parse_from([
+        "navin",
+        "--listen",
+        "127.0.0.1:0",
+        "--app-id",
+        "1234",
+        "--private-key-path",
+        key_path.to_str().unwrap(),
+        "--webhook-secret",
+        SECRET,
+        "--api-url",
+        api_url,
+        "--data-dir",
+        data_dir.to_str().unwrap(),
+        "--reconcile-interval-secs",
+        "0",
+        "--shutdown-grace-secs",
+        "1",
+    ])
+    .unwrap()
+    .serve
+}
+
+/// Polls `check` every 10 ms until it holds or `limit` passes.
+pub async fn eventually<F, Fut>(limit: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if check().await {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Collects everything tracing writes in this test binary, from every thread. A global
+/// subscriber is used because per-thread defaults miss events whose callsite interest
+/// was cached by another thread.
+#[derive(Clone, Default)]
+pub struct LogCapture(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl LogCapture {
+    pub fn global() -> Self {
+        static GLOBAL: OnceLock<LogCapture> = OnceLock::new();
+        GLOBAL
+            .get_or_init(|| {
+                let capture = Self::default();
+                let subscriber = tracing_subscriber::fmt()
+                    .with_max_level(tracing::Level::TRACE)
+                    .with_ansi(false)
+                    .with_writer(capture.clone())
+                    .finish();
+                tracing::subscriber::set_global_default(subscriber).unwrap();
+                capture
+            })
+            .clone()
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for LogCapture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogCapture {
+    type Writer = Self;
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+pub type HttpClient = hyper_util::client::legacy::Client<
+    hyper_util::client::legacy::connect::HttpConnector,
+    http_body_util::Full<bytes::Bytes>,
+>;
+
+/// A keep-alive HTTP/1 client for talking to a server on loopback.
+pub fn http_client() -> HttpClient {
+    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http()
+}
+
+/// Sends a signed delivery over TCP; returns the status.
+pub async fn post_webhook(
+    client: &HttpClient,
+    addr: std::net::SocketAddr,
+    event: &str,
+    delivery: &str,
+    body: &[u8],
+) -> Result<u16, String> {
+    let req = Request::builder()
+        .method("POST")
+        .uri(format!("http://{addr}/webhook"))
+        .header("content-type", "application/json")
+        .header("x-github-event", event)
+        .header("x-github-delivery", delivery)
+        .header("x-hub-signature-256", sign(SECRET, body))
+        .body(http_body_util::Full::new(bytes::Bytes::copy_from_slice(
+            body,
+        )))
+        .map_err(|e| e.to_string())?;
+    let response = client.request(req).await.map_err(|e| e.to_string())?;
+    let status = response.status().as_u16();
+    // Drain the body so the connection can be reused.
+    let _ = http_body_util::BodyExt::collect(response.into_body()).await;
+    Ok(status)
+}
