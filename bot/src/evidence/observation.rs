@@ -208,13 +208,19 @@ impl CheckObservation {
     /// `GET /repos/{o}/{r}/actions/runs/{id}`). Workflow runs are always
     /// GitHub Actions' (app 15368); they have no `completed_at`, so a
     /// completed run's `updated_at` stands in, and the current attempt's
-    /// `run_started_at` (falling back to `created_at`) is its start.
+    /// `run_started_at` (falling back to `created_at`) is its start. Some
+    /// payloads carry an empty `name`: the workflow file's path stands in.
     pub fn from_workflow_run(run: &WorkflowRunPayload) -> Self {
         let status = CheckStatus::parse(run.status.as_deref().unwrap_or("queued"));
         Self {
             id: run.id,
             kind: RunKind::WorkflowRun,
-            name: run.name.clone().unwrap_or_default(),
+            name: run
+                .name
+                .clone()
+                .filter(|n| !n.trim().is_empty())
+                .or_else(|| run.path.clone())
+                .unwrap_or_else(|| format!("workflow run {}", run.id)),
             app_id: Some(GITHUB_ACTIONS_APP_ID),
             head_sha: run.head_sha.clone(),
             status,
@@ -272,6 +278,9 @@ pub struct WorkflowRunPayload {
     pub id: u64,
     #[serde(default)]
     pub name: Option<String>,
+    /// The workflow file, e.g. `.github/workflows/ci.yml`.
+    #[serde(default)]
+    pub path: Option<String>,
     #[serde(default)]
     pub head_sha: String,
     #[serde(default)]
