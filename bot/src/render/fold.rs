@@ -8,6 +8,8 @@ pub(crate) struct Part {
     open: String,
     body: String,
     close: String,
+    /// Replaces the default note when this part is cut.
+    note: Option<String>,
 }
 
 impl Part {
@@ -16,7 +18,14 @@ impl Part {
             open: open.to_owned(),
             body,
             close: close.to_owned(),
+            note: None,
         }
+    }
+
+    /// Says where the uncut text of this part lives, when it is not where the default note says.
+    pub(crate) fn with_note(mut self, note: String) -> Self {
+        self.note = Some(note);
+        self
     }
 
     fn len(&self) -> usize {
@@ -55,7 +64,7 @@ pub(crate) fn fit(parts: Vec<Part>, budget: usize, note: &str) -> String {
             let cut = cut_at_line(&p.body, cap);
             out.push_str(cut);
             out.push_str(&closers_for(cut));
-            out.push_str(note);
+            out.push_str(p.note.as_deref().unwrap_or(note));
         }
         out.push_str(&p.close);
     }

@@ -72,6 +72,7 @@ pub fn plan_comment(doc: &PlanDocument, info: &PlanCommentInfo) -> String {
         }
     );
     out.push_str(&header(doc, info));
+    out.push('\n');
 
     let full_path = format!(".navin/plans/{}.md", info.plan_id);
     let full = match &info.repo {
@@ -90,11 +91,21 @@ pub fn plan_comment(doc: &PlanDocument, info: &PlanCommentInfo) -> String {
         parts.push(Part::new("\n---\n\n#### 🚀 Draft mission\n\n", mission, ""));
     }
     if let Some(diff) = info.diff.as_ref().filter(|d| !d.is_empty()) {
-        parts.push(Part::new(
-            "\n---\n\n<details><summary>✏️ Edits to the original plan</summary>\n\n",
-            defuse_mentions(&diff.to_markdown()),
-            "\n</details>\n",
-        ));
+        let record = format!(".navin/plans/{}.json", info.plan_id);
+        let record = match &info.repo {
+            Some(repo) => link(&record, Some(&repo.ledger_blob_url(&record)), 120),
+            None => code(&record),
+        };
+        parts.push(
+            Part::new(
+                "\n---\n\n<details><summary>✏️ Edits to the original plan</summary>\n\n",
+                defuse_mentions(&diff.to_markdown()),
+                "\n</details>\n",
+            )
+            .with_note(format!(
+                "\n\n_…cut to fit a GitHub comment; the full diff is stored with the plan at {record}._\n"
+            )),
+        );
     }
     let budget = COMMENT_BUDGET.saturating_sub(out.len());
     out.push_str(&fit(parts, budget, &note));
@@ -222,12 +233,12 @@ fn draft_mission(doc: &PlanDocument) -> String {
         None => {
             let _ = writeln!(
                 out,
-                "**Objective:** {}\n\n_The plan has no handoff contract: criteria, scope and verification come from `/mission` and config._",
+                "**Objective:** {}\n\n_The plan has no handoff contract: criteria, scope and verification come from `/mission` and config._\n",
                 inline(&plan.goal, 1000)
             );
         }
     }
-    out.push_str("\nStart it with `/mission`.\n");
+    out.push_str("Start it with `/mission`.\n");
     out
 }
 
