@@ -35,29 +35,28 @@ pub(crate) fn section(
     if tasks.is_empty() {
         return "_No steps yet: add some with `/step add`._\n".to_owned();
     }
-    let rows: Vec<String> = tasks.iter().map(|t| row(t, ready, repo)).collect();
     let mut order: Vec<usize> = (0..tasks.len()).collect();
     order.sort_by_key(|&i| (urgency(&tasks[i], ready), i));
 
+    // Rows are rendered only until the budget runs out, so a huge board
+    // costs a sort, not a full table.
     let mut room = budget.saturating_sub(HEADER.len() + OVERHEAD);
-    let mut keep = vec![false; tasks.len()];
+    let mut rows: Vec<Option<String>> = vec![None; tasks.len()];
     for &i in &order {
-        if rows[i].len() > room {
+        let r = row(&tasks[i], ready, repo);
+        if r.len() > room {
             break;
         }
-        room -= rows[i].len();
-        keep[i] = true;
+        room -= r.len();
+        rows[i] = Some(r);
     }
+    let keep: Vec<bool> = rows.iter().map(Option::is_some).collect();
     let shown = keep.iter().filter(|k| **k).count();
 
-    let mut table = String::with_capacity(
-        budget.min(HEADER.len() + rows.iter().map(String::len).sum::<usize>()),
-    );
+    let mut table = String::with_capacity(budget.min(64 * 1024));
     table.push_str(HEADER);
-    for (i, r) in rows.iter().enumerate() {
-        if keep[i] {
-            table.push_str(r);
-        }
+    for r in rows.iter().flatten() {
+        table.push_str(r);
     }
     if shown < tasks.len() {
         let _ = write!(
