@@ -14,4 +14,6 @@ pub use observation::{
     parse_time, AppRef, CheckObservation, CheckRunList, CheckRunPayload, CheckStatus, Conclusion,
     ConclusionClass, RunKind, WorkflowRunPayload, GITHUB_ACTIONS_APP_ID,
 };
-pub use verdict::{evaluate, EvidencePolicy, FinishedCheck, NotApplicable, RunningCheck, Verdict};
+pub use verdict::{
+    evaluate, EvidencePolicy, FinishedCheck, NotApplicable, RunningCheck, Verdict, OWN_CHECK_PREFIX,
+};

@@ -11,6 +11,9 @@ use super::observation::{
 };
 use crate::render::text::{human_duration, short_sha};
 
+/// Check names Navin itself publishes start with this.
+pub const OWN_CHECK_PREFIX: &str = "navin/";
+
 /// Which runs can prove a step (from `.github/navin.yml`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EvidencePolicy {
@@ -18,7 +21,10 @@ pub struct EvidencePolicy {
     /// since anyone with write access can post a check run under any name.
     pub trusted_app_ids: Vec<u64>,
     /// Check names each validation needs green. A validation with no entry,
-    /// or an empty list, needs every trusted check on the head to be green.
+    /// or an empty list, needs every trusted check on the head to be green,
+    /// except Navin's own `navin/…` checks (such as `navin/plan`, which the
+    /// Action creates under GitHub Actions' app id): they judge the plan,
+    /// not the code.
     pub required_checks: HashMap<Validation, Vec<String>>,
     /// A green run shorter than this counts as failed ("finished suspiciously
     /// fast", as bors puts it): a workflow that exits early proves nothing.
@@ -211,7 +217,11 @@ pub fn evaluate(
     let required: Vec<String> = {
         let configured = policy.required_for(step.validation);
         let mut names: Vec<String> = if configured.is_empty() {
-            newest.keys().map(|n| n.to_string()).collect()
+            newest
+                .keys()
+                .filter(|n| !n.starts_with(OWN_CHECK_PREFIX))
+                .map(|n| n.to_string())
+                .collect()
         } else {
             configured.iter().map(|n| n.trim().to_owned()).collect()
         };

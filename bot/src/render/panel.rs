@@ -93,7 +93,7 @@ pub fn mission_panel(ledger: &Ledger, ctx: &PanelContext) -> String {
         let cut = prefix_bytes(&head, HEAD_MAX_BYTES);
         head = format!("{cut}{}\n\n_(summary shortened)_\n\n", closers_for(cut));
     }
-    let foot = footer(ctx);
+    let foot = footer(ledger, ctx);
     let graph = graph_section(ledger, &ready);
     let fixed = head.len() + foot.len() + graph.len();
     let table = table::section(
@@ -392,12 +392,22 @@ fn graph_section(ledger: &Ledger, ready: &HashSet<&str>) -> String {
     }
 }
 
-fn footer(ctx: &PanelContext) -> String {
+/// Links to the ledger branch, the plan the mission came from, and the caller's extras.
+fn footer(ledger: &Ledger, ctx: &PanelContext) -> String {
     let mut links = vec![link(
         "ledger branch",
         Some(&ctx.repo.ledger_tree_url(".navin/board")),
         60,
     )];
+    let origin = &ledger.mission.origin;
+    if let Some(plan) = origin.as_ref().and_then(|o| o.plan_id.as_deref()) {
+        let path = format!(".navin/plans/{plan}.md");
+        links.push(link(
+            &format!("plan {plan}"),
+            Some(&ctx.repo.ledger_blob_url(&path)),
+            60,
+        ));
+    }
     for l in ctx.links.iter().take(10) {
         links.push(link(&l.label, Some(&l.url), 60));
     }

@@ -461,3 +461,18 @@ fn conclusion_classes_follow_the_documented_split() {
         assert_eq!(Conclusion::parse(text).class(), class, "{text}");
     }
 }
+
+#[test]
+fn navins_own_checks_are_not_implicitly_required() {
+    // In the Action, `navin/plan` runs under GitHub Actions' app id.
+    let obs = [
+        done_run(1, "test", "success", 0, 5),
+        open_run(2, "navin/plan", CheckStatus::InProgress, Some(1)),
+    ];
+    assert!(verdict(&obs, &EvidencePolicy::default()).is_green());
+    // Named explicitly, it counts like any other check.
+    assert!(matches!(
+        verdict(&obs, &policy(&["test", "navin/plan"])),
+        Verdict::Pending { .. }
+    ));
+}

@@ -369,3 +369,25 @@ fn panel_of_an_empty_board_says_so() {
     assert!(panel.contains("No steps yet"), "{panel}");
     assert!(!panel.contains("```mermaid"), "{panel}");
 }
+
+#[test]
+fn panel_links_the_plan_the_mission_came_from() {
+    let l = run(
+        None,
+        Operation::Init(InitArgs {
+            goal: "g".into(),
+            origin: Some(navin_ledger::model::Origin {
+                plan_id: Some("p-7".into()),
+                ..Default::default()
+            }),
+            ..InitArgs::default()
+        }),
+    );
+    let panel = mission_panel(&l, &ctx());
+    assert!(
+        panel.contains(
+            "[plan p-7](https://github.com/octo/widgets/blob/navin/ledger/.navin/plans/p-7.md)"
+        ),
+        "{panel}"
+    );
+}
