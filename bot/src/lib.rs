@@ -1,9 +1,11 @@
-//! Navin's engine pieces: CLI, slash commands, planner, configuration, GitHub adapter, durable delivery queue and webhook server.
+//! Navin's engine pieces: CLI, slash commands, planner, renderers, evidence policy, configuration, GitHub adapter, durable delivery queue and webhook server.
 
 pub mod cli;
 pub mod command;
 pub mod config;
+pub mod evidence;
 pub mod github;
 pub mod planner;
 pub mod queue;
+pub mod render;
 pub mod server;

@@ -1,0 +1,7 @@
+//! Evidence policy tests: one per rule of DESIGN.md "Evidence", plus step links and payload parsing.
+
+mod fixture;
+mod link;
+mod message;
+mod payloads;
+mod verdict;

@@ -1,0 +1,21 @@
+//! Markdown for Navin's GitHub comments: the mission panel, the plan comment and short replies, each pure and size-bounded.
+
+mod fold;
+mod marker;
+mod mermaid;
+mod panel;
+mod plan_comment;
+pub mod reply;
+mod repo;
+mod table;
+pub mod text;
+
+#[cfg(test)]
+mod tests;
+
+pub use marker::{parse_marker, Marker, ReplyKind, PANEL_FORMAT};
+pub use mermaid::{label as mermaid_label, MAX_GRAPH_EDGES, MAX_GRAPH_NODES};
+pub use panel::{mission_panel, PanelContext, PanelLink, FOLD_AT};
+pub use plan_comment::{plan_comment, PlanApproval, PlanCommentInfo, PlanStatus, FOLD_PLAN_AT};
+pub use repo::RepoRef;
+pub use text::{COMMENT_BUDGET, COMMENT_LIMIT};

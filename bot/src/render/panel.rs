@@ -1,0 +1,418 @@
+//! The sticky mission panel: one comment on the mission's issue, re-rendered and edited in place after every change.
+
+use std::collections::HashSet;
+use std::fmt::Write;
+
+use chrono::{DateTime, Utc};
+use navin_ledger::model::{Evidence, Ledger, MissionStatus, Task, TaskStatus};
+
+use super::marker::{Marker, PANEL_FORMAT};
+use super::mermaid;
+use super::repo::RepoRef;
+use super::table;
+use super::text::{
+    closers_for, code, inline, link, prefix_bytes, short_sha, thousands, COMMENT_BUDGET,
+};
+
+/// What the panel needs besides the ledger: where links point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PanelContext {
+    pub repo: RepoRef,
+    /// Extra links for the panel's foot (the approved plan, a dashboard…).
+    pub links: Vec<PanelLink>,
+}
+
+impl PanelContext {
+    pub fn new(repo: RepoRef) -> Self {
+        Self {
+            repo,
+            links: Vec::new(),
+        }
+    }
+}
+
+/// A labelled link in the panel's foot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PanelLink {
+    pub label: String,
+    pub url: String,
+}
+
+/// Steps beyond this many fold the table and the graph into `<details>`, so
+/// the panel's first screen stays the summary.
+pub const FOLD_AT: usize = 25;
+
+/// The graph is dropped (with a note) rather than squeeze the table below this.
+const GRAPH_MAX_BYTES: usize = 20_000;
+
+/// How generous the free-text parts of the panel are. The panel first tries
+/// [`Limits::NORMAL`] and falls back to tighter limits when adversarial text
+/// (thousands of `@`s or `&`s, which escaping expands) would crowd out the
+/// step table.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    goal: usize,
+    items: usize,
+    item_chars: usize,
+    reason: usize,
+}
+
+impl Limits {
+    const NORMAL: Limits = Limits {
+        goal: 1000,
+        items: 10,
+        item_chars: 240,
+        reason: 300,
+    };
+    const TIGHT: Limits = Limits {
+        goal: 300,
+        items: 3,
+        item_chars: 100,
+        reason: 120,
+    };
+}
+
+/// The summary above the table must leave the table at least this much room.
+const HEAD_MAX_BYTES: usize = 16_000;
+
+/// Renders the mission panel as GitHub markdown. The output is a pure
+/// function of the ledger (no clock), so the engine can skip the edit when
+/// the new body equals the old one. Always under [`COMMENT_BUDGET`] bytes,
+/// whatever the board's size: past [`FOLD_AT`] steps the table and the graph
+/// fold into `<details>`; when the table does not fit, unfinished steps are
+/// kept first and the rest are counted in an "N more steps" note.
+pub fn mission_panel(ledger: &Ledger, ctx: &PanelContext) -> String {
+    let ready_tasks = ledger.board.ready();
+    let ready: HashSet<&str> = ready_tasks.iter().map(|t| t.id.as_str()).collect();
+
+    let mut head = summary(ledger, &ready_tasks, Limits::NORMAL);
+    if head.len() > HEAD_MAX_BYTES {
+        head = summary(ledger, &ready_tasks, Limits::TIGHT);
+    }
+    if head.len() > HEAD_MAX_BYTES {
+        let cut = prefix_bytes(&head, HEAD_MAX_BYTES);
+        head = format!("{cut}{}\n\n_(summary shortened)_\n\n", closers_for(cut));
+    }
+    let foot = footer(ledger, ctx);
+    let graph = graph_section(ledger, &ready);
+    let fixed = head.len() + foot.len() + graph.len();
+    let table = table::section(
+        ledger,
+        &ready,
+        &ctx.repo,
+        COMMENT_BUDGET.saturating_sub(fixed),
+    );
+
+    let mut out = String::with_capacity(fixed + table.len());
+    out.push_str(&head);
+    out.push_str(&table);
+    out.push_str(&graph);
+    out.push_str(&foot);
+    if out.len() > COMMENT_BUDGET {
+        // Every part is bounded above, so this is a guard, not a layout.
+        let cut = prefix_bytes(&out, COMMENT_BUDGET - 200).to_owned();
+        out = format!(
+            "{cut}{}\n\n_(panel shortened to fit a GitHub comment)_\n",
+            closers_for(&cut)
+        );
+    }
+    out
+}
+
+/// Marker, goal, badges, last change, progress, queue, last failure, missing info and facts.
+fn summary(ledger: &Ledger, ready: &[&Task], limits: Limits) -> String {
+    let m = &ledger.mission;
+    let mut out = String::with_capacity(4096);
+    let _ = writeln!(
+        out,
+        "{}",
+        Marker::Panel {
+            format: PANEL_FORMAT
+        }
+    );
+    let _ = writeln!(out, "### 🧭 Navin mission\n");
+    let _ = writeln!(out, "**Goal:** {}\n", inline(&m.goal, limits.goal));
+    let _ = writeln!(out, "{}\n", badges(ledger).join(" · "));
+    if let Some(last) = m.history.last() {
+        let _ = writeln!(
+            out,
+            "> Last change: v{} by {} at {}: {}\n",
+            last.version,
+            code(&last.actor.to_string()),
+            when(last.at),
+            inline(&last.reason, limits.reason)
+        );
+    }
+    let _ = writeln!(out, "{}\n", progress_line(ledger));
+    let _ = writeln!(out, "{}\n", queue_line(ledger, ready));
+    if let Some(line) = last_failure(ledger) {
+        let _ = writeln!(out, "{line}\n");
+    }
+    list(
+        &mut out,
+        "❓ Missing info (answer to unblock)",
+        &m.missing_info,
+        limits,
+    );
+    list(&mut out, "📌 Facts", &m.facts, limits);
+    out
+}
+
+fn when(at: DateTime<Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+fn status_badge(status: MissionStatus) -> &'static str {
+    match status {
+        MissionStatus::Draft => "📝 **draft** (start it with `/mission`)",
+        MissionStatus::Running => "🟢 **running**",
+        MissionStatus::Paused => "⏸️ **paused**",
+        MissionStatus::Blocked => "🧱 **blocked** (no step can move)",
+        MissionStatus::Done => "🏁 **done**",
+        MissionStatus::Failed => "💥 **failed**",
+    }
+}
+
+/// Version, status, then the counters a reader must not miss. Stall and
+/// replan counters always show (they are how close the mission is to an
+/// automatic pause); loop, replan-needed and pause show only when set; token
+/// and cost budgets show once capped or spent.
+pub(crate) fn badges(ledger: &Ledger) -> Vec<String> {
+    let m = &ledger.mission;
+    let p = &m.progress;
+    let b = &p.budget;
+    let mut out = vec![
+        format!("`v{}`", m.version),
+        status_badge(m.status).to_owned(),
+    ];
+    if m.status == MissionStatus::Paused {
+        let reason = m.pause_reason.map_or("unknown", |r| r.as_str());
+        let since = m
+            .paused_at
+            .map(|t| format!(" since {}", when(t)))
+            .unwrap_or_default();
+        out.push(format!(
+            "⏸️ paused: {reason}{since} (`/resume` to continue)"
+        ));
+    }
+    let stall_icon = if p.stall_count >= b.max_stalls {
+        "🛑"
+    } else {
+        "🐢"
+    };
+    out.push(format!(
+        "{stall_icon} stall {}/{}",
+        p.stall_count, b.max_stalls
+    ));
+    if p.loop_detected {
+        out.push("🔁 loop detected".to_owned());
+    }
+    let replan_icon = if p.replan_count >= b.max_replans {
+        "🛑"
+    } else {
+        "🔧"
+    };
+    out.push(format!(
+        "{replan_icon} replans {}/{}",
+        p.replan_count, b.max_replans
+    ));
+    if p.replan_needed {
+        out.push("⚠️ replan needed".to_owned());
+    }
+    match b.max_tokens {
+        Some(max) => out.push(format!(
+            "🪙 tokens {}/{}",
+            thousands(p.tokens_used),
+            thousands(max)
+        )),
+        None if p.tokens_used > 0 => out.push(format!("🪙 tokens {}", thousands(p.tokens_used))),
+        None => {}
+    }
+    match b.max_cost_usd {
+        Some(max) => out.push(format!("💵 cost ${:.2}/${max:.2}", p.cost_used_usd)),
+        None if p.cost_used_usd > 0.0 => out.push(format!("💵 cost ${:.2}", p.cost_used_usd)),
+        None => {}
+    }
+    out
+}
+
+/// Width of the text progress bar, in cells.
+const BAR_CELLS: usize = 20;
+
+/// `▓▓▓▓░░░░ 4/8 steps done`, plus what is moving and what is stuck.
+pub(crate) fn progress_line(ledger: &Ledger) -> String {
+    let tasks = &ledger.board.tasks;
+    let total = tasks.len();
+    let count = |s: TaskStatus| tasks.iter().filter(|t| t.status == s).count();
+    let done = count(TaskStatus::Done);
+    let filled = (done * BAR_CELLS).checked_div(total).unwrap_or(0);
+    let bar = format!("{}{}", "▓".repeat(filled), "░".repeat(BAR_CELLS - filled));
+    let mut line = format!("**Progress** `{bar}` {done}/{total} steps done");
+    let (running, failed) = (count(TaskStatus::InProgress), count(TaskStatus::Failed));
+    if running > 0 {
+        let _ = write!(line, " · 🔄 {running} in progress");
+    }
+    if failed > 0 {
+        let _ = write!(line, " · ❌ {failed} failed");
+    }
+    line
+}
+
+/// The ready queue shows at most this many step ids.
+const QUEUE_SHOWN: usize = 15;
+
+fn queue_line(ledger: &Ledger, ready: &[&Task]) -> String {
+    let p = &ledger.mission.progress;
+    let mut line = String::from("**Ready:** ");
+    if ready.is_empty() {
+        line.push_str("nothing");
+    } else {
+        let ids: Vec<String> = ready
+            .iter()
+            .take(QUEUE_SHOWN)
+            .map(|t| code(&t.id))
+            .collect();
+        line.push_str(&ids.join(", "));
+        if ready.len() > QUEUE_SHOWN {
+            let _ = write!(line, " and {} more", ready.len() - QUEUE_SHOWN);
+        }
+    }
+    if let Some(current) = &p.current_step_id {
+        let _ = write!(line, " · **current step:** {}", code(current));
+    }
+    let _ = write!(
+        line,
+        " · **next actor:** {}",
+        code(&p.next_actor.to_string())
+    );
+    line
+}
+
+/// The newest failed piece of evidence on a step that is not done, with
+/// every failing check recorded for that step on the same head: "what failed
+/// last" names the checks to look at. Steps done since are history, not news.
+fn last_failure(ledger: &Ledger) -> Option<String> {
+    let mut newest: Option<(&Task, &Evidence, usize)> = None;
+    let mut seq = 0usize;
+    for task in ledger
+        .board
+        .tasks
+        .iter()
+        .filter(|t| t.status != TaskStatus::Done)
+    {
+        for e in task.evidence.iter().filter(|e| !e.ok) {
+            seq += 1;
+            let key = (e.recorded_at.or(e.completed_at), seq);
+            let better =
+                newest.is_none_or(|(_, n, s)| key >= (n.recorded_at.or(n.completed_at), s));
+            if better {
+                newest = Some((task, e, seq));
+            }
+        }
+    }
+    let (task, last, _) = newest?;
+    let mut names: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for e in task.evidence.iter().rev().filter(|e| !e.ok) {
+        // `last` itself always qualifies: its head is its own.
+        if e.head_sha != last.head_sha {
+            continue;
+        }
+        let name = e.name.clone().unwrap_or_else(|| e.kind.as_str().to_owned());
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let conclusion = e.conclusion.as_deref().unwrap_or("failed");
+        names.push(format!(
+            "{} ({})",
+            link(&name, e.url.as_deref(), 60),
+            inline(conclusion, 30)
+        ));
+        if names.len() == 8 {
+            break;
+        }
+    }
+    let on = last
+        .head_sha
+        .as_deref()
+        .map(|s| format!(" on {}", code(&short_sha(s))))
+        .unwrap_or_default();
+    Some(format!(
+        "**What failed last:** step {}{on}: {}",
+        code(&task.id),
+        names.join(", ")
+    ))
+}
+
+fn list(out: &mut String, title: &str, items: &[String], limits: Limits) {
+    if items.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "**{title}:**\n");
+    for item in items.iter().take(limits.items) {
+        let _ = writeln!(out, "- {}", inline(item, limits.item_chars));
+    }
+    if items.len() > limits.items {
+        let _ = writeln!(
+            out,
+            "- _…and {} more in `.navin/board/mission.json`_",
+            items.len() - limits.items
+        );
+    }
+    out.push('\n');
+}
+
+/// The mermaid DAG, folded past [`FOLD_AT`] steps, or a note when even the
+/// capped graph is too large to leave the table room.
+fn graph_section(ledger: &Ledger, ready: &HashSet<&str>) -> String {
+    if ledger.board.tasks.is_empty() {
+        return String::new();
+    }
+    let g = mermaid::graph(&ledger.board, ready);
+    let note = if g.omitted > 0 {
+        format!(
+            "\n_Showing {} of {} steps, unfinished first; the full board is in `.navin/board/board.json`._\n",
+            g.drawn,
+            g.drawn + g.omitted
+        )
+    } else {
+        String::new()
+    };
+    if g.block.len() > GRAPH_MAX_BYTES {
+        return "\n_The step graph is too large to draw here._\n".to_owned();
+    }
+    if ledger.board.tasks.len() > FOLD_AT {
+        format!(
+            "\n<details><summary>Step graph ({} steps)</summary>\n\n{}{note}\n</details>\n",
+            ledger.board.tasks.len(),
+            g.block
+        )
+    } else {
+        format!("\n#### Step graph\n\n{}{note}", g.block)
+    }
+}
+
+/// Links to the ledger branch, the plan the mission came from, and the caller's extras.
+fn footer(ledger: &Ledger, ctx: &PanelContext) -> String {
+    let mut links = vec![link(
+        "ledger branch",
+        Some(&ctx.repo.ledger_tree_url(".navin/board")),
+        60,
+    )];
+    let origin = &ledger.mission.origin;
+    if let Some(plan) = origin.as_ref().and_then(|o| o.plan_id.as_deref()) {
+        let path = format!(".navin/plans/{plan}.md");
+        links.push(link(
+            &format!("plan {plan}"),
+            Some(&ctx.repo.ledger_blob_url(&path)),
+            60,
+        ));
+    }
+    for l in ctx.links.iter().take(10) {
+        links.push(link(&l.label, Some(&l.url), 60));
+    }
+    format!(
+        "\n<sub>{} · commands: `/status` `/next` `/done <step>` `/pause` `/resume` `/help`</sub>\n",
+        links.join(" · ")
+    )
+}

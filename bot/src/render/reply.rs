@@ -1,0 +1,48 @@
+//! Short replies to commands: refusals with a reason, acknowledgements, generic errors and the help text.
+
+use super::marker::{Marker, ReplyKind};
+use super::text::{code, inline, truncate_chars};
+
+fn marked(kind: ReplyKind, body: &str) -> String {
+    format!("{}\n{body}\n", Marker::Reply { kind })
+}
+
+/// "Nothing changed, here is why, here is what to do". Both parts may quote
+/// people's input, so both are escaped.
+pub fn refusal(reason: &str, what_to_do: &str) -> String {
+    let mut body = format!("🚫 Nothing changed: {}", inline(reason, 600));
+    if !what_to_do.trim().is_empty() {
+        body.push_str(&format!("\n\n👉 {}", inline(what_to_do, 600)));
+    }
+    marked(ReplyKind::Refusal, &body)
+}
+
+/// Acknowledges an accepted command that deserves more than a reaction.
+pub fn accepted(summary: &str) -> String {
+    marked(ReplyKind::Accepted, &format!("✅ {}", inline(summary, 600)))
+}
+
+/// The only thing a user sees of an internal failure. It names no cause
+/// (errors may carry paths, tokens or API bodies); `reference` (a delivery id)
+/// lets an operator find the logged chain.
+pub fn error(reference: Option<&str>) -> String {
+    let mut body = String::from(
+        "❌ Navin hit an error and could not finish this command. Ledger changes are all-or-nothing: check `/status`, then try again.",
+    );
+    if let Some(r) = reference.filter(|r| !r.trim().is_empty()) {
+        body.push_str(&format!(
+            " If it keeps failing, give the maintainers this reference: {}.",
+            code(&truncate_chars(r, 80))
+        ));
+    }
+    marked(ReplyKind::Error, &body)
+}
+
+/// Wraps the command list (written by the command parser, which owns the
+/// grammar) under a heading; `body` is Navin's own markdown and is not escaped.
+pub fn help(body: &str) -> String {
+    marked(
+        ReplyKind::Help,
+        &format!("### 🧭 Navin commands\n\n{}", body.trim()),
+    )
+}

@@ -1,0 +1,9 @@
+//! Renderer tests: markers, the mission panel, the plan comment, replies and escaping.
+
+mod fixture;
+mod marker;
+mod panel;
+mod panel_scale;
+mod plan;
+mod reply;
+mod text;
