@@ -231,13 +231,21 @@ impl Job {
         }
         let out = cmd.output().expect("run navin-action");
         let raw = std::fs::read_to_string(&output).unwrap_or_default();
-        RunResult {
+        let result = RunResult {
             code: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             outputs: parse_outputs(&raw),
             summary: std::fs::read_to_string(&summary).unwrap_or_default(),
+        };
+        // NAVIN_TEST_DUMP=1 shows each run's log and outputs (with --nocapture).
+        if std::env::var_os("NAVIN_TEST_DUMP").is_some() {
+            eprintln!(
+                "--- navin-action --mode {mode} ({event})\n{}{}\noutputs: {:?}",
+                result.stdout, result.stderr, result.outputs
+            );
         }
+        result
     }
 }
 
