@@ -93,6 +93,17 @@ impl Api {
                         what: need.what.to_string(),
                     });
                 }
+                // GitHub answers 404 rather than 403 for some missing scopes on private repositories.
+                404 => {
+                    return Err(ActionError::Api {
+                        method: "GET",
+                        path: path.to_string(),
+                        message: format!(
+                            "not found (HTTP 404), or the token lacks `{}` to {}",
+                            need.scope, need.what
+                        ),
+                    })
+                }
                 500..=599 => last = format!("HTTP {status}"),
                 _ => {
                     return Err(ActionError::Api {

@@ -66,8 +66,53 @@ pub fn store_error(e: StoreError, branch: &str, writing: bool) -> ActionError {
     if lower.contains("401") || lower.contains("authentication") {
         return ActionError::BadCredentials(format!("fetch the ledger branch {branch}"));
     }
+    if lower.contains("404") {
+        return ActionError::Ledger {
+            branch: branch.to_string(),
+            message: format!(
+                "{message} (the repository was not found: check GITHUB_SERVER_URL, or the token lacks `contents: read`)"
+            ),
+        };
+    }
     ActionError::Ledger {
         branch: branch.to_string(),
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remote(message: &str) -> StoreError {
+        StoreError::Remote {
+            remote: "origin".into(),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn refused_push_names_contents_write_and_refused_fetch_contents_read() {
+        let push = store_error(
+            remote("unexpected http status code: 403"),
+            "navin/ledger",
+            true,
+        );
+        assert!(push.to_string().contains("`contents: write`"), "{push}");
+        let fetch = store_error(remote("fetch failed: 403"), "navin/ledger", false);
+        assert!(fetch.to_string().contains("`contents: read`"), "{fetch}");
+    }
+
+    #[test]
+    fn other_store_failures_keep_their_own_words() {
+        let e = store_error(
+            StoreError::Contention {
+                branch: "navin/ledger".into(),
+                attempts: 200,
+            },
+            "navin/ledger",
+            true,
+        );
+        assert!(e.to_string().contains("gave up after 200 attempts"), "{e}");
     }
 }

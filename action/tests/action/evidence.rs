@@ -187,3 +187,103 @@ fn evidence_without_a_mission_changes_nothing() {
     assert_eq!(r.outputs["mission-status"], "");
     assert_eq!(job.ledger_tip(), None);
 }
+
+#[test]
+fn green_run_with_another_required_check_missing_is_recorded_without_done() {
+    let job = Job::new();
+    job.write_config("evidence:\n  required_checks:\n    test: [ci, e2e]\n");
+    let head = job.commit_head("v1");
+    job.seed(Some(&head));
+    let run_id = job.workflow_run(&head, "success");
+    let event = job.workflow_run_event(run_id, &head, "success");
+    let r = job.run("evidence", "workflow_run", Some(&event), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let s1 = job
+        .ledger()
+        .expect("ledger")
+        .board
+        .task("S1")
+        .cloned()
+        .expect("S1");
+    assert_eq!(s1.status, TaskStatus::Planned);
+    let e = s1.evidence.last().expect("evidence recorded");
+    assert!(e.ok);
+    assert_eq!(e.workflow_run_id, Some(run_id));
+}
+
+#[test]
+fn invalid_config_fails_naming_the_key() {
+    let job = Job::new();
+    job.write_config("evidence:\n  trusted_apps: []\n");
+    let head = job.commit_head("v1");
+    job.seed(Some(&head));
+    let before = job.ledger_tip();
+    let run_id = job.workflow_run(&head, "success");
+    let event = job.workflow_run_event(run_id, &head, "success");
+    let r = job.run("evidence", "workflow_run", Some(&event), Some(&job.token));
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let errors = r.lines_starting("::error");
+    assert_eq!(errors.len(), 1, "{}", r.stdout);
+    assert!(errors[0].contains("trusted_apps"), "{}", errors[0]);
+    assert_eq!(job.ledger_tip(), before);
+}
+
+#[test]
+fn rerun_after_done_changes_nothing() {
+    let job = Job::new();
+    let head = job.commit_head("v1");
+    job.seed(Some(&head));
+    let run_id = job.workflow_run(&head, "success");
+    let event = job.workflow_run_event(run_id, &head, "success");
+    let first = job.run("evidence", "workflow_run", Some(&event), Some(&job.token));
+    assert_eq!(first.code, Some(0), "{first:?}");
+    let tip = job.ledger_tip();
+    let second = job.run("evidence", "workflow_run", Some(&event), Some(&job.token));
+    assert_eq!(second.code, Some(0), "{second:?}");
+    assert_eq!(job.ledger_tip(), tip);
+    assert_eq!(
+        second.outputs["mission-version"],
+        first.outputs["mission-version"]
+    );
+    let s1 = job
+        .ledger()
+        .expect("ledger")
+        .board
+        .task("S1")
+        .cloned()
+        .expect("S1");
+    assert_eq!(s1.status, TaskStatus::Done);
+    assert_eq!(s1.evidence.len(), 1);
+}
+
+#[test]
+fn two_jobs_racing_on_the_same_run_count_one_attempt() {
+    let job = Job::new();
+    let head = job.commit_head("v1");
+    job.seed(Some(&head));
+    let run_id = job.workflow_run(&head, "failure");
+    let event = job.workflow_run_event(run_id, &head, "failure");
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| job.run("evidence", "workflow_run", Some(&event), Some(&job.token)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    for r in &results {
+        assert_eq!(r.code, Some(0), "{r:?}");
+    }
+    let s1 = job
+        .ledger()
+        .expect("ledger")
+        .board
+        .task("S1")
+        .cloned()
+        .expect("S1");
+    assert_eq!(s1.retry_count, 1);
+    assert_eq!(s1.evidence.len(), 1);
+}

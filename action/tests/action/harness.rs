@@ -15,6 +15,13 @@ pub const REPO: &str = "hello";
 pub const BRANCH: &str = "navin/ledger";
 pub const STEP_BRANCH: &str = "navin/S1-api";
 
+/// Names each run's files apart, also for runs started at once from two threads.
+static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn next_n() -> u64 {
+    RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A fake GitHub holding `octo-org/hello`, plus the job's temp files.
 pub struct Job {
     pub fake: FakeGitHub,
@@ -151,11 +158,11 @@ impl Job {
 
     /// A completed `ci` workflow run on `sha` from branch `navin/S1-api`.
     pub fn workflow_run(&self, sha: &str, conclusion: &str) -> u64 {
-        if self.fake.with_state(|m| {
+        let known = self.fake.with_state(|m| {
             m.repo(OWNER, REPO)
                 .is_some_and(|r| r.workflows.contains_key("ci.yml"))
-        }) {
-        } else {
+        });
+        if !known {
             self.fake.add_workflow(OWNER, REPO, "ci.yml", "ci");
         }
         let id = self
@@ -181,11 +188,15 @@ impl Job {
         self.write_event("workflow_run", payload.json())
     }
 
+    /// Writes `.github/navin.yml` into the job's checked-out workspace.
+    pub fn write_config(&self, text: &str) {
+        let dir = self.dir.path().join("workspace/.github");
+        std::fs::create_dir_all(&dir).expect("config dir");
+        std::fs::write(dir.join("navin.yml"), text).expect("write config");
+    }
+
     pub fn write_event(&self, name: &str, value: &serde_json::Value) -> PathBuf {
-        let path = self.dir.path().join(format!(
-            "{name}-{}.json",
-            Utc::now().timestamp_nanos_opt().unwrap_or(0)
-        ));
+        let path = self.dir.path().join(format!("{name}-{}.json", next_n()));
         std::fs::write(&path, serde_json::to_vec(value).expect("json")).expect("write event");
         path
     }
@@ -199,7 +210,7 @@ impl Job {
         event_path: Option<&Path>,
         token: Option<&str>,
     ) -> RunResult {
-        let n = Utc::now().timestamp_nanos_opt().unwrap_or(0);
+        let n = next_n();
         let output = self.dir.path().join(format!("output-{n}"));
         let summary = self.dir.path().join(format!("summary-{n}"));
         let workspace = self.dir.path().join("workspace");
