@@ -1,0 +1,184 @@
+//! The inputs and runner variables `navin-action` reads, gathered once at startup.
+
+use std::path::PathBuf;
+
+use crate::error::ActionError;
+
+/// What the action was asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Event,
+    ReadyMatrix,
+    Summary,
+    Evidence,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Result<Self, ActionError> {
+        match s.trim() {
+            "event" => Ok(Mode::Event),
+            "ready-matrix" => Ok(Mode::ReadyMatrix),
+            "summary" => Ok(Mode::Summary),
+            "evidence" => Ok(Mode::Evidence),
+            other => Err(ActionError::UnknownMode(other.to_string())),
+        }
+    }
+}
+
+/// Everything read from the process environment and arguments. Built by
+/// [`ActionEnv::from_lookup`] so tests can feed a map instead of the real environment.
+#[derive(Clone)]
+pub struct ActionEnv {
+    pub mode: Mode,
+    pub token: Option<String>,
+    pub repository: Option<String>,
+    pub api_url: String,
+    pub server_url: String,
+    pub workspace: PathBuf,
+    pub event_name: String,
+    pub event_path: Option<PathBuf>,
+    pub run_id: Option<String>,
+    pub output: Option<PathBuf>,
+    pub step_summary: Option<PathBuf>,
+    pub runner_temp: Option<PathBuf>,
+    /// `INPUT_LEDGER_BRANCH`; empty means the config's (or the default) branch.
+    pub ledger_branch: Option<String>,
+    pub config: String,
+    /// Overrides the ledger remote (`{server}/{repo}.git`): tests and unusual hosts.
+    pub git_url: Option<String>,
+}
+
+impl std::fmt::Debug for ActionEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActionEnv")
+            .field("mode", &self.mode)
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("repository", &self.repository)
+            .field("event_name", &self.event_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The value of `--mode X` or `--mode=X` in `args`, if given.
+pub fn mode_flag(args: &[String]) -> Option<String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--mode" {
+            return it.next().cloned();
+        }
+        if let Some(v) = a.strip_prefix("--mode=") {
+            return Some(v.to_string());
+        }
+    }
+    None
+}
+
+impl ActionEnv {
+    /// Reads the contract: the mode from `--mode`, else `INPUT_MODE`, else
+    /// `event` (the action's default); the token from `INPUT_GITHUB_TOKEN`,
+    /// else `GITHUB_TOKEN`. Empty variables count as unset, as the runner
+    /// passes unset inputs as empty strings.
+    pub fn from_lookup(
+        args: &[String],
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ActionError> {
+        let var = |name: &str| get(name).filter(|v| !v.trim().is_empty());
+        let mode = match mode_flag(args).or_else(|| var("INPUT_MODE")) {
+            Some(m) => Mode::parse(&m)?,
+            None => Mode::Event,
+        };
+        Ok(Self {
+            mode,
+            token: var("INPUT_GITHUB_TOKEN").or_else(|| var("GITHUB_TOKEN")),
+            repository: var("GITHUB_REPOSITORY"),
+            api_url: var("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".into()),
+            server_url: var("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".into()),
+            workspace: var("GITHUB_WORKSPACE")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(".")),
+            event_name: var("GITHUB_EVENT_NAME").unwrap_or_default(),
+            event_path: var("GITHUB_EVENT_PATH").map(PathBuf::from),
+            run_id: var("GITHUB_RUN_ID"),
+            output: var("GITHUB_OUTPUT").map(PathBuf::from),
+            step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+            runner_temp: var("RUNNER_TEMP").map(PathBuf::from),
+            ledger_branch: var("INPUT_LEDGER_BRANCH"),
+            config: var("INPUT_CONFIG").unwrap_or_else(|| ".github/navin.yml".into()),
+            git_url: var("NAVIN_GIT_URL"),
+        })
+    }
+
+    /// `owner/name` of the repository the job runs in.
+    pub fn repository(&self) -> Result<&str, ActionError> {
+        self.repository
+            .as_deref()
+            .ok_or(ActionError::MissingEnv("GITHUB_REPOSITORY"))
+    }
+
+    /// The ledger's git remote.
+    pub fn git_url(&self) -> Result<String, ActionError> {
+        match &self.git_url {
+            Some(url) => Ok(url.clone()),
+            None => Ok(format!(
+                "{}/{}.git",
+                self.server_url.trim_end_matches('/'),
+                self.repository()?
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)], args: &[&str]) -> Result<ActionEnv, ActionError> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        ActionEnv::from_lookup(&args, |k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn mode_flag_wins_over_input_mode() {
+        let e = env(&[("INPUT_MODE", "summary")], &["--mode", "evidence"]).expect("env");
+        assert_eq!(e.mode, Mode::Evidence);
+        let e = env(&[("INPUT_MODE", "summary")], &["--mode=ready-matrix"]).expect("env");
+        assert_eq!(e.mode, Mode::ReadyMatrix);
+        let e = env(&[("INPUT_MODE", "summary")], &[]).expect("env");
+        assert_eq!(e.mode, Mode::Summary);
+    }
+
+    #[test]
+    fn rejects_an_unknown_mode() {
+        let err = env(&[], &["--mode", "deploy"]).expect_err("unknown mode");
+        assert!(err.to_string().contains("\"deploy\""));
+    }
+
+    #[test]
+    fn empty_input_token_falls_back_to_github_token() {
+        let e = env(
+            &[("INPUT_GITHUB_TOKEN", ""), ("GITHUB_TOKEN", "ghs_x")],
+            &[],
+        )
+        .expect("env");
+        assert_eq!(e.token.as_deref(), Some("ghs_x"));
+        assert!(!format!("{e:?}").contains("ghs_x"));
+    }
+
+    #[test]
+    fn git_url_defaults_to_the_server_and_repository() {
+        let e = env(
+            &[
+                ("GITHUB_REPOSITORY", "o/r"),
+                ("GITHUB_SERVER_URL", "https://ghe.example/"),
+            ],
+            &[],
+        )
+        .expect("env");
+        assert_eq!(e.git_url().expect("url"), "https://ghe.example/o/r.git");
+    }
+}

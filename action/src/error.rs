@@ -1,0 +1,48 @@
+//! Why a run of `navin-action` failed, worded for the person reading the job log.
+
+use thiserror::Error;
+
+/// A failure that ends the run with exit 1 and one `::error::` line.
+#[derive(Debug, Error)]
+pub enum ActionError {
+    #[error("no GitHub token: set the job's `permissions:` and pass `github-token` to the action (INPUT_GITHUB_TOKEN and GITHUB_TOKEN are both empty)")]
+    MissingToken,
+    #[error("{0} is not set: navin-action must run inside a GitHub Actions job")]
+    MissingEnv(&'static str),
+    #[error("unknown mode {0:?}: use event, ready-matrix, summary or evidence")]
+    UnknownMode(String),
+    /// The token lacks a scope; `scope` is what to add to `permissions:`.
+    #[error(
+        "permission denied: `{scope}` is needed to {what}; add it to the job's `permissions:`"
+    )]
+    Permission { scope: &'static str, what: String },
+    #[error("the token was rejected (HTTP 401) while trying to {0}: it is expired or not a GitHub token")]
+    BadCredentials(String),
+    #[error("GitHub API {method} {path} failed: {message}")]
+    Api {
+        method: &'static str,
+        path: String,
+        message: String,
+    },
+    #[error("the event payload {path} is unreadable: {message}")]
+    Payload { path: String, message: String },
+    #[error("{path}: {message}")]
+    Config { path: String, message: String },
+    #[error("ledger branch {branch}: {message}")]
+    Ledger { branch: String, message: String },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ActionError {
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        ActionError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}

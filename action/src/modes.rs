@@ -1,0 +1,252 @@
+//! The four modes and what they share: token and repository checks, config, the ledger snapshot and step outputs.
+
+use chrono::{DateTime, Utc};
+use navin_bot::config::{parse_repo_config, RepoConfig};
+use navin_bot::render::{mission_panel, PanelContext, RepoRef};
+use navin_ledger::model::{Ledger, MissionStatus, Task};
+use serde_json::{json, Value};
+
+use crate::commands;
+use crate::env::{ActionEnv, Mode};
+use crate::error::ActionError;
+use crate::ledger::{self, LedgerAccess};
+
+/// Events the `event` mode is meant for (see examples/navin.yml).
+const HANDLED_EVENTS: [&str; 4] = [
+    "issue_comment",
+    "pull_request_review",
+    "pull_request",
+    "pull_request_target",
+];
+
+/// What one mode run needs besides the environment.
+pub struct Run<'a> {
+    pub env: &'a ActionEnv,
+    pub token: &'a str,
+    pub repo: &'a str,
+    pub config: RepoConfig,
+    pub branch: String,
+    pub now: DateTime<Utc>,
+}
+
+/// Validates what every mode needs, then runs the mode.
+pub fn run(env: &ActionEnv, now: DateTime<Utc>) -> Result<(), ActionError> {
+    let token = env.token.as_deref().ok_or(ActionError::MissingToken)?;
+    let repo = env.repository()?;
+    if env.mode == Mode::Event {
+        return event(env);
+    }
+    let config = load_config(env)?;
+    let branch = env
+        .ledger_branch
+        .clone()
+        .unwrap_or_else(|| config.ledger_branch.clone());
+    let run = Run {
+        env,
+        token,
+        repo,
+        config,
+        branch,
+        now,
+    };
+    match env.mode {
+        Mode::ReadyMatrix => ready_matrix(&run),
+        Mode::Summary => summary(&run),
+        Mode::Evidence => crate::evidence::run(&run),
+        Mode::Event => Ok(()),
+    }
+}
+
+/// `.github/navin.yml` (or `config`) from the checked-out workspace; defaults when absent.
+fn load_config(env: &ActionEnv) -> Result<RepoConfig, ActionError> {
+    let path = env.workspace.join(&env.config);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse_repo_config(&text).map_err(|e| ActionError::Config {
+            path: env.config.clone(),
+            message: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(RepoConfig::default()),
+        Err(e) => Err(ActionError::io(format!("reading {}", path.display()), e)),
+    }
+}
+
+impl Run<'_> {
+    /// Opens the ledger and reads its tip; `None` when the branch does not exist yet.
+    pub fn read(&self) -> Result<(LedgerAccess, Option<Ledger>), ActionError> {
+        let access = ledger::open(self.env, self.token, &self.branch)?;
+        let snapshot = access
+            .store
+            .read()
+            .map_err(|e| ledger::store_error(e, &self.branch, false))?;
+        Ok((access, snapshot.map(|s| s.ledger)))
+    }
+
+    /// Writes step outputs (or prints them when run outside a job).
+    pub fn outputs(&self, outputs: &[(&str, String)]) -> Result<(), ActionError> {
+        let text = commands::format_outputs(outputs, delimiter_seed());
+        match &self.env.output {
+            Some(path) => commands::append(path, &text),
+            None => {
+                print!("{text}");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Varies the heredoc delimiter per run; its safety comes from the
+/// containment check in [`commands::delimiter`], not from secrecy.
+fn delimiter_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ (u64::from(std::process::id()) << 32)
+}
+
+/// `mission-status` and `mission-version`, empty without a ledger.
+pub fn status_outputs(ledger: Option<&Ledger>) -> Vec<(&'static str, String)> {
+    match ledger {
+        Some(l) => vec![
+            ("mission-status", l.mission.status.as_str().to_string()),
+            ("mission-version", l.mission.version.to_string()),
+        ],
+        None => vec![
+            ("mission-status", String::new()),
+            ("mission-version", String::new()),
+        ],
+    }
+}
+
+/// The matrix entry for one ready step.
+pub fn matrix_entry(task: &Task) -> Value {
+    json!({
+        "id": task.id,
+        "title": task.title,
+        "validation": task.validation.as_str(),
+        "agent": task.agent,
+        "depends_on": task.depends_on,
+    })
+}
+
+/// The ready queue as the `ready-steps` array. Only a running mission hands
+/// out work: a draft is not approved yet, and paused, blocked or finished
+/// missions must not start agents.
+pub fn ready_steps(ledger: Option<&Ledger>) -> Value {
+    match ledger {
+        Some(l) if l.mission.status == MissionStatus::Running => {
+            Value::Array(l.board.ready().into_iter().map(matrix_entry).collect())
+        }
+        _ => Value::Array(Vec::new()),
+    }
+}
+
+fn ready_matrix(run: &Run<'_>) -> Result<(), ActionError> {
+    let (_access, ledger) = run.read()?;
+    let steps = ready_steps(ledger.as_ref());
+    let count = steps.as_array().map_or(0, Vec::len);
+    match &ledger {
+        None => println!(
+            "{}",
+            commands::notice(&format!(
+                "no mission yet: the ledger branch {} does not exist; ready-steps is []",
+                run.branch
+            ))
+        ),
+        Some(l) if l.mission.status != MissionStatus::Running => println!(
+            "{}",
+            commands::notice(&format!(
+                "the mission is {}, not running: ready-steps is []",
+                l.mission.status
+            ))
+        ),
+        Some(l) => println!("mission v{}: {count} ready step(s)", l.mission.version),
+    }
+    let mut outputs = vec![("ready-steps", steps.to_string())];
+    outputs.extend(status_outputs(ledger.as_ref()));
+    run.outputs(&outputs)
+}
+
+fn summary(run: &Run<'_>) -> Result<(), ActionError> {
+    let (_access, ledger) = run.read()?;
+    let markdown = match &ledger {
+        Some(l) => {
+            let repo = RepoRef {
+                full_name: run.repo.to_string(),
+                html_base: run.env.server_url.clone(),
+                ledger_branch: run.branch.clone(),
+            };
+            mission_panel(l, &PanelContext::new(repo))
+        }
+        None => format!(
+            "## Navin\n\nNo mission yet: the ledger branch `{}` does not exist. \
+             Comment `/mission <goal>` or approve a plan to start one.\n",
+            run.branch
+        ),
+    };
+    match &run.env.step_summary {
+        Some(path) => commands::append(path, &format!("{markdown}\n"))?,
+        None => print!("{markdown}"),
+    }
+    run.outputs(&status_outputs(ledger.as_ref()))
+}
+
+/// The event mode. The command engine is not wired into the Action yet:
+/// this checks what it can (fork tokens, unknown events) and says so.
+fn event(env: &ActionEnv) -> Result<(), ActionError> {
+    if !HANDLED_EVENTS.contains(&env.event_name.as_str()) {
+        println!(
+            "{}",
+            commands::notice(&format!(
+                "event mode handles {}; {:?} is not one of them: nothing to do",
+                HANDLED_EVENTS.join(", "),
+                env.event_name
+            ))
+        );
+        return Ok(());
+    }
+    if let Some(fork) = fork_head(env)? {
+        println!(
+            "{}",
+            commands::notice(&format!(
+                "pull request from the fork {fork}: GitHub gives such runs a read-only token, \
+                 so Navin cannot write the ledger here and changed nothing (the Navin App has no such limit)"
+            ))
+        );
+        return Ok(());
+    }
+    println!(
+        "{}",
+        commands::notice(
+            "the Navin command engine is not wired into the Action yet: event mode changed nothing"
+        )
+    );
+    Ok(())
+}
+
+/// The head repository of a pull-request event when it is not this repository.
+fn fork_head(env: &ActionEnv) -> Result<Option<String>, ActionError> {
+    let Some(path) = &env.event_path else {
+        return Ok(None);
+    };
+    let payload = read_payload(path)?;
+    let head = payload
+        .pointer("/pull_request/head/repo/full_name")
+        .and_then(Value::as_str);
+    let repo = env.repository.as_deref().unwrap_or_default();
+    Ok(head
+        .filter(|h| !h.eq_ignore_ascii_case(repo))
+        .map(str::to_string))
+}
+
+/// Reads the event payload JSON the runner wrote.
+pub fn read_payload(path: &std::path::Path) -> Result<Value, ActionError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ActionError::Payload {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    serde_json::from_str(&text).map_err(|e| ActionError::Payload {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })
+}

@@ -1,0 +1,7 @@
+//! End-to-end tests of the `navin-action` binary in a simulated Actions job against the fake GitHub.
+
+mod harness;
+
+mod evidence;
+mod read_modes;
+mod startup;
