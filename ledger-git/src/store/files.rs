@@ -118,8 +118,7 @@ fn check_plan_path(path: &str) -> Result<(), StoreError> {
                 && n != "."
                 && n != ".."
                 && !n.contains('/')
-                && n
-                    .chars()
+                && n.chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) =>
         {
             Ok(())
@@ -131,6 +130,7 @@ fn check_plan_path(path: &str) -> Result<(), StoreError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 mod tests {
     use super::*;
     use crate::model::Actor;
