@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod command;
 pub mod config;
+pub mod engine;
 pub mod evidence;
 pub mod github;
 pub mod planner;
