@@ -299,16 +299,17 @@ impl Session<'_> {
                 ),
             ));
         }
-        let evidence =
-            match (validation, evidence) {
-                (navin_ledger::Validation::Manual, None) => return Ok(Answer::refuse(
+        let evidence = match (validation, evidence) {
+            (navin_ledger::Validation::Manual, None) => {
+                return Ok(Answer::refuse(
                     format!(
                         "`{step}` is a manual step: closing it needs a word on what was checked."
                     ),
                     format!("Type `/done {step} <what you checked>`."),
-                )),
-                (_, text) => text.map(Evidence::prose),
-            };
+                ))
+            }
+            (_, text) => text.map(Evidence::prose),
+        };
         self.apply(
             Operation::Done {
                 step: step.to_owned(),

@@ -199,11 +199,25 @@ impl Session<'_> {
 
     /// Reads the default branch through the API (bounded) and runs the built-in planner.
     async fn draft_plan(&self, request: &str) -> Result<Result<PlanDocument, String>, EngineError> {
-        let path = format!(
-            "/repos/{}/git/trees/{}?recursive=1",
-            self.repo, self.default_branch
-        );
-        let tree: Tree = self.client.get_json(&path).await?;
+        let mut branch = self.default_branch.clone();
+        let path = format!("/repos/{}/git/trees/{branch}?recursive=1", self.repo);
+        let tree: Tree = match self.client.get_json(&path).await {
+            Ok(tree) => tree,
+            // The payload's default branch may be stale (renamed since): ask the repository.
+            Err(e) if e.status() == Some(404) => {
+                let repo: serde_json::Value = self
+                    .client
+                    .get_json(&format!("/repos/{}", self.repo))
+                    .await?;
+                match repo["default_branch"].as_str() {
+                    Some(found) if found != branch => branch = found.to_owned(),
+                    _ => return Err(e.into()),
+                }
+                let path = format!("/repos/{}/git/trees/{branch}?recursive=1", self.repo);
+                self.client.get_json(&path).await?
+            }
+            Err(e) => return Err(e.into()),
+        };
         let blobs: Vec<(String, String, Option<u64>)> = tree
             .tree
             .into_iter()
@@ -233,7 +247,7 @@ impl Session<'_> {
                 size: *size,
             })
             .collect();
-        let label = format!("github:{}@{}", self.repo, self.default_branch);
+        let label = format!("github:{}@{branch}", self.repo);
         let request = request.to_owned();
         let drafted = tokio::task::spawn_blocking(move || {
             let source = MemorySource::new(label, entries, |p: &str| files.get(p).cloned());
