@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use navin_bot::config::ServeArgs;
 use navin_bot::engine::{Engine, EngineConfig};
+use navin_bot::queue::Delivery;
 use navin_bot::server::{start, RunningServer};
 use navin_e2e::fake::BotComment;
 use navin_e2e::{FakeGitHub, Scenario, WebhookSender};
@@ -22,6 +23,7 @@ struct World {
     sc: Scenario,
     _server: RunningServer,
     _dir: tempfile::TempDir,
+    data_dir: std::path::PathBuf,
 }
 
 fn serve_args(fake: &FakeGitHub, data_dir: &Path) -> ServeArgs {
@@ -102,8 +104,9 @@ async fn world() -> World {
     let dir = tempfile::tempdir().unwrap();
     let args = serve_args(&fake, dir.path());
     let data_dir = args.data_dir.clone();
+    let engine_dir = data_dir.clone();
     let server = start(&args, move |github| {
-        Engine::new(github.clone(), EngineConfig::new(data_dir)).handler()
+        Engine::new(github.clone(), EngineConfig::new(engine_dir)).handler()
     })
     .await
     .unwrap();
@@ -113,6 +116,7 @@ async fn world() -> World {
         sc,
         _server: server,
         _dir: dir,
+        data_dir,
     }
 }
 
@@ -174,6 +178,7 @@ async fn plan_approve_mission_done_on_an_issue() {
         mut sc,
         _server: server,
         _dir: dir,
+        ..
     } = world().await;
     let _keep = (server, dir);
     let fake = sc.fake().clone();
@@ -272,6 +277,7 @@ async fn mission_from_a_task_list_done_refusals_and_idempotence() {
         mut sc,
         _server: server,
         _dir: dir,
+        ..
     } = world().await;
     let _keep = (server, dir);
     let fake = sc.fake().clone();
@@ -407,5 +413,139 @@ async fn mission_from_a_task_list_done_refusals_and_idempotence() {
     let (_, _) = sc.comment(OWNER, REPO, issue, "alice", "/statuss").await;
     let unknown = sc.next_comment().await;
     assert!(unknown.body.contains("/status"), "{}", unknown.body);
+    sc.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_delivery_applies_nothing_twice() {
+    let World {
+        mut sc,
+        _server: server,
+        _dir: dir,
+        data_dir,
+    } = world().await;
+    let fake = sc.fake().clone();
+    let issue = fake.create_issue(OWNER, REPO, "Ship", "- [ ] Write\n- [ ] Ship\n", "alice");
+    let body = "/mission ship it\n/done T1 written";
+    let (c1, first) = sc.comment(OWNER, REPO, issue, "alice", body).await;
+    let panel = sc.next_comment().await;
+    assert!(panel.body.starts_with("<!-- navin:panel"));
+    // Both commands ran: the mission started and T1 is done (two ledger commits).
+    let ok = navin_e2e::fake::wait_until(WAIT, || ledger_commits(&fake) == 2).await;
+    assert!(ok, "{} ledger commits", ledger_commits(&fake));
+    reacted(&fake, c1, "+1").await;
+    let commits = ledger_commits(&fake);
+    // The panel edit for T1 follows the commit; wait for it before counting edits.
+    let ok = navin_e2e::fake::wait_until(WAIT, || {
+        latest_edit(&fake, "<!-- navin:panel").is_some_and(|c| c.body.contains("1/2"))
+            || !fake.bot_comment_edits().is_empty()
+    })
+    .await;
+    assert!(ok);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let edits = fake.bot_comment_edits().len();
+
+    // The worker runs the same delivery again (attempt 2, as after a crash before "done").
+    let payload = sc.comment_payload(OWNER, REPO, issue, "alice", body, c1);
+    let installation = sc.installation_for(OWNER, REPO);
+    let delivery = Delivery {
+        seq: 1,
+        delivery_id: first.guid.clone(),
+        event: "issue_comment".into(),
+        action: Some("created".into()),
+        repository: Some(format!("{OWNER}/{REPO}")),
+        installation_id: installation,
+        headers: Vec::new(),
+        body: bytes::Bytes::from(serde_json::to_vec(payload.json()).unwrap()),
+        received_at_ms: 0,
+        attempt: 2,
+    };
+    let handler = Engine::new(server.github().clone(), EngineConfig::new(data_dir)).handler();
+    handler.handle(&delivery).await.unwrap();
+    assert_eq!(ledger_commits(&fake), commits, "no second ledger commit");
+    assert_eq!(
+        fake.bot_comment_edits().len(),
+        edits,
+        "the panel is already current"
+    );
+    sc.assert_no_comment(Duration::from_millis(300)).await;
+    drop(dir);
+    sc.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reject_edited_comments_and_close() {
+    let World {
+        mut sc,
+        _server: server,
+        _dir: dir,
+        ..
+    } = world().await;
+    let _keep = (server, dir);
+    let fake = sc.fake().clone();
+    let issue = fake.create_issue(OWNER, REPO, "Idea", "No task list here.", "alice");
+
+    // /reject: the plan comment says rejected, the record keeps the feedback.
+    sc.comment(OWNER, REPO, issue, "alice", "/plan add a farewell function")
+        .await;
+    let plan = sc.next_comment().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    count_requests(&fake, "/plan");
+    let (c1, _) = sc
+        .comment(
+            OWNER,
+            REPO,
+            issue,
+            "alice",
+            "/reject too broad, only touch greet.rs",
+        )
+        .await;
+    reacted(&fake, c1, "+1").await;
+    let edited = latest_edit(&fake, "<!-- navin:plan").unwrap();
+    assert_eq!(edited.id, plan.id);
+    let record = ledger_git(
+        &fake,
+        &[
+            "show",
+            &format!("navin/ledger:.navin/plans/issue-{issue}.json"),
+        ],
+    )
+    .unwrap();
+    let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+    assert_eq!(record["status"], "rejected");
+    assert_eq!(
+        record["rejections"][0]["feedback"],
+        "too broad, only touch greet.rs"
+    );
+    count_requests(&fake, "/reject");
+
+    // /mission with no goal needs an approved plan.
+    sc.comment(OWNER, REPO, issue, "alice", "/mission").await;
+    let refusal = sc.next_comment().await;
+    assert!(refusal.body.contains("approved plan"), "{}", refusal.body);
+
+    // An edited comment runs only the commands it newly gained.
+    let (c2, _) = sc.comment(OWNER, REPO, issue, "alice", "/next").await;
+    let nothing = sc.next_comment().await;
+    assert!(nothing.body.contains("no mission"), "{}", nothing.body);
+    let new_body = "/next\n/mission edited goal";
+    let mut edited = sc
+        .comment_payload(OWNER, REPO, issue, "alice", new_body, c2)
+        .json()
+        .clone();
+    edited["action"] = "edited".into();
+    edited["changes"] = serde_json::json!({"body": {"from": "/next"}});
+    let sent = sc.sender().send("issue_comment", &edited).await.unwrap();
+    assert_eq!(sent.status, 202);
+    let panel = sc.next_comment().await;
+    assert!(panel.body.starts_with("<!-- navin:panel"), "{}", panel.body);
+    assert_eq!(mission_json(&fake)["goal"], "edited goal");
+
+    // /mission close with every (zero) step done closes it as done.
+    let (c3, _) = sc
+        .comment(OWNER, REPO, issue, "alice", "/mission close")
+        .await;
+    reacted(&fake, c3, "+1").await;
+    assert_eq!(mission_json(&fake)["status"], "done");
     sc.finish().await;
 }
