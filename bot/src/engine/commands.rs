@@ -11,7 +11,6 @@ use navin_ledger::{
 use super::comments::{self, Upserted};
 use super::{blocking, plans, steps, Answer, EngineError, Session};
 use crate::command::{help_text, CloseOutcome, Command};
-use crate::evidence::EvidencePolicy;
 use crate::render::{mission_panel, reply, Marker, PanelContext, RepoRef, PANEL_FORMAT};
 
 impl Session<'_> {
@@ -127,7 +126,7 @@ impl Session<'_> {
 
     pub(super) fn repo_ref(&self) -> RepoRef {
         let mut repo = RepoRef::new(self.repo.clone(), self.html_base.clone());
-        repo.ledger_branch = self.engine.config.ledger_branch.clone();
+        repo.ledger_branch = self.repo_config().ledger_branch.clone();
         repo
     }
 
@@ -250,6 +249,7 @@ impl Session<'_> {
             replace,
             origin: Some(origin),
             steps,
+            budget: Some(super::repo_config::budget(&self.repo_config())),
             ..InitArgs::default()
         });
         self.apply(op, op_id).await?;
@@ -273,11 +273,18 @@ impl Session<'_> {
         };
         let validation = task.validation;
         if validation.needs_run() {
-            let policy = EvidencePolicy::default();
+            let policy = super::repo_config::evidence_policy(&self.repo_config());
             let required = policy.required_for(validation);
             let checks = if required.is_empty() {
-                "every check run by a trusted app (GitHub Actions) on its pull request's head"
-                    .to_owned()
+                format!(
+                    "every check run on its pull request's head by a trusted app (app ids {})",
+                    policy
+                        .trusted_app_ids
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             } else {
                 required
                     .iter()

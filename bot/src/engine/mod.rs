@@ -12,6 +12,7 @@ pub mod ledger;
 pub mod payload;
 pub mod permission;
 pub mod plans;
+pub mod repo_config;
 pub mod steps;
 
 use std::path::PathBuf;
@@ -31,6 +32,7 @@ use crate::render::reply;
 
 use payload::CommentEvent;
 use permission::PermissionCache;
+use repo_config::RepoConfigCache;
 
 /// How long a looked-up role is trusted before GitHub is asked again.
 pub const PERMISSION_TTL: Duration = Duration::from_secs(180);
@@ -43,8 +45,7 @@ pub struct EngineConfig {
     /// The App's slug, so `<slug>[bot]` comments are ignored. Looked up with
     /// `GET /app` on first use when not given.
     pub app_slug: Option<String>,
-    /// The ledger branch (`.github/navin.yml`'s `ledger_branch` is not read yet).
-    pub ledger_branch: String,
+    /// How long a role or a `.github/navin.yml` is trusted before GitHub is asked again.
     pub permission_ttl: Duration,
 }
 
@@ -53,7 +54,6 @@ impl EngineConfig {
         Self {
             data_dir: data_dir.into(),
             app_slug: None,
-            ledger_branch: navin_ledger::store::DEFAULT_BRANCH.to_owned(),
             permission_ttl: PERMISSION_TTL,
         }
     }
@@ -109,16 +109,19 @@ pub struct Engine {
     github: GitHubApp,
     config: EngineConfig,
     permissions: PermissionCache,
+    configs: RepoConfigCache,
     slug: tokio::sync::OnceCell<String>,
 }
 
 impl Engine {
     pub fn new(github: GitHubApp, config: EngineConfig) -> Self {
         let permissions = PermissionCache::new(config.permission_ttl);
+        let configs = RepoConfigCache::new(config.permission_ttl);
         Self {
             github,
             config,
             permissions,
+            configs,
             slug: tokio::sync::OnceCell::new(),
         }
     }
@@ -180,9 +183,19 @@ impl Engine {
             .map(|i| i.id)
             .or(delivery.installation_id)
             .ok_or_else(|| HandlerError::Permanent("delivery without installation id".into()))?;
+        let client = self.github.installation(installation);
+        let repo_config = match self.configs.get(&client, &event.repository.full_name).await {
+            Ok(config) => config,
+            Err(e) if e.is_transient() => return Err(HandlerError::Transient(e.to_string())),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the repository config; using defaults");
+                Ok(Arc::new(crate::config::RepoConfig::default()))
+            }
+        };
         let session = Session {
             engine: self,
-            client: self.github.installation(installation),
+            client,
+            config: repo_config,
             repo: event.repository.full_name.clone(),
             issue: event.issue.number,
             issue_body: event.issue.body.clone().unwrap_or_default(),
@@ -215,6 +228,9 @@ impl EventHooks for Engine {
 struct Session<'e> {
     engine: &'e Engine,
     client: InstallationClient,
+    /// The repository's `.github/navin.yml`, or why it is invalid (then every command
+    /// is refused with that reason and nothing changes).
+    config: Result<Arc<crate::config::RepoConfig>, String>,
     repo: String,
     issue: u64,
     issue_body: String,
@@ -252,9 +268,13 @@ impl Session<'_> {
         parsed: crate::command::ParsedCommand,
         op_id: &str,
     ) -> Result<(), HandlerError> {
-        let answer = match parsed.result {
-            Err(e) => Ok(Answer::refuse(e.to_string(), "")),
-            Ok(command) => self.authorized(command, op_id).await,
+        let answer = match (parsed.result, &self.config) {
+            (Err(e), _) => Ok(Answer::refuse(e.to_string(), "")),
+            (Ok(_), Err(invalid)) => Ok(Answer::refuse(
+                invalid.clone(),
+                "Fix the file on the default branch, then repeat the command.",
+            )),
+            (Ok(command), Ok(_)) => self.authorized(command, op_id).await,
         };
         let answer = match answer {
             Ok(answer) => answer,
@@ -342,9 +362,17 @@ impl Session<'_> {
         let data_dir = self.engine.config.data_dir.clone();
         let repo = self.repo.clone();
         let url = self.engine.github.git_remote_url(&self.repo);
-        let branch = self.engine.config.ledger_branch.clone();
+        let branch = self.repo_config().ledger_branch.clone();
         let token = token.expose_secret().to_owned();
         blocking(move || ledger::open_store(&data_dir, &repo, &url, &branch, token)).await
+    }
+
+    /// The valid config (commands never run with an invalid one).
+    fn repo_config(&self) -> Arc<crate::config::RepoConfig> {
+        match &self.config {
+            Ok(config) => Arc::clone(config),
+            Err(_) => Arc::new(crate::config::RepoConfig::default()),
+        }
     }
 
     fn now(&self) -> chrono::DateTime<Utc> {
