@@ -130,6 +130,7 @@ fn clip(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use navin_ledger::plan::{FileChange, HandoffBudgets, HandoffContract, Stage};
 
     #[test]
     fn open_task_list_items_become_steps_in_order() {
@@ -153,6 +154,91 @@ mod tests {
     #[test]
     fn a_body_without_a_task_list_gives_no_steps() {
         assert!(task_list_steps("Just prose.\n- a plain bullet").is_empty());
+    }
+
+    fn plan(stages: Vec<Stage>, verification: Vec<String>) -> Plan {
+        let change = |path: &str, operation| FileChange {
+            path: path.to_owned(),
+            operation,
+            change: "Do it.".to_owned(),
+            rationale: "Because.".to_owned(),
+        };
+        Plan {
+            title: "t".into(),
+            persona: "p".into(),
+            goal: "g".into(),
+            architecture: "a".into(),
+            capabilities: "c".into(),
+            data_flow: "d".into(),
+            target_state: "t".into(),
+            impact_isolation: "i".into(),
+            changes: vec![
+                change("src/a.rs", FileOp::Edit),
+                change("src/b.rs", FileOp::Create),
+            ],
+            new_dependencies: vec![],
+            risks: vec![],
+            next_steps: vec![],
+            questions: vec![],
+            handoff: Some(HandoffContract {
+                objective: "o".into(),
+                completion_criteria: vec![],
+                budgets: HandoffBudgets::default(),
+                allowed_tools: vec![],
+                scope: vec![],
+                verification,
+            }),
+            stages,
+        }
+    }
+
+    #[test]
+    fn plan_changes_become_steps_with_a_final_test_step_when_commands_verify() {
+        let steps = plan_steps(&plan(vec![], vec!["cargo test".into()]));
+        let got: Vec<(&str, &str, Validation, Vec<String>)> = steps
+            .iter()
+            .map(|s| {
+                (
+                    s.id.as_str(),
+                    s.title.as_str(),
+                    s.validation,
+                    s.depends_on.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("C1", "Edit src/a.rs", Validation::None, vec![]),
+                ("C2", "Create src/b.rs", Validation::None, vec![]),
+                (
+                    "verify",
+                    "Verify: cargo test",
+                    Validation::Test,
+                    vec!["C1".to_owned(), "C2".to_owned()]
+                ),
+            ]
+        );
+        let unverified = plan_steps(&plan(vec![], vec![]));
+        assert_eq!(unverified.len(), 2);
+    }
+
+    #[test]
+    fn plan_stages_become_a_chain_of_steps() {
+        let stage = |title: &str, verification: &str| Stage {
+            title: title.to_owned(),
+            files: vec!["src/a.rs".to_owned()],
+            verification: verification.to_owned(),
+        };
+        let steps = plan_steps(&plan(
+            vec![stage("Parser", "cargo test -p parser"), stage("Docs", "")],
+            vec![],
+        ));
+        assert_eq!(steps[0].id, "S1");
+        assert!(steps[0].depends_on.is_empty());
+        assert_eq!(steps[0].validation, Validation::Test);
+        assert_eq!(steps[1].depends_on, ["S1"]);
+        assert_eq!(steps[1].validation, Validation::None);
     }
 
     #[test]
