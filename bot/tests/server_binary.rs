@@ -28,8 +28,8 @@ fn spawn_serve(dir: &std::path::Path) -> (Child, SocketAddr) {
         .env("NAVIN_API_URL", "http://127.0.0.1:9")
         .env("NAVIN_DATA_DIR", dir.join("data"))
         .env("NAVIN_RECONCILE_INTERVAL_SECS", "0")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -84,7 +84,7 @@ async fn serve_binary_acknowledges_and_exits_cleanly_on_sigterm() {
         use std::io::Read;
         let mut text = String::new();
         child
-            .stdout
+            .stderr
             .take()
             .unwrap()
             .read_to_string(&mut text)

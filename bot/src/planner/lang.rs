@@ -256,6 +256,10 @@ pub fn is_test_path(path: &str) -> bool {
     in_test_dir
         || name.ends_with("_test.go")
         || name.ends_with("_test.rs")
+        // In-crate Rust test modules: `tests.rs`, `tests_*.rs`, `*_tests.rs`.
+        || name == "tests.rs"
+        || (name.starts_with("tests_") && name.ends_with(".rs"))
+        || name.ends_with("_tests.rs")
         || name.ends_with("_spec.rb")
         || name.ends_with("_test.rb")
         || name.ends_with("_test.py")
