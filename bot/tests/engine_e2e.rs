@@ -323,6 +323,15 @@ async fn mission_from_a_task_list_done_refusals_and_idempotence() {
     assert_eq!(ledger_commits(&fake), 0);
     fake.clear_requests();
 
+    // A person's comment that imitates the panel marker is never taken for the panel.
+    let decoy = fake.add_comment(
+        OWNER,
+        REPO,
+        issue,
+        "alice",
+        "<!-- navin:panel v=1 -->\nmine",
+    );
+
     // /mission GOAL: steps from the task list, panel posted.
     let body = "/mission ship it";
     let (c1, first) = sc.comment(OWNER, REPO, issue, "alice", body).await;
@@ -339,6 +348,7 @@ async fn mission_from_a_task_list_done_refusals_and_idempotence() {
         .map(|s| s["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, ["T1", "T2"]);
+    assert!(fake.bot_comment_edits().iter().all(|c| c.id != decoy));
     let commits = ledger_commits(&fake);
     assert_eq!(commits, 1);
 

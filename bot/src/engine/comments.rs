@@ -11,6 +11,26 @@ struct IssueComment {
     id: u64,
     #[serde(default)]
     body: Option<String>,
+    #[serde(default)]
+    user: Option<Author>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Author {
+    #[serde(default)]
+    login: String,
+    #[serde(rename = "type", default)]
+    kind: String,
+}
+
+impl IssueComment {
+    /// Only a bot's comment can be Navin's: a person pasting a marker into their own
+    /// comment must not get it edited (or counted as the panel).
+    fn by_a_bot(&self) -> bool {
+        self.user.as_ref().is_some_and(|u| {
+            u.kind.eq_ignore_ascii_case("bot") || u.login.to_ascii_lowercase().ends_with("[bot]")
+        })
+    }
 }
 
 /// An existing comment of ours.
@@ -38,6 +58,9 @@ pub async fn find_marked(
         let page = client.get(&path).await?;
         let comments: Vec<IssueComment> = page.json(&path)?;
         for c in comments {
+            if !c.by_a_bot() {
+                continue;
+            }
             let body = c.body.unwrap_or_default();
             if parse_marker(&body).is_some_and(|m| wanted(&m)) {
                 return Ok(Some(Found { id: c.id, body }));
