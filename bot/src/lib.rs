@@ -1,4 +1,4 @@
-//! Navin's engine pieces: CLI, slash commands, planner, renderers, evidence policy, configuration, GitHub adapter, durable delivery queue and webhook server.
+//! Navin's engine pieces: CLI, slash commands, the comment engine, planner, renderers, evidence policy, configuration, GitHub adapter, durable delivery queue and webhook server.
 
 pub mod cli;
 pub mod command;

@@ -72,3 +72,43 @@ impl CommentEvent {
             .to_owned()
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+mod tests {
+    use super::*;
+
+    fn event(html_url: Option<&str>) -> CommentEvent {
+        let mut v = serde_json::json!({
+            "action": "created",
+            "comment": {"id": 1, "body": "/help", "user": {"login": "alice", "type": "User"}},
+            "issue": {"number": 7, "body": null},
+            "repository": {"full_name": "o/r"},
+            "installation": {"id": 3}
+        });
+        if let Some(url) = html_url {
+            v["repository"]["html_url"] = url.into();
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn web_base_comes_from_the_repository_url_with_github_as_fallback() {
+        assert_eq!(
+            event(Some("https://ghe.example.com/o/r")).html_base(),
+            "https://ghe.example.com"
+        );
+        assert_eq!(event(None).html_base(), "https://github.com");
+        assert_eq!(
+            event(Some("https://x/other/repo")).html_base(),
+            "https://github.com"
+        );
+    }
+
+    #[test]
+    fn a_null_issue_body_and_missing_changes_are_accepted() {
+        let e = event(None);
+        assert!(e.issue.body.is_none() && e.changes.is_none());
+        assert_eq!(e.installation.unwrap().id, 3);
+    }
+}
