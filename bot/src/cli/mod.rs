@@ -269,8 +269,11 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
         .init();
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
+    let engine_config = crate::engine::EngineConfig::new(args.data_dir.clone());
     runtime
-        .block_on(crate::server::run(args))
+        .block_on(crate::server::run_with(args, move |github| {
+            crate::engine::Engine::new(github.clone(), engine_config).handler()
+        }))
         .map_err(|e| CliError {
             message: format!("serve: {e}"),
             code: EXIT_ERROR,

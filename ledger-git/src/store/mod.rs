@@ -6,6 +6,8 @@
 //! and re-applies, with bounded jittered retries. With a remote, the same
 //! happens against the remote's tip and the push never forces.
 
+mod files;
+pub use files::{FileChanges, PLANS_DIR};
 mod remote;
 mod tree;
 
@@ -232,6 +234,7 @@ impl Store {
         };
         match tip {
             None => Ok(None),
+            Some(oid) if !has_ledger(&repo, oid)? => Ok(None),
             Some(oid) => Ok(Some(Snapshot {
                 ledger: self.load(&repo, oid)?,
                 commit: oid_str(oid),
@@ -295,7 +298,10 @@ impl Store {
                     tip
                 }
             };
-            let current = base.map(|oid| self.load(&repo, oid)).transpose()?;
+            let current = match base {
+                Some(oid) if has_ledger(&repo, oid)? => Some(self.load(&repo, oid)?),
+                _ => None,
+            };
             let applied = match ops::apply(current.as_ref(), op, ctx)? {
                 Outcome::AlreadyApplied { version } => {
                     return Ok(Committed::AlreadyApplied { version })
@@ -598,6 +604,17 @@ fn subject_version(subject: &str) -> Option<u64> {
     let rest = subject.strip_prefix("navin: ")?;
     rest.split_whitespace()
         .find_map(|w| w.strip_prefix('v')?.parse().ok())
+}
+
+/// Whether the commit holds a ledger at all: a branch may carry only plan records
+/// (`/plan` before any mission), which is "no mission yet", not corruption.
+fn has_ledger(repo: &Repository, oid: Oid) -> Result<bool, StoreError> {
+    let tree = repo.find_commit(oid)?.tree()?;
+    let present = |name: &str| {
+        tree.get_path(Path::new(&format!("{BOARD_DIR}/{name}")))
+            .is_ok()
+    };
+    Ok(present(codec::MISSION_FILE) || present(codec::BOARD_FILE))
 }
 
 fn read_ledger_at(repo: &Repository, oid: Oid) -> Result<Ledger, StoreError> {

@@ -1,0 +1,391 @@
+//! The engine behind `navin serve`: slash commands in issue comments become ledger operations, plan records, replies, reactions and the sticky mission panel.
+//!
+//! Every effect is keyed so a redelivered or retried webhook changes nothing twice:
+//! ledger operations carry the op id `<delivery id>#<command index>` (the ledger skips
+//! an id already in its history), plan records remember the op ids applied to them,
+//! the panel and plan comments are found by their hidden markers before one is
+//! created, and replies carry a hidden op tag that a retry looks for first.
+
+mod commands;
+mod comments;
+pub mod ledger;
+pub mod payload;
+pub mod permission;
+pub mod plans;
+pub mod repo_config;
+pub mod steps;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use navin_ledger::store::{Store, StoreError};
+use secrecy::ExposeSecret;
+
+use crate::command::{is_bot_author, new_commands, parse_comment};
+use crate::github::{ApiRequest, GitHubApp, GitHubError, InstallationClient};
+use crate::queue::{
+    Delivery, DeliveryHandler, Dispatcher, EventHooks, HandlerError, HandlerFuture,
+};
+use crate::render::reply;
+
+use payload::CommentEvent;
+use permission::PermissionCache;
+use repo_config::RepoConfigCache;
+
+/// How long a looked-up role is trusted before GitHub is asked again.
+pub const PERMISSION_TTL: Duration = Duration::from_secs(180);
+
+/// What the engine needs besides the GitHub client.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Holds `ledgers/<owner>/<repo>.git`, the local clones of each ledger branch.
+    pub data_dir: PathBuf,
+    /// The App's slug, so `<slug>[bot]` comments are ignored. Looked up with
+    /// `GET /app` on first use when not given.
+    pub app_slug: Option<String>,
+    /// How long a role or a `.github/navin.yml` is trusted before GitHub is asked again.
+    pub permission_ttl: Duration,
+}
+
+impl EngineConfig {
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            app_slug: None,
+            permission_ttl: PERMISSION_TTL,
+        }
+    }
+}
+
+/// Why a command could not finish. Rule refusals are not errors: they become replies.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    GitHub(#[from] GitHubError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl EngineError {
+    /// Errors a person should be told about (a refused rule, a broken or rewritten ledger
+    /// branch) rather than retried: the message names what is wrong and holds no secret.
+    fn refusal(&self) -> Option<String> {
+        match self {
+            EngineError::Store(
+                e @ (StoreError::Rule(_)
+                | StoreError::Corrupt { .. }
+                | StoreError::ForcePushed { .. }
+                | StoreError::BranchVanished { .. }
+                | StoreError::Diverged { .. }
+                | StoreError::Rewritten { .. }),
+            ) => Some(e.to_string()),
+            _ => None,
+        }
+    }
+
+    fn is_transient(&self) -> bool {
+        match self {
+            EngineError::GitHub(e) => e.is_transient(),
+            EngineError::Store(e) => matches!(
+                e,
+                StoreError::Remote { .. }
+                    | StoreError::Contention { .. }
+                    | StoreError::Io(_)
+                    | StoreError::Git(_)
+            ),
+            EngineError::Internal(_) => false,
+        }
+    }
+}
+
+/// The engine. Build it around the server's GitHub client and hand
+/// [`Engine::handler`] to `server::start` / `server::run_with`.
+#[derive(Debug)]
+pub struct Engine {
+    github: GitHubApp,
+    config: EngineConfig,
+    permissions: PermissionCache,
+    configs: RepoConfigCache,
+    slug: tokio::sync::OnceCell<String>,
+}
+
+impl Engine {
+    pub fn new(github: GitHubApp, config: EngineConfig) -> Self {
+        let permissions = PermissionCache::new(config.permission_ttl);
+        let configs = RepoConfigCache::new(config.permission_ttl);
+        Self {
+            github,
+            config,
+            permissions,
+            configs,
+            slug: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// The delivery handler for the server's workers.
+    pub fn handler(self) -> Arc<dyn DeliveryHandler> {
+        Arc::new(Dispatcher::new(Arc::new(self)))
+    }
+
+    async fn app_slug(&self) -> String {
+        if let Some(slug) = &self.config.app_slug {
+            return slug.clone();
+        }
+        let found = self
+            .slug
+            .get_or_try_init(|| async {
+                let response = self.github.app_request(ApiRequest::get("/app")).await?;
+                let app: serde_json::Value = response.json("/app")?;
+                Ok::<_, GitHubError>(app["slug"].as_str().unwrap_or_default().to_owned())
+            })
+            .await;
+        match found {
+            Ok(slug) => slug.clone(),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the App's slug; relying on user.type");
+                String::new()
+            }
+        }
+    }
+
+    async fn on_comment(&self, delivery: &Delivery) -> Result<(), HandlerError> {
+        let event: CommentEvent = delivery
+            .payload()
+            .map_err(|e| HandlerError::Permanent(format!("issue_comment payload: {e}")))?;
+        let author = &event.comment.user;
+        let slug = self.app_slug().await;
+        if is_bot_author(&author.login, author.kind.as_deref().unwrap_or(""), &slug) {
+            return Ok(());
+        }
+        let body = event.comment.body.as_deref().unwrap_or("");
+        let parsed = match event.action.as_str() {
+            "created" => parse_comment(body),
+            "edited" => {
+                let before = event.changes.as_ref().and_then(|c| c.body.as_ref());
+                match before {
+                    Some(old) => new_commands(&old.from, body),
+                    // No previous body: nothing says which commands are new, so none run.
+                    None => Vec::new(),
+                }
+            }
+            _ => Vec::new(),
+        };
+        if parsed.is_empty() {
+            return Ok(());
+        }
+        let installation = event
+            .installation
+            .as_ref()
+            .map(|i| i.id)
+            .or(delivery.installation_id)
+            .ok_or_else(|| HandlerError::Permanent("delivery without installation id".into()))?;
+        let client = self.github.installation(installation);
+        let repo_config = match self.configs.get(&client, &event.repository.full_name).await {
+            Ok(config) => config,
+            Err(e) if e.is_transient() => return Err(HandlerError::Transient(e.to_string())),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the repository config; using defaults");
+                Ok(Arc::new(crate::config::RepoConfig::default()))
+            }
+        };
+        let session = Session {
+            engine: self,
+            client,
+            config: repo_config,
+            repo: event.repository.full_name.clone(),
+            issue: event.issue.number,
+            issue_body: event.issue.body.clone().unwrap_or_default(),
+            default_branch: event
+                .repository
+                .default_branch
+                .clone()
+                .unwrap_or_else(|| "main".to_owned()),
+            html_base: event.html_base(),
+            comment_id: event.comment.id,
+            author: author.login.clone(),
+            delivery_id: delivery.delivery_id.clone(),
+            recheck: delivery.attempt > 1,
+        };
+        for (index, command) in parsed.into_iter().enumerate() {
+            let op_id = format!("{}#{index}", delivery.delivery_id);
+            session.run(command, &op_id).await?;
+        }
+        Ok(())
+    }
+}
+
+impl EventHooks for Engine {
+    fn issue_comment<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
+        Box::pin(self.on_comment(delivery))
+    }
+}
+
+/// One comment's context: who, where, and the GitHub client for its installation.
+struct Session<'e> {
+    engine: &'e Engine,
+    client: InstallationClient,
+    /// The repository's `.github/navin.yml`, or why it is invalid (then every command
+    /// is refused with that reason and nothing changes).
+    config: Result<Arc<crate::config::RepoConfig>, String>,
+    repo: String,
+    issue: u64,
+    issue_body: String,
+    default_branch: String,
+    html_base: String,
+    comment_id: u64,
+    author: String,
+    delivery_id: String,
+    /// A retried delivery may have applied some effects already: look before posting.
+    recheck: bool,
+}
+
+/// How a command is answered when it went through.
+enum Answer {
+    /// A reaction on the command's comment is the whole answer.
+    React(&'static str),
+    /// A reply (with an `eyes` reaction): help, `/next`, or a pointer elsewhere.
+    Reply(String),
+    /// Nothing changed: a reason and what to do instead.
+    Refuse { reason: String, todo: String },
+}
+
+impl Answer {
+    fn refuse(reason: impl Into<String>, todo: impl Into<String>) -> Self {
+        Answer::Refuse {
+            reason: reason.into(),
+            todo: todo.into(),
+        }
+    }
+}
+
+impl Session<'_> {
+    async fn run(
+        &self,
+        parsed: crate::command::ParsedCommand,
+        op_id: &str,
+    ) -> Result<(), HandlerError> {
+        let answer = match (parsed.result, &self.config) {
+            (Err(e), _) => Ok(Answer::refuse(e.to_string(), "")),
+            (Ok(_), Err(invalid)) => Ok(Answer::refuse(
+                invalid.clone(),
+                "Fix the file on the default branch, then repeat the command.",
+            )),
+            (Ok(command), Ok(_)) => self.authorized(command, op_id).await,
+        };
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(e) => match e.refusal() {
+                Some(reason) => Answer::refuse(reason, ""),
+                None if e.is_transient() => {
+                    return Err(HandlerError::Transient(e.to_string()));
+                }
+                None => {
+                    tracing::error!(error = %e, op = op_id, "command failed");
+                    Answer::Reply(reply::error(Some(&self.delivery_id)))
+                }
+            },
+        };
+        self.answer(answer, op_id).await.map_err(|e| {
+            if e.is_transient() {
+                HandlerError::Transient(e.to_string())
+            } else {
+                HandlerError::Permanent(e.to_string())
+            }
+        })
+    }
+
+    async fn authorized(
+        &self,
+        command: crate::command::Command,
+        op_id: &str,
+    ) -> Result<Answer, EngineError> {
+        if command.is_mutating() {
+            let role = self
+                .engine
+                .permissions
+                .role(&self.client, &self.repo, &self.author)
+                .await?;
+            if !permission::may_mutate(&role) {
+                return Ok(Answer::refuse(
+                    format!(
+                        "`/{}` changes the mission, which needs write access to {}; @{}'s role is `{role}`.",
+                        command.name(),
+                        self.repo,
+                        self.author
+                    ),
+                    "Ask a maintainer to run it, or use `/status` and `/next`, which anyone may.",
+                ));
+            }
+        }
+        self.execute(command, op_id).await
+    }
+
+    async fn answer(&self, answer: Answer, op_id: &str) -> Result<(), GitHubError> {
+        match answer {
+            Answer::React(content) => {
+                comments::react(&self.client, &self.repo, self.comment_id, content).await
+            }
+            Answer::Reply(body) => {
+                comments::reply_once(
+                    &self.client,
+                    &self.repo,
+                    self.issue,
+                    op_id,
+                    &body,
+                    self.recheck,
+                )
+                .await?;
+                comments::react(&self.client, &self.repo, self.comment_id, "eyes").await
+            }
+            Answer::Refuse { reason, todo } => {
+                let body = reply::refusal(&reason, &todo);
+                comments::reply_once(
+                    &self.client,
+                    &self.repo,
+                    self.issue,
+                    op_id,
+                    &body,
+                    self.recheck,
+                )
+                .await
+            }
+        }
+    }
+
+    /// The ledger store for this repository, with a fresh installation token for git.
+    async fn store(&self) -> Result<Arc<Store>, EngineError> {
+        let token = self.client.token().await?;
+        let data_dir = self.engine.config.data_dir.clone();
+        let repo = self.repo.clone();
+        let url = self.engine.github.git_remote_url(&self.repo);
+        let branch = self.repo_config().ledger_branch.clone();
+        let token = token.expose_secret().to_owned();
+        blocking(move || ledger::open_store(&data_dir, &repo, &url, &branch, token)).await
+    }
+
+    /// The valid config (commands never run with an invalid one).
+    fn repo_config(&self) -> Arc<crate::config::RepoConfig> {
+        match &self.config {
+            Ok(config) => Arc::clone(config),
+            Err(_) => Arc::new(crate::config::RepoConfig::default()),
+        }
+    }
+
+    fn now(&self) -> chrono::DateTime<Utc> {
+        Utc::now()
+    }
+}
+
+/// Runs git work off the async workers.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, EngineError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result.map_err(EngineError::from),
+        Err(e) => Err(EngineError::Internal(format!("ledger task failed: {e}"))),
+    }
+}

@@ -1,0 +1,201 @@
+//! Plan records beside the ledger: reading and compare-and-swap writing of files under `.navin/plans/`.
+
+use chrono::{DateTime, Utc};
+use git2::{Commit, Oid, Repository};
+
+use super::{backoff, oid_str, tree, Store, StoreError};
+
+/// The only folder [`Store::update_files`] writes: the board files stay under the
+/// ledger's own operations so their invariants cannot be bypassed.
+pub const PLANS_DIR: &str = ".navin/plans";
+
+/// Files to write (path, content), or `None` to leave the branch as it is.
+pub type FileChanges = Option<Vec<(String, Vec<u8>)>>;
+
+impl Store {
+    /// The content of `path` at the branch tip (after syncing with the remote, if any).
+    pub fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let repo = self.repo()?;
+        let tip = match &self.cfg.remote {
+            Some(_) => self.sync(&repo)?,
+            None => self.tip(&repo)?,
+        };
+        let Some(oid) = tip else { return Ok(None) };
+        read_at(&repo, oid, path)
+    }
+
+    /// Read-modify-write of files under [`PLANS_DIR`] as one commit, with the same
+    /// compare-and-swap and no-force push as ledger operations. `change` sees the
+    /// current content of each of `paths` (re-read after a lost race) and returns the
+    /// files to write, or `None` for no change. Returns the new commit, or `None`
+    /// when nothing was written (no change, or every file already had that content).
+    pub fn update_files(
+        &self,
+        paths: &[&str],
+        message: &str,
+        now: DateTime<Utc>,
+        mut change: impl FnMut(&[Option<Vec<u8>>]) -> FileChanges,
+    ) -> Result<Option<String>, StoreError> {
+        let lock = super::ledger_lock(&self.repo_path, &self.cfg.branch);
+        let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let repo = self.repo()?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let base = match &self.cfg.remote {
+                Some(_) => self.sync(&repo)?,
+                None => {
+                    let tip = self.tip(&repo)?;
+                    self.check_seen(&repo, tip)?;
+                    tip
+                }
+            };
+            let mut current = Vec::with_capacity(paths.len());
+            for path in paths {
+                current.push(match base {
+                    Some(oid) => read_at(&repo, oid, path)?,
+                    None => None,
+                });
+            }
+            let Some(files) = change(&current) else {
+                return Ok(None);
+            };
+            for (path, _) in &files {
+                check_plan_path(path)?;
+            }
+            let parent = base.map(|oid| repo.find_commit(oid)).transpose()?;
+            let base_tree = parent.as_ref().map(Commit::tree).transpose()?;
+            let mut blobs: Vec<(&str, Oid)> = Vec::with_capacity(files.len());
+            for (path, bytes) in &files {
+                blobs.push((path.as_str(), repo.blob(bytes)?));
+            }
+            let unchanged = base_tree.as_ref().is_some_and(|t| {
+                blobs.iter().all(|(path, blob)| {
+                    t.get_path(std::path::Path::new(path))
+                        .is_ok_and(|e| e.id() == *blob)
+                })
+            });
+            if unchanged {
+                return Ok(None);
+            }
+            let tree_oid = tree::write_files(&repo, base_tree.as_ref(), &blobs)?;
+            let tree = repo.find_tree(tree_oid)?;
+            let sig = self.signature(now)?;
+            let parents: Vec<&Commit<'_>> = parent.iter().collect();
+            let commit = repo.commit(None, &sig, &sig, message, &tree, &parents)?;
+            let landed = match &self.cfg.remote {
+                Some(name) => self.publish(&repo, name, commit, base)?,
+                None => self.swap(&repo, commit, base)?,
+            };
+            if landed {
+                self.mark_seen(commit);
+                return Ok(Some(oid_str(commit)));
+            }
+            if attempt >= self.cfg.max_attempts {
+                return Err(StoreError::Contention {
+                    branch: self.cfg.branch.clone(),
+                    attempts: attempt,
+                });
+            }
+            backoff(attempt);
+        }
+    }
+}
+
+fn read_at(repo: &Repository, oid: Oid, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    let tree = repo.find_commit(oid)?.tree()?;
+    Ok(tree::read_file(repo, &tree, path)?)
+}
+
+/// Plan files only: `.navin/plans/<name>` with a plain file name.
+fn check_plan_path(path: &str) -> Result<(), StoreError> {
+    let name = path
+        .strip_prefix(PLANS_DIR)
+        .and_then(|rest| rest.strip_prefix('/'));
+    match name {
+        Some(n)
+            if !n.is_empty()
+                && n != "."
+                && n != ".."
+                && !n.contains('/')
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) =>
+        {
+            Ok(())
+        }
+        _ => Err(StoreError::NotFound(format!(
+            "{path:?} is not a plan file path ({PLANS_DIR}/<name> with letters, digits and ._-)"
+        ))),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+mod tests {
+    use super::*;
+    use crate::model::Actor;
+    use crate::ops::{Ctx, InitArgs, Operation};
+    use crate::store::StoreConfig;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init_bare(dir.path()).unwrap();
+        let store = Store::open(dir.path(), StoreConfig::default()).unwrap();
+        (dir, store)
+    }
+
+    fn write(store: &Store, path: &str, text: &str) -> Option<String> {
+        let now = Utc::now();
+        store
+            .update_files(&[path], "navin: plan", now, |_| {
+                Some(vec![(path.to_string(), text.as_bytes().to_vec())])
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn plan_files_written_before_any_mission_leave_no_mission() {
+        let (_dir, store) = store();
+        assert!(write(&store, ".navin/plans/p1.md", "# Plan").is_some());
+        assert!(store.read().unwrap().is_none());
+        assert_eq!(
+            store.read_file(".navin/plans/p1.md").unwrap().unwrap(),
+            b"# Plan"
+        );
+        // A mission can still start on top, and the plan file survives it.
+        let ctx = Ctx::new(Utc::now(), Actor::Human("alice".into()));
+        let init = Operation::Init(InitArgs {
+            goal: "ship".into(),
+            ..InitArgs::default()
+        });
+        store.transact(&init, &ctx).unwrap();
+        assert_eq!(store.read().unwrap().unwrap().ledger.mission.goal, "ship");
+        assert!(store.read_file(".navin/plans/p1.md").unwrap().is_some());
+    }
+
+    #[test]
+    fn identical_content_writes_no_commit() {
+        let (_dir, store) = store();
+        assert!(write(&store, ".navin/plans/p1.json", "{}").is_some());
+        assert!(write(&store, ".navin/plans/p1.json", "{}").is_none());
+        assert_eq!(store.history(10).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn refuses_paths_outside_the_plans_folder() {
+        let (_dir, store) = store();
+        for path in [
+            ".navin/board/mission.json",
+            ".navin/plans/../board/x",
+            ".navin/plans/",
+            "README.md",
+        ] {
+            let err = store
+                .update_files(&[], "m", Utc::now(), |_| {
+                    Some(vec![(path.to_string(), b"x".to_vec())])
+                })
+                .unwrap_err();
+            assert!(err.to_string().contains("not a plan file path"), "{path}");
+        }
+    }
+}
