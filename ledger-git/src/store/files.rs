@@ -42,14 +42,7 @@ impl Store {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let base = match &self.cfg.remote {
-                Some(_) => self.sync(&repo)?,
-                None => {
-                    let tip = self.tip(&repo)?;
-                    self.check_seen(&repo, tip)?;
-                    tip
-                }
-            };
+            let base = self.base_tip(&repo)?;
             let mut current = Vec::with_capacity(paths.len());
             for path in paths {
                 current.push(match base {

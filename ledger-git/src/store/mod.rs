@@ -278,6 +278,17 @@ impl Store {
         }
     }
 
+    /// The tip a write builds on: the remote's after a sync, else the local
+    /// branch's, refused when it does not descend from the last tip seen.
+    fn base_tip(&self, repo: &Repository) -> Result<Option<Oid>, StoreError> {
+        if self.cfg.remote.is_some() {
+            return self.sync(repo);
+        }
+        let tip = self.tip(repo)?;
+        self.check_seen(repo, tip)?;
+        Ok(tip)
+    }
+
     fn mark_seen(&self, tip: Oid) {
         *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(tip);
     }
@@ -290,14 +301,7 @@ impl Store {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let base = match &self.cfg.remote {
-                Some(_) => self.sync(&repo)?,
-                None => {
-                    let tip = self.tip(&repo)?;
-                    self.check_seen(&repo, tip)?;
-                    tip
-                }
-            };
+            let base = self.base_tip(&repo)?;
             let current = match base {
                 Some(oid) if has_ledger(&repo, oid)? => Some(self.load(&repo, oid)?),
                 _ => None,
