@@ -562,3 +562,59 @@ async fn reject_edited_comments_and_close() {
     assert_eq!(mission_json(&fake)["status"], "done");
     sc.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_concurrent_commands_on_one_repository_lose_no_update() {
+    let World {
+        mut sc,
+        _server: server,
+        _dir: dir,
+        ..
+    } = world().await;
+    let _keep = (server, dir);
+    let fake = sc.fake().clone();
+    let issue = fake.create_issue(OWNER, REPO, "Race", "No task list.", "alice");
+    let (c0, _) = sc
+        .comment(OWNER, REPO, issue, "alice", "/mission survive a burst")
+        .await;
+    reacted(&fake, c0, "+1").await;
+    let panel = sc.next_comment().await;
+    assert!(panel.body.starts_with("<!-- navin:panel"), "{}", panel.body);
+
+    // Twenty writers comment at once; each delivery is acknowledged independently.
+    let sends = (0..20).map(|i| {
+        let sc = &sc;
+        async move {
+            sc.comment(
+                OWNER,
+                REPO,
+                issue,
+                "alice",
+                &format!("/step add R{i} burst step {i}"),
+            )
+            .await
+        }
+    });
+    let sent = futures_util::future::join_all(sends).await;
+    for (id, _) in &sent {
+        reacted(&fake, *id, "+1").await;
+    }
+    let mission = mission_json(&fake);
+    let ids: Vec<&str> = mission["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["id"].as_str())
+        .collect();
+    for i in 0..20 {
+        assert!(
+            ids.contains(&format!("R{i}").as_str()),
+            "R{i} lost: {ids:?}"
+        );
+    }
+    assert_eq!(ids.len(), 20);
+    // One init plus one commit per command: nothing lost, nothing doubled.
+    assert_eq!(ledger_commits(&fake), 21);
+    assert_eq!(mission["version"], 21);
+    sc.finish().await;
+}
