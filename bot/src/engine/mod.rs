@@ -325,35 +325,27 @@ impl Session<'_> {
     }
 
     async fn answer(&self, answer: Answer, op_id: &str) -> Result<(), GitHubError> {
-        match answer {
+        // A reply that answers a read gets an `eyes` reaction too; a refusal only the reply.
+        let (body, seen) = match answer {
             Answer::React(content) => {
-                comments::react(&self.client, &self.repo, self.comment_id, content).await
+                return comments::react(&self.client, &self.repo, self.comment_id, content).await
             }
-            Answer::Reply(body) => {
-                comments::reply_once(
-                    &self.client,
-                    &self.repo,
-                    self.issue,
-                    op_id,
-                    &body,
-                    self.recheck,
-                )
-                .await?;
-                comments::react(&self.client, &self.repo, self.comment_id, "eyes").await
-            }
-            Answer::Refuse { reason, todo } => {
-                let body = reply::refusal(&reason, &todo);
-                comments::reply_once(
-                    &self.client,
-                    &self.repo,
-                    self.issue,
-                    op_id,
-                    &body,
-                    self.recheck,
-                )
-                .await
-            }
+            Answer::Reply(body) => (body, true),
+            Answer::Refuse { reason, todo } => (reply::refusal(&reason, &todo), false),
+        };
+        comments::reply_once(
+            &self.client,
+            &self.repo,
+            self.issue,
+            op_id,
+            &body,
+            self.recheck,
+        )
+        .await?;
+        if seen {
+            comments::react(&self.client, &self.repo, self.comment_id, "eyes").await?;
         }
+        Ok(())
     }
 
     /// The ledger store for this repository, with a fresh installation token for git.
