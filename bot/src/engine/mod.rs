@@ -183,8 +183,38 @@ impl Engine {
             .map(|i| i.id)
             .or(delivery.installation_id)
             .ok_or_else(|| HandlerError::Permanent("delivery without installation id".into()))?;
+        let mut session = self
+            .session(
+                delivery,
+                installation,
+                &event.repository,
+                event.issue.number,
+                &author.login,
+            )
+            .await?;
+        session.issue_body = event.issue.body.clone().unwrap_or_default();
+        session.comment_id = Some(event.comment.id);
+        session.on_pull_request = event.issue.pull_request.is_some();
+        for (index, command) in parsed.into_iter().enumerate() {
+            let op_id = format!("{}#{index}", delivery.delivery_id);
+            session.run(command, &op_id).await?;
+        }
+        Ok(())
+    }
+
+    /// The context every handler works in: the installation's client, the repository's
+    /// config (or why it is invalid), and who acted. `issue` is the issue or pull request
+    /// number the event is about (0 when there is none, e.g. a check run on no PR).
+    async fn session(
+        &self,
+        delivery: &Delivery,
+        installation: u64,
+        repository: &payload::Repository,
+        issue: u64,
+        actor: &str,
+    ) -> Result<Session<'_>, HandlerError> {
         let client = self.github.installation(installation);
-        let repo_config = match self.configs.get(&client, &event.repository.full_name).await {
+        let config = match self.configs.get(&client, &repository.full_name).await {
             Ok(config) => config,
             Err(e) if e.is_transient() => return Err(HandlerError::Transient(e.to_string())),
             Err(e) => {
@@ -192,29 +222,24 @@ impl Engine {
                 Ok(Arc::new(crate::config::RepoConfig::default()))
             }
         };
-        let session = Session {
+        Ok(Session {
             engine: self,
             client,
-            config: repo_config,
-            repo: event.repository.full_name.clone(),
-            issue: event.issue.number,
-            issue_body: event.issue.body.clone().unwrap_or_default(),
-            default_branch: event
-                .repository
+            config,
+            repo: repository.full_name.clone(),
+            issue,
+            issue_body: String::new(),
+            default_branch: repository
                 .default_branch
                 .clone()
                 .unwrap_or_else(|| "main".to_owned()),
-            html_base: event.html_base(),
-            comment_id: event.comment.id,
-            author: author.login.clone(),
+            html_base: payload::html_base(repository),
+            comment_id: None,
+            on_pull_request: false,
+            author: actor.to_owned(),
             delivery_id: delivery.delivery_id.clone(),
             recheck: delivery.attempt > 1,
-        };
-        for (index, command) in parsed.into_iter().enumerate() {
-            let op_id = format!("{}#{index}", delivery.delivery_id);
-            session.run(command, &op_id).await?;
-        }
-        Ok(())
+        })
     }
 }
 
@@ -236,7 +261,11 @@ struct Session<'e> {
     issue_body: String,
     default_branch: String,
     html_base: String,
-    comment_id: u64,
+    /// The comment that carried the command, for reactions; `None` for other events.
+    comment_id: Option<u64>,
+    /// The command came from a pull request's conversation (its issue number is the PR's).
+    on_pull_request: bool,
+    /// Who acted: the comment's or review's author, or the event's sender.
     author: String,
     delivery_id: String,
     /// A retried delivery may have applied some effects already: look before posting.
@@ -328,7 +357,10 @@ impl Session<'_> {
         // A reply that answers a read gets an `eyes` reaction too; a refusal only the reply.
         let (body, seen) = match answer {
             Answer::React(content) => {
-                return comments::react(&self.client, &self.repo, self.comment_id, content).await
+                return match self.comment_id {
+                    Some(id) => comments::react(&self.client, &self.repo, id, content).await,
+                    None => Ok(()),
+                };
             }
             Answer::Reply(body) => (body, true),
             Answer::Refuse { reason, todo } => (reply::refusal(&reason, &todo), false),
@@ -342,8 +374,8 @@ impl Session<'_> {
             self.recheck,
         )
         .await?;
-        if seen {
-            comments::react(&self.client, &self.repo, self.comment_id, "eyes").await?;
+        if let (true, Some(id)) = (seen, self.comment_id) {
+            comments::react(&self.client, &self.repo, id, "eyes").await?;
         }
         Ok(())
     }

@@ -34,6 +34,9 @@ pub struct Issue {
     pub number: u64,
     #[serde(default)]
     pub body: Option<String>,
+    /// Present (with links) when the issue is a pull request's conversation.
+    #[serde(default)]
+    pub pull_request: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -65,12 +68,17 @@ pub struct ChangedText {
 impl CommentEvent {
     /// The web base (`https://github.com`) from the repository's `html_url`.
     pub fn html_base(&self) -> String {
-        let url = self.repository.html_url.as_deref().unwrap_or("");
-        url.strip_suffix(&format!("/{}", self.repository.full_name))
-            .filter(|base| !base.is_empty())
-            .unwrap_or("https://github.com")
-            .to_owned()
+        html_base(&self.repository)
     }
+}
+
+/// The web base (`https://github.com`, or a GHES host) from a repository's `html_url`.
+pub fn html_base(repository: &Repository) -> String {
+    let url = repository.html_url.as_deref().unwrap_or("");
+    url.strip_suffix(&format!("/{}", repository.full_name))
+        .filter(|base| !base.is_empty())
+        .unwrap_or("https://github.com")
+        .to_owned()
 }
 
 #[cfg(test)]
