@@ -6,13 +6,16 @@
 //! the panel and plan comments are found by their hidden markers before one is
 //! created, and replies carry a hidden op tag that a retry looks for first.
 
+mod checks;
 mod commands;
 mod comments;
 pub mod ledger;
 pub mod payload;
 pub mod permission;
 pub mod plans;
+mod pulls;
 pub mod repo_config;
+mod reviews;
 pub mod steps;
 
 use std::path::PathBuf;
@@ -153,9 +156,7 @@ impl Engine {
     }
 
     async fn on_comment(&self, delivery: &Delivery) -> Result<(), HandlerError> {
-        let event: CommentEvent = delivery
-            .payload()
-            .map_err(|e| HandlerError::Permanent(format!("issue_comment payload: {e}")))?;
+        let event: CommentEvent = parse(delivery, "issue_comment")?;
         let author = &event.comment.user;
         let slug = self.app_slug().await;
         if is_bot_author(&author.login, author.kind.as_deref().unwrap_or(""), &slug) {
@@ -177,12 +178,7 @@ impl Engine {
         if parsed.is_empty() {
             return Ok(());
         }
-        let installation = event
-            .installation
-            .as_ref()
-            .map(|i| i.id)
-            .or(delivery.installation_id)
-            .ok_or_else(|| HandlerError::Permanent("delivery without installation id".into()))?;
+        let installation = installation_of(event.installation.as_ref(), delivery)?;
         let mut session = self
             .session(
                 delivery,
@@ -247,6 +243,42 @@ impl EventHooks for Engine {
     fn issue_comment<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
         Box::pin(self.on_comment(delivery))
     }
+    fn pull_request<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
+        Box::pin(self.on_pull_request(delivery))
+    }
+    fn pull_request_review<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
+        Box::pin(self.on_review(delivery))
+    }
+    fn check_run<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
+        Box::pin(self.on_check_run(delivery))
+    }
+    fn check_suite<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
+        Box::pin(self.on_check_suite(delivery))
+    }
+    fn workflow_run<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
+        Box::pin(self.on_workflow_run(delivery))
+    }
+}
+
+/// The installation a delivery acts for: the payload's, else the queue's record of it.
+fn installation_of(
+    payload: Option<&payload::Installation>,
+    delivery: &Delivery,
+) -> Result<u64, HandlerError> {
+    payload
+        .map(|i| i.id)
+        .or(delivery.installation_id)
+        .ok_or_else(|| HandlerError::Permanent("delivery without installation id".into()))
+}
+
+/// A payload that does not parse will never parse: fail the delivery, naming the event.
+fn parse<T: serde::de::DeserializeOwned>(
+    delivery: &Delivery,
+    event: &str,
+) -> Result<T, HandlerError> {
+    delivery
+        .payload()
+        .map_err(|e| HandlerError::Permanent(format!("{event} payload: {e}")))
 }
 
 /// One comment's context: who, where, and the GitHub client for its installation.
