@@ -126,7 +126,15 @@ impl Scenario {
             .issue_author(&issue.author, author_id, UserKind::User)
             .comment_id(id)
             .comment_body(body)
-            .comment_author(author, user_id, kind);
+            .comment_author(author, user_id, kind)
+            // GitHub sends the repository's real default branch; the example says `master`.
+            .set(
+                "/repository/default_branch",
+                serde_json::json!(self
+                    .fake
+                    .with_state(|m| m.repo(owner, repo).map(|r| r.default_branch.clone()))
+                    .unwrap_or_else(|| "main".to_owned())),
+            );
         if let Some(inst) = installation {
             payload = payload.installation(inst);
         }

@@ -28,9 +28,8 @@ pub struct RepoConfig {
     pub approval: Approval,
     /// Which check runs count as evidence. Default: see [`Evidence`].
     pub evidence: Evidence,
-    /// Workflow file (under `.github/workflows/`) that Navin dispatches to run a step's
-    /// validation, e.g. `navin.yml`. Default: none (Navin waits for ordinary CI).
-    pub dispatch_workflow: Option<String>,
+    /// Handing ready steps to agents or people. Default: off (see [`Dispatch`]).
+    pub dispatch: Dispatch,
     /// Mission budgets. Default: 3 retries, 5 replans, 3 stalls, no token or cost cap.
     pub budgets: Budgets,
 }
@@ -43,7 +42,7 @@ impl Default for RepoConfig {
             auto_accept: AutoAccept::default(),
             approval: Approval::default(),
             evidence: Evidence::default(),
-            dispatch_workflow: None,
+            dispatch: Dispatch::default(),
             budgets: Budgets::default(),
         }
     }
@@ -171,6 +170,45 @@ pub struct RequiredChecks {
     pub lint: Vec<String>,
     /// For `validation: verify`. Default: none.
     pub verify: Vec<String>,
+}
+
+/// How a step that becomes ready is handed out. Off by default: a mission only moves
+/// when someone opens a pull request for a step.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Dispatch {
+    /// Open one issue per ready step carrying the sub-agent brief (Role, Goal, Context
+    /// paths, Constraints, Done when, Do not). Default: false.
+    pub issues: bool,
+    /// Labels put on those issues; the first also finds them again after a crash.
+    /// Default: `[navin-step]`.
+    pub labels: Vec<String>,
+    /// Agent workflow file under `.github/workflows/` (e.g. `agent.yml`, with
+    /// `on: workflow_dispatch` and inputs `step` and `issue`) started for each dispatched
+    /// step on the default branch. Default: none.
+    pub workflow: Option<String>,
+}
+
+impl Default for Dispatch {
+    fn default() -> Self {
+        Self {
+            issues: false,
+            labels: vec!["navin-step".to_owned()],
+            workflow: None,
+        }
+    }
+}
+
+impl Dispatch {
+    /// The label that marks Navin's step issues.
+    pub fn label(&self) -> &str {
+        self.labels.first().map_or("navin-step", String::as_str)
+    }
+
+    /// Whether ready steps are handed out at all.
+    pub fn enabled(&self) -> bool {
+        self.issues || self.workflow.is_some()
+    }
 }
 
 /// Mission budgets (mission seed: retries 3, replans 5, stalls 3).
@@ -419,7 +457,9 @@ evidence:
     lint: [ci / clippy]
     verify: []
   min_ci_time: 5m
-dispatch_workflow: navin.yml
+dispatch:
+  issues: true
+  workflow: agent.yml
 budgets:
   max_retries: 4
   max_tokens: 100000
@@ -433,7 +473,9 @@ budgets:
         assert_eq!(c.approval.required_approvals, 2);
         assert_eq!(c.evidence.required_checks.test, ["ci / test"]);
         assert_eq!(c.evidence.min_ci_time, Duration::from_secs(300));
-        assert_eq!(c.dispatch_workflow.as_deref(), Some("navin.yml"));
+        assert!(c.dispatch.issues);
+        assert_eq!(c.dispatch.workflow.as_deref(), Some("agent.yml"));
+        assert_eq!(c.dispatch.label(), "navin-step");
         assert_eq!(c.budgets.max_retries, 4);
         assert_eq!(c.budgets.max_replans, 5, "unset fields keep their default");
     }

@@ -99,6 +99,7 @@ impl Session<'_> {
         })
         .await?
         .ok_or_else(|| EngineError::Internal("the ledger vanished after a write".into()))?;
+        let ledger = self.dispatch_ready(ledger).await;
         self.refresh_panel(&ledger).await?;
         Ok(ledger)
     }

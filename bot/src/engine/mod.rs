@@ -9,6 +9,7 @@
 mod checks;
 mod commands;
 mod comments;
+mod dispatch;
 pub mod ledger;
 pub mod payload;
 pub mod permission;

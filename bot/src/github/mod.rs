@@ -18,8 +18,8 @@ use prometheus_client::metrics::gauge::Gauge;
 
 pub use client::{next_link, ApiRequest, ApiResponse, GitHubApp, GitHubConfig};
 pub use installation::{
-    token_needs_refresh, InstallationClient, MarkerInComments, TokenScope, WriteOutcome,
-    WriteProbe, TOKEN_REFRESH_MARGIN,
+    token_needs_refresh, InstallationClient, MarkerInComments, ProbeFuture, TokenScope,
+    WriteOutcome, WriteProbe, TOKEN_REFRESH_MARGIN,
 };
 pub use jwt::{app_claims, AppClaims, AppKey, JwtError};
 pub use retry::{decide, Attempts, Decision, Observed, RequestKind, RetryPolicy};

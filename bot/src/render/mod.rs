@@ -1,5 +1,6 @@
 //! Markdown for Navin's GitHub comments: the mission panel, the plan comment and short replies, each pure and size-bounded.
 
+mod brief;
 mod fold;
 mod marker;
 mod mermaid;
@@ -13,6 +14,7 @@ pub mod text;
 #[cfg(test)]
 mod tests;
 
+pub use brief::{context_paths, step_brief, step_marker};
 pub use marker::{parse_marker, Marker, ReplyKind, PANEL_FORMAT};
 pub use mermaid::{label as mermaid_label, MAX_GRAPH_EDGES, MAX_GRAPH_NODES};
 pub use panel::{mission_panel, PanelContext, PanelLink, FOLD_AT};

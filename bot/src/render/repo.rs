@@ -44,6 +44,14 @@ impl RepoRef {
     }
 
     /// The web page of pull request `number`.
+    pub fn issue_url(&self, number: u64) -> String {
+        format!(
+            "{}/{}/issues/{number}",
+            self.html_base.trim_end_matches('/'),
+            self.full_name
+        )
+    }
+
     pub fn pull_url(&self, number: u64) -> String {
         format!(
             "{}/{}/pull/{number}",

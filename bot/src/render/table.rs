@@ -161,6 +161,9 @@ fn evidence_cell(task: &Task, repo: &RepoRef) -> String {
     if task.links.prs.len() > PRS_SHOWN {
         parts.push(format!("+{} PRs", task.links.prs.len() - PRS_SHOWN));
     }
+    if let Some(issue) = task.links.issue {
+        parts.push(format!("brief [#{issue}]({})", repo.issue_url(issue)));
+    }
     if let Some(sha) = &task.links.head_sha {
         parts.push(format!("head {}", code(&short_sha(sha))));
     }

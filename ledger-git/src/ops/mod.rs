@@ -125,6 +125,12 @@ pub enum Operation {
         head_sha: Option<String>,
         branch: Option<String>,
     },
+    /// The step was handed to an issue of its own (the sub-agent brief). Recorded once:
+    /// a step that already has an issue keeps it, so a retried dispatch opens no second one.
+    Dispatched {
+        step: String,
+        issue: u64,
+    },
     /// Whole-plan rewrite: only with a changed goal.
     Rewrite {
         goal: String,
@@ -165,6 +171,7 @@ impl Operation {
             Operation::Replan { .. } => "replan",
             Operation::RecordEvidence { .. } => "evidence",
             Operation::Link { .. } => "link",
+            Operation::Dispatched { .. } => "dispatch",
             Operation::Rewrite { .. } => "rewrite",
             Operation::Pause { .. } => "pause",
             Operation::Resume { .. } => "resume",
@@ -184,7 +191,8 @@ impl Operation {
             | Operation::Retry { step }
             | Operation::Replan { step, .. }
             | Operation::RecordEvidence { step, .. }
-            | Operation::Link { step, .. } => Some(step),
+            | Operation::Link { step, .. }
+            | Operation::Dispatched { step, .. } => Some(step),
             Operation::Progress(args) => Some(&args.step),
             _ => None,
         }
@@ -341,6 +349,7 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
             head_sha,
             branch,
         } => steps::link(&mut tx, step, *pr, head_sha.as_deref(), branch.as_deref())?,
+        Operation::Dispatched { step, issue } => steps::dispatched(&mut tx, step, *issue)?,
         Operation::Rewrite {
             goal,
             reason,

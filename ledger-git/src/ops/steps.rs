@@ -561,3 +561,18 @@ pub(super) fn link(
     tx.changes.extend(changes);
     Ok(())
 }
+
+/// Remembers the issue a step was handed to; the first issue wins.
+pub(super) fn dispatched(tx: &mut Tx, step: &str, issue: u64) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let task = tx.ledger.board.task_mut(pos);
+    let change = match task.links.issue {
+        Some(existing) => format!("{step} already handed to #{existing}"),
+        None => {
+            task.links.issue = Some(issue);
+            format!("{step} handed to #{issue}")
+        }
+    };
+    tx.changes.push(change);
+    Ok(())
+}

@@ -21,7 +21,10 @@ use super::Inner;
 
 pub(super) fn routes() -> Router<Arc<Inner>> {
     Router::new()
-        .route("/repos/{owner}/{repo}/issues", post(create_issue))
+        .route(
+            "/repos/{owner}/{repo}/issues",
+            get(list_issues).post(create_issue),
+        )
         .route("/repos/{owner}/{repo}/issues/{number}", get(get_issue))
         .route(
             "/repos/{owner}/{repo}/issues/{number}/comments",
@@ -81,6 +84,51 @@ async fn get_issue(
         model: &model,
     }
     .issue(r, issue))
+}
+
+/// `GET /repos/{o}/{r}/issues`: issues and pull requests (as GitHub lists both), newest
+/// first, filtered by `state` (default open) and `labels` (comma-separated, all must match).
+async fn list_issues(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult {
+    let model = inner.model();
+    let r = access_issue_or_pull(&model, &caller, &owner, &repo, "read")?;
+    let state = query.get("state").map_or("open", String::as_str);
+    let wanted: Vec<&str> = query
+        .get("labels")
+        .map(|l| {
+            l.split(',')
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
+    let mut issues: Vec<&Issue> = r
+        .issues
+        .values()
+        .filter(|i| state == "all" || i.state == state)
+        .filter(|i| {
+            wanted
+                .iter()
+                .all(|w| i.labels.iter().any(|l| l.eq_ignore_ascii_case(w)))
+        })
+        .collect();
+    issues.sort_by(|a, b| {
+        b.created_at
+            .cmp(&a.created_at)
+            .then(b.number.cmp(&a.number))
+    });
+    let items: Vec<Value> = issues.into_iter().map(|i| renderer.issue(r, i)).collect();
+    let url = format!("{}/repos/{}/issues", inner.link_base(), r.full_name());
+    let (page, link) = paginate(items, &query, &url);
+    Ok(with_link(StatusCode::OK, json!(page), link))
 }
 
 async fn create_issue(

@@ -365,3 +365,25 @@ fn linking_a_new_head_drops_runs_for_the_old_head() {
     );
     assert!(matches!(err, RuleError::EvidenceRequired { .. }));
 }
+
+#[test]
+fn a_dispatched_step_keeps_its_first_issue() {
+    let l = mission_with(vec![task("S1", &[], Validation::Test)]);
+    let dispatch = |issue| Operation::Dispatched {
+        step: "S1".into(),
+        issue,
+    };
+    let l = run(&l, dispatch(12), &agent());
+    assert_eq!(l.board.task("S1").expect("S1").links.issue, Some(12));
+    let l = run(&l, dispatch(13), &agent());
+    assert_eq!(l.board.task("S1").expect("S1").links.issue, Some(12));
+    let err = refused(Some(&l), dispatch_unknown(), &agent());
+    assert!(matches!(err, RuleError::UnknownStep { .. }), "{err:?}");
+}
+
+fn dispatch_unknown() -> Operation {
+    Operation::Dispatched {
+        step: "nope".into(),
+        issue: 1,
+    }
+}

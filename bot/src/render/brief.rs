@@ -1,0 +1,296 @@
+//! The sub-agent brief a dispatched step's issue carries: Role, Goal, Context paths, Constraints, Done when, Do not (mission seed).
+//!
+//! A brief stands alone: whoever picks the step up (a coding agent or a person) sees
+//! none of the conversation that produced the mission, so everything needed to finish
+//! and prove the step is written out here, including how to link the work back.
+
+use navin_ledger::model::{Ledger, Task, Validation};
+
+use super::repo::RepoRef;
+use super::text::{code, inline, truncate_chars};
+
+/// Longest title GitHub shows comfortably; ours stay well under its 256 limit.
+const TITLE_CHARS: usize = 120;
+/// Paths listed before "and N more".
+const MAX_PATHS: usize = 30;
+
+/// The hidden line that finds a step's issue again (after a crash between creating
+/// the issue and recording it on the ledger). Bound to the mission's start time so a
+/// later mission's step `S1` is not mistaken for this one's.
+pub fn step_marker(ledger: &Ledger, step: &str) -> String {
+    let safe: String = step
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    format!(
+        "<!-- navin:step {safe} mission {} -->",
+        ledger.mission.created_at.timestamp()
+    )
+}
+
+/// Issue title and body for `task`. `required_checks` are the check names config
+/// requires for the step's validation (empty: every trusted check on the PR head).
+pub fn step_brief(
+    ledger: &Ledger,
+    task: &Task,
+    repo: &RepoRef,
+    required_checks: &[String],
+) -> (String, String) {
+    let title = truncate_chars(
+        &format!("[navin {}] {}", task.id, task.title.trim()),
+        TITLE_CHARS,
+    );
+    let mut body = String::new();
+    body.push_str(&step_marker(ledger, &task.id));
+    body.push('\n');
+    body.push_str(&format!(
+        "Step {} of the mission **{}** (v{}). This issue is the whole brief: it does not assume you saw the conversation that planned the mission.\n\n",
+        code(&task.id),
+        inline(&ledger.mission.goal, 200),
+        ledger.mission.version
+    ));
+
+    body.push_str("### Role\n");
+    body.push_str(&format!(
+        "Implementer of one step in {}: change the code for this step only, in one pull request.\n\n",
+        code(&repo.full_name)
+    ));
+
+    body.push_str("### Goal\n");
+    body.push_str(&inline(&task.title, 300));
+    body.push('\n');
+    if let Some(d) = task.description.as_deref().filter(|d| !d.trim().is_empty()) {
+        body.push('\n');
+        body.push_str(&inline(d, 2000));
+        body.push('\n');
+    }
+    body.push('\n');
+
+    body.push_str("### Context paths\n");
+    let paths = context_paths(task);
+    if paths.is_empty() {
+        body.push_str("- None named by the plan: start from the files the goal mentions.\n");
+    } else {
+        for p in paths.iter().take(MAX_PATHS) {
+            body.push_str(&format!("- {}\n", code(p)));
+        }
+        if paths.len() > MAX_PATHS {
+            body.push_str(&format!("- and {} more\n", paths.len() - MAX_PATHS));
+        }
+    }
+    if let Some(plan) = ledger
+        .mission
+        .origin
+        .as_ref()
+        .and_then(|o| o.plan_id.as_deref())
+    {
+        let path = format!("{}/{plan}.md", navin_ledger::store::PLANS_DIR);
+        body.push_str(&format!(
+            "- The approved plan: [{}]({})\n",
+            code(&path).trim_matches('`'),
+            repo.ledger_blob_url(&path)
+        ));
+    }
+    body.push('\n');
+
+    body.push_str("### Constraints\n");
+    for c in &ledger.mission.constraints {
+        body.push_str(&format!("- {}\n", inline(c, 300)));
+    }
+    if !task.depends_on.is_empty() {
+        let deps: Vec<String> = task.depends_on.iter().map(|d| code(d)).collect();
+        body.push_str(&format!(
+            "- Builds on {} (done): keep their behaviour.\n",
+            deps.join(", ")
+        ));
+    }
+    body.push_str(&format!(
+        "- At most {} attempts: each failed required check counts one (this step has used {}).\n\n",
+        task.max_retries, task.retry_count
+    ));
+
+    body.push_str("### Done when\n");
+    if let Some(a) = task.acceptance.as_deref().filter(|a| !a.trim().is_empty()) {
+        body.push_str(&format!("- Acceptance: {}\n", inline(a, 1000)));
+    }
+    body.push_str(&format!(
+        "- A pull request with the line `Navin-Step: {}` in its body (or a branch named `navin/{}-…`) is open.\n",
+        task.id, task.id
+    ));
+    match task.validation {
+        Validation::Test | Validation::Lint | Validation::Verify => {
+            let checks = if required_checks.is_empty() {
+                "every check run from a trusted app".to_owned()
+            } else {
+                required_checks
+                    .iter()
+                    .map(|c| code(c))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            body.push_str(&format!(
+                "- Validation `{}`: {checks} green on the pull request's latest head commit. Navin marks the step done itself when they pass.\n",
+                task.validation
+            ));
+        }
+        Validation::Manual => body.push_str(
+            "- Validation `manual`: a maintainer checks the change and closes the step with `/done <step> <what was checked>`.\n",
+        ),
+        Validation::None => body.push_str(
+            "- Validation `none`: a maintainer closes the step with `/done` once the pull request is merged.\n",
+        ),
+    }
+    body.push('\n');
+
+    body.push_str("### Do not\n");
+    body.push_str("- Do not work on other steps or widen the scope; ask on this issue instead.\n");
+    body.push_str(&format!(
+        "- Do not write to the ledger branch {} or claim the step done in a comment: only green checks prove it.\n",
+        code(&repo.ledger_branch)
+    ));
+    body.push_str(
+        "- Do not invent facts: when information is missing, say what on this issue and wait.\n",
+    );
+    (title, body)
+}
+
+/// Repository paths the step names in its title or description (plan steps carry
+/// `Files: a, b.` and titles like `Edit src/lib.rs`), in order, without duplicates.
+pub fn context_paths(task: &Task) -> Vec<String> {
+    let text = format!(
+        "{} {}",
+        task.title,
+        task.description.as_deref().unwrap_or_default()
+    );
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        let w = word
+            .trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '`' | '(' | ')' | '"' | '\''))
+            .trim_end_matches('.');
+        if looks_like_path(w) && !out.iter().any(|p| p == w) {
+            out.push(w.to_owned());
+        }
+    }
+    out
+}
+
+fn looks_like_path(w: &str) -> bool {
+    if w.len() < 3 || w.contains("://") || w.starts_with('-') {
+        return false;
+    }
+    if !w
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'))
+    {
+        return false;
+    }
+    let name = w.rsplit('/').next().unwrap_or(w);
+    // `e.g` and `i.e` are prose; `main.c` and `a.rs` are files.
+    let has_ext = name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !ext.is_empty()
+            && ext.len() <= 5
+            && ext.chars().any(|c| c.is_ascii_alphabetic())
+            && (stem.len() + ext.len() > 2 || name.starts_with('.'))
+    });
+    (w.contains('/') && !w.ends_with('/') && !name.is_empty()) || has_ext
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use navin_ledger::{Actor, Ctx, InitArgs, NewTask, Operation, Origin};
+
+    fn ledger() -> Ledger {
+        let now = chrono::Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap();
+        let ctx = Ctx::new(now, Actor::Human("alice".into()));
+        let op = Operation::Init(InitArgs {
+            goal: "Add a --since option".into(),
+            origin: Some(Origin {
+                repository: Some("o/r".into()),
+                issue: Some(4),
+                plan_id: Some("issue-4".into()),
+            }),
+            constraints: vec!["Keep the CLI backwards compatible".into()],
+            steps: vec![
+                NewTask {
+                    id: "C1".into(),
+                    title: "Edit src/cli/history.rs".into(),
+                    description: Some(
+                        "Files: src/cli/history.rs, docs/cli.md. Parse the date.".into(),
+                    ),
+                    validation: Validation::Test,
+                    acceptance: Some("`navin ledger history --since 2026-01-01` filters".into()),
+                    ..NewTask::default()
+                },
+                NewTask {
+                    id: "C2".into(),
+                    title: "Document it".into(),
+                    depends_on: vec!["C1".into()],
+                    ..NewTask::default()
+                },
+            ],
+            ..InitArgs::default()
+        });
+        match navin_ledger::ops::apply(None, &op, &ctx).unwrap() {
+            navin_ledger::ops::Outcome::Applied(a) => a.ledger,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_brief_has_every_field_the_seed_requires_and_copies_acceptance_and_validation() {
+        let l = ledger();
+        let task = l.board.task("C1").unwrap();
+        let mut repo = RepoRef::new("o/r", "https://github.com");
+        repo.ledger_branch = "navin/ledger".into();
+        let (title, body) = step_brief(&l, task, &repo, &["ci / test".to_owned()]);
+        assert_eq!(title, "[navin C1] Edit src/cli/history.rs");
+        let order: Vec<usize> = [
+            "### Role",
+            "### Goal",
+            "### Context paths",
+            "### Constraints",
+            "### Done when",
+            "### Do not",
+        ]
+        .iter()
+        .map(|h| body.find(h).unwrap_or_else(|| panic!("missing {h}")))
+        .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{body}");
+        assert!(body.contains("`src/cli/history.rs`") && body.contains("`docs/cli.md`"));
+        assert!(body.contains("Keep the CLI backwards compatible"));
+        assert!(body.contains("--since 2026-01-01"), "acceptance copied");
+        assert!(body.contains("Validation `test`") && body.contains("`ci / test`"));
+        assert!(body.contains("Navin-Step: C1"));
+        assert!(body.contains(".navin/plans/issue-4.md"));
+        assert!(body.starts_with(&step_marker(&l, "C1")));
+    }
+
+    #[test]
+    fn context_paths_are_taken_from_the_step_text_without_prose_words() {
+        let l = ledger();
+        let paths = context_paths(l.board.task("C1").unwrap());
+        assert_eq!(paths, ["src/cli/history.rs", "docs/cli.md"]);
+        assert!(context_paths(l.board.task("C2").unwrap()).is_empty());
+        for not_a_path in ["e.g.", "i.e.,", "v1.2", "https://x.y/z", "--since"] {
+            let mut t = l.board.task("C2").unwrap().clone();
+            t.title = format!("see {not_a_path}");
+            assert!(context_paths(&t).is_empty(), "{not_a_path}");
+        }
+        let mut t = l.board.task("C2").unwrap().clone();
+        t.title = "Fix main.c and .github/navin.yml".into();
+        assert_eq!(context_paths(&t), ["main.c", ".github/navin.yml"]);
+    }
+
+    #[test]
+    fn markers_differ_between_missions_and_steps() {
+        let l = ledger();
+        assert_ne!(step_marker(&l, "C1"), step_marker(&l, "C2"));
+        let mut later = l.clone();
+        later.mission.created_at += chrono::Duration::days(1);
+        assert_ne!(step_marker(&l, "C1"), step_marker(&later, "C1"));
+        assert!(!step_marker(&l, "C1 -->x").contains("-->x"));
+    }
+}
