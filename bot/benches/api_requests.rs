@@ -1,0 +1,155 @@
+//! GitHub REST requests each command and event costs, counted by the fake GitHub's request log while the real server and engine handle signed webhooks.
+//!
+//! Run: `cargo bench -p navin-bot --bench api_requests`. Each row is measured after a
+//! warm-up command (the App slug, the installation token and `.github/navin.yml` are
+//! cached then, as in a long-running server), by waiting until the engine has gone
+//! quiet and counting every REST request it sent. Targets come from the engine issue:
+//! `/status` at most 3, a check-run event at most 5, `/plan` at most 10 plus the reads
+//! the planner needs (the tree listing and blob reads, shown apart).
+#![allow(
+    clippy::unwrap_used,
+    reason = "a bench that cannot set up should stop loudly"
+)]
+
+#[path = "../tests/engine_support/mod.rs"]
+mod engine_support;
+
+use std::time::Duration;
+
+use engine_support::*;
+use navin_e2e::fake::wait_until;
+use navin_e2e::FakeGitHub;
+
+struct Row {
+    what: String,
+    requests: usize,
+    planner_reads: usize,
+    target: Option<usize>,
+}
+
+/// Waits until no REST request arrived for `quiet`, then returns and clears the log.
+async fn settle(fake: &FakeGitHub) -> Vec<navin_e2e::fake::LoggedRequest> {
+    let quiet = Duration::from_millis(400);
+    let mut seen = usize::MAX;
+    loop {
+        let now = fake.api_requests().len();
+        if now == seen {
+            break;
+        }
+        seen = now;
+        tokio::time::sleep(quiet).await;
+    }
+    let log = fake.api_requests();
+    fake.clear_requests();
+    log
+}
+
+fn row(what: &str, log: &[navin_e2e::fake::LoggedRequest], target: Option<usize>) -> Row {
+    let planner_reads = log
+        .iter()
+        .filter(|r| {
+            r.method == "GET" && (r.path.contains("/git/trees/") || r.path.contains("/git/blobs/"))
+        })
+        .count();
+    Row {
+        what: what.to_owned(),
+        requests: log.len(),
+        planner_reads,
+        target,
+    }
+}
+
+async fn command(
+    sc: &mut navin_e2e::Scenario,
+    issue: u64,
+    body: &str,
+    replies: usize,
+) -> Vec<navin_e2e::fake::LoggedRequest> {
+    let fake = sc.fake().clone();
+    fake.clear_requests();
+    let (id, _) = sc.comment(OWNER, REPO, issue, "alice", body).await;
+    let ok = wait_until(WAIT, || !fake.reactions(id).is_empty() || replies > 0).await;
+    assert!(ok, "no reaction to {body}");
+    for _ in 0..replies {
+        sc.next_comment().await;
+    }
+    settle(&fake).await
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let World {
+        mut sc,
+        _server: server,
+        _dir: dir,
+        ..
+    } = world().await;
+    let fake = sc.fake().clone();
+    let issue = fake.create_issue(
+        OWNER,
+        REPO,
+        "Greeting options",
+        "- [ ] Write the parser\n- [ ] Document it\n",
+        "alice",
+    );
+    let mut rows = Vec::new();
+
+    // Warm-up: the first command of a process also reads GET /app, mints a token and
+    // reads the repository config; a server pays that once per cache lifetime.
+    let log = command(&mut sc, issue, "/help", 1).await;
+    rows.push(row(
+        "/help (first command: + App slug, token, config)",
+        &log,
+        None,
+    ));
+
+    let log = command(&mut sc, issue, "/plan add a --name option to greet", 1).await;
+    rows.push(row("/plan (6-file repository)", &log, Some(10)));
+    let log = command(&mut sc, issue, "/approve", 0).await;
+    rows.push(row("/approve", &log, None));
+    let log = command(&mut sc, issue, "/mission", 1).await;
+    rows.push(row("/mission (from the approved plan)", &log, None));
+    let log = command(&mut sc, issue, "/status", 0).await;
+    rows.push(row("/status", &log, Some(3)));
+    let log = command(&mut sc, issue, "/next", 1).await;
+    rows.push(row("/next", &log, None));
+    let log = command(&mut sc, issue, "/pause taking a break", 0).await;
+    rows.push(row("/pause", &log, None));
+    let log = command(&mut sc, issue, "/resume", 0).await;
+    rows.push(row("/resume", &log, None));
+    let log = command(&mut sc, issue, "/help", 1).await;
+    rows.push(row("/help", &log, None));
+
+    println!("\nGitHub REST requests per command and event (fake GitHub request log)\n");
+    println!(
+        "{:<52} {:>8} {:>14} {:>8} {:>7}",
+        "command or event", "requests", "planner reads", "target", "met"
+    );
+    let mut all_met = true;
+    for r in &rows {
+        let counted = r.requests - r.planner_reads;
+        let (target, met) = match r.target {
+            Some(t) => (t.to_string(), counted <= t),
+            None => ("-".to_owned(), true),
+        };
+        all_met &= met;
+        println!(
+            "{:<52} {:>8} {:>14} {:>8} {:>7}",
+            r.what,
+            r.requests,
+            r.planner_reads,
+            target,
+            if r.target.is_some() {
+                if met {
+                    "yes"
+                } else {
+                    "NO"
+                }
+            } else {
+                ""
+            }
+        );
+    }
+    println!("\ntargets count requests other than the planner's reads; all met: {all_met}");
+    drop((server, dir));
+}
