@@ -510,3 +510,49 @@ async fn a_completed_workflow_run_is_re_read_and_its_jobs_prove_the_step() {
     drop(dir);
     sc.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completed_check_suite_re_reads_its_runs_and_closes_the_step() {
+    let World {
+        mut sc,
+        _server: server,
+        _dir: dir,
+        ..
+    } = world().await;
+    let fake = sc.fake().clone();
+    mission(&mut sc, &server).await;
+    let (_, head) = open_pr(&sc, &server, pr_for("S1")).await;
+
+    // The suite's runs finished without a check_run delivery reaching the App.
+    let run = fake.add_check_run(OWNER, REPO, CheckRunSpec::new("ci/test", &head));
+    let payload = Payload::fixture("check_suite.completed")
+        .repo(OWNER, REPO, fake.repo_id(OWNER, REPO))
+        .head_sha(&head)
+        .app_id(15368)
+        .conclusion("success")
+        .installation(sc.installation_for(OWNER, REPO).unwrap());
+    fake.clear_requests();
+    let sent = sc.send(&payload).await;
+    processed(&server, &sent.guid).await;
+    let n = count_requests(&fake, "check_suite completed (green, step done)");
+    assert!(n <= 5, "{n} REST requests for one check suite");
+    let s1 = step(&fake, "S1");
+    assert_eq!(s1["status"], "done", "{s1}");
+    assert_eq!(s1["evidence"][0]["check_run_id"], run, "{s1}");
+
+    // The same suite from an untrusted app proves nothing and reads nothing.
+    let (_, other) = open_pr(&sc, &server, pr_for("S2")).await;
+    fake.add_check_run(OWNER, REPO, CheckRunSpec::new("ci/test", &other));
+    fake.clear_requests();
+    let sent = sc
+        .send(&payload.clone().head_sha(&other).app_id(OTHER_APP))
+        .await;
+    processed(&server, &sent.guid).await;
+    assert_eq!(
+        count_requests(&fake, "check_suite completed (untrusted app)"),
+        0
+    );
+    assert_eq!(step(&fake, "S2")["status"], "planned");
+    drop(dir);
+    sc.finish().await;
+}
