@@ -556,3 +556,47 @@ async fn a_completed_check_suite_re_reads_its_runs_and_closes_the_step() {
     drop(dir);
     sc.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_run_that_passes_on_the_same_head_closes_a_failed_step() {
+    let World {
+        mut sc,
+        _server: server,
+        _dir: dir,
+        ..
+    } = world().await;
+    let fake = sc.fake().clone();
+    mission(&mut sc, &server).await;
+    let (_, head) = open_pr(&sc, &server, pr_for("S1")).await;
+    let red = CheckRunSpec::new("ci/test", &head).conclusion("failure");
+    check_run(&sc, &server, red).await;
+    assert_eq!(step(&fake, "S1")["status"], "failed");
+
+    // Another failing check on the same head is not a second attempt.
+    let commits = ledger_commits(&fake);
+    fake.clear_requests();
+    let lint = CheckRunSpec::new("lint", &head).conclusion("failure");
+    check_run(&sc, &server, lint).await;
+    assert_eq!(
+        count_requests(&fake, "check_run completed (red, step already failed)"),
+        0
+    );
+    assert_eq!(ledger_commits(&fake), commits);
+
+    // "Re-run failed jobs": a newer ci/test run passes on the same head.
+    let later = chrono::Utc::now();
+    let rerun = CheckRunSpec::new("ci/test", &head)
+        .started_at(later - chrono::Duration::minutes(2))
+        .completed_at(later);
+    fake.clear_requests();
+    check_run(&sc, &server, rerun).await;
+    count_requests(&fake, "check_run completed (re-run green on a failed step)");
+    let s1 = step(&fake, "S1");
+    assert_eq!(s1["status"], "done", "{s1}");
+    assert_eq!(
+        s1["retry_count"], 1,
+        "the failed run still counts as an attempt"
+    );
+    drop(dir);
+    sc.finish().await;
+}

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use navin_ledger::store::Committed;
-use navin_ledger::{Actor, Ctx, Effect, Ledger, MissionStatus, Operation};
+use navin_ledger::{Actor, Ctx, Effect, Ledger, MissionStatus, Operation, TaskStatus};
 
 use super::{blocking, EngineError, Session};
 use crate::evidence::{
@@ -36,11 +36,16 @@ impl Completion {
     /// Only a green or red completion can change a step: skipped, neutral,
     /// cancelled and the like are not green and spend no attempt.
     fn can_change_a_step(&self) -> bool {
-        let class = self
-            .conclusion
+        matches!(
+            self.class(),
+            Some(ConclusionClass::Green | ConclusionClass::Red)
+        )
+    }
+
+    fn class(&self) -> Option<ConclusionClass> {
+        self.conclusion
             .as_deref()
-            .map(|c| crate::evidence::Conclusion::parse(c).class());
-        matches!(class, Some(ConclusionClass::Green | ConclusionClass::Red))
+            .map(|c| crate::evidence::Conclusion::parse(c).class())
     }
 }
 
@@ -93,9 +98,13 @@ impl Session<'_> {
         let Some(ledger) = self.read_ledger().await? else {
             return Ok(());
         };
-        if !takes_step_operations(&ledger)
-            || steps_on_head(&ledger.board, &done.head_sha).is_empty()
-        {
+        if !takes_step_operations(&ledger) {
+            return Ok(());
+        }
+        // A red run cannot move a step that already failed on this head.
+        let red = done.class() == Some(ConclusionClass::Red);
+        let linked = steps_on_head(&ledger.board, &done.head_sha);
+        if linked.iter().all(|t| red && t.status == TaskStatus::Failed) {
             return Ok(());
         }
         let mut runs = self.check_runs(&done.head_sha).await?;
@@ -150,6 +159,9 @@ impl Session<'_> {
             let Some(sha) = task.links.head_sha.as_deref().map(str::trim) else {
                 continue;
             };
+            if !(task.validation.needs_run() || task.has_acceptance()) {
+                continue;
+            }
             let key = sha.to_ascii_lowercase();
             if !by_head.contains_key(&key) {
                 let fetched = self.check_runs(sha).await?;

@@ -29,9 +29,10 @@ pub fn policy_from(config: &RepoConfig) -> EvidencePolicy {
     }
 }
 
-/// Steps whose linked head is `head_sha` and that a run can still move (planned
-/// or in progress). Fork PRs' runs list no pull requests, so the SHA is the
-/// only link a run carries that always works.
+/// Steps whose linked head is `head_sha` and that a run can still move:
+/// planned, in progress, or failed (a re-run that passes on the same head
+/// closes a failed step). Fork PRs' runs list no pull requests, so the SHA is
+/// the only link a run carries that always works.
 pub fn steps_on_head<'b>(board: &'b Board, head_sha: &str) -> Vec<&'b Task> {
     let sha = head_sha.trim();
     if sha.is_empty() {
@@ -40,7 +41,12 @@ pub fn steps_on_head<'b>(board: &'b Board, head_sha: &str) -> Vec<&'b Task> {
     board
         .tasks
         .iter()
-        .filter(|t| matches!(t.status, TaskStatus::Planned | TaskStatus::InProgress))
+        .filter(|t| {
+            matches!(
+                t.status,
+                TaskStatus::Planned | TaskStatus::InProgress | TaskStatus::Failed
+            )
+        })
         .filter(|t| {
             t.links
                 .head_sha
@@ -84,8 +90,13 @@ pub fn find_step(
 pub enum Decision {
     /// Every required check is green: mark the step done. `evidence` is what
     /// the ledger has not recorded yet, the triggering run first (it becomes
-    /// the done transition's own evidence); it may be empty.
-    Done { evidence: Vec<Evidence> },
+    /// the done transition's own evidence); it may be empty. `retry` is set
+    /// for a failed step whose failed checks were re-run and passed on the
+    /// same head: it takes its next attempt first.
+    Done {
+        evidence: Vec<Evidence>,
+        retry: bool,
+    },
     /// Green runs to keep while the step cannot be done yet (other required
     /// checks pending, or dependencies not done), and why it waits.
     Record {
@@ -114,8 +125,14 @@ impl Decision {
         match self {
             Decision::Skip(_) => Vec::new(),
             Decision::Record { evidence, .. } => evidence.iter().map(record).collect(),
-            Decision::Done { evidence } => {
-                let mut ops: Vec<Operation> = evidence.iter().skip(1).map(record).collect();
+            Decision::Done { evidence, retry } => {
+                let mut ops: Vec<Operation> = Vec::new();
+                if *retry {
+                    ops.push(Operation::Retry {
+                        step: step.to_owned(),
+                    });
+                }
+                ops.extend(evidence.iter().skip(1).map(record));
                 ops.push(Operation::Done {
                     step: step.to_owned(),
                     evidence: evidence.first().cloned(),
@@ -154,8 +171,9 @@ impl Decision {
 /// `policy`) means for `task` on `board`. `this` is the run whose completion
 /// triggered the look, when there is one (a check suite names none).
 ///
-/// * Only planned and in-progress steps move; a run on another head than the
-///   linked one is ignored.
+/// * Only planned, in-progress and failed steps move, a failed one only to
+///   done (a re-run passed; its failure on this head is already counted). A
+///   run on another head than the linked one is ignored.
 /// * Green with every dependency done: done. Green while a dependency is not
 ///   done: the green runs are recorded and the step waits (the ledger refuses
 ///   done out of dependency order; the engine comes back when the dependency
@@ -170,7 +188,9 @@ pub fn decide(
     verdict: &Verdict,
     policy: &EvidencePolicy,
 ) -> Decision {
-    if !matches!(task.status, TaskStatus::Planned | TaskStatus::InProgress) {
+    let failed = task.status == TaskStatus::Failed;
+    let movable = matches!(task.status, TaskStatus::Planned | TaskStatus::InProgress);
+    if !movable && !(failed && verdict.is_green()) {
         return Decision::Skip(format!(
             "step {} is {}: nothing to record",
             task.id, task.status
@@ -205,13 +225,14 @@ pub fn decide(
             if waiting.is_empty() {
                 return Decision::Done {
                     evidence: unrecorded,
+                    retry: failed,
                 };
             }
             let why = format!(
                 "green on {on}, but it waits for {} to be done",
                 waiting.join(", ")
             );
-            if unrecorded.is_empty() {
+            if unrecorded.is_empty() || failed {
                 Decision::Skip(format!("step {} is {why}", task.id))
             } else {
                 Decision::Record {

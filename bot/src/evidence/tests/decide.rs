@@ -110,10 +110,10 @@ fn green_run_on_the_linked_head_marks_the_step_done_with_its_evidence() {
     let l = ledger();
     let run = workflow_run(42, HEAD, "success");
     let decision = decide_run(&l, "S1", &run, &Default::default());
-    let Decision::Done { evidence } = &decision else {
+    let Decision::Done { evidence, retry } = &decision else {
         panic!("expected done, got {decision:?}");
     };
-    assert!(evidence[0].ok);
+    assert!(evidence[0].ok && !retry);
     assert_eq!(evidence[0].workflow_run_id, Some(42));
     let ops = decision.operations("S1");
     assert!(
@@ -165,6 +165,33 @@ fn red_run_is_a_failed_attempt_once() {
     }
     let again = decide_run(&after, "S1", &run, &Default::default());
     assert!(matches!(again, Decision::Skip(_)), "{again:?}");
+
+    // A re-run of the check that passes on the same head is the next attempt, and proves it.
+    let rerun = CheckObservation {
+        started_at: Some(t(20)),
+        completed_at: Some(t(25)),
+        ..workflow_run(46, HEAD, "success")
+    };
+    let task = after.board.task("S1").expect("S1");
+    let verdict = evaluate(task, &[run, rerun.clone()], &Default::default(), t(30));
+    let decision = decide(
+        task,
+        &after.board,
+        Some(&rerun),
+        &verdict,
+        &Default::default(),
+    );
+    let ops = decision.operations("S1");
+    assert!(
+        matches!(&ops[..], [Operation::Retry { .. }, Operation::Done { evidence: Some(e), .. }] if e.workflow_run_id == Some(46)),
+        "{ops:?}"
+    );
+    for op in ops {
+        after = apply_ok(Some(&after), op);
+    }
+    let s1 = after.board.task("S1").expect("S1");
+    assert_eq!(s1.status, navin_ledger::TaskStatus::Done);
+    assert_eq!(s1.retry_count, 1);
 }
 
 #[test]
