@@ -189,8 +189,9 @@ pub fn decide(
     policy: &EvidencePolicy,
 ) -> Decision {
     let failed = task.status == TaskStatus::Failed;
-    let movable = matches!(task.status, TaskStatus::Planned | TaskStatus::InProgress);
-    if !movable && !(failed && verdict.is_green()) {
+    let movable = matches!(task.status, TaskStatus::Planned | TaskStatus::InProgress)
+        || (failed && verdict.is_green());
+    if !movable {
         return Decision::Skip(format!(
             "step {} is {}: nothing to record",
             task.id, task.status
