@@ -1,16 +1,12 @@
 //! `mode: evidence`: records a completed `workflow_run` on the mission step it proves, after re-reading the run from the API.
 
-use std::collections::HashMap;
-use std::time::Duration;
-
-use navin_bot::config::RepoConfig;
 use navin_bot::evidence::{
-    evaluate, step_from_pr_in, CheckObservation, CheckRunList, ConclusionClass, EvidencePolicy,
-    RunKind, Verdict, WorkflowRunPayload,
+    decide, evaluate, find_step, policy_from, CheckObservation, CheckRunList, WorkflowRunPayload,
 };
-use navin_ledger::model::{Actor, Board, Evidence, EvidenceKind, Task, TaskStatus, Validation};
+use navin_bot::render::text::short_sha;
+use navin_ledger::model::Actor;
 use navin_ledger::store::Committed;
-use navin_ledger::{Ctx, Operation};
+use navin_ledger::Ctx;
 use serde_json::Value;
 
 use crate::api::{Api, Need};
@@ -21,184 +17,6 @@ use crate::modes::{read_payload, status_outputs, Run};
 
 /// Largest number of check-run pages read for one head (100 per page).
 const MAX_CHECK_PAGES: u64 = 10;
-
-/// What to do with the step after looking at the run.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
-    /// Every required check is green: mark the step done (with this run's
-    /// evidence unless it is already recorded).
-    Done(Option<Evidence>),
-    /// This run is green but other required checks are not there yet.
-    Record(Evidence),
-    /// A required check failed on the step's head: a failed attempt.
-    Fail { evidence: Evidence, reason: String },
-    /// Nothing to change, and why.
-    Skip(String),
-}
-
-/// The evidence policy from `.github/navin.yml` (defaults when absent).
-pub fn policy_from(config: &RepoConfig) -> EvidencePolicy {
-    let e = &config.evidence;
-    let mut required_checks = HashMap::new();
-    for (validation, names) in [
-        (Validation::Test, &e.required_checks.test),
-        (Validation::Lint, &e.required_checks.lint),
-        (Validation::Verify, &e.required_checks.verify),
-    ] {
-        if !names.is_empty() {
-            required_checks.insert(validation, names.clone());
-        }
-    }
-    EvidencePolicy {
-        trusted_app_ids: e.trusted_apps.iter().copied().collect(),
-        required_checks,
-        min_ci_time: (e.min_ci_time > Duration::ZERO).then_some(e.min_ci_time),
-    }
-}
-
-/// The step a run is for: a step linked to the run's head SHA, else the step
-/// a linked pull request names (`Navin-Step:` in its body, or its
-/// `navin/<step>` branch), else the run's own `navin/<step>` head branch.
-pub fn find_step(
-    board: &Board,
-    head_sha: &str,
-    prs: &[(String, String)],
-    head_branch: &str,
-) -> Option<String> {
-    let sha = head_sha.trim();
-    if !sha.is_empty() {
-        if let Some(t) = board.tasks.iter().find(|t| {
-            t.links
-                .head_sha
-                .as_deref()
-                .is_some_and(|h| h.trim().eq_ignore_ascii_case(sha))
-        }) {
-            return Some(t.id.clone());
-        }
-    }
-    prs.iter()
-        .find_map(|(body, head_ref)| step_from_pr_in(body, head_ref, board))
-        .or_else(|| step_from_pr_in("", head_branch, board))
-}
-
-fn short(sha: &str) -> &str {
-    sha.get(..7).unwrap_or(sha)
-}
-
-/// This run as ledger evidence (for a green run seen while other checks are pending).
-pub fn run_evidence(run: &CheckObservation, ok: bool) -> Evidence {
-    let conclusion = run.conclusion.clone().unwrap_or_default();
-    Evidence {
-        url: run.html_url.clone(),
-        workflow_run_id: Some(run.id),
-        name: Some(run.name.clone()),
-        app_id: run.app_id,
-        head_sha: Some(run.head_sha.clone()),
-        conclusion: Some(conclusion.clone()),
-        completed_at: run.completed_at,
-        ..Evidence::run(
-            EvidenceKind::WorkflowRun,
-            ok,
-            format!("{} {conclusion} on {}", run.name, short(&run.head_sha)),
-        )
-    }
-}
-
-fn recorded(task: &Task, run: &CheckObservation) -> bool {
-    task.evidence
-        .iter()
-        .any(|e| e.workflow_run_id == Some(run.id) && run.kind == RunKind::WorkflowRun)
-}
-
-/// Decides what `this` run (already evaluated with the other runs on the
-/// head into `verdict`) means for `task`. Pure: the caller applies it.
-pub fn decide(task: &Task, this: &CheckObservation, verdict: &Verdict) -> Decision {
-    if !matches!(task.status, TaskStatus::Planned | TaskStatus::InProgress) {
-        return Decision::Skip(format!(
-            "step {} is {}: nothing to record",
-            task.id, task.status
-        ));
-    }
-    match task.links.head_sha.as_deref().map(str::trim) {
-        Some(head) if !head.is_empty() && !head.eq_ignore_ascii_case(this.head_sha.trim()) => {
-            return Decision::Skip(format!(
-                "run {} is on {} but step {} is linked to head {}: ignored",
-                this.id,
-                short(&this.head_sha),
-                task.id,
-                short(head)
-            ))
-        }
-        _ => {}
-    }
-    let this_first = |list: Vec<Evidence>| -> Option<Evidence> {
-        let pos = list
-            .iter()
-            .position(|e| e.workflow_run_id == Some(this.id))
-            .unwrap_or(0);
-        list.into_iter().nth(pos)
-    };
-    match verdict {
-        Verdict::Green { .. } => {
-            let unrecorded = verdict.unrecorded_evidence(task);
-            Decision::Done(this_first(unrecorded))
-        }
-        Verdict::Red { failed, .. } => {
-            let reason = failed
-                .iter()
-                .map(|f| match &f.note {
-                    Some(note) => format!("{} {} ({note})", f.name, f.conclusion),
-                    None => format!("{} {}", f.name, f.conclusion),
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
-            match this_first(verdict.unrecorded_evidence(task)) {
-                Some(evidence) => Decision::Fail {
-                    evidence,
-                    reason: format!("{reason} on {}", short(&this.head_sha)),
-                },
-                None => Decision::Skip(format!(
-                    "the failure on {} is already recorded for step {}",
-                    short(&this.head_sha),
-                    task.id
-                )),
-            }
-        }
-        Verdict::Pending {
-            missing,
-            running,
-            not_green,
-        } => {
-            let green = this
-                .conclusion()
-                .is_some_and(|c| c.class() == ConclusionClass::Green)
-                && !not_green.iter().any(|f| f.run_id == this.id);
-            if green && !recorded(task, this) {
-                return Decision::Record(run_evidence(this, true));
-            }
-            let mut waiting: Vec<String> = missing.clone();
-            waiting.extend(
-                running
-                    .iter()
-                    .map(|r| format!("{} ({})", r.name, r.status.as_str())),
-            );
-            waiting.extend(
-                not_green
-                    .iter()
-                    .map(|f| format!("{} ({})", f.name, f.conclusion)),
-            );
-            if waiting.is_empty() {
-                waiting.push("a trusted check run".into());
-            }
-            Decision::Skip(format!(
-                "step {} is still waiting for {}",
-                task.id,
-                waiting.join(", ")
-            ))
-        }
-        Verdict::NotApplicable { reason } => Decision::Skip(format!("step {}: {reason}", task.id)),
-    }
-}
 
 /// A `GET` helper that names the permission each read needs.
 fn need(scope: &'static str, what: &'static str) -> Need {
@@ -279,7 +97,7 @@ pub fn run(run: &Run<'_>) -> Result<(), ActionError> {
             commands::notice(&format!(
                 "run {run_id} ({} on {}) is linked to no mission step: nothing to record",
                 this.name,
-                short(&wr.head_sha)
+                short_sha(&wr.head_sha)
             ))
         );
         return run.outputs(&status_outputs(Some(&ledger)));
@@ -296,54 +114,45 @@ pub fn run(run: &Run<'_>) -> Result<(), ActionError> {
         observations.extend(check_runs(&api, run.repo, &wr.head_sha)?);
     }
     let verdict = evaluate(task, &observations, &policy, run.now);
-    let decision = decide(task, &this, &verdict);
-    let op = match decision {
-        Decision::Skip(why) => {
-            println!("{}", commands::notice(&why));
-            return run.outputs(&status_outputs(Some(&ledger)));
-        }
-        Decision::Done(evidence) => Operation::Done {
-            step: task.id.clone(),
-            evidence,
-        },
-        Decision::Record(evidence) => Operation::RecordEvidence {
-            step: task.id.clone(),
-            evidence,
-        },
-        Decision::Fail { evidence, reason } => Operation::Fail {
-            step: task.id.clone(),
-            evidence: Some(evidence),
-            reason,
-        },
-    };
-    let ctx = Ctx::new(run.now, Actor::App("github-actions".into())).with_op_id(format!(
-        "navin-action/workflow_run/{run_id}/attempt/{attempt}"
-    ));
-    let committed = access
-        .store
-        .transact(&op, &ctx)
-        .map_err(|e| ledger::store_error(e, &run.branch, true))?;
-    match committed {
-        Committed::Written {
-            version,
-            reason,
-            ledger: after,
-            ..
-        } => {
-            let job = env.run_id.as_deref().unwrap_or("local");
-            println!("ledger v{version}: {reason} (job run {job})");
-            run.outputs(&status_outputs(Some(&after)))
-        }
-        Committed::AlreadyApplied { version } => {
-            println!(
-                "{}",
-                commands::notice(&format!(
-                    "run {run_id} attempt {attempt} is already in the ledger (v{version}): nothing changed"
-                ))
-            );
-            run.outputs(&status_outputs(Some(&ledger)))
+    let decision = decide(task, &ledger.board, Some(&this), &verdict, &policy);
+    let ops = decision.operations(&task.id);
+    if ops.is_empty() {
+        println!("{}", commands::notice(&decision.describe(&task.id)));
+        return run.outputs(&status_outputs(Some(&ledger)));
+    }
+    println!("{}", decision.describe(&task.id));
+    let base = format!("navin-action/workflow_run/{run_id}/attempt/{attempt}");
+    let mut latest = None;
+    for (i, op) in ops.iter().enumerate() {
+        // One id per operation: a re-run job skips the ones already written.
+        let op_id = format!("{base}#{i}");
+        let ctx = Ctx::new(run.now, Actor::App("github-actions".into())).with_op_id(op_id);
+        let committed = access
+            .store
+            .transact(op, &ctx)
+            .map_err(|e| ledger::store_error(e, &run.branch, true))?;
+        match committed {
+            Committed::Written {
+                version,
+                reason,
+                ledger: after,
+                ..
+            } => {
+                let job = env.run_id.as_deref().unwrap_or("local");
+                println!("ledger v{version}: {reason} (job run {job})");
+                latest = Some(*after);
+            }
+            Committed::AlreadyApplied { version } => {
+                println!(
+                    "{}",
+                    commands::notice(&format!(
+                        "run {run_id} attempt {attempt} is already in the ledger (v{version}): nothing changed"
+                    ))
+                );
+            }
         }
     }
+    run.outputs(&status_outputs(Some(latest.as_ref().unwrap_or(&ledger))))
 }
 
 /// `(body, head ref)` of the pull requests the run lists (same-repository PRs only; forks list none).
@@ -398,7 +207,3 @@ fn check_runs(api: &Api, repo: &str, sha: &str) -> Result<Vec<CheckObservation>,
     }
     Ok(out)
 }
-
-#[cfg(test)]
-#[path = "evidence_tests.rs"]
-mod tests;

@@ -111,7 +111,7 @@ impl Session<'_> {
 
     /// The issue carrying the mission's panel: its origin when it lives in this
     /// repository, else the issue the command came from.
-    fn panel_issue(&self, ledger: &Ledger) -> u64 {
+    pub(super) fn panel_issue(&self, ledger: &Ledger) -> u64 {
         ledger
             .mission
             .origin
@@ -131,7 +131,7 @@ impl Session<'_> {
         repo
     }
 
-    async fn refresh_panel(&self, ledger: &Ledger) -> Result<Upserted, EngineError> {
+    pub(super) async fn refresh_panel(&self, ledger: &Ledger) -> Result<Upserted, EngineError> {
         let body = mission_panel(ledger, &PanelContext::new(self.repo_ref()));
         let marker = Marker::Panel {
             format: PANEL_FORMAT,
@@ -274,7 +274,7 @@ impl Session<'_> {
         };
         let validation = task.validation;
         if validation.needs_run() {
-            let policy = super::repo_config::evidence_policy(&self.repo_config());
+            let policy = crate::evidence::policy_from(&self.repo_config());
             let required = policy.required_for(validation);
             let checks = if required.is_empty() {
                 format!(

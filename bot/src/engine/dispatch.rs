@@ -68,7 +68,7 @@ impl Session<'_> {
         let config = self.repo_config();
         let label = config.dispatch.label().to_owned();
         let existing = self.labelled_issues(&label).await?;
-        let policy = super::repo_config::evidence_policy(&config);
+        let policy = crate::evidence::policy_from(&config);
         let store = self.store().await?;
         for task in waiting {
             let marker = step_marker(&ledger, &task.id);

@@ -7,10 +7,12 @@
 //! created, and replies carry a hidden op tag that a retry looks for first.
 
 mod checks;
+mod ci;
 mod commands;
 mod comments;
 mod dispatch;
 pub mod ledger;
+mod links;
 pub mod payload;
 pub mod permission;
 pub mod plans;

@@ -8,7 +8,8 @@ impl Engine {
     pub(super) async fn on_pull_request(&self, delivery: &Delivery) -> Result<(), HandlerError> {
         let event: PullRequestEvent = parse(delivery, "pull_request")?;
         let _installation = installation_of(event.installation.as_ref(), delivery)?;
-        // Step links (engine/links) and the plan gate (engine/gate) are not wired yet.
+        // The plan gate (engine/gate) is not wired yet.
+        self.link_steps(&event, delivery).await?;
         Ok(())
     }
 }

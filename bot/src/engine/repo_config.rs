@@ -5,10 +5,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use navin_ledger::{Budget, Validation};
+use navin_ledger::Budget;
 
 use crate::config::{parse_repo_config, RepoConfig};
-use crate::evidence::EvidencePolicy;
 use crate::github::{GitHubError, InstallationClient};
 
 pub const CONFIG_PATH: &str = ".github/navin.yml";
@@ -75,26 +74,6 @@ fn parse_file(file: &serde_json::Value) -> Result<Arc<RepoConfig>, String> {
         .map_err(|e| format!("{CONFIG_PATH}: {e}"))
 }
 
-/// The evidence policy a repository's config describes.
-pub fn evidence_policy(config: &RepoConfig) -> EvidencePolicy {
-    let evidence = &config.evidence;
-    let mut required = HashMap::new();
-    for (validation, names) in [
-        (Validation::Test, &evidence.required_checks.test),
-        (Validation::Lint, &evidence.required_checks.lint),
-        (Validation::Verify, &evidence.required_checks.verify),
-    ] {
-        if !names.is_empty() {
-            required.insert(validation, names.clone());
-        }
-    }
-    EvidencePolicy {
-        trusted_app_ids: evidence.trusted_apps.iter().copied().collect(),
-        required_checks: required,
-        min_ci_time: (!evidence.min_ci_time.is_zero()).then_some(evidence.min_ci_time),
-    }
-}
-
 /// The mission budget a repository's config sets.
 pub fn budget(config: &RepoConfig) -> Budget {
     let b = &config.budgets;
@@ -118,12 +97,14 @@ mod tests {
             "evidence:\n  required_checks:\n    test: [ci/test]\nbudgets:\n  max_retries: 1\n  max_cost_cents: 250\n",
         )
         .unwrap();
-        let policy = evidence_policy(&config);
+        let policy = crate::evidence::policy_from(&config);
         assert_eq!(
-            policy.required_for(Validation::Test),
+            policy.required_for(navin_ledger::Validation::Test),
             ["ci/test".to_owned()]
         );
-        assert!(policy.required_for(Validation::Lint).is_empty());
+        assert!(policy
+            .required_for(navin_ledger::Validation::Lint)
+            .is_empty());
         assert_eq!(policy.trusted_app_ids, [15368]);
         let budget = budget(&config);
         assert_eq!(budget.max_retries, 1);

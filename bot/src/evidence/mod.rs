@@ -1,5 +1,6 @@
 //! The evidence policy of DESIGN.md: which CI runs prove a mission step, as pure decisions over observed runs.
 
+mod decide;
 mod link;
 mod message;
 mod observation;
@@ -8,6 +9,7 @@ mod verdict;
 #[cfg(test)]
 mod tests;
 
+pub use decide::{decide, find_step, pending_dependencies, policy_from, steps_on_head, Decision};
 pub use link::{step_from_pr, step_from_pr_in};
 pub use message::missing_checks_message;
 pub use observation::{
@@ -15,5 +17,6 @@ pub use observation::{
     ConclusionClass, RunKind, WorkflowRunPayload, GITHUB_ACTIONS_APP_ID,
 };
 pub use verdict::{
-    evaluate, EvidencePolicy, FinishedCheck, NotApplicable, RunningCheck, Verdict, OWN_CHECK_PREFIX,
+    evaluate, run_evidence, EvidencePolicy, FinishedCheck, NotApplicable, RunningCheck, Verdict,
+    OWN_CHECK_PREFIX,
 };

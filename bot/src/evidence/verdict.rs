@@ -50,7 +50,8 @@ impl EvidencePolicy {
             .unwrap_or(&[])
     }
 
-    fn trusts(&self, app_id: Option<u64>) -> bool {
+    /// Whether runs of this app count; a run without an app id never does.
+    pub fn trusts(&self, app_id: Option<u64>) -> bool {
         app_id.is_some_and(|id| self.trusted_app_ids.contains(&id))
     }
 }
@@ -340,6 +341,16 @@ fn finished(
         kind: run.kind,
         note,
     }
+}
+
+/// The ledger entry for one run as it stands (its own conclusion, or
+/// `missing` when it has none), for a green run recorded before the step can
+/// be done.
+pub fn run_evidence(run: &CheckObservation, ok: bool) -> Evidence {
+    let conclusion = run
+        .conclusion()
+        .unwrap_or_else(|| Conclusion::parse(run.status.as_str()));
+    evidence(run, ok, &conclusion, None)
 }
 
 /// The ledger entry for a run: everything needed to re-read and re-verify

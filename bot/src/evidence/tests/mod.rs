@@ -1,5 +1,6 @@
 //! Evidence policy tests: one per rule of DESIGN.md "Evidence", plus step links and payload parsing.
 
+mod decide;
 mod fixture;
 mod link;
 mod message;
