@@ -8,7 +8,8 @@ impl Engine {
     pub(super) async fn on_pull_request(&self, delivery: &Delivery) -> Result<(), HandlerError> {
         let event: PullRequestEvent = parse(delivery, "pull_request")?;
         let _installation = installation_of(event.installation.as_ref(), delivery)?;
-        // Step links (engine/links) and the plan gate (engine/gate) are not wired yet.
+        // Step links (engine/links) are not wired yet.
+        self.gate_pull_request(&event, delivery).await?;
         Ok(())
     }
 }
