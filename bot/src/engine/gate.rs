@@ -205,6 +205,15 @@ impl Session<'_> {
         let now = self.now();
         let mut counted = Vec::new();
         for c in candidates {
+            // Recorded for an earlier text (an edit in the same second as the review).
+            let earlier = record
+                .approvals
+                .iter()
+                .any(|a| a.review_id == Some(c.review_id) && a.plan_hash != record.hash);
+            if earlier {
+                notes.push(not_counted(&NotCounted::BeforeText { login: c.login }));
+                continue;
+            }
             let role = self
                 .engine
                 .permissions
