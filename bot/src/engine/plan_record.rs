@@ -1,7 +1,8 @@
 //! The plan record on the ledger branch (`.navin/plans/<id>.json`): status, approvals bound to content hashes, edits with their diff, and the texts a plan replaced.
 
 use chrono::{DateTime, Utc};
-use navin_ledger::plan::PlanDiff;
+use navin_ledger::plan::policy::{decide_auto_accept, AutoAcceptConfig};
+use navin_ledger::plan::{PlanDiff, PlanDocument};
 use serde::{Deserialize, Serialize};
 
 use crate::render::{PlanApproval, PlanStatus};
@@ -294,6 +295,31 @@ impl PlanRecord {
         }
     }
 
+    /// Runs the config's auto-accept policy on the current text (`doc`), with `seen` safe
+    /// operations accepted so far in the repository. The decision's reason is kept either
+    /// way; an acceptance is an approval by [`AUTO_ACCEPT`] logged like a person's.
+    /// Returns whether the plan was accepted.
+    pub fn auto_accept(
+        &mut self,
+        doc: &PlanDocument,
+        config: &AutoAcceptConfig,
+        seen: u32,
+        required: u32,
+        now: DateTime<Utc>,
+    ) -> bool {
+        let decision = decide_auto_accept(doc, config, seen);
+        let reason = decision.reason.to_string();
+        self.auto_accept = Some(reason.clone());
+        if !decision.auto_accept || self.hash != doc.hash() {
+            return false;
+        }
+        let mut entry = ApprovalEntry::new(AUTO_ACCEPT, &self.hash, now, None);
+        entry.note = Some(reason);
+        self.approvals.push(entry);
+        self.settle(required);
+        true
+    }
+
     /// The status as the plan comment shows it.
     pub fn comment_status(&self) -> PlanStatus {
         match self.status {
@@ -349,6 +375,7 @@ impl PlanRecord {
 #[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 mod tests {
     use super::*;
+    use navin_ledger::plan::{FileChange, Operation, Plan, READ_ONLY_PERSONA};
 
     fn at(s: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
@@ -436,6 +463,69 @@ mod tests {
             r.approvals[0].revoked_at.is_some(),
             "superseded by carol's own later review"
         );
+    }
+
+    fn doc(operation: Operation, dependencies: &[&str]) -> PlanDocument {
+        let plan = Plan {
+            title: "Greet by name".into(),
+            persona: READ_ONLY_PERSONA.into(),
+            goal: "Make the greeting configurable.".into(),
+            architecture: "One crate.".into(),
+            capabilities: "Greets.".into(),
+            data_flow: "Name in, greeting out.".into(),
+            target_state: "A configurable greeting.".into(),
+            impact_isolation: "Only src/greet.rs.".into(),
+            changes: vec![FileChange {
+                path: "src/greet.rs".into(),
+                operation,
+                change: "change the greeting".into(),
+                rationale: "it is where greetings live".into(),
+            }],
+            new_dependencies: dependencies.iter().map(|d| d.to_string()).collect(),
+            risks: vec!["a".into(), "b".into(), "c".into()],
+            next_steps: vec!["run cargo test".into()],
+            questions: vec![],
+            handoff: None,
+            stages: vec![],
+        };
+        PlanDocument::from_plan(&plan).unwrap()
+    }
+
+    #[test]
+    fn auto_accept_needs_the_threshold_and_never_takes_deletes_or_new_dependencies() {
+        let config = AutoAcceptConfig {
+            after_n_safe_operations: 2,
+            ..AutoAcceptConfig::default()
+        };
+        let edit = doc(Operation::Edit, &[]);
+        let mut r = record();
+        r.hash = edit.hash().to_owned();
+        assert!(!r.auto_accept(&edit, &config, 1, 1, at(1)));
+        assert!(r
+            .auto_accept
+            .as_deref()
+            .unwrap()
+            .contains("only 1 of the 2"));
+        assert_eq!(r.status, RecordStatus::Pending);
+        assert!(r.auto_accept(&edit, &config, 2, 1, at(2)));
+        assert_eq!(r.status, RecordStatus::Approved);
+        assert_eq!(r.approvals[0].approver, AUTO_ACCEPT);
+        assert_eq!(r.approvals[0].plan_hash, edit.hash());
+        assert!(r.approvals[0].note.is_some());
+        for risky in [
+            doc(Operation::Delete, &[]),
+            doc(Operation::Edit, &["serde"]),
+        ] {
+            let mut r = record();
+            r.hash = risky.hash().to_owned();
+            assert!(!r.auto_accept(&risky, &config, 1000, 1, at(3)));
+            assert!(
+                r.auto_accept.as_deref().unwrap().contains("always need"),
+                "{:?}",
+                r.auto_accept
+            );
+            assert!(!r.is_approved());
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use base64::Engine as _;
-use navin_ledger::plan::policy::{decide_auto_accept, safe_operations_in};
+use navin_ledger::plan::policy::safe_operations_in;
 use navin_ledger::plan::PlanDocument;
 use serde::{Deserialize, Serialize};
 
@@ -476,14 +476,7 @@ impl Session<'_> {
                 record.rejections.push(rejection.clone());
             }
             if let Some(auto) = &auto {
-                let decision = decide_auto_accept(&checked, auto, seen.safe_operations);
-                record.auto_accept = Some(decision.reason.to_string());
-                if decision.auto_accept {
-                    let mut entry = ApprovalEntry::new(AUTO_ACCEPT, &record.hash, now, None);
-                    entry.note = Some(decision.reason.to_string());
-                    record.approvals.push(entry);
-                    record.settle(required);
-                }
+                record.auto_accept(&checked, auto, seen.safe_operations, required, now);
             }
             Ok(Some(record))
         };
