@@ -456,7 +456,8 @@ async fn require_plan_for_keeps_the_gate_action_required_until_a_plan_is_approve
     sc.review(OWNER, REPO, pr, "alice", "approved").await;
     wait_check(&fake, &head, approved).await;
 
-    // A second PR names an approved plan of an issue in its body: green at once.
+    // A second PR names an issue's plan in its body: waiting while that plan is
+    // pending, green once it is approved on the issue (no push needed).
     let issue = fake.create_issue(OWNER, REPO, "Plan", "A plan for the next PR.", "alice");
     sc.comment(
         OWNER,
@@ -467,8 +468,6 @@ async fn require_plan_for_keeps_the_gate_action_required_until_a_plan_is_approve
     )
     .await;
     sc.next_comment().await;
-    let (c, _) = sc.comment(OWNER, REPO, issue, "alice", "/approve").await;
-    reacted(&fake, c, "+1").await;
     let spec = PullSpec::new("feature/second")
         .author("carol")
         .body(&format!("Follows the plan.\n\nNavin-Plan: #{issue}\n"))
@@ -477,6 +476,15 @@ async fn require_plan_for_keeps_the_gate_action_required_until_a_plan_is_approve
     fake.clear_requests();
     let (second, _) = sc.open_pull(OWNER, REPO, spec).await;
     let head2 = fake.pull(OWNER, REPO, second).head_sha;
+    let run = wait_check(&fake, &head2, waiting).await;
+    assert!(
+        summary(&run).contains("dependency-add") && summary(&run).contains("pending"),
+        "{}",
+        summary(&run)
+    );
+    count_requests(&fake, "pull_request.opened (gate, named pending plan)");
+    let (c, _) = sc.comment(OWNER, REPO, issue, "alice", "/approve").await;
+    reacted(&fake, c, "+1").await;
     let run = wait_check(&fake, &head2, approved).await;
     assert!(
         run.output["title"]
@@ -485,6 +493,6 @@ async fn require_plan_for_keeps_the_gate_action_required_until_a_plan_is_approve
             .contains(&format!("issue-{issue}")),
         "{run:#?}"
     );
-    count_requests(&fake, "pull_request.opened (gate, named approved plan)");
+    count_requests(&fake, "/approve on the issue (+ gate of the PR naming it)");
     sc.finish().await;
 }

@@ -3,11 +3,11 @@
 use navin_ledger::plan::policy::{plan_requirement, ChangedFile};
 
 use super::approvals::{self, NotCounted, RestReview};
-use super::payload::{PullRequestEvent, ReviewEvent};
+use super::payload::{PullRequest, PullRequestEvent, ReviewEvent};
 use super::plan_check::{self, PlanCheck};
 use super::plan_policy;
 use super::plan_record::{CountedReview, PlanRecord, RecordStatus};
-use super::plans::PullInfo;
+use super::plans::{pr_plan_id, PullInfo};
 use super::Engine;
 use super::{installation_of, permission, EngineError, Session};
 use crate::queue::{Delivery, HandlerError};
@@ -257,6 +257,34 @@ impl Session<'_> {
         self.publish_plan(&record, &doc, Some(pr), &notes).await
     }
 
+    /// After a change to a plan that pull requests may name (`Navin-Plan:`), runs the
+    /// gate again on every open pull request whose body names it, so approving an
+    /// issue's plan turns their checks green without a push. Only when
+    /// `require_plan_for` is set (otherwise no gate exists).
+    pub(super) async fn refresh_named_gates(&self, record: &PlanRecord) -> Result<(), EngineError> {
+        if plan_policy::plan_triggers(&self.repo_config()).is_empty() {
+            return Ok(());
+        }
+        let mut next = Some(format!(
+            "/repos/{}/pulls?state=open&per_page=100",
+            self.repo
+        ));
+        let mut pages = 0;
+        while let Some(path) = next {
+            pages += 1;
+            let page = self.client.get(&path).await?;
+            let pulls: Vec<PullRequest> = page.json(&path)?;
+            for pull in &pulls {
+                let info = PullInfo::from_payload(pull);
+                if plan_policy::referenced_plans(&info.body).contains(&record.id) {
+                    self.gate(&info).await?;
+                }
+            }
+            next = page.next_page().filter(|_| pages < MAX_FILE_PAGES);
+        }
+        Ok(())
+    }
+
     /// Every review of the pull request, oldest first.
     async fn reviews(&self, number: u64) -> Result<Vec<RestReview>, EngineError> {
         let mut all = Vec::new();
@@ -296,7 +324,7 @@ impl Session<'_> {
     /// body names (`Navin-Plan: #12`). Nothing required, no check.
     async fn gate(&self, pr: &PullInfo) -> Result<(), EngineError> {
         let config = self.repo_config();
-        if let Some((record, _)) = self.read_plan().await? {
+        if let Some((record, _)) = self.read_plan_id(&pr_plan_id(pr.number)).await? {
             let check = own_plan_check(&record, config.approval.required_approvals, &[]);
             return self.sync_check(pr, &check, &record.id).await;
         }

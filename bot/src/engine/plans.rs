@@ -366,7 +366,7 @@ impl Session<'_> {
     ) -> Result<(), EngineError> {
         self.show_plan(record, doc).await?;
         if !record.pull_request {
-            return Ok(());
+            return self.refresh_named_gates(record).await;
         }
         let fetched;
         let pr = match pr {
