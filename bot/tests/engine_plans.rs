@@ -496,3 +496,110 @@ async fn require_plan_for_keeps_the_gate_action_required_until_a_plan_is_approve
     count_requests(&fake, "/approve on the issue (+ gate of the PR naming it)");
     sc.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_accept_counts_approved_safe_operations_and_then_accepts_a_safe_plan() {
+    let World {
+        mut sc,
+        _server: server,
+        _dir: dir,
+        ..
+    } = world().await;
+    let _keep = (server, dir);
+    let fake = sc.fake().clone();
+    fake.commit_files(
+        OWNER,
+        REPO,
+        "main",
+        &[(
+            ".github/navin.yml",
+            "auto_accept:\n  after_n_safe_operations: 1\n",
+        )],
+        "auto-accept",
+    );
+    let first = fake.create_issue(OWNER, REPO, "One", "First plan.", "alice");
+    sc.comment(
+        OWNER,
+        REPO,
+        first,
+        "alice",
+        "/plan make the greeting configurable",
+    )
+    .await;
+    sc.next_comment().await;
+    let first_id = format!("issue-{first}");
+    let rec = record(&fake, &first_id);
+    assert_eq!(rec["status"], "pending");
+    assert!(
+        rec["auto_accept"]
+            .as_str()
+            .unwrap()
+            .contains("only 0 of the 1"),
+        "{rec:#}"
+    );
+    let safe = rec["safe_operations"].as_u64().unwrap();
+    assert!(safe >= 1, "the built-in plan only edits files: {rec:#}");
+
+    // A person approves it: its safe operations count towards the threshold.
+    let (c, _) = sc.comment(OWNER, REPO, first, "alice", "/approve").await;
+    reacted(&fake, c, "+1").await;
+    let count = ledger_git(
+        &fake,
+        &["show", "navin/ledger:.navin/plans/auto-accept.json"],
+    )
+    .expect("the auto-accept count");
+    let count: serde_json::Value = serde_json::from_str(&count).unwrap();
+    assert_eq!(count["safe_operations_accepted"], safe);
+
+    // The next safe plan is accepted by config, logged like a person's approval.
+    let second = fake.create_issue(OWNER, REPO, "Two", "Second plan.", "alice");
+    fake.clear_requests();
+    sc.comment(
+        OWNER,
+        REPO,
+        second,
+        "alice",
+        "/plan make the greeting configurable",
+    )
+    .await;
+    let comment = sc.next_comment().await;
+    assert!(comment.body.contains("approved"), "{}", comment.body);
+    assert!(comment.body.contains("auto-accept"), "{}", comment.body);
+    count_requests(&fake, "/plan (auto-accepted)");
+    let second_id = format!("issue-{second}");
+    let rec = record(&fake, &second_id);
+    assert_eq!(rec["status"], "approved");
+    assert_eq!(rec["approvals"][0]["approver"], "auto-accept");
+    assert_eq!(rec["approvals"][0]["plan_hash"], rec["hash"]);
+    assert!(rec["approvals"][0]["note"]
+        .as_str()
+        .unwrap()
+        .contains("auto-accepted"));
+
+    // An edit that deletes a file is never auto-accepted, whatever the count.
+    let md = format!("navin/ledger:.navin/plans/{second_id}.md");
+    let text = ledger_git(&fake, &["show", &md]).unwrap();
+    let edited = text.replacen(
+        "### File: src/lib.rs\n\n- **Operation:** edit",
+        "### File: src/lib.rs\n\n- **Operation:** delete",
+        1,
+    );
+    assert_ne!(edited, text);
+    let (c, _) = sc
+        .comment(
+            OWNER,
+            REPO,
+            second,
+            "alice",
+            &format!("/plan edit\n\n````markdown\n{edited}````\n"),
+        )
+        .await;
+    reacted(&fake, c, "+1").await;
+    let rec = record(&fake, &second_id);
+    assert_eq!(rec["status"], "pending", "{rec:#}");
+    assert!(
+        rec["auto_accept"].as_str().unwrap().contains("always need"),
+        "{rec:#}"
+    );
+    sc.finish().await;
+}

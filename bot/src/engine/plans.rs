@@ -622,14 +622,19 @@ impl Session<'_> {
         let id = record.id.clone();
         let now = self.now();
         let who = self.author.clone();
-        let safe_ops = plan_policy::auto_accept_config(&self.repo_config())
-            .map(|a| safe_operations_in(edited.plan(), &a))
+        let config = self.repo_config();
+        let auto = plan_policy::auto_accept_config(&config);
+        let required = config.approval.required_approvals;
+        let safe_ops = auto
+            .as_ref()
+            .map(|a| safe_operations_in(edited.plan(), a))
             .unwrap_or(0);
         let (new_hash, original_text) = (edited.hash().to_owned(), original.text().to_owned());
+        let checked = edited.clone();
         let message = format!(
             "navin: plan {id} edit by human:{who}\n\nReplaced with an edited text ({new_hash}).\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n"
         );
-        let change = move |old: Option<PlanRecord>, _: &Seen| {
+        let change = move |old: Option<PlanRecord>, seen: &Seen| {
             let Some(mut record) = old else {
                 return Err(format!("{} is missing or does not parse.", json_path(&id)));
             };
@@ -642,6 +647,9 @@ impl Session<'_> {
             record.original = Some(original_text.clone());
             record.diff = (!diff.is_empty()).then(|| diff.clone());
             record.replace_text(&new_hash, &who, "edited with /plan edit", now);
+            if let Some(auto) = &auto {
+                record.auto_accept(&checked, auto, seen.safe_operations, required, now);
+            }
             Ok(Some(record))
         };
         let text = edited.text().to_owned();
