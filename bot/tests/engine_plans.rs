@@ -194,6 +194,20 @@ async fn a_writers_approving_review_turns_the_check_green_and_records_the_approv
         "{}",
         edited.body
     );
+
+    // Implementation commits do not touch the plan text: the new head is green at once.
+    fake.clear_requests();
+    let (new_head, _) = sc
+        .push_to_pull(
+            OWNER,
+            REPO,
+            pr,
+            &[("src/greet.rs", "// done\n")],
+            "implement",
+        )
+        .await;
+    wait_check(&fake, &new_head, approved).await;
+    count_requests(&fake, "pull_request.synchronize (approved plan)");
     sc.finish().await;
 }
 
