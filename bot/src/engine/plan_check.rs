@@ -64,6 +64,19 @@ struct Output {
     summary: Option<String>,
 }
 
+/// GitHub's limit on `output.summary` (characters).
+const MAX_SUMMARY: usize = 65_535;
+
+/// At most `max` characters, cut on a character boundary with an ellipsis.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
 fn runs_path(repo: &str, sha: &str) -> String {
     format!("/repos/{repo}/commits/{sha}/check-runs?check_name={CHECK_NAME_QUERY}&filter=latest&per_page=100")
 }
@@ -86,12 +99,13 @@ async fn find(
 /// A completed run's writable fields. `details_url` must be absolute http(s); GitHub
 /// shows it as the place to act when the conclusion is `action_required`.
 fn body(check: &PlanCheck, details_url: Option<&str>, external_id: &str) -> Value {
+    let summary = clip(&check.summary, MAX_SUMMARY);
     let mut body = json!({
         "status": "completed",
         "conclusion": check.conclusion(),
         "completed_at": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
         "external_id": external_id,
-        "output": { "title": check.title, "summary": check.summary },
+        "output": { "title": check.title, "summary": summary },
     });
     if let Some(url) = details_url.filter(|u| u.starts_with("http")) {
         body["details_url"] = json!(url);
@@ -111,9 +125,10 @@ pub async fn sync(
 ) -> Result<Synced, GitHubError> {
     if let Some(run) = find(client, repo, sha).await? {
         let output = run.output.as_ref();
+        let summary = clip(&check.summary, MAX_SUMMARY);
         let same = run.conclusion.as_deref() == Some(check.conclusion())
             && output.and_then(|o| o.title.as_deref()) == Some(check.title.as_str())
-            && output.and_then(|o| o.summary.as_deref()) == Some(check.summary.as_str());
+            && output.and_then(|o| o.summary.as_deref()) == Some(summary.as_str());
         if same {
             return Ok(Synced::Unchanged);
         }
@@ -164,6 +179,7 @@ impl WriteProbe for RunOnHead {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 mod tests {
     use super::*;
 
@@ -182,6 +198,12 @@ mod tests {
         assert!(body(&check, Some("/relative"), "pr-1")
             .get("details_url")
             .is_none());
+        let long = PlanCheck {
+            summary: "é".repeat(MAX_SUMMARY + 10),
+            ..check.clone()
+        };
+        let summary = body(&long, None, "pr-1")["output"]["summary"].clone();
+        assert_eq!(summary.as_str().unwrap().chars().count(), MAX_SUMMARY);
         let ok = PlanCheck {
             approved: true,
             ..check
