@@ -332,7 +332,8 @@ async fn reject_edited_comments_and_close() {
     let fake = sc.fake().clone();
     let issue = fake.create_issue(OWNER, REPO, "Idea", "No task list here.", "alice");
 
-    // /reject: the plan comment says rejected, the record keeps the feedback.
+    // /reject with feedback: the plan is regenerated with the feedback appended to the
+    // request; the record keeps the rejection and the superseded text's hash.
     sc.comment(OWNER, REPO, issue, "alice", "/plan add a farewell function")
         .await;
     let plan = sc.next_comment().await;
@@ -359,12 +360,20 @@ async fn reject_edited_comments_and_close() {
     )
     .unwrap();
     let record: serde_json::Value = serde_json::from_str(&record).unwrap();
-    assert_eq!(record["status"], "rejected");
+    assert_eq!(record["status"], "pending");
     assert_eq!(
         record["rejections"][0]["feedback"],
         "too broad, only touch greet.rs"
     );
-    count_requests(&fake, "/reject");
+    assert!(record["request"]
+        .as_str()
+        .unwrap()
+        .ends_with("too broad, only touch greet.rs"));
+    assert_eq!(
+        record["superseded"][0]["hash"],
+        record["rejections"][0]["plan_hash"]
+    );
+    count_requests(&fake, "/reject (regenerates)");
 
     // /mission with no goal needs an approved plan.
     sc.comment(OWNER, REPO, issue, "alice", "/mission").await;

@@ -25,12 +25,7 @@ impl Session<'_> {
             Command::Status => return self.status().await,
             Command::Next => return self.next().await,
             Command::Plan { request } => return self.plan(&request, op_id).await,
-            Command::PlanEdit { .. } => {
-                return Ok(Answer::refuse(
-                    "`/plan edit` is not supported on issues by this version of Navin.",
-                    "Ask for a new plan with `/plan <request>`, or reject this one with feedback: `/reject <what to change>`.",
-                ))
-            }
+            Command::PlanEdit { plan } => return self.plan_edit(&plan, op_id).await,
             Command::Approve => return self.approve(op_id).await,
             Command::Reject { feedback } => return self.reject(feedback, op_id).await,
             Command::Mission { replace, goal } => return self.mission(replace, goal, op_id).await,
@@ -335,9 +330,7 @@ impl Session<'_> {
         let Some((record, doc)) = self.read_plan().await? else {
             return Ok(None);
         };
-        let approved = record.status == plans::RecordStatus::Approved
-            && record.hash == doc.hash()
-            && record.approvals.iter().any(|a| a.plan_hash == doc.hash());
+        let approved = record.is_approved() && record.hash == doc.hash();
         Ok(approved.then_some((record, doc)))
     }
 }

@@ -6,15 +6,20 @@
 //! the panel and plan comments are found by their hidden markers before one is
 //! created, and replies carry a hidden op tag that a retry looks for first.
 
+pub mod approvals;
 mod checks;
 mod ci;
 mod commands;
 mod comments;
 mod dispatch;
+mod gate;
 pub mod ledger;
 mod links;
 pub mod payload;
 pub mod permission;
+pub mod plan_check;
+pub mod plan_policy;
+pub mod plan_record;
 pub mod plans;
 mod pulls;
 pub mod repo_config;

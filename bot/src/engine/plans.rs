@@ -1,16 +1,19 @@
-//! `/plan`, `/approve`, `/reject` on issues: the built-in planner run read-only through the API, the plan record on the ledger branch, and the plan comment.
+//! `/plan`, `/plan edit`, `/approve`, `/reject` on issues and pull requests: the built-in planner run read-only through the API, the plan record on the ledger branch, and the plan comment.
 
 use std::collections::HashMap;
 
 use base64::Engine as _;
-use chrono::{DateTime, Utc};
+use navin_ledger::plan::policy::safe_operations_in;
 use navin_ledger::plan::PlanDocument;
 use serde::{Deserialize, Serialize};
 
-use super::comments;
-use super::{blocking, Answer, EngineError, Session};
+pub use super::plan_record::{
+    ApprovalEntry, EditEntry, PlanRecord, RecordStatus, RejectionEntry, SupersededEntry,
+    AUTO_ACCEPT,
+};
+use super::{blocking, comments, plan_policy, Answer, EngineError, Session};
 use crate::planner::{plan_repository, MemorySource, PlannerOptions, SourceEntry};
-use crate::render::{plan_comment, Marker, PlanApproval, PlanCommentInfo, PlanStatus};
+use crate::render::{plan_comment, Marker, PlanCommentInfo};
 
 /// At most this many files are read through the API for one plan.
 pub const MAX_BLOBS: usize = 150;
@@ -18,102 +21,19 @@ pub const MAX_BLOBS: usize = 150;
 pub const MAX_BLOB_BYTES: u64 = 100 * 1024;
 /// Reading stops once this many bytes were read.
 pub const MAX_TOTAL_BYTES: u64 = 2 * 1024 * 1024;
-/// Op ids remembered per record, for redelivered commands.
-const OP_WINDOW: usize = 50;
-
 const SOURCE: &str = "built-in planner";
 
-/// Where a plan stands on the ledger branch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RecordStatus {
-    Pending,
-    Approved,
-    Rejected,
-}
-
-/// `.navin/plans/<id>.json`: the plan's status, who approved which text, and history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlanRecord {
-    pub id: String,
-    pub status: RecordStatus,
-    /// Content hash of `.navin/plans/<id>.md`; approvals are bound to it.
-    pub hash: String,
-    pub source: String,
-    pub request: String,
-    pub repository: String,
-    pub issue: u64,
-    pub requested_by: String,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    pub approvals: Vec<ApprovalEntry>,
-    pub rejections: Vec<RejectionEntry>,
-    /// Commands already applied (`<delivery>#<index>`), newest last.
-    pub op_ids: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApprovalEntry {
-    pub approver: String,
-    pub plan_hash: String,
-    pub at: DateTime<Utc>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RejectionEntry {
-    pub by: String,
-    pub feedback: Option<String>,
-    pub plan_hash: String,
-    pub at: DateTime<Utc>,
-}
-
-impl PlanRecord {
-    fn remember(&mut self, op_id: &str, now: DateTime<Utc>) {
-        self.op_ids.push(op_id.to_owned());
-        if self.op_ids.len() > OP_WINDOW {
-            let excess = self.op_ids.len() - OP_WINDOW;
-            self.op_ids.drain(..excess);
-        }
-        self.updated_at = now;
-    }
-
-    fn to_json(&self) -> Vec<u8> {
-        let mut bytes = serde_json::to_vec_pretty(self).unwrap_or_default();
-        bytes.push(b'\n');
-        bytes
-    }
-
-    /// The status as the plan comment shows it.
-    pub fn comment_status(&self) -> PlanStatus {
-        match self.status {
-            RecordStatus::Pending => PlanStatus::Pending { stale: None },
-            RecordStatus::Approved => PlanStatus::Approved {
-                approvals: self
-                    .approvals
-                    .iter()
-                    .filter(|a| a.plan_hash == self.hash)
-                    .map(|a| PlanApproval {
-                        approver: a.approver.clone(),
-                        plan_hash: a.plan_hash.clone(),
-                        review_id: None,
-                        at: a.at,
-                    })
-                    .collect(),
-            },
-            RecordStatus::Rejected => {
-                let last = self.rejections.last();
-                PlanStatus::Rejected {
-                    by: last.map(|r| r.by.clone()).unwrap_or_default(),
-                    feedback: last.and_then(|r| r.feedback.clone()),
-                }
-            }
-        }
-    }
-}
+/// The repository's running count of accepted safe operations (see [`AutoAcceptCount`]).
+const AUTO_ACCEPT_PATH: &str = ".navin/plans/auto-accept.json";
 
 /// The plan id of an issue: one plan per issue, regenerated in place.
 pub fn plan_id(issue: u64) -> String {
     format!("issue-{issue}")
+}
+
+/// The plan id of a pull request's own plan.
+pub fn pr_plan_id(number: u64) -> String {
+    format!("pr-{number}")
 }
 
 fn md_path(id: &str) -> String {
@@ -167,44 +87,103 @@ struct Blob {
     encoding: Option<String>,
 }
 
+/// A pull request as the plan flows need it: whose it is and what its head is.
+#[derive(Debug, Clone)]
+pub(super) struct PullInfo {
+    pub number: u64,
+    pub author: String,
+    pub head_sha: String,
+    pub body: String,
+    pub html_url: Option<String>,
+}
+
+impl PullInfo {
+    pub(super) fn from_payload(pr: &super::payload::PullRequest) -> Self {
+        Self {
+            number: pr.number,
+            author: pr.user.login.clone(),
+            head_sha: pr.head.sha.clone(),
+            body: pr.body.clone().unwrap_or_default(),
+            html_url: pr.html_url.clone(),
+        }
+    }
+}
+
+/// `.navin/plans/auto-accept.json`: safe operations accepted so far in this repository,
+/// the running count the auto-accept threshold is compared with.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct AutoAcceptCount {
+    safe_operations_accepted: u32,
+}
+
+/// What a record change sees besides the record: the auto-accept count so far.
+pub(super) struct Seen {
+    pub safe_operations: u32,
+}
+
+type Change = dyn FnMut(Option<PlanRecord>, &Seen) -> Result<Option<PlanRecord>, String> + Send;
+
 impl Session<'_> {
-    /// The plan of this issue: record and validated document, when there is one.
+    /// One plan per issue (`issue-<n>`) and one per pull request (`pr-<n>`).
+    pub(super) fn plan_id(&self) -> String {
+        if self.on_pull_request {
+            pr_plan_id(self.issue)
+        } else {
+            plan_id(self.issue)
+        }
+    }
+
+    pub(super) async fn pull_info(&self) -> Result<PullInfo, EngineError> {
+        let path = format!("/repos/{}/pulls/{}", self.repo, self.issue);
+        let pr: super::payload::PullRequest = self.client.get_json(&path).await?;
+        Ok(PullInfo::from_payload(&pr))
+    }
+
+    /// The plan of this issue or pull request: record and validated document.
     pub(super) async fn read_plan(
         &self,
     ) -> Result<Option<(PlanRecord, PlanDocument)>, EngineError> {
-        let id = plan_id(self.issue);
+        self.read_plan_id(&self.plan_id()).await
+    }
+
+    pub(super) async fn read_plan_id(
+        &self,
+        id: &str,
+    ) -> Result<Option<(PlanRecord, PlanDocument)>, EngineError> {
         let store = self.store().await?;
+        let owned = id.to_owned();
         let (json, md) = blocking(move || {
             Ok((
-                store.read_file(&json_path(&id))?,
-                store.read_file(&md_path(&id))?,
+                store.read_file(&json_path(&owned))?,
+                store.read_file(&md_path(&owned))?,
             ))
         })
         .await?;
         let (Some(json), Some(md)) = (json, md) else {
             return Ok(None);
         };
-        let record: PlanRecord = serde_json::from_slice(&json).map_err(|e| {
-            EngineError::Internal(format!(
-                "{} does not parse: {e}",
-                json_path(&plan_id(self.issue))
-            ))
-        })?;
+        let record: PlanRecord = serde_json::from_slice(&json)
+            .map_err(|e| EngineError::Internal(format!("{} does not parse: {e}", json_path(id))))?;
         let text = String::from_utf8_lossy(&md);
         let doc = PlanDocument::parse(&text).map_err(|e| {
-            EngineError::Internal(format!("{} is not a valid plan: {e}", md_path(&record.id)))
+            EngineError::Internal(format!("{} is not a valid plan: {e}", md_path(id)))
         })?;
         Ok(Some((record, doc)))
     }
 
-    /// Reads the default branch through the API (bounded) and runs the built-in planner.
-    async fn draft_plan(&self, request: &str) -> Result<Result<PlanDocument, String>, EngineError> {
-        let mut branch = self.default_branch.clone();
+    /// Reads the tree at `at` (a commit SHA), or the default branch, through the API
+    /// (bounded) and runs the built-in planner. Nothing is written anywhere.
+    async fn draft_plan(
+        &self,
+        request: &str,
+        at: Option<&str>,
+    ) -> Result<Result<PlanDocument, String>, EngineError> {
+        let mut branch = at.unwrap_or(&self.default_branch).to_owned();
         let path = format!("/repos/{}/git/trees/{branch}?recursive=1", self.repo);
         let tree: Tree = match self.client.get_json(&path).await {
             Ok(tree) => tree,
             // The payload's default branch may be stale (renamed since): ask the repository.
-            Err(e) if e.status() == Some(404) => {
+            Err(e) if e.status() == Some(404) && at.is_none() => {
                 let repo: serde_json::Value = self
                     .client
                     .get_json(&format!("/repos/{}", self.repo))
@@ -247,7 +226,8 @@ impl Session<'_> {
                 size: *size,
             })
             .collect();
-        let label = format!("github:{}@{branch}", self.repo);
+        let short: String = branch.chars().take(12).collect();
+        let label = format!("github:{}@{short}", self.repo);
         let request = request.to_owned();
         let drafted = tokio::task::spawn_blocking(move || {
             let source = MemorySource::new(label, entries, |p: &str| files.get(p).cloned());
@@ -261,88 +241,100 @@ impl Session<'_> {
         Ok(drafted)
     }
 
-    pub(super) async fn plan(&self, request: &str, op_id: &str) -> Result<Answer, EngineError> {
-        let id = plan_id(self.issue);
-        // A retried `/plan` whose record landed only re-posts the comment.
-        if let Some((record, doc)) = self.read_plan().await? {
-            if record.op_ids.iter().any(|o| o == op_id) {
-                self.show_plan(&record, &doc).await?;
-                return Ok(Answer::React("+1"));
-            }
-        }
-        let doc = match self.draft_plan(request).await? {
-            Ok(doc) => doc,
-            Err(reason) => return Ok(Answer::refuse(
-                format!("no plan could be made: {reason}"),
-                "Check the request and the repository's default branch, then try `/plan` again.",
-            )),
-        };
-        let now = self.now();
+    /// Read-modify-write of plan `id`'s record (and its text, when given) under
+    /// compare-and-swap. `change` sees the current record (`None` when there is none)
+    /// and returns the record to write, `None` for no change, or a refusal. A command
+    /// whose op id the record already holds is not applied again. When the result is
+    /// approved for a text whose safe operations were not yet counted, the repository's
+    /// auto-accept count grows (only when auto-accept is configured).
+    pub(super) async fn update_record(
+        &self,
+        id: &str,
+        text: Option<(String, u32)>,
+        message: String,
+        op_id: Option<&str>,
+        mut change: Box<Change>,
+    ) -> Result<Result<Option<PlanRecord>, String>, EngineError> {
+        let counting = plan_policy::auto_accept_config(&self.repo_config()).is_some();
         let store = self.store().await?;
-        let (paths, message) = (
-            [json_path(&id), md_path(&id)],
-            format!(
-                "navin: plan {id} by human:{}\n\n{}\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n",
-                self.author,
-                request.trim()
-            ),
-        );
-        let text = doc.text().as_bytes().to_vec();
-        let mut fresh = PlanRecord {
-            id: id.clone(),
-            status: RecordStatus::Pending,
-            hash: doc.hash().to_owned(),
-            source: SOURCE.to_owned(),
-            request: request.trim().to_owned(),
-            repository: self.repo.clone(),
-            issue: self.issue,
-            requested_by: self.author.clone(),
-            created_at: now,
-            updated_at: now,
-            approvals: Vec::new(),
-            rejections: Vec::new(),
-            op_ids: Vec::new(),
+        let paths = [json_path(id), md_path(id), AUTO_ACCEPT_PATH.to_owned()];
+        let op = op_id.map(str::to_owned);
+        let now = self.now();
+        let (text, safe_ops) = match text {
+            Some((t, n)) => (Some(t.into_bytes()), Some(n)),
+            None => (None, None),
         };
-        let op = op_id.to_owned();
-        let record = blocking(move || {
-            let mut written = None;
+        blocking(move || {
+            let mut outcome: Result<Option<PlanRecord>, String> = Ok(None);
             let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
             store.update_files(&refs, &message, now, |current| {
                 let old: Option<PlanRecord> = current[0]
                     .as_deref()
                     .and_then(|b| serde_json::from_slice(b).ok());
-                if let Some(old) = old.as_ref().filter(|r| r.op_ids.contains(&op)) {
-                    written = Some(old.clone());
-                    return None;
+                if let (Some(old), Some(op)) = (old.as_ref(), op.as_ref()) {
+                    if old.op_ids.contains(op) {
+                        outcome = Ok(Some(old.clone()));
+                        return None;
+                    }
                 }
-                let mut record = fresh.clone();
-                if let Some(old) = old {
-                    // Regenerated: earlier approvals were for another text.
-                    record.created_at = old.created_at;
-                    record.rejections = old.rejections;
-                    record.op_ids = old.op_ids;
+                let mut count: AutoAcceptCount = current[2]
+                    .as_deref()
+                    .and_then(|b| serde_json::from_slice(b).ok())
+                    .unwrap_or_default();
+                let seen = Seen {
+                    safe_operations: count.safe_operations_accepted,
+                };
+                let mut record = match change(old.clone(), &seen) {
+                    Ok(Some(record)) => record,
+                    Ok(None) => {
+                        outcome = Ok(old);
+                        return None;
+                    }
+                    Err(reason) => {
+                        outcome = Err(reason);
+                        return None;
+                    }
+                };
+                if let Some(op) = op.as_ref() {
+                    record.remember(op, now);
                 }
-                record.remember(&op, now);
-                written = Some(record.clone());
-                Some(vec![
-                    (paths[0].clone(), record.to_json()),
-                    (paths[1].clone(), text.clone()),
-                ])
+                let mut files = vec![(paths[0].clone(), Vec::new())];
+                if let Some(text) = text.as_ref() {
+                    files.push((paths[1].clone(), text.clone()));
+                }
+                let newly_approved = record.is_approved()
+                    && record.counted_hash.as_deref() != Some(record.hash.as_str());
+                if counting && newly_approved {
+                    let ops = safe_ops.unwrap_or(record.safe_operations);
+                    count.safe_operations_accepted =
+                        count.safe_operations_accepted.saturating_add(ops);
+                    record.counted_hash = Some(record.hash.clone());
+                    let mut bytes = serde_json::to_vec_pretty(&count).unwrap_or_default();
+                    bytes.push(b'\n');
+                    files.push((paths[2].clone(), bytes));
+                }
+                if let Some(n) = safe_ops {
+                    record.safe_operations = n;
+                }
+                files[0].1 = record.to_json();
+                outcome = Ok(Some(record));
+                Some(files)
             })?;
-            fresh.remember(&op, now);
-            Ok(written.unwrap_or(fresh))
+            Ok(outcome)
         })
-        .await?;
-        self.show_plan(&record, &doc).await?;
-        Ok(Answer::React("+1"))
+        .await
     }
 
-    async fn show_plan(&self, record: &PlanRecord, doc: &PlanDocument) -> Result<(), EngineError> {
+    pub(super) async fn show_plan(
+        &self,
+        record: &PlanRecord,
+        doc: &PlanDocument,
+    ) -> Result<(), EngineError> {
         let info = PlanCommentInfo {
             plan_id: record.id.clone(),
             source: record.source.clone(),
             status: record.comment_status(),
-            diff: None,
+            diff: record.diff.clone(),
             repo: Some(self.repo_ref()),
         };
         let body = plan_comment(doc, &info);
@@ -364,18 +356,178 @@ impl Session<'_> {
         Ok(())
     }
 
-    pub(super) async fn approve(&self, op_id: &str) -> Result<Answer, EngineError> {
+    /// The plan comment, and on a pull request the `navin/plan` check on its head.
+    pub(super) async fn publish_plan(
+        &self,
+        record: &PlanRecord,
+        doc: &PlanDocument,
+        pr: Option<&PullInfo>,
+        notes: &[String],
+    ) -> Result<(), EngineError> {
+        self.show_plan(record, doc).await?;
+        if !record.pull_request {
+            return self.refresh_named_gates(record).await;
+        }
+        let fetched;
+        let pr = match pr {
+            Some(pr) => pr,
+            None => {
+                fetched = self.pull_info().await?;
+                &fetched
+            }
+        };
+        let required = self.repo_config().approval.required_approvals;
+        let check = super::gate::own_plan_check(record, required, notes);
+        self.sync_check(pr, &check, &record.id).await
+    }
+
+    pub(super) async fn plan(&self, request: &str, op_id: &str) -> Result<Answer, EngineError> {
+        // A retried `/plan` whose record landed only re-posts the comment.
+        if let Some((record, doc)) = self.read_plan().await? {
+            if record.op_ids.iter().any(|o| o == op_id) {
+                self.publish_plan(&record, &doc, None, &[]).await?;
+                return Ok(Answer::React("+1"));
+            }
+        }
+        self.new_text(request.trim(), None, op_id).await
+    }
+
+    /// Drafts a plan for `request` (on a pull request: at its head) and stores it as the
+    /// plan's new text; the old text, if any, is superseded and its approvals go stale.
+    async fn new_text(
+        &self,
+        request: &str,
+        rejection: Option<RejectionEntry>,
+        op_id: &str,
+    ) -> Result<Answer, EngineError> {
+        let pr = match self.on_pull_request {
+            true => Some(self.pull_info().await?),
+            false => None,
+        };
+        let at = pr.as_ref().map(|p| p.head_sha.as_str());
+        let doc = match self.draft_plan(request, at).await? {
+            Ok(doc) => doc,
+            Err(reason) => return Ok(Answer::refuse(
+                format!("no plan could be made: {reason}"),
+                "Check the request and the repository's default branch, then try `/plan` again.",
+            )),
+        };
+        let id = self.plan_id();
+        let now = self.now();
+        let config = self.repo_config();
+        let auto = plan_policy::auto_accept_config(&config);
+        let safe_ops = auto
+            .as_ref()
+            .map(|a| safe_operations_in(doc.plan(), a))
+            .unwrap_or(0);
+        let verb = if rejection.is_some() {
+            "regenerate"
+        } else {
+            "plan"
+        };
+        let message = format!(
+            "navin: plan {id} {verb} by human:{}\n\n{}\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n",
+            self.author, request
+        );
+        let fresh = PlanRecord {
+            id: id.clone(),
+            status: RecordStatus::Pending,
+            hash: doc.hash().to_owned(),
+            source: SOURCE.to_owned(),
+            request: request.to_owned(),
+            repository: self.repo.clone(),
+            issue: self.issue,
+            pull_request: self.on_pull_request,
+            requested_by: self.author.clone(),
+            created_at: now,
+            updated_at: now,
+            text_at: Some(now),
+            approvals: Vec::new(),
+            rejections: Vec::new(),
+            edits: Vec::new(),
+            original: None,
+            diff: None,
+            superseded: Vec::new(),
+            safe_operations: safe_ops,
+            counted_hash: None,
+            auto_accept: None,
+            op_ids: Vec::new(),
+        };
         let who = self.author.clone();
-        self.decide(op_id, "approve", move |record, now| {
-            if record.status == RecordStatus::Approved {
+        let required = config.approval.required_approvals;
+        let checked = doc.clone();
+        let change = move |old: Option<PlanRecord>, seen: &Seen| {
+            let mut record = match old {
+                None => fresh.clone(),
+                Some(mut old) => {
+                    let reason = match &rejection {
+                        Some(_) => "rejected with feedback and regenerated",
+                        None => "regenerated with /plan",
+                    };
+                    old.replace_text(&fresh.hash, &who, reason, now);
+                    old.request = fresh.request.clone();
+                    old.requested_by = fresh.requested_by.clone();
+                    old.original = None;
+                    old.diff = None;
+                    old
+                }
+            };
+            if let Some(rejection) = &rejection {
+                record.rejections.push(rejection.clone());
+            }
+            if let Some(auto) = &auto {
+                record.auto_accept(&checked, auto, seen.safe_operations, required, now);
+            }
+            Ok(Some(record))
+        };
+        let text = doc.text().to_owned();
+        let record = self
+            .update_record(
+                &id,
+                Some((text, safe_ops)),
+                message,
+                Some(op_id),
+                Box::new(change),
+            )
+            .await?;
+        match record {
+            Ok(Some(record)) => {
+                self.publish_plan(&record, &doc, pr.as_ref(), &[]).await?;
+                Ok(Answer::React("+1"))
+            }
+            Ok(None) => Ok(Answer::refuse("the plan could not be stored.", "")),
+            Err(reason) => Ok(Answer::refuse(reason, "")),
+        }
+    }
+
+    pub(super) async fn approve(&self, op_id: &str) -> Result<Answer, EngineError> {
+        if self.on_pull_request {
+            return Ok(Answer::refuse(
+                "on a pull request the plan is approved with a review, so that GitHub's own review rules apply.",
+                "Submit a pull-request review with “Approve”; Navin counts it and turns the `navin/plan` check green.",
+            ));
+        }
+        let who = self.author.clone();
+        let required = self.repo_config().approval.required_approvals;
+        let now = self.now();
+        self.decide(op_id, "approve", move |record| {
+            if record.is_approved() {
                 return Err("the plan is already approved.".to_owned());
             }
-            record.status = RecordStatus::Approved;
-            record.approvals.push(ApprovalEntry {
-                approver: who.clone(),
-                plan_hash: record.hash.clone(),
-                at: now,
-            });
+            let hash = record.hash.clone();
+            if record
+                .current_approvals()
+                .any(|a| a.approver.eq_ignore_ascii_case(&who))
+            {
+                return Err(format!(
+                    "@{who} already approved this text; it needs {required} distinct approvers."
+                ));
+            }
+            record.status = RecordStatus::Pending;
+            record
+                .approvals
+                .push(ApprovalEntry::new(&who, &hash, now, None));
+            record.settle(required);
             Ok(())
         })
         .await
@@ -387,15 +539,43 @@ impl Session<'_> {
         op_id: &str,
     ) -> Result<Answer, EngineError> {
         let who = self.author.clone();
-        self.decide(op_id, "reject", move |record, now| {
+        let now = self.now();
+        if let Some(feedback) = feedback.filter(|f| !f.trim().is_empty()) {
+            let Some((record, _)) = self.read_plan().await? else {
+                return Ok(no_plan("reject"));
+            };
+            if record.op_ids.iter().any(|o| o == op_id) {
+                return self.plan(&record.request, op_id).await;
+            }
+            let request = format!(
+                "{}\n\nFeedback on the previous plan from @{who}: {}",
+                record.request,
+                feedback.trim()
+            );
+            let rejection = RejectionEntry {
+                by: who,
+                feedback: Some(feedback.trim().to_owned()),
+                plan_hash: record.hash.clone(),
+                at: now,
+            };
+            return self.new_text(&request, Some(rejection), op_id).await;
+        }
+        self.decide(op_id, "reject", move |record| {
             if record.status == RecordStatus::Rejected {
                 return Err("the plan is already rejected.".to_owned());
             }
             record.status = RecordStatus::Rejected;
-            record.approvals.clear();
+            for a in record
+                .approvals
+                .iter_mut()
+                .filter(|a| a.revoked_at.is_none())
+            {
+                a.revoked_at = Some(now);
+                a.revoked_because = Some(format!("the plan was rejected by @{who}"));
+            }
             record.rejections.push(RejectionEntry {
                 by: who.clone(),
-                feedback: feedback.clone(),
+                feedback: None,
                 plan_hash: record.hash.clone(),
                 at: now,
             });
@@ -404,62 +584,136 @@ impl Session<'_> {
         .await
     }
 
-    /// Read-modify-write of the plan record under compare-and-swap; `change` may refuse.
+    /// `/plan edit`: the block replaces the plan once it validates. The diff against the
+    /// original text is stored with the record and shown; approvals go stale.
+    pub(super) async fn plan_edit(&self, block: &str, op_id: &str) -> Result<Answer, EngineError> {
+        let edited = match PlanDocument::parse(block) {
+            Ok(doc) => doc,
+            Err(e) => {
+                return Ok(Answer::refuse(
+                    format!("the edited plan is not valid, so nothing changed: {e}."),
+                    "Fix that part of the block and post `/plan edit` again (line numbers count from the block's first line).",
+                ))
+            }
+        };
+        let Some((record, current)) = self.read_plan().await? else {
+            return Ok(no_plan("edit"));
+        };
+        if record.op_ids.iter().any(|o| o == op_id) {
+            self.publish_plan(&record, &current, None, &[]).await?;
+            return Ok(Answer::React("+1"));
+        }
+        if edited.hash() == current.hash() {
+            return Ok(Answer::refuse(
+                "the block is the plan as it stands; nothing to change.",
+                "",
+            ));
+        }
+        let original = match record.original.as_deref() {
+            Some(text) => PlanDocument::parse(text).map_err(|e| {
+                EngineError::Internal(format!(
+                    "{}: the stored original does not parse: {e}",
+                    json_path(&record.id)
+                ))
+            })?,
+            None => current.clone(),
+        };
+        let diff = navin_ledger::plan::diff(original.plan(), edited.plan());
+        let id = record.id.clone();
+        let now = self.now();
+        let who = self.author.clone();
+        let config = self.repo_config();
+        let auto = plan_policy::auto_accept_config(&config);
+        let required = config.approval.required_approvals;
+        let safe_ops = auto
+            .as_ref()
+            .map(|a| safe_operations_in(edited.plan(), a))
+            .unwrap_or(0);
+        let (new_hash, original_text) = (edited.hash().to_owned(), original.text().to_owned());
+        let checked = edited.clone();
+        let message = format!(
+            "navin: plan {id} edit by human:{who}\n\nReplaced with an edited text ({new_hash}).\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n"
+        );
+        let change = move |old: Option<PlanRecord>, seen: &Seen| {
+            let Some(mut record) = old else {
+                return Err(format!("{} is missing or does not parse.", json_path(&id)));
+            };
+            record.edits.push(EditEntry {
+                by: who.clone(),
+                at: now,
+                from_hash: record.hash.clone(),
+                to_hash: new_hash.clone(),
+            });
+            record.original = Some(original_text.clone());
+            record.diff = (!diff.is_empty()).then(|| diff.clone());
+            record.replace_text(&new_hash, &who, "edited with /plan edit", now);
+            if let Some(auto) = &auto {
+                record.auto_accept(&checked, auto, seen.safe_operations, required, now);
+            }
+            Ok(Some(record))
+        };
+        let text = edited.text().to_owned();
+        let outcome = self
+            .update_record(
+                &record.id,
+                Some((text, safe_ops)),
+                message,
+                Some(op_id),
+                Box::new(change),
+            )
+            .await?;
+        match outcome {
+            Ok(Some(record)) => {
+                self.publish_plan(&record, &edited, None, &[]).await?;
+                Ok(Answer::React("+1"))
+            }
+            Ok(None) => Ok(no_plan("edit")),
+            Err(reason) => Ok(Answer::refuse(reason, "")),
+        }
+    }
+
+    /// A status change of the current text (no new text) under compare-and-swap.
     async fn decide(
         &self,
         op_id: &str,
         verb: &'static str,
-        change: impl Fn(&mut PlanRecord, DateTime<Utc>) -> Result<(), String> + Send + 'static,
+        change: impl Fn(&mut PlanRecord) -> Result<(), String> + Send + 'static,
     ) -> Result<Answer, EngineError> {
         let Some((_, doc)) = self.read_plan().await? else {
-            return Ok(Answer::refuse(
-                format!("there is no plan on this issue to {verb}."),
-                "Ask for one with `/plan <request>`.",
-            ));
+            return Ok(no_plan(verb));
         };
-        let id = plan_id(self.issue);
-        let now = self.now();
-        let store = self.store().await?;
-        let path = json_path(&id);
+        let id = self.plan_id();
         let message = format!(
             "navin: plan {id} {verb} by human:{}\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n",
             self.author
         );
-        let op = op_id.to_owned();
-        let outcome = blocking(move || {
-            let mut outcome: Result<Option<PlanRecord>, String> = Ok(None);
-            store.update_files(&[path.as_str()], &message, now, |current| {
-                let Some(mut record) = current[0]
-                    .as_deref()
-                    .and_then(|b| serde_json::from_slice::<PlanRecord>(b).ok())
-                else {
-                    outcome = Err(format!("{path} is missing or does not parse."));
-                    return None;
-                };
-                if record.op_ids.contains(&op) {
-                    outcome = Ok(Some(record));
-                    return None;
-                }
-                if let Err(reason) = change(&mut record, now) {
-                    outcome = Err(reason);
-                    return None;
-                }
-                record.remember(&op, now);
-                outcome = Ok(Some(record.clone()));
-                Some(vec![(path.clone(), record.to_json())])
-            })?;
-            Ok(outcome)
-        })
-        .await?;
+        let path = json_path(&id);
+        let apply = move |old: Option<PlanRecord>, _: &Seen| {
+            let Some(mut record) = old else {
+                return Err(format!("{path} is missing or does not parse."));
+            };
+            change(&mut record)?;
+            Ok(Some(record))
+        };
+        let outcome = self
+            .update_record(&id, None, message, Some(op_id), Box::new(apply))
+            .await?;
         match outcome {
             Ok(Some(record)) => {
-                self.show_plan(&record, &doc).await?;
+                self.publish_plan(&record, &doc, None, &[]).await?;
                 Ok(Answer::React("+1"))
             }
-            Ok(None) => Ok(Answer::refuse(format!("there is no plan to {verb}."), "")),
+            Ok(None) => Ok(no_plan(verb)),
             Err(reason) => Ok(Answer::refuse(reason, "")),
         }
     }
+}
+
+fn no_plan(verb: &str) -> Answer {
+    Answer::refuse(
+        format!("there is no plan here to {verb}."),
+        "Ask for one with `/plan <request>`.",
+    )
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@ impl Engine {
     pub(super) async fn on_pull_request(&self, delivery: &Delivery) -> Result<(), HandlerError> {
         let event: PullRequestEvent = parse(delivery, "pull_request")?;
         let _installation = installation_of(event.installation.as_ref(), delivery)?;
-        // The plan gate (engine/gate) is not wired yet.
+        // Both are idempotent: a retry after a failure in either redoes only what is missing.
         self.link_steps(&event, delivery).await?;
+        self.gate_pull_request(&event, delivery).await?;
         Ok(())
     }
 }
