@@ -6,7 +6,7 @@
 
 mod engine_support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use engine_support::*;
 use navin_bot::engine::{Engine, EngineConfig};
@@ -18,22 +18,6 @@ use serde_json::{json, Value};
 
 /// An app that is not GitHub Actions (and not in the repository's `trusted_apps`).
 const OTHER_APP: u64 = 4242;
-
-/// Waits until the server's queue has handled the delivery; a failed delivery fails the test.
-async fn processed(server: &RunningServer, guid: &str) {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(status) = server.queue().status(guid).await.unwrap() {
-            match status.state.as_str() {
-                "done" => return,
-                "failed" => panic!("delivery {guid} failed: {:?}", status.last_error),
-                _ => {}
-            }
-        }
-        assert!(Instant::now() < deadline, "delivery {guid} was not handled");
-        tokio::time::sleep(Duration::from_millis(40)).await;
-    }
-}
 
 /// A running mission on a new issue with two test steps, `S2` after `S1`; returns the issue.
 async fn mission(sc: &mut Scenario, server: &RunningServer) -> u64 {

@@ -39,15 +39,18 @@ pub fn task_list_steps(body: &str) -> Vec<NewTask> {
 }
 
 /// An approved plan as steps. With stages: `S1…Sn`, each after the previous one.
-/// Without: one `C<i>` step per proposed change, plus a final `verify` step after all
-/// of them when the plan names verification commands. Steps whose completion the plan
-/// says is checked by commands get validation `test`, so only a green run closes them.
+/// Without: one `C<i>` step per proposed change. When the plan names verification
+/// commands, each step gets validation `test` and those commands as its acceptance:
+/// the pull request that carries the step is done only when its checks pass, which is
+/// the only proof Navin accepts. Without commands the steps close by hand (`/done`).
 pub fn plan_steps(plan: &Plan) -> Vec<NewTask> {
     let verification: Vec<String> = plan
         .handoff
         .as_ref()
         .map(|h| h.verification.clone())
         .unwrap_or_default();
+    let acceptance = (!verification.is_empty())
+        .then(|| clip(&format!("CI runs green: {}", verification.join("; "))));
     if !plan.stages.is_empty() {
         return plan
             .stages
@@ -69,13 +72,13 @@ pub fn plan_steps(plan: &Plan) -> Vec<NewTask> {
                     } else {
                         Validation::None
                     },
+                    acceptance: acceptance.clone().filter(|_| checks),
                     ..NewTask::default()
                 }
             })
             .collect();
     }
-    let mut steps: Vec<NewTask> = plan
-        .changes
+    plan.changes
         .iter()
         .enumerate()
         .map(|(i, change)| {
@@ -88,21 +91,16 @@ pub fn plan_steps(plan: &Plan) -> Vec<NewTask> {
                 id: format!("C{}", i + 1),
                 title: clip(&format!("{verb} {}", change.path)),
                 description: Some(clip(&change.change)),
+                validation: if acceptance.is_some() {
+                    Validation::Test
+                } else {
+                    Validation::None
+                },
+                acceptance: acceptance.clone(),
                 ..NewTask::default()
             }
         })
-        .collect();
-    if !verification.is_empty() {
-        let after = steps.iter().map(|s| s.id.clone()).collect();
-        steps.push(NewTask {
-            id: "verify".to_owned(),
-            title: clip(&format!("Verify: {}", verification.join("; "))),
-            depends_on: after,
-            validation: Validation::Test,
-            ..NewTask::default()
-        });
-    }
-    steps
+        .collect()
 }
 
 fn describe_stage(files: &[String], verification: &str) -> String {
@@ -193,34 +191,32 @@ mod tests {
     }
 
     #[test]
-    fn plan_changes_become_steps_with_a_final_test_step_when_commands_verify() {
+    fn plan_changes_become_test_steps_proven_by_ci_when_commands_verify() {
         let steps = plan_steps(&plan(vec![], vec!["cargo test".into()]));
-        let got: Vec<(&str, &str, Validation, Vec<String>)> = steps
+        let got: Vec<(&str, &str, Validation, Option<&str>)> = steps
             .iter()
             .map(|s| {
                 (
                     s.id.as_str(),
                     s.title.as_str(),
                     s.validation,
-                    s.depends_on.clone(),
+                    s.acceptance.as_deref(),
                 )
             })
             .collect();
+        let ci = Some("CI runs green: cargo test");
         assert_eq!(
             got,
             [
-                ("C1", "Edit src/a.rs", Validation::None, vec![]),
-                ("C2", "Create src/b.rs", Validation::None, vec![]),
-                (
-                    "verify",
-                    "Verify: cargo test",
-                    Validation::Test,
-                    vec!["C1".to_owned(), "C2".to_owned()]
-                ),
+                ("C1", "Edit src/a.rs", Validation::Test, ci),
+                ("C2", "Create src/b.rs", Validation::Test, ci),
             ]
         );
         let unverified = plan_steps(&plan(vec![], vec![]));
         assert_eq!(unverified.len(), 2);
+        assert!(unverified
+            .iter()
+            .all(|s| s.validation == Validation::None && s.acceptance.is_none()));
     }
 
     #[test]

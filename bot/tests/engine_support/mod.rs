@@ -174,3 +174,22 @@ pub fn latest_edit(fake: &FakeGitHub, marker: &str) -> Option<BotComment> {
         .rev()
         .find(|c| c.body.starts_with(marker))
 }
+
+/// Waits until the server's queue has handled the delivery; a failed delivery fails the test.
+pub async fn processed(server: &RunningServer, guid: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        if let Some(status) = server.queue().status(guid).await.unwrap() {
+            match status.state.as_str() {
+                "done" => return,
+                "failed" => panic!("delivery {guid} failed: {:?}", status.last_error),
+                _ => {}
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "delivery {guid} was not handled"
+        );
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+}
