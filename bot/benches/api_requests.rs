@@ -17,7 +17,7 @@ mod engine_support;
 use std::time::Duration;
 
 use engine_support::*;
-use navin_e2e::fake::wait_until;
+use navin_e2e::fake::{wait_until, CheckRunSpec, PullSpec};
 use navin_e2e::FakeGitHub;
 
 struct Row {
@@ -119,6 +119,82 @@ async fn main() {
     rows.push(row("/resume", &log, None));
     let log = command(&mut sc, issue, "/help", 1).await;
     rows.push(row("/help", &log, None));
+
+    // Events. A step with a required check, linked by a PR, proven by a check run.
+    let log = command(
+        &mut sc,
+        issue,
+        "/step add B1 \"Bench step\" --validation test",
+        0,
+    )
+    .await;
+    rows.push(row("/step add", &log, None));
+    let spec = PullSpec::new("navin/B1-bench")
+        .author("alice")
+        .title("Bench step")
+        .body("Navin-Step: B1\n")
+        .file("notes/bench.md", "bench\n");
+    let (number, sent) = sc.open_pull(OWNER, REPO, spec).await;
+    processed(&server, &sent.guid).await;
+    let log = settle(&fake).await;
+    rows.push(row("pull_request opened (links a step)", &log, None));
+    let head = fake.pull(OWNER, REPO, number).head_sha;
+
+    let (_, sent) = sc
+        .complete_check_run(OWNER, REPO, CheckRunSpec::new("lint", &head).app(4242))
+        .await;
+    processed(&server, &sent.guid).await;
+    let log = settle(&fake).await;
+    rows.push(row("check_run completed, untrusted app", &log, Some(5)));
+    let (_, sent) = sc
+        .complete_check_run(
+            OWNER,
+            REPO,
+            CheckRunSpec::new("ci/test", &head).conclusion("failure"),
+        )
+        .await;
+    processed(&server, &sent.guid).await;
+    let log = settle(&fake).await;
+    rows.push(row(
+        "check_run completed red (attempt counted)",
+        &log,
+        Some(5),
+    ));
+    let (_, sent) = sc
+        .complete_check_run(OWNER, REPO, CheckRunSpec::new("ci/test", &head))
+        .await;
+    processed(&server, &sent.guid).await;
+    let log = settle(&fake).await;
+    rows.push(row("check_run completed green (step done)", &log, Some(5)));
+
+    // A plan on a PR, its check run, and a review approval.
+    fake.set_role(OWNER, REPO, "carol", "write");
+    let spec = PullSpec::new("feature/bench")
+        .author("carol")
+        .title("Bench plan")
+        .file(
+            "src/greet.rs",
+            "pub fn greet(n: &str) -> String { n.into() }\n",
+        );
+    let (plan_pr, sent) = sc.open_pull(OWNER, REPO, spec).await;
+    processed(&server, &sent.guid).await;
+    settle(&fake).await;
+    let log = command(&mut sc, plan_pr, "/plan let callers pick the greeting", 1).await;
+    rows.push(row(
+        "/plan on a PR (+ navin/plan check run)",
+        &log,
+        Some(10),
+    ));
+    let (_, sent) = sc.review(OWNER, REPO, plan_pr, "alice", "approved").await;
+    processed(&server, &sent.guid).await;
+    let log = settle(&fake).await;
+    rows.push(row("pull_request_review approved", &log, None));
+    let (_, sent) = sc
+        .push_to_pull(OWNER, REPO, plan_pr, &[("src/greet.rs", "// v2\n")], "v2")
+        .await;
+    processed(&server, &sent.guid).await;
+    let log = settle(&fake).await;
+    rows.push(row("pull_request synchronize (plan PR)", &log, None));
 
     println!("\nGitHub REST requests per command and event (fake GitHub request log)\n");
     println!(

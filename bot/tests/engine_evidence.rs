@@ -584,3 +584,33 @@ async fn a_re_run_that_passes_on_the_same_head_closes_a_failed_step() {
     drop(dir);
     sc.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_pr_by_someone_without_write_access_cannot_link_a_step() {
+    let World {
+        mut sc,
+        _server: server,
+        _dir: dir,
+        ..
+    } = world().await;
+    let fake = sc.fake().clone();
+    mission(&mut sc, &server).await;
+
+    // bob (read access) names S1 from his fork; green CI on his head proves nothing.
+    let spec = pr_for("S1").author("bob").from_fork("bob/hello");
+    let (_, head) = open_pr(&sc, &server, spec).await;
+    let s1 = step(&fake, "S1");
+    assert_eq!(s1["links"]["head_sha"], Value::Null, "{s1}");
+    check_run(&sc, &server, CheckRunSpec::new("ci/test", &head)).await;
+    assert_eq!(step(&fake, "S1")["status"], "planned");
+
+    // The same from a writer's fork links the step.
+    fake.set_role(OWNER, REPO, "dave", "write");
+    let spec = pr_for("S1").author("dave").from_fork("dave/hello");
+    let (pr, head) = open_pr(&sc, &server, spec).await;
+    let s1 = step(&fake, "S1");
+    assert_eq!(s1["links"]["prs"], json!([pr]), "{s1}");
+    assert_eq!(s1["links"]["head_sha"], head);
+    drop((server, dir));
+    sc.finish().await;
+}

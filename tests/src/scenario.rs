@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::fake::{BotComment, CheckRunSpec, FakeGitHub, PullSpec, UserKind};
 use crate::webhook::{Delivery, Payload, WebhookError, WebhookSender};
@@ -155,6 +155,14 @@ impl Scenario {
             .head_sha(&pull.head_sha)
             .head_ref(&pull.head_ref)
             .sender(&issue.author, author_id, UserKind::User);
+        if let Some(fork) = &pull.head_repo {
+            // A fork PR's head lives in the fork, as GitHub's payload says.
+            let fork_owner = fork.split('/').next().unwrap_or(fork.as_str());
+            payload = payload
+                .set("/pull_request/head/repo/full_name", json!(fork))
+                .set("/pull_request/head/repo/owner/login", json!(fork_owner))
+                .set("/pull_request/head/repo/fork", json!(true));
+        }
         if let Some(inst) = self.installation_for(owner, repo) {
             payload = payload.installation(inst);
         }

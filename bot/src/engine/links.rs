@@ -78,6 +78,10 @@ impl Session<'_> {
         let Some(task) = ledger.board.task(&step) else {
             return Ok(());
         };
+        if !self.may_link(pr).await? {
+            tracing::info!(repo = %self.repo, step = %step, pr = pr.number, author = %pr.user.login, "a pull request from a fork by someone without write access cannot link a step");
+            return Ok(());
+        }
         if task.status == TaskStatus::Done {
             // Relinking would drop the runs that proved it.
             tracing::info!(repo = %self.repo, step = %step, pr = pr.number, "step already done: link left as it is");
@@ -127,6 +131,27 @@ impl Session<'_> {
             self.refresh_panel_of(&ledger).await?;
         }
         Ok(())
+    }
+
+    /// Whether this PR may carry a step. A head branch in this repository was pushed by
+    /// someone with write access; a fork's head was not, and its CI runs green on
+    /// whatever the fork wrote, so a fork PR links only when its author is a writer.
+    /// Otherwise anyone could move a step's head to their own code and close it.
+    async fn may_link(&self, pr: &super::payload::PullRequest) -> Result<bool, EngineError> {
+        let same_repo = pr
+            .head
+            .repo
+            .as_ref()
+            .is_some_and(|r| r.full_name.eq_ignore_ascii_case(&self.repo));
+        if same_repo {
+            return Ok(true);
+        }
+        let role = self
+            .engine
+            .permissions
+            .role(&self.client, &self.repo, &pr.user.login)
+            .await?;
+        Ok(super::permission::may_mutate(&role))
     }
 
     /// A failed step whose new head has no failure of its own gets its next
