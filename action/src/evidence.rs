@@ -332,6 +332,11 @@ pub fn run(run: &Run<'_>) -> Result<(), ActionError> {
         } => {
             let job = env.run_id.as_deref().unwrap_or("local");
             println!("ledger v{version}: {reason} (job run {job})");
+            if let Some(issue) =
+                crate::event::refresh_panel(env, run.token, run.repo, &run.branch, &after)?
+            {
+                println!("mission panel refreshed on #{issue}");
+            }
             run.outputs(&status_outputs(Some(&after)))
         }
         Committed::AlreadyApplied { version } => {

@@ -2,6 +2,7 @@
 
 mod harness;
 
+mod event;
 mod evidence;
 mod read_modes;
 mod startup;
