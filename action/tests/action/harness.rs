@@ -7,7 +7,7 @@ use std::process::Command;
 use chrono::Utc;
 use navin_e2e::fake::UserKind;
 use navin_e2e::{FakeGitHub, Payload};
-use navin_ledger::model::{Actor, Ledger, Validation};
+use navin_ledger::model::{Actor, Ledger, Origin, Validation};
 use navin_ledger::store::{Store, StoreConfig};
 use navin_ledger::{Ctx, InitArgs, NewTask, Operation};
 
@@ -104,6 +104,11 @@ impl Job {
     /// Seeds a running mission: S1 (test) and S3 (none) ready, S2 after S1;
     /// S1 linked to `head` on `navin/S1-api` when given.
     pub fn seed(&self, head: Option<&str>) -> Ledger {
+        self.seed_from(head, None)
+    }
+
+    /// [`Job::seed`] for a mission started on issue `issue` (its panel lives there).
+    pub fn seed_from(&self, head: Option<&str>, issue: Option<u64>) -> Ledger {
         let (store, _dir) = self.store();
         let ctx = Ctx::new(Utc::now(), Actor::Human("octocat".into()));
         store
@@ -115,6 +120,11 @@ impl Job {
                         step("S2", &["S1"], Validation::Test),
                         step("S3", &[], Validation::None),
                     ],
+                    origin: issue.map(|n| Origin {
+                        repository: Some(format!("{OWNER}/{REPO}")),
+                        issue: Some(n),
+                        plan_id: None,
+                    }),
                     ..InitArgs::default()
                 }),
                 &ctx,

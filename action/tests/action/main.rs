@@ -4,5 +4,6 @@ mod harness;
 
 mod event;
 mod evidence;
+mod other_events;
 mod read_modes;
 mod startup;
