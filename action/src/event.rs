@@ -39,6 +39,11 @@ pub const ACTION_INSTALLATION: u64 = 1;
 /// content-creating requests; a job makes only a handful.
 const WRITE_SPACING: Duration = Duration::from_millis(1000);
 
+/// Attempts after the first when the engine reports a transient failure.
+const EXTRA_ATTEMPTS: u32 = 2;
+/// Wait before a retry, times the attempt number.
+const RETRY_WAIT: Duration = Duration::from_secs(2);
+
 /// The slug whose `[bot]` comments are the Action's own.
 pub const ACTIONS_SLUG: &str = "github-actions";
 
@@ -198,20 +203,37 @@ impl Work<'_> {
             ..EngineConfig::new(data_dir.path())
         };
         let handler = Engine::new(github.clone(), config).handler();
-        let handled = handler.handle(&self.delivery).await;
-        let errors = self.captured.errors();
+        let mut delivery = self.delivery.clone();
+        let handled = loop {
+            let handled = handler.handle(&delivery).await;
+            let errors = self.captured.errors();
+            match handled {
+                // The server would queue a transient failure for later; a job has no
+                // later, so it tries again now, a bounded number of times. Every
+                // effect is keyed by the delivery, so a retry repeats nothing.
+                Err(HandlerError::Transient(message))
+                    if delivery.attempt < self.delivery.attempt + EXTRA_ATTEMPTS
+                        && failure::permission_in(&message, &self.branch).is_none() =>
+                {
+                    println!("transient failure, trying again: {message}");
+                    tokio::time::sleep(RETRY_WAIT * delivery.attempt).await;
+                    delivery.attempt += 1;
+                }
+                other => break other.map_err(|e| (e, errors)),
+            }
+        };
+        for warning in self.captured.warnings() {
+            println!("{}", commands::warning(&warning));
+        }
         match handled {
-            Err(e) => return Err(failure::from_handler(&e, &errors, &self.branch)),
+            Err((e, errors)) => return Err(failure::from_handler(&e, &errors, &self.branch)),
             // The engine answered a refused call with an error reply: still a failure
             // of this job, and the permission it lacked is what to fix.
             Ok(()) => {
-                if let Some(e) = failure::from_logged(&errors, &self.branch) {
+                if let Some(e) = failure::from_logged(&self.captured.errors(), &self.branch) {
                     return Err(e);
                 }
             }
-        }
-        for warning in self.captured.warnings() {
-            println!("{}", commands::warning(&warning));
         }
         let url = github.git_remote_url(self.repo);
         let ledger = self.read_ledger(data_dir.path(), &url).await?;

@@ -346,6 +346,8 @@ pub fn run(run: &Run<'_>) -> Result<(), ActionError> {
                     "run {run_id} attempt {attempt} is already in the ledger (v{version}): nothing changed"
                 ))
             );
+            // The earlier run may have stopped before its panel edit landed.
+            crate::event::refresh_panel(env, run.token, run.repo, &run.branch, &ledger)?;
             run.outputs(&status_outputs(Some(&ledger)))
         }
     }
