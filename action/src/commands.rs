@@ -19,6 +19,11 @@ pub fn error(message: &str) -> String {
     format!("::error title=navin::{}", escape_data(message))
 }
 
+/// `::warning title=navin::…`.
+pub fn warning(message: &str) -> String {
+    format!("::warning title=navin::{}", escape_data(message))
+}
+
 /// `::notice title=navin::…`.
 pub fn notice(message: &str) -> String {
     format!("::notice title=navin::{}", escape_data(message))

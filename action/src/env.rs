@@ -38,6 +38,8 @@ pub struct ActionEnv {
     pub event_name: String,
     pub event_path: Option<PathBuf>,
     pub run_id: Option<String>,
+    /// `GITHUB_RUN_ATTEMPT`: 1 for the first run, more for re-runs of the same run id.
+    pub run_attempt: u32,
     pub output: Option<PathBuf>,
     pub step_summary: Option<PathBuf>,
     pub runner_temp: Option<PathBuf>,
@@ -46,6 +48,8 @@ pub struct ActionEnv {
     pub config: String,
     /// Overrides the ledger remote (`{server}/{repo}.git`): tests and unusual hosts.
     pub git_url: Option<String>,
+    /// `NAVIN_WRITE_SPACING_MS`: the gap between two REST writes (default 1 s).
+    pub write_spacing: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for ActionEnv {
@@ -99,12 +103,18 @@ impl ActionEnv {
             event_name: var("GITHUB_EVENT_NAME").unwrap_or_default(),
             event_path: var("GITHUB_EVENT_PATH").map(PathBuf::from),
             run_id: var("GITHUB_RUN_ID"),
+            run_attempt: var("GITHUB_RUN_ATTEMPT")
+                .and_then(|a| a.trim().parse().ok())
+                .unwrap_or(1),
             output: var("GITHUB_OUTPUT").map(PathBuf::from),
             step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
             runner_temp: var("RUNNER_TEMP").map(PathBuf::from),
             ledger_branch: var("INPUT_LEDGER_BRANCH"),
             config: var("INPUT_CONFIG").unwrap_or_else(|| ".github/navin.yml".into()),
             git_url: var("NAVIN_GIT_URL"),
+            write_spacing: var("NAVIN_WRITE_SPACING_MS")
+                .and_then(|ms| ms.trim().parse().ok())
+                .map(std::time::Duration::from_millis),
         })
     }
 

@@ -30,6 +30,9 @@ pub enum ActionError {
     Config { path: String, message: String },
     #[error("ledger branch {branch}: {message}")]
     Ledger { branch: String, message: String },
+    /// The engine gave up on the event; `transient` failures may pass on a re-run.
+    #[error("Navin could not handle this event: {message}{}", if *transient { " (a temporary failure: re-run the job)" } else { "" })]
+    Engine { message: String, transient: bool },
     #[error("{what}: {source}")]
     Io {
         what: String,

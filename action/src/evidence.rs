@@ -152,7 +152,14 @@ pub fn run(run: &Run<'_>) -> Result<(), ActionError> {
             }
         }
     }
-    run.outputs(&status_outputs(Some(latest.as_ref().unwrap_or(&ledger))))
+    let shown = latest.as_ref().unwrap_or(&ledger);
+    // Also when a re-run wrote nothing: the earlier run may have stopped before its panel
+    // edit landed.
+    if let Some(issue) = crate::event::refresh_panel(env, run.token, run.repo, &run.branch, shown)?
+    {
+        println!("mission panel refreshed on #{issue}");
+    }
+    run.outputs(&status_outputs(Some(shown)))
 }
 
 /// `(body, head ref)` of the pull requests the run lists (same-repository PRs only; forks list none).

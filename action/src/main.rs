@@ -1,10 +1,13 @@
-//! `navin-action`: Navin inside a GitHub Actions job (ready-steps matrix, job summary, CI evidence; see action/README.md).
+//! `navin-action`: Navin inside a GitHub Actions job (the engine on the triggering event, ready-steps matrix, job summary, CI evidence; see action/README.md).
 
 mod api;
+mod capture;
 mod commands;
 mod env;
 mod error;
+mod event;
 mod evidence;
+mod failure;
 mod ledger;
 mod modes;
 

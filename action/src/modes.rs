@@ -11,14 +11,6 @@ use crate::env::{ActionEnv, Mode};
 use crate::error::ActionError;
 use crate::ledger::{self, LedgerAccess};
 
-/// Events the `event` mode is meant for (see examples/navin.yml).
-const HANDLED_EVENTS: [&str; 4] = [
-    "issue_comment",
-    "pull_request_review",
-    "pull_request",
-    "pull_request_target",
-];
-
 /// What one mode run needs besides the environment.
 pub struct Run<'a> {
     pub env: &'a ActionEnv,
@@ -34,7 +26,7 @@ pub fn run(env: &ActionEnv, now: DateTime<Utc>) -> Result<(), ActionError> {
     let token = env.token.as_deref().ok_or(ActionError::MissingToken)?;
     let repo = env.repository()?;
     if env.mode == Mode::Event {
-        return event(env);
+        return crate::event::run(env, token, repo);
     }
     let config = load_config(env)?;
     let branch = env
@@ -58,7 +50,7 @@ pub fn run(env: &ActionEnv, now: DateTime<Utc>) -> Result<(), ActionError> {
 }
 
 /// `.github/navin.yml` (or `config`) from the checked-out workspace; defaults when absent.
-fn load_config(env: &ActionEnv) -> Result<RepoConfig, ActionError> {
+pub fn load_config(env: &ActionEnv) -> Result<RepoConfig, ActionError> {
     let path = env.workspace.join(&env.config);
     match std::fs::read_to_string(&path) {
         Ok(text) => parse_repo_config(&text).map_err(|e| ActionError::Config {
@@ -83,13 +75,18 @@ impl Run<'_> {
 
     /// Writes step outputs (or prints them when run outside a job).
     pub fn outputs(&self, outputs: &[(&str, String)]) -> Result<(), ActionError> {
-        let text = commands::format_outputs(outputs, delimiter_seed());
-        match &self.env.output {
-            Some(path) => commands::append(path, &text),
-            None => {
-                print!("{text}");
-                Ok(())
-            }
+        write_outputs(self.env, outputs)
+    }
+}
+
+/// Appends step outputs to `GITHUB_OUTPUT` (or prints them when run outside a job).
+pub fn write_outputs(env: &ActionEnv, outputs: &[(&str, String)]) -> Result<(), ActionError> {
+    let text = commands::format_outputs(outputs, delimiter_seed());
+    match &env.output {
+        Some(path) => commands::append(path, &text),
+        None => {
+            print!("{text}");
+            Ok(())
         }
     }
 }
@@ -189,54 +186,6 @@ fn summary(run: &Run<'_>) -> Result<(), ActionError> {
         None => print!("{markdown}"),
     }
     run.outputs(&status_outputs(ledger.as_ref()))
-}
-
-/// The event mode. The command engine is not wired into the Action yet:
-/// this checks what it can (fork tokens, unknown events) and says so.
-fn event(env: &ActionEnv) -> Result<(), ActionError> {
-    if !HANDLED_EVENTS.contains(&env.event_name.as_str()) {
-        println!(
-            "{}",
-            commands::notice(&format!(
-                "event mode handles {}; {:?} is not one of them: nothing to do",
-                HANDLED_EVENTS.join(", "),
-                env.event_name
-            ))
-        );
-        return Ok(());
-    }
-    if let Some(fork) = fork_head(env)? {
-        println!(
-            "{}",
-            commands::notice(&format!(
-                "pull request from the fork {fork}: GitHub gives such runs a read-only token, \
-                 so Navin cannot write the ledger here and changed nothing (the Navin App has no such limit)"
-            ))
-        );
-        return Ok(());
-    }
-    println!(
-        "{}",
-        commands::notice(
-            "the Navin command engine is not wired into the Action yet: event mode changed nothing"
-        )
-    );
-    Ok(())
-}
-
-/// The head repository of a pull-request event when it is not this repository.
-fn fork_head(env: &ActionEnv) -> Result<Option<String>, ActionError> {
-    let Some(path) = &env.event_path else {
-        return Ok(None);
-    };
-    let payload = read_payload(path)?;
-    let head = payload
-        .pointer("/pull_request/head/repo/full_name")
-        .and_then(Value::as_str);
-    let repo = env.repository.as_deref().unwrap_or_default();
-    Ok(head
-        .filter(|h| !h.eq_ignore_ascii_case(repo))
-        .map(str::to_string))
 }
 
 /// Reads the event payload JSON the runner wrote.

@@ -11,8 +11,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use navin_bot::github::{
-    ApiRequest, AppClaims, GitHubApp, GitHubConfig, GitHubError, MarkerInComments, RetryPolicy,
-    TokenScope, WriteOutcome,
+    ApiRequest, AppClaims, Credentials, GitHubApp, GitHubConfig, GitHubError, MarkerInComments,
+    RetryPolicy, TokenScope, WriteOutcome,
 };
 use navin_bot::server::Metrics;
 use secrecy::ExposeSecret;
@@ -554,8 +554,10 @@ async fn rereads_send_if_none_match_and_a_304_returns_the_cached_body() {
     let app = GitHubApp::new(
         GitHubConfig {
             api_url: server.uri(),
-            issuer: "1".to_owned(),
-            key: app_key(),
+            credentials: Credentials::App {
+                issuer: "1".to_owned(),
+                key: app_key(),
+            },
             write_spacing: Duration::from_secs(1),
             policy: RetryPolicy::default(),
             git_url_template: String::new(),

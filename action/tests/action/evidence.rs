@@ -287,3 +287,41 @@ fn two_jobs_racing_on_the_same_run_count_one_attempt() {
     assert_eq!(s1.retry_count, 1);
     assert_eq!(s1.evidence.len(), 1);
 }
+
+#[test]
+fn a_step_done_by_evidence_refreshes_the_mission_panel_on_its_issue() {
+    let job = Job::new();
+    let issue = job
+        .fake
+        .create_issue("octo-org", "hello", "Widget API", "", "alice");
+    let head = job.commit_head("v1");
+    job.seed_from(Some(&head), Some(issue));
+    let run_id = job.workflow_run(&head, "success");
+    let event = job.workflow_run_event(run_id, &head, "success");
+    let r = job.run("evidence", "workflow_run", Some(&event), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let ledger = job.ledger().expect("ledger");
+    assert_eq!(
+        ledger.board.task("S1").map(|t| t.status),
+        Some(TaskStatus::Done)
+    );
+    let panels: Vec<_> = job
+        .fake
+        .bot_comments()
+        .into_iter()
+        .filter(|c| c.issue_number == issue && c.body.starts_with("<!-- navin:panel"))
+        .collect();
+    assert_eq!(panels.len(), 1, "{panels:#?}");
+    assert!(
+        panels[0].body.contains("Ship the widget API"),
+        "{}",
+        panels[0].body
+    );
+    assert!(
+        panels[0]
+            .body
+            .contains(&format!("v{}", ledger.mission.version)),
+        "{}",
+        panels[0].body
+    );
+}

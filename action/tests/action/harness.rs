@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use chrono::Utc;
+use navin_e2e::fake::UserKind;
 use navin_e2e::{FakeGitHub, Payload};
-use navin_ledger::model::{Actor, Ledger, Validation};
+use navin_ledger::model::{Actor, Ledger, Origin, Validation};
 use navin_ledger::store::{Store, StoreConfig};
 use navin_ledger::{Ctx, InitArgs, NewTask, Operation};
 
@@ -103,6 +104,11 @@ impl Job {
     /// Seeds a running mission: S1 (test) and S3 (none) ready, S2 after S1;
     /// S1 linked to `head` on `navin/S1-api` when given.
     pub fn seed(&self, head: Option<&str>) -> Ledger {
+        self.seed_from(head, None)
+    }
+
+    /// [`Job::seed`] for a mission started on issue `issue` (its panel lives there).
+    pub fn seed_from(&self, head: Option<&str>, issue: Option<u64>) -> Ledger {
         let (store, _dir) = self.store();
         let ctx = Ctx::new(Utc::now(), Actor::Human("octocat".into()));
         store
@@ -114,6 +120,11 @@ impl Job {
                         step("S2", &["S1"], Validation::Test),
                         step("S3", &[], Validation::None),
                     ],
+                    origin: issue.map(|n| Origin {
+                        repository: Some(format!("{OWNER}/{REPO}")),
+                        issue: Some(n),
+                        plan_id: None,
+                    }),
                     ..InitArgs::default()
                 }),
                 &ctx,
@@ -202,13 +213,26 @@ impl Job {
     }
 
     /// Runs `navin-action --mode <mode>` with a clean environment holding only
-    /// what the runner and action.yml would set.
+    /// what the runner and action.yml would set; each run is its own workflow run.
     pub fn run(
         &self,
         mode: &str,
         event: &str,
         event_path: Option<&Path>,
         token: Option<&str>,
+    ) -> RunResult {
+        self.run_with(mode, event, event_path, token, &[])
+    }
+
+    /// [`Job::run`] with extra or replaced variables (e.g. `GITHUB_RUN_ID` and
+    /// `GITHUB_RUN_ATTEMPT` to re-run one workflow run).
+    pub fn run_with(
+        &self,
+        mode: &str,
+        event: &str,
+        event_path: Option<&Path>,
+        token: Option<&str>,
+        extra: &[(&str, &str)],
     ) -> RunResult {
         let n = next_n();
         let output = self.dir.path().join(format!("output-{n}"));
@@ -229,7 +253,9 @@ impl Job {
             .env("GITHUB_SERVER_URL", self.fake.base_url())
             .env("GITHUB_WORKSPACE", &workspace)
             .env("GITHUB_EVENT_NAME", event)
-            .env("GITHUB_RUN_ID", "9001")
+            .env("GITHUB_RUN_ID", (9000 + n).to_string())
+            .env("GITHUB_RUN_ATTEMPT", "1")
+            .env("NAVIN_WRITE_SPACING_MS", "0")
             .env("GITHUB_OUTPUT", &output)
             .env("GITHUB_STEP_SUMMARY", &summary)
             .env("RUNNER_TEMP", &runner_temp)
@@ -239,6 +265,9 @@ impl Job {
             .env("INPUT_GITHUB_TOKEN", token.unwrap_or(""));
         if let Some(p) = event_path {
             cmd.env("GITHUB_EVENT_PATH", p);
+        }
+        for (k, v) in extra {
+            cmd.env(k, v);
         }
         let out = cmd.output().expect("run navin-action");
         let raw = std::fs::read_to_string(&output).unwrap_or_default();
@@ -279,4 +308,103 @@ pub fn parse_outputs(raw: &str) -> HashMap<String, String> {
         }
     }
     out
+}
+
+/// Scopes the `navin.yml` example grants the event job.
+pub const EVENT_SCOPES: [(&str, &str); 4] = [
+    ("contents", "write"),
+    ("issues", "write"),
+    ("pull_requests", "write"),
+    ("checks", "write"),
+];
+
+impl Job {
+    /// A job for `mode: event`: a small Rust repository on `main`, alice (write) and
+    /// bob (read), and a token with the example's scopes.
+    pub fn for_events() -> Job {
+        let mut job = Job::new();
+        job.fake.commit_files(
+            OWNER,
+            REPO,
+            "main",
+            &[
+                (
+                    "Cargo.toml",
+                    "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+                ),
+                (
+                    "src/lib.rs",
+                    "//! Greetings.\npub fn hello() -> String {\n    \"hello\".into()\n}\n",
+                ),
+            ],
+            "seed",
+        );
+        job.fake.set_role(OWNER, REPO, "alice", "write");
+        job.fake.set_role(OWNER, REPO, "bob", "read");
+        job.token = job.fake.actions_token(OWNER, REPO, &EVENT_SCOPES);
+        job
+    }
+
+    /// A committed webhook fixture pointed at this repository.
+    pub fn fixture(&self, name: &str) -> Payload {
+        Payload::fixture(name).repo(OWNER, REPO, self.fake.repo_id(OWNER, REPO))
+    }
+
+    /// Strips what a `GITHUB_TOKEN` run's payload lacks and points it at this repository.
+    fn actions_payload(&self, payload: Payload) -> serde_json::Value {
+        let mut value = payload.into_json();
+        if let Some(map) = value.as_object_mut() {
+            map.remove("installation");
+        }
+        value
+    }
+
+    /// `author` comments `body` on issue `number` (in the fake too); the event file.
+    pub fn comment_event(&self, number: u64, author: &str, body: &str) -> (u64, PathBuf) {
+        let id = self.fake.add_comment(OWNER, REPO, number, author, body);
+        let issue = self.fake.issue(OWNER, REPO, number);
+        let kind = if author.ends_with("[bot]") {
+            UserKind::Bot
+        } else {
+            UserKind::User
+        };
+        let payload = self
+            .fixture("issue_comment.created")
+            .number(number)
+            .issue_title(&issue.title)
+            .issue_body(issue.body.as_deref().unwrap_or(""))
+            .issue_author(
+                &issue.author,
+                self.fake.user_id(&issue.author),
+                UserKind::User,
+            )
+            .comment_id(id)
+            .comment_body(body)
+            .comment_author(author, self.fake.user_id(author), kind);
+        let value = self.actions_payload(payload);
+        (id, self.write_event("issue_comment", &value))
+    }
+
+    /// A committed fixture (`pull_request.opened`, `check_run.completed`, …) for this
+    /// repository, as a `GITHUB_TOKEN` run receives it.
+    pub fn fixture_event(&self, fixture: &str, edit: impl FnOnce(Payload) -> Payload) -> PathBuf {
+        let event = fixture.split('.').next().unwrap_or(fixture).to_string();
+        let value = self.actions_payload(edit(self.fixture(fixture)));
+        self.write_event(&event, &value)
+    }
+
+    /// Comments Navin posted (as `github-actions[bot]`) on issue `number`.
+    pub fn navin_comments(&self, number: u64) -> Vec<String> {
+        self.fake
+            .bot_comments()
+            .into_iter()
+            .filter(|c| c.issue_number == number)
+            .map(|c| {
+                self.fake
+                    .comment(c.id)
+                    .map(|now| now.body)
+                    .unwrap_or(c.body)
+            })
+            .collect()
+    }
 }

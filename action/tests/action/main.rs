@@ -2,6 +2,8 @@
 
 mod harness;
 
+mod event;
 mod evidence;
+mod other_events;
 mod read_modes;
 mod startup;

@@ -43,18 +43,6 @@ fn evidence_mode_on_another_event_is_one_notice_and_success() {
 }
 
 #[test]
-fn event_mode_says_the_engine_is_not_wired_yet() {
-    let job = Job::new();
-    let payload = json!({"action": "created", "comment": {"body": "/mission ship"}});
-    let path = job.write_event("issue_comment", &payload);
-    let r = job.run("event", "issue_comment", Some(&path), Some(&job.token));
-    assert_eq!(r.code, Some(0), "{r:?}");
-    let notices = r.lines_starting("::notice");
-    assert_eq!(notices.len(), 1);
-    assert!(notices[0].contains("not wired"), "{}", notices[0]);
-}
-
-#[test]
 fn fork_pull_request_changes_nothing_and_explains_the_read_only_token() {
     let job = Job::new();
     let payload = json!({

@@ -8,10 +8,10 @@ use navin_ledger::{
     TaskStatus,
 };
 
-use super::comments::{self, Upserted};
+use super::comments::Upserted;
 use super::{blocking, plans, steps, Answer, EngineError, Session};
 use crate::command::{help_text, CloseOutcome, Command};
-use crate::render::{mission_panel, reply, Marker, PanelContext, RepoRef, PANEL_FORMAT};
+use crate::render::{reply, RepoRef};
 
 impl Session<'_> {
     pub(super) async fn execute(
@@ -107,17 +107,7 @@ impl Session<'_> {
     /// The issue carrying the mission's panel: its origin when it lives in this
     /// repository, else the issue the command came from.
     pub(super) fn panel_issue(&self, ledger: &Ledger) -> u64 {
-        ledger
-            .mission
-            .origin
-            .as_ref()
-            .filter(|o| {
-                o.repository
-                    .as_deref()
-                    .is_some_and(|r| r.eq_ignore_ascii_case(&self.repo))
-            })
-            .and_then(|o| o.issue)
-            .unwrap_or(self.issue)
+        super::panel::panel_issue(ledger, &self.repo).unwrap_or(self.issue)
     }
 
     pub(super) fn repo_ref(&self) -> RepoRef {
@@ -127,20 +117,8 @@ impl Session<'_> {
     }
 
     pub(super) async fn refresh_panel(&self, ledger: &Ledger) -> Result<Upserted, EngineError> {
-        let body = mission_panel(ledger, &PanelContext::new(self.repo_ref()));
-        let marker = Marker::Panel {
-            format: PANEL_FORMAT,
-        }
-        .to_string();
-        Ok(comments::upsert(
-            &self.client,
-            &self.repo,
-            self.panel_issue(ledger),
-            |m| matches!(m, Marker::Panel { .. }),
-            &marker,
-            body,
-        )
-        .await?)
+        let issue = self.panel_issue(ledger);
+        Ok(super::panel::refresh_panel(&self.client, &self.repo_ref(), issue, ledger).await?)
     }
 
     async fn status(&self) -> Result<Answer, EngineError> {

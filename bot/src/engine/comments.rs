@@ -12,6 +12,8 @@ struct IssueComment {
     #[serde(default)]
     body: Option<String>,
     #[serde(default)]
+    html_url: Option<String>,
+    #[serde(default)]
     user: Option<Author>,
 }
 
@@ -38,6 +40,8 @@ impl IssueComment {
 pub struct Found {
     pub id: u64,
     pub body: String,
+    /// Where people see it (the Action's `plan-url` output).
+    pub html_url: Option<String>,
 }
 
 fn comments_path(repo: &str, issue: u64) -> String {
@@ -63,7 +67,11 @@ pub async fn find_marked(
             }
             let body = c.body.unwrap_or_default();
             if parse_marker(&body).is_some_and(|m| wanted(&m)) {
-                return Ok(Some(Found { id: c.id, body }));
+                return Ok(Some(Found {
+                    id: c.id,
+                    body,
+                    html_url: c.html_url,
+                }));
             }
         }
         next = page.next_page();

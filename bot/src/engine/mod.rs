@@ -10,11 +10,12 @@ pub mod approvals;
 mod checks;
 mod ci;
 mod commands;
-mod comments;
+pub mod comments;
 mod dispatch;
 mod gate;
 pub mod ledger;
 mod links;
+pub mod panel;
 pub mod payload;
 pub mod permission;
 pub mod plan_check;
@@ -58,6 +59,9 @@ pub struct EngineConfig {
     pub app_slug: Option<String>,
     /// How long a role or a `.github/navin.yml` is trusted before GitHub is asked again.
     pub permission_ttl: Duration,
+    /// Replaces the repository config's `ledger_branch` (the Action's `ledger-branch`
+    /// input, which the workflow author chose for this job).
+    pub ledger_branch: Option<String>,
 }
 
 impl EngineConfig {
@@ -66,6 +70,7 @@ impl EngineConfig {
             data_dir: data_dir.into(),
             app_slug: None,
             permission_ttl: PERMISSION_TTL,
+            ledger_branch: None,
         }
     }
 }
@@ -140,6 +145,21 @@ impl Engine {
     /// The delivery handler for the server's workers.
     pub fn handler(self) -> Arc<dyn DeliveryHandler> {
         Arc::new(Dispatcher::new(Arc::new(self)))
+    }
+
+    /// The repository config with [`EngineConfig::ledger_branch`] applied.
+    fn with_branch_override(
+        &self,
+        config: Arc<crate::config::RepoConfig>,
+    ) -> Arc<crate::config::RepoConfig> {
+        match &self.config.ledger_branch {
+            Some(branch) if *branch != config.ledger_branch => {
+                let mut changed = (*config).clone();
+                changed.ledger_branch = branch.clone();
+                Arc::new(changed)
+            }
+            _ => config,
+        }
     }
 
     async fn app_slug(&self) -> String {
@@ -219,11 +239,12 @@ impl Engine {
     ) -> Result<Session<'_>, HandlerError> {
         let client = self.github.installation(installation);
         let config = match self.configs.get(&client, &repository.full_name).await {
-            Ok(config) => config,
+            Ok(Ok(config)) => Ok(self.with_branch_override(config)),
+            Ok(invalid) => invalid,
             Err(e) if e.is_transient() => return Err(HandlerError::Transient(e.to_string())),
             Err(e) => {
                 tracing::warn!(error = %e, "cannot read the repository config; using defaults");
-                Ok(Arc::new(crate::config::RepoConfig::default()))
+                Ok(self.with_branch_override(Arc::new(crate::config::RepoConfig::default())))
             }
         };
         Ok(Session {

@@ -28,14 +28,39 @@ const ETAG_CACHE_ENTRIES: usize = 2048;
 /// Lane used for requests authenticated as the App itself (no installation has id 0).
 pub(super) const APP_LANE: u64 = 0;
 
+/// How the client proves who it is.
+#[derive(Clone)]
+pub enum Credentials {
+    /// A GitHub App: JWTs signed with `key` mint installation tokens on demand.
+    App {
+        /// JWT `iss`: client id (preferred) or app id.
+        issuer: String,
+        key: AppKey,
+    },
+    /// A token that is already minted, such as a workflow's `GITHUB_TOKEN`: every
+    /// installation client uses it as it is, and App-only calls are refused, since
+    /// nothing can be minted or re-minted from it.
+    Token(SecretString),
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::App { issuer, .. } => f
+                .debug_struct("App")
+                .field("issuer", issuer)
+                .finish_non_exhaustive(),
+            Self::Token(_) => f.write_str("Token(redacted)"),
+        }
+    }
+}
+
 /// Settings for [`GitHubApp::new`].
 #[derive(Debug, Clone)]
 pub struct GitHubConfig {
     /// `https://api.github.com`, or `https://HOST/api/v3` on GHES.
     pub api_url: String,
-    /// JWT `iss`: client id (preferred) or app id.
-    pub issuer: String,
-    pub key: AppKey,
+    pub credentials: Credentials,
     /// Gap between state-changing requests of one installation.
     pub write_spacing: Duration,
     pub policy: RetryPolicy,
@@ -45,6 +70,27 @@ pub struct GitHubConfig {
     pub stateless_s2s_token: Option<String>,
     /// Per-request read timeout; `None` waits as long as the connection lives.
     pub read_timeout: Option<Duration>,
+}
+
+impl GitHubConfig {
+    /// Settings for a plain token (a workflow's `GITHUB_TOKEN`): the default retry
+    /// policy, a 60 s read timeout, and `write_spacing` between writes.
+    pub fn with_token(
+        api_url: impl Into<String>,
+        token: SecretString,
+        git_url_template: impl Into<String>,
+        write_spacing: Duration,
+    ) -> Self {
+        Self {
+            api_url: api_url.into(),
+            credentials: Credentials::Token(token),
+            write_spacing,
+            policy: RetryPolicy::default(),
+            git_url_template: git_url_template.into(),
+            stateless_s2s_token: None,
+            read_timeout: Some(Duration::from_secs(60)),
+        }
+    }
 }
 
 /// A request to the REST API. `path` is relative to the API base (raw slashes kept,
@@ -203,7 +249,7 @@ impl std::fmt::Debug for GitHubApp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GitHubApp")
             .field("api_url", &self.inner.config.api_url)
-            .field("issuer", &self.inner.config.issuer)
+            .field("credentials", &self.inner.config.credentials)
             .finish_non_exhaustive()
     }
 }
@@ -276,13 +322,27 @@ impl GitHubApp {
         InstallationClient::new(self.clone(), installation_id, scope)
     }
 
-    /// A signed App JWT for now.
+    /// A signed App JWT for now. Refused in token mode: there is no App key.
     pub fn app_jwt(&self) -> Result<SecretString, GitHubError> {
-        Ok(self
-            .inner
-            .config
-            .key
-            .sign(&self.inner.config.issuer, now_secs())?)
+        match &self.inner.config.credentials {
+            Credentials::App { issuer, key } => Ok(key.sign(issuer, now_secs())?),
+            Credentials::Token(_) => Err(GitHubError::NotAnApp {
+                what: "an App JWT".to_owned(),
+            }),
+        }
+    }
+
+    /// The fixed token when built with [`Credentials::Token`].
+    pub(super) fn fixed_token(&self) -> Option<&SecretString> {
+        match &self.inner.config.credentials {
+            Credentials::Token(token) => Some(token),
+            Credentials::App { .. } => None,
+        }
+    }
+
+    /// True when built from a plain token rather than App credentials.
+    pub fn is_token_mode(&self) -> bool {
+        self.fixed_token().is_some()
     }
 
     /// The git remote for `owner/repo`, from the configured template.
@@ -298,6 +358,11 @@ impl GitHubApp {
 
     /// A request authenticated as the App (JWT): `/app/...` endpoints.
     pub async fn app_request(&self, request: ApiRequest) -> Result<ApiResponse, GitHubError> {
+        if self.is_token_mode() {
+            return Err(GitHubError::NotAnApp {
+                what: format!("{} {}", request.method, request.path),
+            });
+        }
         let kind = kind_of(&request, false);
         match self
             .send(&Auth::App, APP_LANE, kind, &request, None)
@@ -344,7 +409,9 @@ impl GitHubApp {
             let exchange = self
                 .attempt(lane_key, request, &uri, &bearer, cached_etag.as_ref())
                 .await;
-            let seen = observe(&exchange, matches!(auth, Auth::Installation(_)));
+            // A fixed token cannot be re-minted, so a 401 on it is final at once.
+            let mintable = matches!(auth, Auth::Installation(_)) && !self.is_token_mode();
+            let seen = observe(&exchange, mintable);
             self.inner
                 .metrics
                 .record(lane_key, seen.status, seen.remaining);

@@ -177,7 +177,11 @@ impl InstallationClient {
     /// A valid installation token (cached; minted when missing or within five minutes
     /// of expiry). Opaque: no assumption about its length or shape. Also what git uses
     /// over HTTPS (user `x-access-token`).
+    /// In token mode it is that token, never minted.
     pub async fn token(&self) -> Result<SecretString, GitHubError> {
+        if let Some(fixed) = self.app.fixed_token() {
+            return Ok(fixed.clone());
+        }
         let mut slot = self.cache.0.lock().await;
         if let Some(cached) = slot.as_ref() {
             if !token_needs_refresh(cached.expires_at, Utc::now()) {

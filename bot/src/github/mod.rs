@@ -5,6 +5,9 @@
 //! [`InstallationClient::get_json`], [`InstallationClient::get_after_webhook`],
 //! [`InstallationClient::write`] (with a [`WriteProbe`]) or
 //! [`InstallationClient::write_idempotent`]. Payload types can be octocrab's models.
+//!
+//! Built with [`Credentials::Token`] (the Action's `GITHUB_TOKEN`), every installation
+//! client uses that token as it is and App-only calls fail with [`GitHubError::NotAnApp`].
 
 mod client;
 pub mod deliveries;
@@ -16,7 +19,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 
-pub use client::{next_link, ApiRequest, ApiResponse, GitHubApp, GitHubConfig};
+pub use client::{next_link, ApiRequest, ApiResponse, Credentials, GitHubApp, GitHubConfig};
 pub use installation::{
     token_needs_refresh, InstallationClient, MarkerInComments, ProbeFuture, TokenScope,
     WriteOutcome, WriteProbe, TOKEN_REFRESH_MARGIN,
@@ -83,6 +86,9 @@ pub enum GitHubError {
     InvalidRequest(String),
     #[error("app key: {0}")]
     Key(#[from] JwtError),
+    /// An App-only call (`/app/...`, a JWT, minting) on a client built from a plain token.
+    #[error("{what} needs GitHub App credentials (app id and private key), but this client has only a token")]
+    NotAnApp { what: String },
     #[error("cannot build the GitHub HTTP client: {0}")]
     Client(String),
 }

@@ -22,7 +22,9 @@ pub use metrics::Metrics;
 pub use signature::{sign, SignatureError, WebhookSecrets};
 
 use crate::config::{ConfigError, ServeArgs};
-use crate::github::{AppKey, GitHubApp, GitHubConfig, GitHubError, JwtError, RetryPolicy};
+use crate::github::{
+    AppKey, Credentials, GitHubApp, GitHubConfig, GitHubError, JwtError, RetryPolicy,
+};
 use crate::queue::dispatch::NoHooks;
 use crate::queue::worker::ShutdownReport;
 use crate::queue::{DeliveryHandler, DeliveryQueue, Dispatcher, QueueError, WorkerConfig, Workers};
@@ -202,8 +204,10 @@ pub fn github_from_args(args: &ServeArgs, metrics: &Metrics) -> Result<GitHubApp
     let key = AppKey::from_pem(pem.expose_secret().as_bytes())?;
     let config = GitHubConfig {
         api_url: args.api_url.clone(),
-        issuer: args.jwt_issuer(),
-        key,
+        credentials: Credentials::App {
+            issuer: args.jwt_issuer(),
+            key,
+        },
         write_spacing: args.write_spacing(),
         policy: RetryPolicy::default(),
         git_url_template: args.git_url_template.clone(),

@@ -11,7 +11,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::Request;
 use navin_bot::config::ServeArgs;
-use navin_bot::github::{AppKey, GitHubApp, GitHubConfig, GitHubMetrics, RetryPolicy};
+use navin_bot::github::{AppKey, Credentials, GitHubApp, GitHubConfig, GitHubMetrics, RetryPolicy};
 use navin_bot::queue::DeliveryQueue;
 use navin_bot::server::{sign, AppState, AppStateConfig, Metrics, WebhookSecrets};
 use secrecy::SecretString;
@@ -126,8 +126,10 @@ pub fn github_with(
     let app = GitHubApp::new(
         GitHubConfig {
             api_url: api_url.to_owned(),
-            issuer: issuer.to_owned(),
-            key: app_key(),
+            credentials: Credentials::App {
+                issuer: issuer.to_owned(),
+                key: app_key(),
+            },
             write_spacing,
             policy: RetryPolicy::default(),
             git_url_template: "https://github.com/{owner}/{repo}.git".to_owned(),

@@ -1,0 +1,474 @@
+//! `mode: event`: the triggering webhook event handed to the same engine `navin serve` runs, with the job's token, then the outputs and job summary.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use navin_bot::engine::{ledger as engine_ledger, panel, plans::PlanRecord, Engine, EngineConfig};
+use navin_bot::github::{GitHubApp, GitHubConfig, GitHubMetrics};
+use navin_bot::queue::{classify, Classification, Delivery, HandlerError};
+use navin_bot::render::{mission_panel, PanelContext, RepoRef};
+use navin_ledger::model::Ledger;
+use secrecy::SecretString;
+use serde_json::Value;
+
+use crate::capture::Captured;
+use crate::commands;
+use crate::env::ActionEnv;
+use crate::error::ActionError;
+use crate::failure;
+use crate::modes::{load_config, status_outputs, write_outputs};
+
+/// Events `mode: event` hands to the engine.
+pub const EVENTS: [&str; 7] = [
+    "issue_comment",
+    "pull_request_review",
+    "pull_request",
+    "pull_request_target",
+    "check_run",
+    "check_suite",
+    "workflow_run",
+];
+
+/// The lane the job's token is used on. Payloads under `GITHUB_TOKEN` carry no
+/// installation; a token-mode client accepts any id, and this one is not the App lane
+/// (0), so writes keep their spacing.
+pub const ACTION_INSTALLATION: u64 = 1;
+
+/// Gap between two writes of one job: GitHub asks for about a second between
+/// content-creating requests; a job makes only a handful.
+const WRITE_SPACING: Duration = Duration::from_millis(1000);
+
+/// Attempts after the first when the engine reports a transient failure.
+const EXTRA_ATTEMPTS: u32 = 2;
+/// Wait before a retry, times the attempt number.
+const RETRY_WAIT: Duration = Duration::from_secs(2);
+
+/// The slug whose `[bot]` comments are the Action's own.
+pub const ACTIONS_SLUG: &str = "github-actions";
+
+/// Which engine event a workflow event is. `pull_request_target` carries the same
+/// payload as `pull_request`, run in the base repository's context.
+pub fn engine_event(name: &str) -> &str {
+    match name {
+        "pull_request_target" => "pull_request",
+        other => other,
+    }
+}
+
+/// The delivery id of this job's event: the workflow run id, which a re-run keeps, so
+/// the ledger's op-id dedup and the engine's reply tags recognise a re-run as the same
+/// delivery. The attempt number says whether effects may already have happened.
+pub fn delivery_id(run_id: &str) -> String {
+    let safe: String = run_id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    format!("actions-run-{safe}")
+}
+
+/// The event as the engine's queue would hand it over.
+pub fn delivery(
+    env: &ActionEnv,
+    event: &str,
+    body: Vec<u8>,
+    payload: &Value,
+) -> Result<Delivery, ActionError> {
+    let run_id = env
+        .run_id
+        .as_deref()
+        .ok_or(ActionError::MissingEnv("GITHUB_RUN_ID"))?;
+    Ok(Delivery {
+        seq: 0,
+        delivery_id: delivery_id(run_id),
+        event: event.to_owned(),
+        action: payload["action"].as_str().map(str::to_owned),
+        repository: env.repository.clone(),
+        installation_id: Some(ACTION_INSTALLATION),
+        headers: Vec::new(),
+        body: Bytes::from(body),
+        received_at_ms: chrono::Utc::now().timestamp_millis(),
+        attempt: env.run_attempt.max(1),
+    })
+}
+
+/// The head repository of a pull-request event from a fork. GitHub gives `pull_request`
+/// and `pull_request_review` runs from forks a read-only token; `pull_request_target`
+/// runs in the base repository with a write token, so it is not refused here.
+pub fn read_only_fork(event_name: &str, payload: &Value, repo: &str) -> Option<String> {
+    if !matches!(event_name, "pull_request" | "pull_request_review") {
+        return None;
+    }
+    payload
+        .pointer("/pull_request/head/repo/full_name")
+        .and_then(Value::as_str)
+        .filter(|head| !head.eq_ignore_ascii_case(repo))
+        .map(str::to_owned)
+}
+
+/// The issue or pull request number the event is about, if any.
+pub fn subject_number(payload: &Value) -> Option<u64> {
+    payload
+        .pointer("/issue/number")
+        .or_else(|| payload.pointer("/pull_request/number"))
+        .and_then(Value::as_u64)
+}
+
+/// Runs the event. Unknown events and actions the engine ignores end with one notice.
+pub fn run(env: &ActionEnv, token: &str, repo: &str) -> Result<(), ActionError> {
+    let name = env.event_name.as_str();
+    if !EVENTS.contains(&name) {
+        println!(
+            "{}",
+            commands::notice(&format!(
+                "event mode handles {}; {name:?} is not one of them: nothing to do",
+                EVENTS.join(", ")
+            ))
+        );
+        return Ok(());
+    }
+    let path = env
+        .event_path
+        .as_deref()
+        .ok_or(ActionError::MissingEnv("GITHUB_EVENT_PATH"))?;
+    let body = std::fs::read(path).map_err(|e| ActionError::Payload {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let payload: Value = serde_json::from_slice(&body).map_err(|e| ActionError::Payload {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    if let Some(fork) = read_only_fork(name, &payload, repo) {
+        println!(
+            "{}",
+            commands::notice(&format!(
+                "pull request from the fork {fork}: GitHub gives such runs a read-only token, \
+                 so Navin cannot write the ledger here and changed nothing (the Navin App has no such limit)"
+            ))
+        );
+        return Ok(());
+    }
+    let event = engine_event(name);
+    let action = payload["action"].as_str().unwrap_or_default();
+    if !matches!(classify(event, Some(action)), Classification::Handle(_)) {
+        println!(
+            "{}",
+            commands::notice(&format!(
+                "{name} with action {action:?} is not one Navin acts on: nothing to do"
+            ))
+        );
+        return Ok(());
+    }
+    let delivery = delivery(env, event, body, &payload)?;
+    let branch = match &env.ledger_branch {
+        Some(b) => b.clone(),
+        None => load_config(env)?.ledger_branch,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ActionError::io("starting the async runtime", e))?;
+    let captured = crate::capture::install();
+    let work = Work {
+        env,
+        token,
+        repo,
+        branch,
+        delivery,
+        subject: subject_number(&payload),
+        captured,
+    };
+    runtime.block_on(work.run())
+}
+
+/// One event run: the pieces the engine and the outputs share.
+struct Work<'a> {
+    env: &'a ActionEnv,
+    token: &'a str,
+    repo: &'a str,
+    branch: String,
+    delivery: Delivery,
+    subject: Option<u64>,
+    captured: Captured,
+}
+
+impl Work<'_> {
+    async fn run(self) -> Result<(), ActionError> {
+        let github = token_client(self.env, self.token)?;
+        let data_dir = ledger_dir(self.env)?;
+        let config = EngineConfig {
+            app_slug: Some(ACTIONS_SLUG.to_owned()),
+            ledger_branch: Some(self.branch.clone()),
+            ..EngineConfig::new(data_dir.path())
+        };
+        let handler = Engine::new(github.clone(), config).handler();
+        let mut delivery = self.delivery.clone();
+        let handled = loop {
+            let handled = handler.handle(&delivery).await;
+            let errors = self.captured.errors();
+            match handled {
+                // The server would queue a transient failure for later; a job has no
+                // later, so it tries again now, a bounded number of times. Every
+                // effect is keyed by the delivery, so a retry repeats nothing.
+                Err(HandlerError::Transient(message))
+                    if delivery.attempt < self.delivery.attempt + EXTRA_ATTEMPTS
+                        && failure::permission_in(&message, &self.branch).is_none() =>
+                {
+                    println!("transient failure, trying again: {message}");
+                    tokio::time::sleep(RETRY_WAIT * delivery.attempt).await;
+                    delivery.attempt += 1;
+                }
+                other => break other.map_err(|e| (e, errors)),
+            }
+        };
+        for warning in self.captured.warnings() {
+            println!("{}", commands::warning(&warning));
+        }
+        match handled {
+            Err((e, errors)) => return Err(failure::from_handler(&e, &errors, &self.branch)),
+            // The engine answered a refused call with an error reply: still a failure
+            // of this job, and the permission it lacked is what to fix.
+            Ok(()) => {
+                if let Some(e) = failure::from_logged(&self.captured.errors(), &self.branch) {
+                    return Err(e);
+                }
+            }
+        }
+        let url = github.git_remote_url(self.repo);
+        let ledger = self.read_ledger(data_dir.path(), &url).await?;
+        let plan_url = self.plan_url(&github, data_dir.path(), &url).await?;
+        let mut outputs = status_outputs(ledger.as_ref());
+        outputs.push(("plan-url", plan_url.clone().unwrap_or_default()));
+        write_outputs(self.env, &outputs)?;
+        self.summary(ledger.as_ref(), plan_url.as_deref())
+    }
+
+    /// The ledger after the event, from the clone the engine used (fetched again).
+    async fn read_ledger(
+        &self,
+        data_dir: &std::path::Path,
+        url: &str,
+    ) -> Result<Option<Ledger>, ActionError> {
+        let store = self.store(data_dir, url)?;
+        let branch = self.branch.clone();
+        tokio::task::spawn_blocking(move || store.read())
+            .await
+            .map_err(|e| ActionError::Ledger {
+                branch: branch.clone(),
+                message: format!("ledger task failed: {e}"),
+            })?
+            .map(|s| s.map(|s| s.ledger))
+            .map_err(|e| crate::ledger::store_error(e, &self.branch, false))
+    }
+
+    fn store(
+        &self,
+        data_dir: &std::path::Path,
+        url: &str,
+    ) -> Result<Arc<navin_ledger::store::Store>, ActionError> {
+        engine_ledger::open_store(
+            data_dir,
+            self.repo,
+            url,
+            &self.branch,
+            self.token.to_owned(),
+        )
+        .map_err(|e| crate::ledger::store_error(e, &self.branch, false))
+    }
+
+    /// The plan comment's URL when this event's commands wrote or re-showed the plan of
+    /// the issue it is about (the plan record remembers their op ids).
+    async fn plan_url(
+        &self,
+        github: &GitHubApp,
+        data_dir: &std::path::Path,
+        url: &str,
+    ) -> Result<Option<String>, ActionError> {
+        let Some(issue) = self.subject else {
+            return Ok(None);
+        };
+        let store = self.store(data_dir, url)?;
+        // An issue's plan, or on a pull request the PR's own plan.
+        for id in panel::plan_ids(issue) {
+            let path = panel::plan_record_path(&id);
+            let reader = std::sync::Arc::clone(&store);
+            let raw = tokio::task::spawn_blocking(move || reader.read_file(&path))
+                .await
+                .map_err(|e| ActionError::Ledger {
+                    branch: self.branch.clone(),
+                    message: format!("ledger task failed: {e}"),
+                })?
+                .map_err(|e| crate::ledger::store_error(e, &self.branch, false))?;
+            let touched = raw
+                .as_deref()
+                .and_then(|bytes| serde_json::from_slice::<PlanRecord>(bytes).ok())
+                .is_some_and(|record| panel::plan_touched_by(&record, &self.delivery.delivery_id));
+            if touched {
+                let client = github.installation(ACTION_INSTALLATION);
+                return panel::plan_comment_url(&client, self.repo, issue, &id)
+                    .await
+                    .map_err(|e| failure::from_github(&e, &self.branch));
+            }
+        }
+        Ok(None)
+    }
+
+    /// One line on what ran, the plan link, and the mission panel.
+    fn summary(&self, ledger: Option<&Ledger>, plan_url: Option<&str>) -> Result<(), ActionError> {
+        let action = self.delivery.action.as_deref().unwrap_or("");
+        let on = match self.subject {
+            Some(n) => format!(" on {}#{n}", self.repo),
+            None => format!(" on {}", self.repo),
+        };
+        let mut text = format!(
+            "## Navin\n\nHandled `{}.{action}`{on} (run {}, attempt {}).\n",
+            self.env.event_name,
+            self.env.run_id.as_deref().unwrap_or("?"),
+            self.delivery.attempt
+        );
+        if let Some(url) = plan_url {
+            text.push_str(&format!("\nPlan: {url}\n"));
+        }
+        match ledger {
+            Some(l) => {
+                let repo = RepoRef {
+                    full_name: self.repo.to_owned(),
+                    html_base: self.env.server_url.clone(),
+                    ledger_branch: self.branch.clone(),
+                };
+                text.push('\n');
+                text.push_str(&mission_panel(l, &PanelContext::new(repo)));
+                text.push('\n');
+            }
+            None => text.push_str(&format!(
+                "\nNo mission yet: the ledger branch `{}` does not exist.\n",
+                self.branch
+            )),
+        }
+        println!(
+            "navin: handled {}.{action}{on}; mission {}",
+            self.env.event_name,
+            ledger.map_or_else(
+                || "none".to_owned(),
+                |l| format!("v{} {}", l.mission.version, l.mission.status)
+            )
+        );
+        match &self.env.step_summary {
+            Some(path) => commands::append(path, &text),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The engine's GitHub client on the job's token (never a JWT, never minted).
+pub fn token_client(env: &ActionEnv, token: &str) -> Result<GitHubApp, ActionError> {
+    let template = match &env.git_url {
+        Some(url) => url.clone(),
+        None => format!(
+            "{}/{{owner}}/{{repo}}.git",
+            env.server_url.trim_end_matches('/')
+        ),
+    };
+    let config = GitHubConfig::with_token(
+        env.api_url.clone(),
+        SecretString::from(token.to_owned()),
+        template,
+        env.write_spacing.unwrap_or(WRITE_SPACING),
+    );
+    GitHubApp::new(config, Arc::new(GitHubMetrics::default())).map_err(|e| ActionError::Api {
+        method: "GET",
+        path: String::new(),
+        message: e.to_string(),
+    })
+}
+
+/// A throwaway data directory for the engine's ledger clone, under `RUNNER_TEMP`.
+pub fn ledger_dir(env: &ActionEnv) -> Result<tempfile::TempDir, ActionError> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("navin-engine-");
+    match &env.runner_temp {
+        Some(t) => builder.tempdir_in(t),
+        None => builder.tempdir(),
+    }
+    .map_err(|e| ActionError::io("creating the ledger work directory", e))
+}
+
+/// Re-renders the sticky mission panel on the mission's issue after a ledger change
+/// made outside the engine (`mode: evidence`), with the engine's own panel code.
+/// `None` when the mission has no issue in this repository to carry it.
+pub fn refresh_panel(
+    env: &ActionEnv,
+    token: &str,
+    repo: &str,
+    branch: &str,
+    ledger: &Ledger,
+) -> Result<Option<u64>, ActionError> {
+    let Some(issue) = panel::panel_issue(ledger, repo) else {
+        return Ok(None);
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ActionError::io("starting the async runtime", e))?;
+    runtime.block_on(async {
+        let github = token_client(env, token)?;
+        let client = github.installation(ACTION_INSTALLATION);
+        let repo_ref = RepoRef {
+            full_name: repo.to_owned(),
+            html_base: env.server_url.clone(),
+            ledger_branch: branch.to_owned(),
+        };
+        panel::refresh_panel(&client, &repo_ref, issue, ledger)
+            .await
+            .map_err(|e| failure::from_github(&e, branch))?;
+        Ok(Some(issue))
+    })
+}
+
+/// Why the handler failed, for [`failure`]'s mapping.
+pub fn handler_message(e: &HandlerError) -> &str {
+    match e {
+        HandlerError::Transient(m) | HandlerError::Permanent(m) => m,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_rerun_keeps_the_delivery_id_of_its_run() {
+        assert_eq!(delivery_id("123456"), "actions-run-123456");
+        assert_eq!(delivery_id("12 3;x"), "actions-run-123x");
+    }
+
+    #[test]
+    fn pull_request_target_is_handled_as_pull_request() {
+        assert_eq!(engine_event("pull_request_target"), "pull_request");
+        assert_eq!(engine_event("check_suite"), "check_suite");
+    }
+
+    #[test]
+    fn only_fork_runs_with_a_read_only_token_are_refused() {
+        let pr = json!({"pull_request": {"head": {"repo": {"full_name": "mallory/hello"}}}});
+        assert_eq!(
+            read_only_fork("pull_request", &pr, "octo-org/hello").as_deref(),
+            Some("mallory/hello")
+        );
+        assert!(read_only_fork("pull_request_review", &pr, "octo-org/hello").is_some());
+        assert!(read_only_fork("pull_request_target", &pr, "octo-org/hello").is_none());
+        assert!(read_only_fork("pull_request", &pr, "Mallory/Hello").is_none());
+    }
+
+    #[test]
+    fn the_subject_is_the_issue_or_the_pull_request() {
+        assert_eq!(subject_number(&json!({"issue": {"number": 4}})), Some(4));
+        assert_eq!(
+            subject_number(&json!({"pull_request": {"number": 9}})),
+            Some(9)
+        );
+        assert_eq!(subject_number(&json!({"check_run": {}})), None);
+    }
+}
