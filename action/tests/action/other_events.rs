@@ -1,4 +1,4 @@
-//! `mode: event` on pull-request, review and CI events, from the committed real payloads: what the engine does with each today (the handlers are being filled in elsewhere), and the fork refusal.
+//! `mode: event` on pull-request, review and CI events, from the committed real payloads: events that touch no step leave the ledger alone, linked pull requests and their checks and review approvals act through the same engine as the App, and a fork run is refused.
 
 use serde_json::json;
 
@@ -152,4 +152,149 @@ fn a_check_run_that_is_not_completed_is_one_notice() {
     let notices = r.lines_starting("::notice");
     assert_eq!(notices.len(), 1, "{}", r.stdout);
     assert!(notices[0].contains("created"), "{}", notices[0]);
+}
+
+/// The engine's step links and CI evidence through the Action: a pull request naming
+/// `S1` links it to the PR's head, and a green check run on that head closes it, each a
+/// separate job with only `GITHUB_TOKEN`.
+#[test]
+fn a_linked_pull_request_and_a_green_check_run_close_the_step_in_event_mode() {
+    use navin_e2e::fake::{CheckRunSpec, PullSpec};
+    let job = Job::for_events();
+    let issue = job.fake.create_issue(
+        crate::harness::OWNER,
+        crate::harness::REPO,
+        "Widget API",
+        "",
+        "alice",
+    );
+    let seeded = job.seed_from(None, Some(issue));
+    let (owner, repo) = (crate::harness::OWNER, crate::harness::REPO);
+    let spec = PullSpec::new("feature/widget")
+        .author("alice")
+        .title("Widget API")
+        .body("Adds the API.\n\nNavin-Step: S1\n")
+        .file("src/widget.rs", "pub fn widget() {}\n");
+    let number = job.fake.create_pull(owner, repo, spec);
+    let head = job.fake.pull(owner, repo, number).head_sha;
+    let opened = job.fixture_event("pull_request.opened", |p| {
+        p.number(number)
+            .head_sha(&head)
+            .head_ref("feature/widget")
+            .set(
+                "/pull_request/body",
+                json!("Adds the API.\n\nNavin-Step: S1\n"),
+            )
+    });
+    let r = job.run("event", "pull_request", Some(&opened), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.lines_starting("::error").is_empty(), "{}", r.stdout);
+    let linked = job.ledger().expect("ledger");
+    let s1 = linked.board.task("S1").expect("S1");
+    assert_eq!(s1.links.head_sha.as_deref(), Some(head.as_str()));
+    assert_eq!(s1.links.prs, [number]);
+    assert_eq!(
+        r.outputs["mission-version"],
+        (seeded.mission.version + 1).to_string()
+    );
+
+    let run_id = job
+        .fake
+        .add_check_run(owner, repo, CheckRunSpec::new("test", &head));
+    let completed = job.fixture_event("check_run.completed", |p| {
+        p.check_run_id(run_id)
+            .check_name("test")
+            .head_sha(&head)
+            .app_id(15368)
+            .conclusion("success")
+    });
+    let r = job.run("event", "check_run", Some(&completed), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let done = job.ledger().expect("ledger");
+    let s1 = done.board.task("S1").expect("S1");
+    assert_eq!(s1.status.as_str(), "done", "{r:?}");
+    assert_eq!(s1.evidence[0].check_run_id, Some(run_id));
+    assert_eq!(
+        r.outputs["mission-version"],
+        done.mission.version.to_string()
+    );
+    assert!(
+        r.summary.contains("Handled `check_run.completed`"),
+        "{}",
+        r.summary
+    );
+    // The panel on the mission's issue shows the step done.
+    let panel = job.navin_comments(issue);
+    assert_eq!(panel.len(), 1, "{panel:?}");
+    assert!(panel[0].contains("1/3"), "{}", panel[0]);
+}
+
+/// `/plan` on a pull request and a writer's approving review, each its own job: the plan
+/// is approved on the ledger and its `navin/plan` check turns green.
+#[test]
+fn a_review_approval_approves_the_plan_of_a_pull_request_in_event_mode() {
+    use navin_e2e::fake::{PullSpec, UserKind};
+    let job = Job::for_events();
+    let (owner, repo) = (crate::harness::OWNER, crate::harness::REPO);
+    job.fake.set_role(owner, repo, "carol", "write");
+    let spec = PullSpec::new("feature/greeting")
+        .author("carol")
+        .title("Greeting")
+        .file("src/lib.rs", "pub fn hello() -> String { \"hi\".into() }\n");
+    let number = job.fake.create_pull(owner, repo, spec);
+    let head = job.fake.pull(owner, repo, number).head_sha;
+    let body = "/plan make the greeting configurable";
+    let comment = job.fake.add_comment(owner, repo, number, "alice", body);
+    let asked = job.fixture_event("issue_comment.created.on_pull_request", |p| {
+        p.number(number)
+            .issue_author("carol", job.fake.user_id("carol"), UserKind::User)
+            .comment_id(comment)
+            .comment_body(body)
+            .comment_author("alice", job.fake.user_id("alice"), UserKind::User)
+            .set("/repository/default_branch", json!("main"))
+    });
+    let r = job.run("event", "issue_comment", Some(&asked), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    // plan-url points at the plan comment on the pull request.
+    assert!(
+        r.outputs["plan-url"].contains(&format!("/{number}#issuecomment-")),
+        "{:?}",
+        r.outputs
+    );
+    let checks = |conclusion: &str| {
+        job.fake.check_runs(owner, repo).iter().any(|c| {
+            c.name == "navin/plan"
+                && c.head_sha == head
+                && c.conclusion.as_deref() == Some(conclusion)
+        })
+    };
+    assert!(checks("action_required"), "{r:?}");
+
+    let review = job
+        .fake
+        .add_review(owner, repo, number, "alice", "APPROVED", &head);
+    let approved = job.fixture_event("pull_request_review.submitted.approved", |p| {
+        p.number(number)
+            .head_sha(&head)
+            .review_id(review)
+            .review_state("approved")
+            .reviewer("alice", job.fake.user_id("alice"), UserKind::User)
+            .set("/pull_request/user/login", json!("carol"))
+    });
+    let r = job.run(
+        "event",
+        "pull_request_review",
+        Some(&approved),
+        Some(&job.token),
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.lines_starting("::error").is_empty(), "{}", r.stdout);
+    assert!(checks("success"), "navin/plan is not green: {r:?}");
+    let (store, _dir) = job.store();
+    let record = store
+        .read_file(&format!(".navin/plans/pr-{number}.json"))
+        .expect("read")
+        .expect("plan record");
+    let record: serde_json::Value = serde_json::from_slice(&record).expect("json");
+    assert_eq!(record["status"], "approved", "{record}");
 }

@@ -99,6 +99,13 @@ impl EngineError {
                 | StoreError::Diverged { .. }
                 | StoreError::Rewritten { .. }),
             ) => Some(e.to_string()),
+            EngineError::Store(StoreError::Remote { message, .. }) if refused_by_git(message) => {
+                Some(
+                    "Navin may not write the ledger branch: the git server refused its credentials. \
+                     Check that the App (or the workflow's token) has `contents: write` on this repository."
+                        .to_owned(),
+                )
+            }
             _ => None,
         }
     }
@@ -106,16 +113,24 @@ impl EngineError {
     fn is_transient(&self) -> bool {
         match self {
             EngineError::GitHub(e) => e.is_transient(),
+            // A refused push will be refused again: say so instead of retrying.
+            EngineError::Store(StoreError::Remote { message, .. }) => !refused_by_git(message),
             EngineError::Store(e) => matches!(
                 e,
-                StoreError::Remote { .. }
-                    | StoreError::Contention { .. }
-                    | StoreError::Io(_)
-                    | StoreError::Git(_)
+                StoreError::Contention { .. } | StoreError::Io(_) | StoreError::Git(_)
             ),
             EngineError::Internal(_) => false,
         }
     }
+}
+
+/// Whether a git transport error is the server refusing us (401/403, no credentials),
+/// not a network blip. libgit2 reports the HTTP status in its message.
+fn refused_by_git(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    ["403", "401", "authentication", "permission to", "denied"]
+        .iter()
+        .any(|needle| m.contains(needle))
 }
 
 /// The engine. Build it around the server's GitHub client and hand
@@ -472,5 +487,27 @@ async fn blocking<T: Send + 'static>(
     match tokio::task::spawn_blocking(f).await {
         Ok(result) => result.map_err(EngineError::from),
         Err(e) => Err(EngineError::Internal(format!("ledger task failed: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remote(message: &str) -> EngineError {
+        EngineError::Store(StoreError::Remote {
+            remote: "origin".into(),
+            message: message.into(),
+        })
+    }
+
+    #[test]
+    fn a_refused_ledger_push_is_reported_not_retried_and_a_network_blip_is_retried() {
+        let refused = remote("unexpected http status code: 403");
+        assert!(!refused.is_transient());
+        assert!(refused.refusal().unwrap().contains("contents: write"));
+        let blip = remote("failed to connect: connection reset by peer");
+        assert!(blip.is_transient());
+        assert!(blip.refusal().is_none());
     }
 }
