@@ -184,8 +184,9 @@ pub struct Dispatch {
     /// Default: `[navin-step]`.
     pub labels: Vec<String>,
     /// Agent workflow file under `.github/workflows/` (e.g. `agent.yml`, with
-    /// `on: workflow_dispatch` and inputs `step` and `issue`) started for each dispatched
-    /// step on the default branch. Default: none.
+    /// `on: workflow_dispatch` and inputs `step` and `issue`) started on the default
+    /// branch for each step handed out as an issue (so only with `issues: true`).
+    /// Default: none.
     pub workflow: Option<String>,
 }
 
@@ -203,11 +204,6 @@ impl Dispatch {
     /// The label that marks Navin's step issues.
     pub fn label(&self) -> &str {
         self.labels.first().map_or("navin-step", String::as_str)
-    }
-
-    /// Whether ready steps are handed out at all.
-    pub fn enabled(&self) -> bool {
-        self.issues || self.workflow.is_some()
     }
 }
 
