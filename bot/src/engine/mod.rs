@@ -492,6 +492,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 mod tests {
     use super::*;
 
