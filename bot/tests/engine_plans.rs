@@ -847,3 +847,41 @@ async fn a_push_with_an_invalid_plan_file_fails_the_check_naming_the_problem_and
         .await;
     sc.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_edit_on_a_plan_file_pr_is_not_undone_by_a_push_that_leaves_the_file_alone() {
+    let World {
+        mut sc,
+        _server: server,
+        _dir: dir,
+        ..
+    } = world().await;
+    let _keep = (server, dir);
+    let fake = sc.fake().clone();
+    let (pr, _) = open_plan_pr(&mut sc).await;
+    let id = format!("pr-{pr}");
+    let edited = plan_text("Configurable greeting (edited in a comment)");
+    let (c, _) = sc
+        .comment(
+            OWNER,
+            REPO,
+            pr,
+            "alice",
+            &format!("/plan edit\n\n````markdown\n{edited}````\n"),
+        )
+        .await;
+    reacted(&fake, c, "+1").await;
+    let edited_hash = record(&fake, &id)["hash"].clone();
+
+    let commits = ledger_commits(&fake);
+    let (new_head, _) = sc
+        .push_to_pull(OWNER, REPO, pr, &[("src/greet.rs", "// v2\n")], "implement")
+        .await;
+    let run = wait_check(&fake, &new_head, waiting).await;
+    assert!(summary(&run).contains("/plan edit"), "{}", summary(&run));
+    let rec = record(&fake, &id);
+    assert_eq!(rec["hash"], edited_hash, "the file did not change: {rec:#}");
+    assert_eq!(rec["edits"].as_array().unwrap().len(), 1);
+    assert_eq!(ledger_commits(&fake), commits);
+    sc.finish().await;
+}
