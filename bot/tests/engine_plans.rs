@@ -845,6 +845,14 @@ async fn a_push_with_an_invalid_plan_file_fails_the_check_naming_the_problem_and
     assert_eq!(ledger_commits(&fake), commits);
     sc.assert_no_comment(std::time::Duration::from_millis(300))
         .await;
+
+    // A writer approves the last valid text; the broken head stays failed all the same.
+    let (_, delivery) = sc.review(OWNER, REPO, pr, "alice", "approved").await;
+    processed(&_keep.0, &delivery.guid).await;
+    assert_eq!(record(&fake, &id)["status"], "approved");
+    let runs = plan_runs(&fake, &new_head);
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    assert_eq!(runs[0].conclusion.as_deref(), Some("failure"), "{runs:#?}");
     sc.finish().await;
 }
 

@@ -43,6 +43,9 @@ impl PlanCheck {
     }
 }
 
+/// How a [`Verdict::Broken`] check's title starts (`Plan file <path> is not valid`).
+pub const BROKEN_TITLE: &str = "Plan file ";
+
 /// What [`sync`] did, for logs and request accounting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Synced {
@@ -135,6 +138,15 @@ pub async fn sync(
 ) -> Result<Synced, GitHubError> {
     if let Some(run) = find(client, repo, sha).await? {
         let output = run.output.as_ref();
+        // A head's files never change, so its broken plan file stays broken: a review or
+        // an edit of the PR body must not turn that run green or back to waiting.
+        let broken_file = run.conclusion.as_deref() == Some("failure")
+            && output
+                .and_then(|o| o.title.as_deref())
+                .is_some_and(|t| t.starts_with(BROKEN_TITLE));
+        if broken_file && check.verdict != Verdict::Broken {
+            return Ok(Synced::Unchanged);
+        }
         let summary = clip(&check.summary, MAX_SUMMARY);
         let same = run.conclusion.as_deref() == Some(check.conclusion())
             && output.and_then(|o| o.title.as_deref()) == Some(check.title.as_str())

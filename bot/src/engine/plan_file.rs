@@ -6,7 +6,7 @@ use navin_ledger::plan::PlanDocument;
 
 use super::dispatch::encode;
 use super::gate::short;
-use super::plan_check::{PlanCheck, Verdict};
+use super::plan_check::{PlanCheck, Verdict, BROKEN_TITLE};
 use super::plan_record::{EditEntry, PlanRecord, RecordStatus};
 use super::plans::{json_path, pr_plan_id, PullInfo, Seen};
 use super::{plan_policy, EngineError, Session};
@@ -65,7 +65,7 @@ pub(super) fn broken_check(
     };
     PlanCheck {
         verdict: Verdict::Broken,
-        title: format!("Plan file {path} is not valid"),
+        title: format!("{BROKEN_TITLE}{path} is not valid"),
         summary: format!(
             "`{path}` at {head} is not a valid plan: {problem}.\n\n{kept} Fix the file and push again."
         ),
