@@ -146,14 +146,22 @@ impl Engine {
             return Ok(());
         }
         // One files list serves both the plan file and the `require_plan_for` gate.
-        let files = session
-            .changed_files(pr.number)
-            .await
-            .map_err(engine_error)?;
-        if session.plan_file(&pr, &files).await.map_err(engine_error)? {
-            return Ok(());
+        let files = match session.changed_files(pr.number).await {
+            Ok(files) => Some(files),
+            // GitHub does not know the pull request (deleted, or a stale payload): it
+            // carries no plan file; the gate decides on its own as before.
+            Err(EngineError::GitHub(e)) if e.status() == Some(404) => {
+                tracing::warn!(repo = %session.repo, pr = pr.number, "pull request files not found: no plan file");
+                None
+            }
+            Err(e) => return Err(engine_error(e)),
+        };
+        if let Some(files) = &files {
+            if session.plan_file(&pr, files).await.map_err(engine_error)? {
+                return Ok(());
+            }
         }
-        session.gate(&pr, Some(files)).await.map_err(engine_error)
+        session.gate(&pr, files).await.map_err(engine_error)
     }
 
     /// `pull_request_review` submitted/edited/dismissed: the PR's plan approvals follow
