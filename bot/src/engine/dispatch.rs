@@ -257,6 +257,6 @@ const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMER
     .remove(b'~');
 
 /// Percent-encodes a label or workflow file name for a URL path or query.
-fn encode(s: &str) -> String {
+pub(super) fn encode(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, COMPONENT).to_string()
 }

@@ -4,7 +4,7 @@ use navin_ledger::plan::policy::{plan_requirement, ChangedFile};
 
 use super::approvals::{self, NotCounted, RestReview};
 use super::payload::{PullRequest, PullRequestEvent, ReviewEvent};
-use super::plan_check::{self, PlanCheck};
+use super::plan_check::{self, PlanCheck, Verdict};
 use super::plan_policy;
 use super::plan_record::{CountedReview, PlanRecord, RecordStatus};
 use super::plans::{pr_plan_id, PullInfo};
@@ -15,7 +15,7 @@ use crate::queue::{Delivery, HandlerError};
 /// Pages of PR files read at most (GitHub lists up to 3000 files, 100 a page).
 const MAX_FILE_PAGES: usize = 30;
 
-fn short(hash: &str) -> String {
+pub(super) fn short(hash: &str) -> String {
     let cut: String = hash.chars().take(19).collect();
     format!("{cut}…")
 }
@@ -25,7 +25,11 @@ pub(super) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String
     let id = &record.id;
     let mut summary = String::new();
     let check = |approved: bool, title: String, summary: String| PlanCheck {
-        approved,
+        verdict: if approved {
+            Verdict::Approved
+        } else {
+            Verdict::Waiting
+        },
         title,
         summary,
     };
@@ -67,6 +71,15 @@ pub(super) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String
                 _ => None,
             } {
                 summary.push_str(&format!("\n\nStale: {stale}"));
+            }
+            if let Some(edit) = record.edits.last() {
+                summary.push_str(&format!(
+                    "\n\nThe plan changed: {} by @{} ({} → {}). The plan comment shows the diff against the original text.",
+                    edit.via.as_deref().unwrap_or("edited"),
+                    edit.by,
+                    short(&edit.from_hash),
+                    short(&edit.to_hash)
+                ));
             }
             for note in notes {
                 summary.push_str(&format!("\n- Not counted: {note}"));
@@ -132,7 +145,23 @@ impl Engine {
             tracing::warn!(repo = %session.repo, error = %invalid, "invalid config: no plan gate");
             return Ok(());
         }
-        session.gate(&pr).await.map_err(engine_error)
+        // One files list serves both the plan file and the `require_plan_for` gate.
+        let files = match session.changed_files(pr.number).await {
+            Ok(files) => Some(files),
+            // GitHub does not know the pull request (deleted, or a stale payload): it
+            // carries no plan file; the gate decides on its own as before.
+            Err(EngineError::GitHub(e)) if e.status() == Some(404) => {
+                tracing::warn!(repo = %session.repo, pr = pr.number, "pull request files not found: no plan file");
+                None
+            }
+            Err(e) => return Err(engine_error(e)),
+        };
+        if let Some(files) = &files {
+            if session.plan_file(&pr, files).await.map_err(engine_error)? {
+                return Ok(());
+            }
+        }
+        session.gate(&pr, files).await.map_err(engine_error)
     }
 
     /// `pull_request_review` submitted/edited/dismissed: the PR's plan approvals follow
@@ -277,7 +306,7 @@ impl Session<'_> {
             for pull in &pulls {
                 let info = PullInfo::from_payload(pull);
                 if plan_policy::referenced_plans(&info.body).contains(&record.id) {
-                    self.gate(&info).await?;
+                    self.gate(&info, None).await?;
                 }
             }
             next = page.next_page().filter(|_| pages < MAX_FILE_PAGES);
@@ -302,7 +331,7 @@ impl Session<'_> {
     }
 
     /// The files the pull request changes, paged.
-    async fn changed_files(&self, number: u64) -> Result<Vec<ChangedFile>, EngineError> {
+    pub(super) async fn changed_files(&self, number: u64) -> Result<Vec<ChangedFile>, EngineError> {
         let mut all = Vec::new();
         let mut next = Some(format!(
             "/repos/{}/pulls/{number}/files?per_page=100",
@@ -322,7 +351,12 @@ impl Session<'_> {
     /// The gate: a PR with its own plan gets that plan's check; otherwise, when the
     /// change sets off `require_plan_for`, the check waits for an approved plan the
     /// body names (`Navin-Plan: #12`). Nothing required, no check.
-    async fn gate(&self, pr: &PullInfo) -> Result<(), EngineError> {
+    /// `files` is the PR's files list when the caller already read it.
+    async fn gate(
+        &self,
+        pr: &PullInfo,
+        files: Option<Vec<ChangedFile>>,
+    ) -> Result<(), EngineError> {
         let config = self.repo_config();
         if let Some((record, _)) = self.read_plan_id(&pr_plan_id(pr.number)).await? {
             let check = own_plan_check(&record, config.approval.required_approvals, &[]);
@@ -332,7 +366,10 @@ impl Session<'_> {
         if triggers.is_empty() {
             return Ok(());
         }
-        let files = self.changed_files(pr.number).await?;
+        let files = match files {
+            Some(files) => files,
+            None => self.changed_files(pr.number).await?,
+        };
         let requirement = plan_requirement(&files, &triggers);
         if !requirement.is_required() {
             return Ok(());
@@ -347,7 +384,7 @@ impl Session<'_> {
         }
         let check = match named {
             Some(record) if record.is_approved() => PlanCheck {
-                approved: true,
+                verdict: Verdict::Approved,
                 title: format!("Covered by approved plan {}", record.id),
                 summary: format!(
                     "{why} (`require_plan_for`). The pull request names plan `{}` ({}), approved by {}.",
@@ -361,7 +398,7 @@ impl Session<'_> {
                 ),
             },
             Some(record) => PlanCheck {
-                approved: false,
+                verdict: Verdict::Waiting,
                 title: format!("Plan {} is not approved", record.id),
                 summary: format!(
                     "{why} (`require_plan_for`). The pull request names plan `{}`, which is {} rather than approved. Approve it on #{} (a review there, or `/approve` on an issue), then push or edit this pull request to re-run the check.",
@@ -369,7 +406,7 @@ impl Session<'_> {
                 ),
             },
             None => PlanCheck {
-                approved: false,
+                verdict: Verdict::Waiting,
                 title: "An approved plan is required".to_owned(),
                 summary: format!(
                     "{why} (`require_plan_for`), and no approved plan covers this pull request. Either comment `/plan <what this change does>` here and approve the plan with a review, or name an approved plan in the pull request body with a line `Navin-Plan: #<issue>`."

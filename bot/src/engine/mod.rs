@@ -19,6 +19,7 @@ pub mod panel;
 pub mod payload;
 pub mod permission;
 pub mod plan_check;
+mod plan_file;
 pub mod plan_policy;
 pub mod plan_record;
 pub mod plans;
@@ -491,6 +492,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 mod tests {
     use super::*;
 

@@ -14,24 +14,37 @@ pub const CHECK_NAME: &str = "navin/plan";
 /// `check_name=navin/plan`, with the slash encoded for the query string.
 const CHECK_NAME_QUERY: &str = "navin%2Fplan";
 
-/// What the check should say. `success` once the plan is approved (or none is needed),
-/// `action_required` while a person has to act.
+/// Where the head stands: the check's conclusion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The plan is approved (or none is needed): `success`.
+    Approved,
+    /// A person has to approve: `action_required`, pointing at the PR.
+    Waiting,
+    /// The head's plan file does not parse: `failure`, fixed by a push like a failing lint.
+    Broken,
+}
+
+/// What the check should say.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanCheck {
-    pub approved: bool,
+    pub verdict: Verdict,
     pub title: String,
     pub summary: String,
 }
 
 impl PlanCheck {
     pub fn conclusion(&self) -> &'static str {
-        if self.approved {
-            "success"
-        } else {
-            "action_required"
+        match self.verdict {
+            Verdict::Approved => "success",
+            Verdict::Waiting => "action_required",
+            Verdict::Broken => "failure",
         }
     }
 }
+
+/// How a [`Verdict::Broken`] check's title starts (`Plan file <path> is not valid`).
+pub const BROKEN_TITLE: &str = "Plan file ";
 
 /// What [`sync`] did, for logs and request accounting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +138,15 @@ pub async fn sync(
 ) -> Result<Synced, GitHubError> {
     if let Some(run) = find(client, repo, sha).await? {
         let output = run.output.as_ref();
+        // A head's files never change, so its broken plan file stays broken: a review or
+        // an edit of the PR body must not turn that run green or back to waiting.
+        let broken_file = run.conclusion.as_deref() == Some("failure")
+            && output
+                .and_then(|o| o.title.as_deref())
+                .is_some_and(|t| t.starts_with(BROKEN_TITLE));
+        if broken_file && check.verdict != Verdict::Broken {
+            return Ok(Synced::Unchanged);
+        }
         let summary = clip(&check.summary, MAX_SUMMARY);
         let same = run.conclusion.as_deref() == Some(check.conclusion())
             && output.and_then(|o| o.title.as_deref()) == Some(check.title.as_str())
@@ -186,7 +208,7 @@ mod tests {
     #[test]
     fn bodies_carry_the_conclusion_and_only_absolute_details_urls() {
         let check = PlanCheck {
-            approved: false,
+            verdict: Verdict::Waiting,
             title: "t".into(),
             summary: "s".into(),
         };
@@ -205,9 +227,14 @@ mod tests {
         let summary = body(&long, None, "pr-1")["output"]["summary"].clone();
         assert_eq!(summary.as_str().unwrap().chars().count(), MAX_SUMMARY);
         let ok = PlanCheck {
-            approved: true,
-            ..check
+            verdict: Verdict::Approved,
+            ..check.clone()
         };
         assert_eq!(ok.conclusion(), "success");
+        let broken = PlanCheck {
+            verdict: Verdict::Broken,
+            ..check
+        };
+        assert_eq!(broken.conclusion(), "failure");
     }
 }

@@ -82,6 +82,10 @@ pub struct PlanRecord {
     pub auto_accept: Option<String>,
     /// Commands already applied (`<delivery>#<index>`), newest last.
     pub op_ids: Vec<String>,
+    /// Content hash of the pull request's plan file when its text was last taken: a push
+    /// that leaves the file as it was does not undo a later `/plan edit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_hash: Option<String>,
 }
 
 /// The approver recorded for plans the config accepted without a person.
@@ -119,6 +123,9 @@ pub struct EditEntry {
     pub at: DateTime<Utc>,
     pub from_hash: String,
     pub to_hash: String,
+    /// How the text changed (`/plan edit`, or the plan file at a commit), for the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -405,6 +412,7 @@ mod tests {
             counted_hash: None,
             auto_accept: None,
             op_ids: vec![],
+            file_hash: None,
         }
     }
 

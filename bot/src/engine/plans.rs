@@ -7,6 +7,7 @@ use navin_ledger::plan::policy::safe_operations_in;
 use navin_ledger::plan::PlanDocument;
 use serde::{Deserialize, Serialize};
 
+use super::plan_file::TextEdit;
 pub use super::plan_record::{
     ApprovalEntry, EditEntry, PlanRecord, RecordStatus, RejectionEntry, SupersededEntry,
     AUTO_ACCEPT,
@@ -40,7 +41,7 @@ fn md_path(id: &str) -> String {
     format!("{}/{id}.md", navin_ledger::store::PLANS_DIR)
 }
 
-fn json_path(id: &str) -> String {
+pub(super) fn json_path(id: &str) -> String {
     format!("{}/{id}.json", navin_ledger::store::PLANS_DIR)
 }
 
@@ -452,6 +453,7 @@ impl Session<'_> {
             counted_hash: None,
             auto_accept: None,
             op_ids: Vec::new(),
+            file_hash: None,
         };
         let who = self.author.clone();
         let required = config.approval.required_approvals;
@@ -584,8 +586,7 @@ impl Session<'_> {
         .await
     }
 
-    /// `/plan edit`: the block replaces the plan once it validates. The diff against the
-    /// original text is stored with the record and shown; approvals go stale.
+    /// `/plan edit`: the block replaces the plan once it validates (see [`Self::store_edit`]).
     pub(super) async fn plan_edit(&self, block: &str, op_id: &str) -> Result<Answer, EngineError> {
         let edited = match PlanDocument::parse(block) {
             Ok(doc) => doc,
@@ -609,64 +610,13 @@ impl Session<'_> {
                 "",
             ));
         }
-        let original = match record.original.as_deref() {
-            Some(text) => PlanDocument::parse(text).map_err(|e| {
-                EngineError::Internal(format!(
-                    "{}: the stored original does not parse: {e}",
-                    json_path(&record.id)
-                ))
-            })?,
-            None => current.clone(),
+        let edit = TextEdit {
+            edited,
+            via: "edited with /plan edit".to_owned(),
+            file_hash: None,
         };
-        let diff = navin_ledger::plan::diff(original.plan(), edited.plan());
-        let id = record.id.clone();
-        let now = self.now();
-        let who = self.author.clone();
-        let config = self.repo_config();
-        let auto = plan_policy::auto_accept_config(&config);
-        let required = config.approval.required_approvals;
-        let safe_ops = auto
-            .as_ref()
-            .map(|a| safe_operations_in(edited.plan(), a))
-            .unwrap_or(0);
-        let (new_hash, original_text) = (edited.hash().to_owned(), original.text().to_owned());
-        let checked = edited.clone();
-        let message = format!(
-            "navin: plan {id} edit by human:{who}\n\nReplaced with an edited text ({new_hash}).\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n"
-        );
-        let change = move |old: Option<PlanRecord>, seen: &Seen| {
-            let Some(mut record) = old else {
-                return Err(format!("{} is missing or does not parse.", json_path(&id)));
-            };
-            record.edits.push(EditEntry {
-                by: who.clone(),
-                at: now,
-                from_hash: record.hash.clone(),
-                to_hash: new_hash.clone(),
-            });
-            record.original = Some(original_text.clone());
-            record.diff = (!diff.is_empty()).then(|| diff.clone());
-            record.replace_text(&new_hash, &who, "edited with /plan edit", now);
-            if let Some(auto) = &auto {
-                record.auto_accept(&checked, auto, seen.safe_operations, required, now);
-            }
-            Ok(Some(record))
-        };
-        let text = edited.text().to_owned();
-        let outcome = self
-            .update_record(
-                &record.id,
-                Some((text, safe_ops)),
-                message,
-                Some(op_id),
-                Box::new(change),
-            )
-            .await?;
-        match outcome {
-            Ok(Some(record)) => {
-                self.publish_plan(&record, &edited, None, &[]).await?;
-                Ok(Answer::React("+1"))
-            }
+        match self.store_edit(record, &current, edit, op_id, None).await? {
+            Ok(Some(_)) => Ok(Answer::React("+1")),
             Ok(None) => Ok(no_plan("edit")),
             Err(reason) => Ok(Answer::refuse(reason, "")),
         }
