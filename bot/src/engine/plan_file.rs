@@ -45,6 +45,19 @@ pub(super) struct TextEdit {
     pub file_hash: Option<String>,
 }
 
+/// Whether a markdown file presents itself as a plan: its first non-blank line is the
+/// `# Plan: …` title every plan document starts with.
+pub fn looks_like_plan(text: &str) -> bool {
+    text.trim_start_matches('\u{feff}')
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .is_some_and(|l| {
+            l.get(..7)
+                .is_some_and(|head| head.eq_ignore_ascii_case("# plan:"))
+        })
+}
+
 /// The check for a head whose plan file does not parse. `failure` rather than
 /// `action_required`: the fix is a push, as for a failing lint, not a person's approval.
 pub(super) fn broken_check(
@@ -87,6 +100,16 @@ impl Session<'_> {
         let op_id = format!("{}#plan-file", self.delivery_id);
         let existing = self.read_plan_id(&id).await?;
         let parsed = match self.file_at(path, &pr.head_sha).await? {
+            // Ordinary notes under a `plans/` folder are not Navin's business: a file is a
+            // plan when it says so in its title, or when this PR's plan already came from it.
+            Ok(text)
+                if !looks_like_plan(&text)
+                    && !existing
+                        .as_ref()
+                        .is_some_and(|(r, _)| r.source.ends_with(path)) =>
+            {
+                return Ok(false);
+            }
             Ok(text) => PlanDocument::parse(&text).map_err(|e| e.to_string()),
             Err(unreadable) => Err(unreadable),
         };
@@ -378,5 +401,14 @@ mod tests {
         assert!(check.title.contains("docs/plans/greeting.plan.md"));
         assert!(check.summary.contains("at 0123456"), "{}", check.summary);
         assert!(check.summary.contains("line 5, section \"Goal\""));
+    }
+
+    #[test]
+    fn only_a_file_titled_as_a_plan_is_taken_for_one() {
+        assert!(looks_like_plan("\u{feff}\n# Plan: Configurable greeting\n"));
+        assert!(looks_like_plan("  # PLAN: x"));
+        assert!(!looks_like_plan("# Release plans for 2027\n"));
+        assert!(!looks_like_plan("Notes\n# Plan: later\n"));
+        assert!(!looks_like_plan(""));
     }
 }

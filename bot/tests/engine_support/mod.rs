@@ -3,6 +3,8 @@
 //! the ledger branch.
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+pub mod plans;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
