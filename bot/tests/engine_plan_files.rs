@@ -284,3 +284,56 @@ async fn a_plan_edit_on_a_plan_file_pr_is_not_undone_by_a_push_that_leaves_the_f
     assert_eq!(ledger_commits(&fake), commits);
     sc.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_that_adds_a_plan_file_to_an_open_pr_gives_it_that_plan_and_notes_are_not_plans() {
+    let World {
+        mut sc,
+        _server: server,
+        _dir: dir,
+        ..
+    } = world().await;
+    let fake = sc.fake().clone();
+    let pr = open_pr(&sc, &one_file(), "Code first, plan later.").await;
+    let (_, sent) = sc
+        .push_to_pull(
+            OWNER,
+            REPO,
+            pr,
+            &[("docs/plans/notes.md", "Meeting notes, not a plan.\n")],
+            "notes",
+        )
+        .await;
+    processed(&server, &sent.guid).await;
+    let head = fake.pull(OWNER, REPO, pr).head_sha;
+    assert!(
+        plan_runs(&fake, &head).is_empty(),
+        "a markdown note under plans/ is not a plan"
+    );
+    assert!(ledger_git(
+        &fake,
+        &["show", &format!("navin/ledger:.navin/plans/pr-{pr}.json")]
+    )
+    .is_none());
+
+    let text = plan_text("Configurable greeting");
+    let (_, sent) = sc
+        .push_to_pull(OWNER, REPO, pr, &[(PLAN_FILE, text.as_str())], "plan")
+        .await;
+    processed(&server, &sent.guid).await;
+    let comment = sc.next_comment().await;
+    assert!(
+        comment
+            .body
+            .starts_with(&format!("<!-- navin:plan id=pr-{pr} ")),
+        "{}",
+        comment.body
+    );
+    let head = fake.pull(OWNER, REPO, pr).head_sha;
+    wait_check(&fake, &head, waiting).await;
+    let record = record(&fake, &format!("pr-{pr}"));
+    assert_eq!(record["status"], "pending");
+    assert_eq!(record["source"], format!("pull request file {PLAN_FILE}"));
+    drop((server, dir));
+    sc.finish().await;
+}

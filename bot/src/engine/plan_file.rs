@@ -29,12 +29,21 @@ pub fn is_plan_path(path: &str) -> bool {
 /// The pull request's plan file: the first changed file, in the files list's order, that
 /// follows the convention. A removed file carries no plan.
 pub fn plan_file_of(files: &[ChangedFile]) -> Option<&str> {
+    plan_file_candidates(files).next()
+}
+
+/// Every changed (not removed) file whose path makes it a plan candidate, in list order.
+pub fn plan_file_candidates(files: &[ChangedFile]) -> impl Iterator<Item = &str> {
     files
         .iter()
         .filter(|f| f.status != FileStatus::Removed)
         .map(|f| f.path.as_str())
-        .find(|p| is_plan_path(p))
+        .filter(|p| is_plan_path(p))
 }
+
+/// Candidates read at most per event: a PR with many notes under `plans/` costs a
+/// bounded number of reads.
+const MAX_CANDIDATES: usize = 5;
 
 /// A new text for an existing plan, however it came (`/plan edit`, a plan file).
 pub(super) struct TextEdit {
@@ -93,23 +102,34 @@ impl Session<'_> {
         pr: &PullInfo,
         files: &[ChangedFile],
     ) -> Result<bool, EngineError> {
-        let Some(path) = plan_file_of(files) else {
+        if plan_file_of(files).is_none() {
             return Ok(false);
-        };
+        }
         let id = pr_plan_id(pr.number);
         let op_id = format!("{}#plan-file", self.delivery_id);
         let existing = self.read_plan_id(&id).await?;
-        let parsed = match self.file_at(path, &pr.head_sha).await? {
-            // Ordinary notes under a `plans/` folder are not Navin's business: a file is a
-            // plan when it says so in its title, or when this PR's plan already came from it.
-            Ok(text)
-                if !looks_like_plan(&text)
-                    && !existing
-                        .as_ref()
-                        .is_some_and(|(r, _)| r.source.ends_with(path)) =>
-            {
-                return Ok(false);
+        // Ordinary notes under a `plans/` folder are not Navin's business: a file is a
+        // plan when it says so in its title, or when this PR's plan already came from it.
+        let mut found = None;
+        for path in plan_file_candidates(files).take(MAX_CANDIDATES) {
+            let read = self.file_at(path, &pr.head_sha).await?;
+            let ours = existing
+                .as_ref()
+                .is_some_and(|(r, _)| r.source.ends_with(path));
+            match read {
+                Ok(text) if !ours && !looks_like_plan(&text) => continue,
+                // Unreadable (binary, over 1 MB): a plan only if the plan came from it.
+                Err(_) if !ours => continue,
+                read => {
+                    found = Some((path, read));
+                    break;
+                }
             }
+        }
+        let Some((path, read)) = found else {
+            return Ok(false);
+        };
+        let parsed = match read {
             Ok(text) => PlanDocument::parse(&text).map_err(|e| e.to_string()),
             Err(unreadable) => Err(unreadable),
         };

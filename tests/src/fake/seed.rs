@@ -282,6 +282,39 @@ impl FakeGitHub {
         let head_ref = self.pull(owner, repo, number).head_ref;
         let sha = self.commit_files(owner, repo, &head_ref, files, message);
         self.set_pull_head(owner, repo, number, &sha);
+        // The PR's files list is the diff against its base: pushed files join it.
+        let mut model = self.inner.model();
+        if let Some(pull) = model
+            .repo_mut(owner, repo)
+            .and_then(|r| r.issues.get_mut(&number))
+            .and_then(|i| i.pull.as_mut())
+        {
+            for (path, content) in files {
+                let lines = content.lines().count() as u64;
+                let patch = format!(
+                    "@@ -0,0 +1,{lines} @@\n{}",
+                    content
+                        .lines()
+                        .map(|l| format!("+{l}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                );
+                match pull.files.iter_mut().find(|f| f.filename == *path) {
+                    Some(f) => {
+                        f.status = "modified".into();
+                        f.additions = lines;
+                        f.patch = Some(patch);
+                    }
+                    None => pull.files.push(PullFile {
+                        filename: (*path).to_owned(),
+                        status: "added".into(),
+                        additions: lines,
+                        deletions: 0,
+                        patch: Some(patch),
+                    }),
+                }
+            }
+        }
         sha
     }
 
