@@ -2,10 +2,9 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use navin_ledger::store::Committed;
-use navin_ledger::{Actor, Ctx, Effect, Ledger, MissionStatus, Operation, TaskStatus};
+use navin_ledger::{Actor, Effect, Ledger, MissionStatus, TaskStatus};
 
-use super::{blocking, EngineError, Session};
+use super::{EngineError, Session};
 use crate::evidence::{
     decide, evaluate, policy_from, steps_on_head, CheckObservation, CheckRunList, ConclusionClass,
     RunKind, WorkflowRunPayload,
@@ -186,25 +185,6 @@ impl Session<'_> {
             }
         }
         Ok((ledger, written))
-    }
-
-    /// Writes one operation as `actor`. `None` when its op id is already in the
-    /// history (a redelivery): nothing was written.
-    pub(super) async fn transact(
-        &self,
-        op: Operation,
-        op_id: &str,
-        actor: Actor,
-    ) -> Result<Option<(Ledger, Vec<Effect>)>, EngineError> {
-        let store = self.store().await?;
-        let ctx = Ctx::new(self.now(), actor).with_op_id(op_id);
-        blocking(move || match store.transact(&op, &ctx)? {
-            Committed::Written {
-                ledger, effects, ..
-            } => Ok(Some((*ledger, effects))),
-            Committed::AlreadyApplied { .. } => Ok(None),
-        })
-        .await
     }
 
     /// Steps the change made ready are handed out (when configured), then the panel

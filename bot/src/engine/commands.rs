@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use navin_ledger::store::{Committed, Store};
 use navin_ledger::{
-    Actor, Ctx, Evidence, InitArgs, Ledger, MissionStatus, NewTask, Operation, Origin, PauseReason,
-    TaskStatus,
+    Actor, Ctx, Effect, Evidence, InitArgs, Ledger, MissionStatus, NewTask, Operation, Origin,
+    PauseReason, TaskStatus,
 };
 
 use super::comments::Upserted;
@@ -79,21 +79,37 @@ impl Session<'_> {
         Ok(Answer::React("+1"))
     }
 
-    fn ctx(&self, op_id: &str) -> Ctx {
-        Ctx::new(self.now(), Actor::Human(self.author.clone())).with_op_id(op_id)
+    /// Writes one operation as `actor`. `None` when its op id is already in the
+    /// history (a redelivery): nothing was written.
+    pub(super) async fn transact(
+        &self,
+        op: Operation,
+        op_id: &str,
+        actor: Actor,
+    ) -> Result<Option<(Ledger, Vec<Effect>)>, EngineError> {
+        let store = self.store().await?;
+        let ctx = Ctx::new(self.now(), actor).with_op_id(op_id);
+        blocking(move || match store.transact(&op, &ctx)? {
+            Committed::Written {
+                ledger, effects, ..
+            } => Ok(Some((*ledger, effects))),
+            Committed::AlreadyApplied { .. } => Ok(None),
+        })
+        .await
     }
 
-    /// Applies one operation (skipped when its op id is already in the history) and
-    /// refreshes the panel either way, so a retry after a failed edit still lands it.
+    /// The command's operation as its author (skipped when its op id is already in the
+    /// history), then ready steps handed out and the panel refreshed either way, so a
+    /// retry after a failed edit still lands it.
     async fn apply(&self, op: Operation, op_id: &str) -> Result<Ledger, EngineError> {
-        let store = self.store().await?;
-        let ctx = self.ctx(op_id);
-        let ledger = blocking(move || match store.transact(&op, &ctx)? {
-            Committed::Written { ledger, .. } => Ok(Some(*ledger)),
-            Committed::AlreadyApplied { .. } => Ok(store.read()?.map(|s| s.ledger)),
-        })
-        .await?
-        .ok_or_else(|| EngineError::Internal("the ledger vanished after a write".into()))?;
+        let actor = Actor::Human(self.author.clone());
+        let ledger = match self.transact(op, op_id, actor).await? {
+            Some((ledger, _)) => ledger,
+            None => self
+                .read_ledger()
+                .await?
+                .ok_or_else(|| EngineError::Internal("the ledger vanished after a write".into()))?,
+        };
         let ledger = self.dispatch_ready(ledger).await;
         self.refresh_panel(&ledger).await?;
         Ok(ledger)

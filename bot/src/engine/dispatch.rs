@@ -6,15 +6,12 @@
 //! gets two issues. The workflow is started only right after its issue was created, so
 //! a retry never starts a second agent for the same step.
 
-use std::sync::Arc;
-
 use navin_ledger::model::{Ledger, MissionStatus, Task};
-use navin_ledger::store::{Committed, Store};
-use navin_ledger::{Actor, Ctx, Operation};
+use navin_ledger::{Actor, Operation};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{blocking, EngineError, Session};
+use super::{EngineError, Session};
 use crate::github::{
     ApiRequest, GitHubError, InstallationClient, ProbeFuture, WriteOutcome, WriteProbe,
 };
@@ -69,7 +66,6 @@ impl Session<'_> {
         let label = config.dispatch.label().to_owned();
         let existing = self.labelled_issues(&label).await?;
         let policy = crate::evidence::policy_from(&config);
-        let store = self.store().await?;
         for task in waiting {
             let marker = step_marker(&ledger, &task.id);
             let found = existing
@@ -92,9 +88,7 @@ impl Session<'_> {
                     )
                 }
             };
-            ledger = self
-                .record_dispatch(&store, &ledger, &task.id, issue)
-                .await?;
+            ledger = self.record_dispatch(&ledger, &task.id, issue).await?;
             if created {
                 if let Some(workflow) = config.dispatch.workflow.as_deref() {
                     // The issue stands on its own; a workflow that cannot start (missing
@@ -169,7 +163,6 @@ impl Session<'_> {
 
     async fn record_dispatch(
         &self,
-        store: &Arc<Store>,
         ledger: &Ledger,
         step: &str,
         issue: u64,
@@ -179,15 +172,15 @@ impl Session<'_> {
             issue,
         };
         let op_id = format!("dispatch/{}/{step}", ledger.mission.created_at.timestamp());
-        let ctx = Ctx::new(self.now(), Actor::App("navin".to_owned())).with_op_id(op_id);
-        let store = Arc::clone(store);
-        blocking(move || match store.transact(&op, &ctx)? {
-            Committed::Written { ledger, .. } => Ok(*ledger),
-            Committed::AlreadyApplied { .. } => store.read()?.map(|s| s.ledger).ok_or_else(|| {
-                navin_ledger::store::StoreError::NotFound("the ledger after a dispatch".into())
+        match self
+            .transact(op, &op_id, Actor::App("navin".to_owned()))
+            .await?
+        {
+            Some((after, _)) => Ok(after),
+            None => self.read_ledger().await?.ok_or_else(|| {
+                EngineError::Internal("the ledger vanished after a dispatch".into())
             }),
-        })
-        .await
+        }
     }
 
     /// `POST /repos/{o}/{r}/actions/workflows/{file}/dispatches` on the default branch
