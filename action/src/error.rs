@@ -15,7 +15,7 @@ pub enum ActionError {
     #[error(
         "permission denied: `{scope}` is needed to {what}; add it to the job's `permissions:`"
     )]
-    Permission { scope: &'static str, what: String },
+    Permission { scope: String, what: String },
     #[error("the token was rejected (HTTP 401) while trying to {0}: it is expired or not a GitHub token")]
     BadCredentials(String),
     #[error("GitHub API {method} {path} failed: {message}")]

@@ -3,11 +3,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use navin_bot::engine::{ledger as engine_ledger, panel, plans::PlanRecord, Engine, EngineConfig};
-use navin_bot::github::{GitHubApp, GitHubConfig, GitHubMetrics};
-use navin_bot::queue::{classify, Classification, Delivery, HandlerError};
-use navin_bot::render::{mission_panel, PanelContext, RepoRef};
+use navin_engine::effects::panel;
+use navin_engine::plan_record::PlanRecord;
+use navin_engine::render::{mission_panel, PanelContext, RepoRef};
+use navin_engine::{ledger as engine_ledger, parse_event, Delivery, Engine, EngineConfig, Event};
+use navin_github::{GitHubApp, GitHubConfig, NoMetrics};
 use navin_ledger::model::Ledger;
 use secrecy::SecretString;
 use serde_json::Value;
@@ -47,15 +47,6 @@ const RETRY_WAIT: Duration = Duration::from_secs(2);
 /// The slug whose `[bot]` comments are the Action's own.
 pub const ACTIONS_SLUG: &str = "github-actions";
 
-/// Which engine event a workflow event is. `pull_request_target` carries the same
-/// payload as `pull_request`, run in the base repository's context.
-pub fn engine_event(name: &str) -> &str {
-    match name {
-        "pull_request_target" => "pull_request",
-        other => other,
-    }
-}
-
 /// The delivery id of this job's event: the workflow run id, which a re-run keeps, so
 /// the ledger's op-id dedup and the engine's reply tags recognise a re-run as the same
 /// delivery. The attempt number says whether effects may already have happened.
@@ -67,28 +58,19 @@ pub fn delivery_id(run_id: &str) -> String {
     format!("actions-run-{safe}")
 }
 
-/// The event as the engine's queue would hand it over.
-pub fn delivery(
-    env: &ActionEnv,
-    event: &str,
-    body: Vec<u8>,
-    payload: &Value,
-) -> Result<Delivery, ActionError> {
+/// This job's delivery: the run id as its key and the run attempt as its attempt.
+/// Payloads under `GITHUB_TOKEN` often carry no installation; the token-mode client
+/// accepts any id, so [`ACTION_INSTALLATION`] stands in.
+pub fn delivery(env: &ActionEnv) -> Result<Delivery, ActionError> {
     let run_id = env
         .run_id
         .as_deref()
         .ok_or(ActionError::MissingEnv("GITHUB_RUN_ID"))?;
     Ok(Delivery {
-        seq: 0,
-        delivery_id: delivery_id(run_id),
-        event: event.to_owned(),
-        action: payload["action"].as_str().map(str::to_owned),
-        repository: env.repository.clone(),
-        installation_id: Some(ACTION_INSTALLATION),
-        headers: Vec::new(),
-        body: Bytes::from(body),
-        received_at_ms: chrono::Utc::now().timestamp_millis(),
+        id: delivery_id(run_id),
         attempt: env.run_attempt.max(1),
+        installation: Some(ACTION_INSTALLATION),
+        repository: env.repository.clone(),
     })
 }
 
@@ -149,9 +131,12 @@ pub fn run(env: &ActionEnv, token: &str, repo: &str) -> Result<(), ActionError> 
         );
         return Ok(());
     }
-    let event = engine_event(name);
-    let action = payload["action"].as_str().unwrap_or_default();
-    if !matches!(classify(event, Some(action)), Classification::Handle(_)) {
+    let action = payload["action"].as_str().unwrap_or_default().to_owned();
+    let parsed = parse_event(delivery(env)?, name, &body).map_err(|e| ActionError::Payload {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let Some(event) = parsed else {
         println!(
             "{}",
             commands::notice(&format!(
@@ -159,8 +144,7 @@ pub fn run(env: &ActionEnv, token: &str, repo: &str) -> Result<(), ActionError> 
             ))
         );
         return Ok(());
-    }
-    let delivery = delivery(env, event, body, &payload)?;
+    };
     let branch = match &env.ledger_branch {
         Some(b) => b.clone(),
         None => load_config(env)?.ledger_branch,
@@ -175,7 +159,8 @@ pub fn run(env: &ActionEnv, token: &str, repo: &str) -> Result<(), ActionError> 
         token,
         repo,
         branch,
-        delivery,
+        event,
+        action,
         subject: subject_number(&payload),
         captured,
     };
@@ -188,7 +173,8 @@ struct Work<'a> {
     token: &'a str,
     repo: &'a str,
     branch: String,
-    delivery: Delivery,
+    event: Event,
+    action: String,
     subject: Option<u64>,
     captured: Captured,
 }
@@ -202,38 +188,36 @@ impl Work<'_> {
             ledger_branch: Some(self.branch.clone()),
             ..EngineConfig::new(data_dir.path())
         };
-        let handler = Engine::new(github.clone(), config).handler();
-        let mut delivery = self.delivery.clone();
+        let engine = Engine::new(github.clone(), config);
+        let mut event = self.event.clone();
         let handled = loop {
-            let handled = handler.handle(&delivery).await;
-            let errors = self.captured.errors();
-            match handled {
+            match engine.handle(&event).await {
                 // The server would queue a transient failure for later; a job has no
                 // later, so it tries again now, a bounded number of times. Every
                 // effect is keyed by the delivery, so a retry repeats nothing.
-                Err(HandlerError::Transient(message))
-                    if delivery.attempt < self.delivery.attempt + EXTRA_ATTEMPTS
-                        && failure::permission_in(&message, &self.branch).is_none() =>
+                Err(e)
+                    if e.is_transient()
+                        && e.missing_permission().is_none()
+                        && event.delivery.attempt
+                            < self.event.delivery.attempt + EXTRA_ATTEMPTS =>
                 {
-                    println!("transient failure, trying again: {message}");
-                    tokio::time::sleep(RETRY_WAIT * delivery.attempt).await;
-                    delivery.attempt += 1;
+                    println!("transient failure, trying again: {e}");
+                    tokio::time::sleep(RETRY_WAIT * event.delivery.attempt).await;
+                    event.delivery.attempt += 1;
                 }
-                other => break other.map_err(|e| (e, errors)),
+                other => break other,
             }
         };
-        for warning in self.captured.warnings() {
-            println!("{}", commands::warning(&warning));
+        // What the engine logged goes to the job log; what decides the job's outcome is
+        // the typed result and report below, never these lines.
+        for line in self.captured.errors().iter().chain(&self.captured.warnings()) {
+            println!("{}", commands::warning(line));
         }
-        match handled {
-            Err((e, errors)) => return Err(failure::from_handler(&e, &errors, &self.branch)),
-            // The engine answered a refused call with an error reply: still a failure
-            // of this job, and the permission it lacked is what to fix.
-            Ok(()) => {
-                if let Some(e) = failure::from_logged(&self.captured.errors(), &self.branch) {
-                    return Err(e);
-                }
-            }
+        let report = handled.map_err(|e| failure::from_engine(&e, &self.branch))?;
+        // The engine answered a refused call with an error reply: still a failure of
+        // this job, and the permission it lacked is what to fix.
+        if let Some(e) = failure::from_setbacks(&report.setbacks()) {
+            return Err(e);
         }
         let url = github.git_remote_url(self.repo);
         let ledger = self.read_ledger(data_dir.path(), &url).await?;
@@ -259,7 +243,7 @@ impl Work<'_> {
                 message: format!("ledger task failed: {e}"),
             })?
             .map(|s| s.map(|s| s.ledger))
-            .map_err(|e| crate::ledger::store_error(e, &self.branch, false))
+            .map_err(|e| crate::ledger::store_error(e, &self.branch))
     }
 
     fn store(
@@ -274,7 +258,7 @@ impl Work<'_> {
             &self.branch,
             self.token.to_owned(),
         )
-        .map_err(|e| crate::ledger::store_error(e, &self.branch, false))
+        .map_err(|e| crate::ledger::store_error(e, &self.branch))
     }
 
     /// The plan comment's URL when this event's commands wrote or re-showed the plan of
@@ -299,16 +283,16 @@ impl Work<'_> {
                     branch: self.branch.clone(),
                     message: format!("ledger task failed: {e}"),
                 })?
-                .map_err(|e| crate::ledger::store_error(e, &self.branch, false))?;
+                .map_err(|e| crate::ledger::store_error(e, &self.branch))?;
             let touched = raw
                 .as_deref()
                 .and_then(|bytes| serde_json::from_slice::<PlanRecord>(bytes).ok())
-                .is_some_and(|record| panel::plan_touched_by(&record, &self.delivery.delivery_id));
+                .is_some_and(|record| panel::plan_touched_by(&record, &self.event.delivery.id));
             if touched {
                 let client = github.installation(ACTION_INSTALLATION);
                 return panel::plan_comment_url(&client, self.repo, issue, &id)
                     .await
-                    .map_err(|e| failure::from_github(&e, &self.branch));
+                    .map_err(|e| failure::from_github(&e));
             }
         }
         Ok(None)
@@ -316,7 +300,7 @@ impl Work<'_> {
 
     /// One line on what ran, the plan link, and the mission panel.
     fn summary(&self, ledger: Option<&Ledger>, plan_url: Option<&str>) -> Result<(), ActionError> {
-        let action = self.delivery.action.as_deref().unwrap_or("");
+        let action = &self.action;
         let on = match self.subject {
             Some(n) => format!(" on {}#{n}", self.repo),
             None => format!(" on {}", self.repo),
@@ -325,7 +309,7 @@ impl Work<'_> {
             "## Navin\n\nHandled `{}.{action}`{on} (run {}, attempt {}).\n",
             self.env.event_name,
             self.env.run_id.as_deref().unwrap_or("?"),
-            self.delivery.attempt
+            self.event.delivery.attempt
         );
         if let Some(url) = plan_url {
             text.push_str(&format!("\nPlan: {url}\n"));
@@ -376,7 +360,7 @@ pub fn token_client(env: &ActionEnv, token: &str) -> Result<GitHubApp, ActionErr
         template,
         env.write_spacing.unwrap_or(WRITE_SPACING),
     );
-    GitHubApp::new(config, Arc::new(GitHubMetrics::default())).map_err(|e| ActionError::Api {
+    GitHubApp::new(config, Arc::new(NoMetrics)).map_err(|e| ActionError::Api {
         method: "GET",
         path: String::new(),
         message: e.to_string(),
@@ -394,45 +378,6 @@ pub fn ledger_dir(env: &ActionEnv) -> Result<tempfile::TempDir, ActionError> {
     .map_err(|e| ActionError::io("creating the ledger work directory", e))
 }
 
-/// Re-renders the sticky mission panel on the mission's issue after a ledger change
-/// made outside the engine (`mode: evidence`), with the engine's own panel code.
-/// `None` when the mission has no issue in this repository to carry it.
-pub fn refresh_panel(
-    env: &ActionEnv,
-    token: &str,
-    repo: &str,
-    branch: &str,
-    ledger: &Ledger,
-) -> Result<Option<u64>, ActionError> {
-    let Some(issue) = panel::panel_issue(ledger, repo) else {
-        return Ok(None);
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| ActionError::io("starting the async runtime", e))?;
-    runtime.block_on(async {
-        let github = token_client(env, token)?;
-        let client = github.installation(ACTION_INSTALLATION);
-        let repo_ref = RepoRef {
-            full_name: repo.to_owned(),
-            html_base: env.server_url.clone(),
-            ledger_branch: branch.to_owned(),
-        };
-        panel::refresh_panel(&client, &repo_ref, issue, ledger)
-            .await
-            .map_err(|e| failure::from_github(&e, branch))?;
-        Ok(Some(issue))
-    })
-}
-
-/// Why the handler failed, for [`failure`]'s mapping.
-pub fn handler_message(e: &HandlerError) -> &str {
-    match e {
-        HandlerError::Transient(m) | HandlerError::Permanent(m) => m,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,12 +387,6 @@ mod tests {
     fn a_rerun_keeps_the_delivery_id_of_its_run() {
         assert_eq!(delivery_id("123456"), "actions-run-123456");
         assert_eq!(delivery_id("12 3;x"), "actions-run-123x");
-    }
-
-    #[test]
-    fn pull_request_target_is_handled_as_pull_request() {
-        assert_eq!(engine_event("pull_request_target"), "pull_request");
-        assert_eq!(engine_event("check_suite"), "check_suite");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The ledger branch as the Action sees it: a throwaway bare repository whose `origin` is the job's repository.
 
-use navin_ledger::store::{Store, StoreConfig, StoreError};
+use navin_ledger::store::{RemoteOp, Store, StoreConfig, StoreError};
 
 use crate::env::ActionEnv;
 use crate::error::ActionError;
@@ -42,65 +42,64 @@ pub fn open(env: &ActionEnv, token: &str, branch: &str) -> Result<LedgerAccess, 
             ..StoreConfig::default()
         },
     )
-    .map_err(|e| store_error(e, branch, false))?;
+    .map_err(|e| store_error(e, branch))?;
     Ok(LedgerAccess { store, _dir: dir })
 }
 
-/// Names the missing permission when git was refused, otherwise passes the store's own words on.
-pub fn store_error(e: StoreError, branch: &str, writing: bool) -> ActionError {
-    let message = e.to_string();
-    let lower = message.to_ascii_lowercase();
-    if lower.contains("403") || lower.contains("permission to") {
-        return if writing {
-            ActionError::Permission {
-                scope: "contents: write",
-                what: format!("update the ledger branch {branch}"),
-            }
-        } else {
-            ActionError::Permission {
-                scope: "contents: read",
-                what: format!("read the ledger branch {branch}"),
-            }
-        };
-    }
-    if lower.contains("401") || lower.contains("authentication") {
-        return ActionError::BadCredentials(format!("fetch the ledger branch {branch}"));
-    }
-    if lower.contains("404") {
-        return ActionError::Ledger {
+/// Names the missing permission when the git server refused us, otherwise passes the
+/// store's own words on.
+pub fn store_error(e: StoreError, branch: &str) -> ActionError {
+    refused(&e, branch).unwrap_or_else(|| ActionError::Ledger {
+        branch: branch.to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// The Action's wording of a refused fetch or push: 403 names the scope (read for a
+/// fetch, write for a push), 401 the token, 404 where to look.
+pub fn refused(e: &StoreError, branch: &str) -> Option<ActionError> {
+    let StoreError::Refused { op, status, .. } = e else {
+        return None;
+    };
+    Some(match (status, op) {
+        (Some(403), RemoteOp::Push) => ActionError::Permission {
+            scope: "contents: write".into(),
+            what: format!("update the ledger branch {branch}"),
+        },
+        (Some(403), RemoteOp::Fetch) => ActionError::Permission {
+            scope: "contents: read".into(),
+            what: format!("read the ledger branch {branch}"),
+        },
+        (Some(404), _) => ActionError::Ledger {
             branch: branch.to_string(),
             message: format!(
-                "{message} (the repository was not found: check GITHUB_SERVER_URL, or the token lacks `contents: read`)"
+                "{e} (the repository was not found: check GITHUB_SERVER_URL, or the token lacks `contents: read`)"
             ),
-        };
-    }
-    ActionError::Ledger {
-        branch: branch.to_string(),
-        message,
-    }
+        },
+        _ => ActionError::BadCredentials(format!("{op} the ledger branch {branch}")),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn remote(message: &str) -> StoreError {
-        StoreError::Remote {
+    fn refused_with(op: RemoteOp, status: u16) -> StoreError {
+        StoreError::Refused {
             remote: "origin".into(),
-            message: message.into(),
+            op,
+            status: Some(status),
         }
     }
 
     #[test]
     fn refused_push_names_contents_write_and_refused_fetch_contents_read() {
-        let push = store_error(
-            remote("unexpected http status code: 403"),
-            "navin/ledger",
-            true,
-        );
+        let push = store_error(refused_with(RemoteOp::Push, 403), "navin/ledger");
         assert!(push.to_string().contains("`contents: write`"), "{push}");
-        let fetch = store_error(remote("fetch failed: 403"), "navin/ledger", false);
+        let fetch = store_error(refused_with(RemoteOp::Fetch, 403), "navin/ledger");
         assert!(fetch.to_string().contains("`contents: read`"), "{fetch}");
+        let token = store_error(refused_with(RemoteOp::Fetch, 401), "navin/ledger");
+        assert!(matches!(token, ActionError::BadCredentials(_)), "{token}");
     }
 
     #[test]
@@ -111,7 +110,6 @@ mod tests {
                 attempts: 200,
             },
             "navin/ledger",
-            true,
         );
         assert!(e.to_string().contains("gave up after 200 attempts"), "{e}");
     }

@@ -1,12 +1,10 @@
 //! `navin-action`: Navin inside a GitHub Actions job (the engine on the triggering event, ready-steps matrix, job summary, CI evidence; see action/README.md).
 
-mod api;
 mod capture;
 mod commands;
 mod env;
 mod error;
 mod event;
-mod evidence;
 mod failure;
 mod ledger;
 mod modes;
@@ -30,7 +28,7 @@ fn main() -> ExitCode {
         Err(e) => return fail(&e, None),
     };
     let token = env.token.clone();
-    match modes::run(&env, chrono::Utc::now()) {
+    match modes::run(&env) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e, token.as_deref()),
     }

@@ -1,8 +1,7 @@
 //! The four modes and what they share: token and repository checks, config, the ledger snapshot and step outputs.
 
-use chrono::{DateTime, Utc};
-use navin_bot::config::{parse_repo_config, RepoConfig};
-use navin_bot::render::{mission_panel, PanelContext, RepoRef};
+use navin_engine::config::{parse_repo_config, RepoConfig};
+use navin_engine::render::{mission_panel, PanelContext, RepoRef};
 use navin_ledger::model::{Ledger, MissionStatus, Task};
 use serde_json::{json, Value};
 
@@ -16,17 +15,31 @@ pub struct Run<'a> {
     pub env: &'a ActionEnv,
     pub token: &'a str,
     pub repo: &'a str,
-    pub config: RepoConfig,
     pub branch: String,
-    pub now: DateTime<Utc>,
 }
 
 /// Validates what every mode needs, then runs the mode.
-pub fn run(env: &ActionEnv, now: DateTime<Utc>) -> Result<(), ActionError> {
+pub fn run(env: &ActionEnv) -> Result<(), ActionError> {
     let token = env.token.as_deref().ok_or(ActionError::MissingToken)?;
     let repo = env.repository()?;
-    if env.mode == Mode::Event {
-        return crate::event::run(env, token, repo);
+    match env.mode {
+        Mode::Event => return crate::event::run(env, token, repo),
+        // CI evidence has one flow, the engine's: evidence mode is event mode kept for
+        // workflows that name it, limited to the event it was made for.
+        Mode::Evidence if env.event_name == "workflow_run" => {
+            return crate::event::run(env, token, repo)
+        }
+        Mode::Evidence => {
+            println!(
+                "{}",
+                commands::notice(&format!(
+                    "evidence mode handles workflow_run events; {:?} is not one: nothing to do",
+                    env.event_name
+                ))
+            );
+            return Ok(());
+        }
+        Mode::ReadyMatrix | Mode::Summary => {}
     }
     let config = load_config(env)?;
     let branch = env
@@ -37,15 +50,12 @@ pub fn run(env: &ActionEnv, now: DateTime<Utc>) -> Result<(), ActionError> {
         env,
         token,
         repo,
-        config,
         branch,
-        now,
     };
     match env.mode {
         Mode::ReadyMatrix => ready_matrix(&run),
         Mode::Summary => summary(&run),
-        Mode::Evidence => crate::evidence::run(&run),
-        Mode::Event => Ok(()),
+        Mode::Event | Mode::Evidence => Ok(()),
     }
 }
 
@@ -69,7 +79,7 @@ impl Run<'_> {
         let snapshot = access
             .store
             .read()
-            .map_err(|e| ledger::store_error(e, &self.branch, false))?;
+            .map_err(|e| ledger::store_error(e, &self.branch))?;
         Ok((access, snapshot.map(|s| s.ledger)))
     }
 
@@ -188,14 +198,3 @@ fn summary(run: &Run<'_>) -> Result<(), ActionError> {
     run.outputs(&status_outputs(ledger.as_ref()))
 }
 
-/// Reads the event payload JSON the runner wrote.
-pub fn read_payload(path: &std::path::Path) -> Result<Value, ActionError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ActionError::Payload {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })?;
-    serde_json::from_str(&text).map_err(|e| ActionError::Payload {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })
-}

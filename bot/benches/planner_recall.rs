@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use navin_bot::planner::{plan_repository, MemorySource, PlannerOptions};
+use navin_planner::{plan_repository, MemorySource, PlannerOptions};
 
 const K: usize = 10;
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use navin_bot::planner::{map_repository, plan_repository, LocalSource, PlannerOptions};
+use navin_planner::{map_repository, plan_repository, LocalSource, PlannerOptions};
 
 const WORDS: &[&str] = &[
     "invoice",

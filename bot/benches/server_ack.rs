@@ -21,7 +21,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
-use navin_bot::queue::{DeliveryHandler, DeliveryQueue, Dispatcher, WorkerConfig, Workers};
+use navin_bot::queue::{DeliveryHandler, DeliveryQueue, NoHandler, WorkerConfig, Workers};
 use navin_bot::server::{app, sign, AppState, AppStateConfig, Metrics, WebhookSecrets};
 use secrecy::SecretString;
 use tokio::sync::Notify;
@@ -244,9 +244,7 @@ fn main() {
             DeliveryQueue::open(&work.path().join("inproc/deliveries.sqlite3")).unwrap();
         let metrics = Arc::new(Metrics::new());
         let wake = Arc::new(Notify::new());
-        let handler: Arc<dyn DeliveryHandler> = Arc::new(Dispatcher::new(Arc::new(
-            navin_bot::queue::dispatch::NoHooks,
-        )));
+        let handler: Arc<dyn DeliveryHandler> = Arc::new(NoHandler);
         let workers = Workers::spawn(
             queue.clone(),
             handler,

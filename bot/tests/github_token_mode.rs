@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use navin_bot::github::{ApiRequest, GitHubApp, GitHubConfig, GitHubError, GitHubMetrics};
+use navin_github::{ApiRequest, GitHubApp, GitHubConfig, GitHubError, NoMetrics};
 use secrecy::{ExposeSecret, SecretString};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -20,7 +20,7 @@ fn token_client(api_url: &str) -> GitHubApp {
         Duration::ZERO,
     );
     config.policy.server_error_base = Duration::from_millis(10);
-    GitHubApp::new(config, Arc::new(GitHubMetrics::default())).unwrap()
+    GitHubApp::new(config, Arc::new(NoMetrics)).unwrap()
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use navin_bot::planner::external::{
+use navin_planner::external::{
     generate, generate_async, ApiKey, ExternalConfig, ExternalError, ExternalKind, ENV_API_KEY,
     ENV_BASE_URL, ENV_COMMAND, ENV_MODEL, ENV_TIMEOUT,
 };

@@ -9,10 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use navin_bot::github::GitHubApp;
-use navin_bot::queue::{
-    Delivery, DeliveryHandler, Dispatcher, EventHooks, HandlerError, HandlerFuture,
-};
+use navin_github::GitHubApp;
+use navin_bot::queue::{Delivery, DeliveryHandler, HandlerError, HandlerFuture};
 use navin_bot::server::start;
 use server_support::{eventually, http_client, payload, post_webhook, serve_args};
 use wiremock::matchers::{method, path};
@@ -24,8 +22,8 @@ struct CallsGitHub {
     started: Arc<AtomicUsize>,
 }
 
-impl EventHooks for CallsGitHub {
-    fn issue_comment<'a>(&'a self, d: &'a Delivery) -> HandlerFuture<'a> {
+impl DeliveryHandler for CallsGitHub {
+    fn handle<'a>(&'a self, d: &'a Delivery) -> HandlerFuture<'a> {
         Box::pin(async move {
             self.started.fetch_add(1, Ordering::SeqCst);
             let installation = d.installation_id.unwrap_or_default();
@@ -52,10 +50,10 @@ async fn acknowledges_within_a_second_while_the_github_api_hangs() {
     let started = Arc::new(AtomicUsize::new(0));
     let hooks_started = started.clone();
     let server = start(&args, move |gh| {
-        Arc::new(Dispatcher::new(Arc::new(CallsGitHub {
+        Arc::new(CallsGitHub {
             github: gh.clone(),
             started: hooks_started,
-        })))
+        })
     })
     .await
     .unwrap();

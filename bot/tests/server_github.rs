@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use navin_bot::github::{
+use navin_github::{
     ApiRequest, AppClaims, Credentials, GitHubApp, GitHubConfig, GitHubError, MarkerInComments,
     RetryPolicy, TokenScope, WriteOutcome,
 };
@@ -118,7 +118,7 @@ fn pkcs1_keys_as_github_issues_them_are_accepted() {
     assert!(status.success());
     let pem = std::fs::read_to_string(out).unwrap();
     assert!(pem.starts_with("-----BEGIN RSA PRIVATE KEY-----"));
-    assert!(navin_bot::github::AppKey::from_pem(pem.as_bytes()).is_ok());
+    assert!(navin_github::AppKey::from_pem(pem.as_bytes()).is_ok());
 }
 
 #[tokio::test(start_paused = true)]
@@ -322,7 +322,7 @@ async fn rate_limited_then_ok(server: &MockServer, limited: ResponseTemplate, ti
 async fn timed_get(
     server: &MockServer,
 ) -> (
-    Result<navin_bot::github::ApiResponse, GitHubError>,
+    Result<navin_github::ApiResponse, GitHubError>,
     Duration,
 ) {
     let (app, _) = github(&server.uri(), "1");

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use navin_bot::queue::{
-    Delivery, DeliveryHandler, DeliveryQueue, Dispatcher, EventHooks, HandlerError, HandlerFuture,
-    NewDelivery, WorkerConfig, Workers,
+    Delivery, DeliveryHandler, DeliveryQueue, HandlerError, HandlerFuture, NewDelivery,
+    WorkerConfig, Workers,
 };
 use navin_bot::server::{app, Metrics};
 use server_support::{eventually, payload, signed, test_state, SECRET};
@@ -440,66 +440,44 @@ async fn shutdown_lets_in_flight_handlers_finish_and_leaves_the_rest_queued() {
     );
 }
 
-#[derive(Default)]
-struct RecordingHooks(Mutex<Vec<&'static str>>);
-
-impl RecordingHooks {
-    fn note(&self, hook: &'static str) -> HandlerFuture<'_> {
-        self.0.lock().unwrap().push(hook);
-        Box::pin(async { Ok(()) })
-    }
-}
-
-impl EventHooks for RecordingHooks {
-    fn issue_comment<'a>(&'a self, _d: &'a Delivery) -> HandlerFuture<'a> {
-        self.note("issue_comment")
-    }
-    fn pull_request_review<'a>(&'a self, _d: &'a Delivery) -> HandlerFuture<'a> {
-        self.note("pull_request_review")
-    }
-    fn check_run<'a>(&'a self, _d: &'a Delivery) -> HandlerFuture<'a> {
-        self.note("check_run")
-    }
-    fn installation<'a>(&'a self, _d: &'a Delivery) -> HandlerFuture<'a> {
-        self.note("installation")
-    }
-}
-
+/// The engine adapter fails a delivery whose payload cannot be what its event promises
+/// for good (no retry), naming the field, before any GitHub call.
 #[tokio::test]
-async fn dispatcher_routes_each_event_to_its_hook() {
-    let hooks = Arc::new(RecordingHooks::default());
-    let dispatcher = Dispatcher::new(hooks.clone());
-    let mk = |event: &str, action: &str| Delivery {
+async fn a_delivery_with_a_malformed_payload_fails_for_good_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let (github, _metrics) = server_support::github("http://127.0.0.1:9", "1");
+    let engine = navin_engine::Engine::new(github, navin_engine::EngineConfig::new(dir.path()));
+    let handler = navin_bot::queue::EngineHandler::new(engine);
+    let mut body: serde_json::Value = serde_json::from_slice(include_bytes!(
+        "../../tests/fixtures/webhooks/issue_comment.created.json"
+    ))
+    .unwrap();
+    body["installation"]["id"] = "seven".into();
+    let delivery = Delivery {
         seq: 1,
-        delivery_id: "g".to_owned(),
-        event: event.to_owned(),
-        action: Some(action.to_owned()),
-        repository: None,
-        installation_id: None,
+        delivery_id: "bad".to_owned(),
+        event: "issue_comment".to_owned(),
+        action: Some("created".to_owned()),
+        repository: Some("o/r".to_owned()),
+        installation_id: Some(7),
         headers: Vec::new(),
-        body: Bytes::from_static(b"{}"),
+        body: Bytes::from(serde_json::to_vec(&body).unwrap()),
         received_at_ms: 0,
         attempt: 1,
     };
-    for (event, action) in [
-        ("issue_comment", "created"),
-        ("pull_request_review", "submitted"),
-        ("check_run", "completed"),
-        ("installation", "created"),
-        ("pull_request", "opened"),
-    ] {
-        dispatcher.handle(&mk(event, action)).await.unwrap();
+    match handler.handle(&delivery).await {
+        Err(HandlerError::Permanent(message)) => {
+            assert!(message.contains("installation.id"), "{message}")
+        }
+        other => panic!("expected a permanent failure, got {other:?}"),
     }
-    assert_eq!(
-        *hooks.0.lock().unwrap(),
-        [
-            "issue_comment",
-            "pull_request_review",
-            "check_run",
-            "installation"
-        ],
-        "pull_request has no hook here, so the default no-op ran"
-    );
+    // An action Navin does not act on is acknowledged and does nothing.
+    let ignored = Delivery {
+        action: Some("deleted".to_owned()),
+        body: Bytes::from_static(br#"{"action":"deleted"}"#),
+        ..delivery
+    };
+    handler.handle(&ignored).await.unwrap();
 }
 
 #[tokio::test]

@@ -269,10 +269,13 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
         .init();
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
-    let engine_config = crate::engine::EngineConfig::new(args.data_dir.clone());
+    let engine_config = navin_engine::EngineConfig::new(args.data_dir.clone());
     runtime
         .block_on(crate::server::run_with(args, move |github| {
-            crate::engine::Engine::new(github.clone(), engine_config).handler()
+            std::sync::Arc::new(crate::queue::EngineHandler::new(navin_engine::Engine::new(
+                github.clone(),
+                engine_config,
+            )))
         }))
         .map_err(|e| CliError {
             message: format!("serve: {e}"),

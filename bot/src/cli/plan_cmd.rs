@@ -7,8 +7,8 @@ use navin_ledger::plan::{diff, PlanDocument};
 use serde_json::json;
 
 use super::{CliError, PlanAction, PlanCmd, PlannerKind, EXIT_ERROR, EXIT_REFUSED};
-use crate::planner::external::{self, ExternalConfig, ExternalKind};
-use crate::planner::{plan_repository, LocalSource, PlannerOptions};
+use navin_planner::external::{self, ExternalConfig, ExternalKind};
+use navin_planner::{plan_repository, LocalSource, PlannerOptions};
 
 fn read_text(path: &Path) -> Result<String, CliError> {
     if path == Path::new("-") {

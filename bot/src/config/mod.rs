@@ -1,7 +1,6 @@
-//! Configuration: process settings for `navin serve` and the per-repository `.github/navin.yml`.
+//! Process settings for `navin serve`; the per-repository `.github/navin.yml` is the engine's (`navin_engine::config`).
 
-pub mod repo;
 pub mod serve;
 
-pub use repo::{parse_repo_config, RepoConfig, RepoConfigError};
+pub use navin_engine::config::{parse_repo_config, RepoConfig, RepoConfigError};
 pub use serve::{ConfigError, ServeArgs};

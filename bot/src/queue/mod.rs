@@ -18,10 +18,8 @@ use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use tokio::sync::oneshot;
 
-pub use dispatch::{
-    classify, Classification, DeliveryHandler, Dispatcher, EventHooks, EventKind, HandlerError,
-    HandlerFuture,
-};
+pub use dispatch::{DeliveryHandler, EngineHandler, HandlerError, HandlerFuture, NoHandler};
+pub use navin_engine::{classify, Classification, EventKind};
 pub use worker::{retry_delay, WorkerConfig, WorkerHandle, Workers};
 
 /// Most operations written in one transaction; bounds the latency a single large

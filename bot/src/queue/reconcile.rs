@@ -9,8 +9,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::DeliveryQueue;
-use crate::github::deliveries::HookDelivery;
-use crate::github::{GitHubApp, GitHubError};
+use navin_github::deliveries::HookDelivery;
+use navin_github::{GitHubApp, GitHubError};
 use crate::server::metrics::Metrics;
 
 /// GitHub keeps deliveries for 3 days on github.com; redelivering older ones fails.

@@ -13,9 +13,30 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
-use crate::github::GitHubMetrics;
+use navin_github::RequestObserver;
 
 type Labels = Vec<(&'static str, String)>;
+
+/// GitHub-side metrics: fed by the GitHub client, registered in the server's registry.
+#[derive(Debug, Default)]
+pub struct GitHubMetrics {
+    /// Responses by status code (`0` for transport errors).
+    pub requests: Family<Labels, Counter>,
+    /// Last `x-ratelimit-remaining` by installation (`0` for app-JWT requests).
+    pub rate_limit_remaining: Family<Labels, Gauge>,
+}
+
+impl RequestObserver for GitHubMetrics {
+    fn record(&self, lane: u64, status: Option<u16>, remaining: Option<u64>) {
+        let code = status.map_or_else(|| "0".to_owned(), |s| s.to_string());
+        self.requests.get_or_create(&vec![("status", code)]).inc();
+        if let Some(remaining) = remaining {
+            self.rate_limit_remaining
+                .get_or_create(&vec![("installation", lane.to_string())])
+                .set(i64::try_from(remaining).unwrap_or(i64::MAX));
+        }
+    }
+}
 
 /// All counters the server keeps. Cheap to clone handles out of; shared via `Arc`.
 #[derive(Debug)]

@@ -22,12 +22,11 @@ pub use metrics::Metrics;
 pub use signature::{sign, SignatureError, WebhookSecrets};
 
 use crate::config::{ConfigError, ServeArgs};
-use crate::github::{
+use navin_github::{
     AppKey, Credentials, GitHubApp, GitHubConfig, GitHubError, JwtError, RetryPolicy,
 };
-use crate::queue::dispatch::NoHooks;
 use crate::queue::worker::ShutdownReport;
-use crate::queue::{DeliveryHandler, DeliveryQueue, Dispatcher, QueueError, WorkerConfig, Workers};
+use crate::queue::{DeliveryHandler, DeliveryQueue, NoHandler, QueueError, WorkerConfig, Workers};
 
 /// What the request handlers share.
 #[derive(Clone, Debug)]
@@ -214,7 +213,8 @@ pub fn github_from_args(args: &ServeArgs, metrics: &Metrics) -> Result<GitHubApp
         stateless_s2s_token: args.stateless_s2s_token.clone(),
         read_timeout: Some(Duration::from_secs(60)),
     };
-    Ok(GitHubApp::new(config, Arc::clone(&metrics.github))?)
+    let observer: Arc<dyn navin_github::RequestObserver> = metrics.github.clone();
+    Ok(GitHubApp::new(config, observer)?)
 }
 
 /// Starts everything `navin serve` runs and returns once the listener is bound.
@@ -319,7 +319,7 @@ pub async fn run_with(
 /// `navin serve` before the engine exists: deliveries are verified, stored and routed to
 /// hooks that do nothing.
 pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
-    run_with(args, |_| Arc::new(Dispatcher::new(Arc::new(NoHooks)))).await
+    run_with(args, |_| Arc::new(NoHandler)).await
 }
 
 /// Resolves on ctrl-c or SIGTERM (what container runtimes send).

@@ -11,7 +11,8 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::Request;
 use navin_bot::config::ServeArgs;
-use navin_bot::github::{AppKey, Credentials, GitHubApp, GitHubConfig, GitHubMetrics, RetryPolicy};
+use navin_bot::server::metrics::GitHubMetrics;
+use navin_github::{AppKey, Credentials, GitHubApp, GitHubConfig, RetryPolicy};
 use navin_bot::queue::DeliveryQueue;
 use navin_bot::server::{sign, AppState, AppStateConfig, Metrics, WebhookSecrets};
 use secrecy::SecretString;
@@ -137,7 +138,7 @@ pub fn github_with(
             // No client timeout: tests run on tokio's paused clock, which would fire it.
             read_timeout: None,
         },
-        Arc::clone(&metrics),
+        metrics.clone(),
     )
     .unwrap();
     (app, metrics)

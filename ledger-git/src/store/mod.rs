@@ -65,6 +65,15 @@ pub enum StoreError {
     Contention { branch: String, attempts: u32 },
     #[error("remote {remote}: {message}")]
     Remote { remote: String, message: String },
+    /// The git server refused us (401, 403 or 404: no credentials, no permission, or a
+    /// repository the token cannot see). Retrying will not help.
+    #[error("remote {remote} refused the {op}{}", status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
+    Refused {
+        remote: String,
+        op: RemoteOp,
+        /// The HTTP status, when the transport reported one.
+        status: Option<u16>,
+    },
     #[error("{0}")]
     NotFound(String),
     #[error("git: {0}")]
@@ -73,6 +82,22 @@ pub enum StoreError {
     Io(#[from] std::io::Error),
     #[error("encoding the ledger failed: {0}")]
     Encode(#[from] serde_json::Error),
+}
+
+/// Which remote operation failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteOp {
+    Fetch,
+    Push,
+}
+
+impl std::fmt::Display for RemoteOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RemoteOp::Fetch => "fetch",
+            RemoteOp::Push => "push",
+        })
+    }
 }
 
 impl StoreError {

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use git2::{ErrorCode, FetchOptions, Oid, PushOptions, RemoteCallbacks, Repository};
+use git2::{ErrorClass, ErrorCode, FetchOptions, Oid, PushOptions, RemoteCallbacks, Repository};
 
-use super::StoreError;
+use super::{RemoteOp, StoreError};
 
 /// Why a push did not land. `Rejected` means someone else moved the branch
 /// first: re-read and re-apply.
@@ -22,6 +22,43 @@ impl From<git2::Error> for PushError {
             | ErrorCode::Exists => PushError::Rejected,
             _ => PushError::Failed(StoreError::Git(e)),
         }
+    }
+}
+
+/// Whether the git server refused the transfer, and with which HTTP status: an
+/// authentication failure (`ErrorCode::Auth`, libgit2's answer to a 401 it cannot
+/// satisfy) or an HTTP-class error with a 401/403/404 status. libgit2 exposes that
+/// status only in its message (`unexpected http status code: 403`); this is the one
+/// place it is read, so everything above branches on [`StoreError::Refused`].
+pub(crate) fn refusal(e: &git2::Error) -> Option<Option<u16>> {
+    if e.code() == ErrorCode::Auth {
+        return Some(Some(401));
+    }
+    if e.class() != ErrorClass::Http {
+        return None;
+    }
+    let status = e
+        .message()
+        .rsplit(|c: char| !c.is_ascii_digit())
+        .find_map(|word| word.parse::<u16>().ok().filter(|n| (100..600).contains(n)));
+    match status {
+        Some(s @ (401 | 403 | 404)) => Some(Some(s)),
+        _ => None,
+    }
+}
+
+/// A transport error of `op`, typed when the server refused us.
+fn transport_error(name: &str, op: RemoteOp, e: &git2::Error) -> StoreError {
+    match refusal(e) {
+        Some(status) => StoreError::Refused {
+            remote: name.to_owned(),
+            op,
+            status,
+        },
+        None => StoreError::Remote {
+            remote: name.to_owned(),
+            message: format!("{op} failed: {}", e.message()),
+        },
     }
 }
 
@@ -68,10 +105,7 @@ impl RemoteTarget<'_> {
         let spec = format!("+refs/heads/{branch}:{scratch}");
         remote
             .fetch(&[spec.as_str()], Some(&mut opts), None)
-            .map_err(|e| StoreError::Remote {
-                remote: self.name.to_string(),
-                message: format!("fetch failed: {}", e.message()),
-            })?;
+            .map_err(|e| transport_error(self.name, RemoteOp::Fetch, &e))?;
         match repo.refname_to_id(scratch) {
             Ok(oid) => Ok(Some(oid)),
             Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
@@ -110,7 +144,12 @@ impl RemoteTarget<'_> {
             let mut opts = PushOptions::new();
             opts.remote_callbacks(cb);
             let spec = format!("{new}:{refname}");
-            remote.push(&[spec.as_str()], Some(&mut opts))?;
+            if let Err(e) = remote.push(&[spec.as_str()], Some(&mut opts)) {
+                return Err(match refusal(&e) {
+                    Some(_) => PushError::Failed(transport_error(self.name, RemoteOp::Push, &e)),
+                    None => PushError::from(e),
+                });
+            }
         }
         match rejected.into_inner() {
             Some(_) => Err(PushError::Rejected),

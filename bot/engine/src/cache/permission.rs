@@ -1,0 +1,92 @@
+//! Who may change a mission: the collaborator-permission endpoint's `role_name`, cached briefly per repository and login.
+
+use navin_github::ops;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use navin_github::{GitHubError, InstallationClient};
+
+/// Roles that may run mutating commands. `triage` and `read` may not.
+pub fn may_mutate(role: &str) -> bool {
+    matches!(role, "admin" | "maintain" | "write")
+}
+
+/// Roles by `(repository, login)`, kept for `ttl` so a burst of commands costs one call.
+#[derive(Debug)]
+pub struct PermissionCache {
+    ttl: Duration,
+    roles: Mutex<HashMap<(String, String), (String, Instant)>>,
+}
+
+impl PermissionCache {
+    pub fn new(ttl: Duration) -> Self {
+        Self {
+            ttl,
+            roles: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The person's role on the repository (`none` when GitHub answers 404: not a collaborator).
+    pub async fn role(
+        &self,
+        client: &InstallationClient,
+        repo: &str,
+        login: &str,
+    ) -> Result<String, GitHubError> {
+        let key = (repo.to_ascii_lowercase(), login.to_ascii_lowercase());
+        if let Some((role, at)) = self.lock().get(&key) {
+            if at.elapsed() < self.ttl {
+                return Ok(role.clone());
+            }
+        }
+        let path = ops::collaborator_permission(repo, login);
+        let role = match client.get_json::<serde_json::Value>(&path).await {
+            Ok(v) => role_of(&v),
+            Err(e) if e.status() == Some(404) => "none".to_owned(),
+            Err(e) => return Err(e),
+        };
+        self.lock().insert(key, (role.clone(), Instant::now()));
+        Ok(role)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), (String, Instant)>> {
+        self.roles
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// `role_name` (admin, maintain, write, triage, read, or a custom role name), falling
+/// back to the legacy `permission` field only when `role_name` is absent.
+fn role_of(v: &serde_json::Value) -> String {
+    v.get("role_name")
+        .and_then(|r| r.as_str())
+        .or_else(|| v.get("permission").and_then(|p| p.as_str()))
+        .unwrap_or("none")
+        .to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_admin_maintain_and_write_may_mutate() {
+        for role in ["admin", "maintain", "write"] {
+            assert!(may_mutate(role), "{role}");
+        }
+        for role in ["triage", "read", "none", "custom-reviewer", ""] {
+            assert!(!may_mutate(role), "{role}");
+        }
+    }
+
+    #[test]
+    fn role_name_wins_over_the_legacy_permission_field() {
+        let v = serde_json::json!({"permission": "write", "role_name": "triage"});
+        assert_eq!(role_of(&v), "triage");
+        let legacy = serde_json::json!({"permission": "admin"});
+        assert_eq!(role_of(&legacy), "admin");
+        assert_eq!(role_of(&serde_json::json!({})), "none");
+    }
+}

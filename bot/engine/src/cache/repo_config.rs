@@ -1,0 +1,122 @@
+//! `.github/navin.yml` from the default branch, read through the contents API and cached briefly per repository.
+
+use navin_github::ops;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use navin_ledger::Budget;
+
+use crate::config::{parse_repo_config, RepoConfig};
+use navin_github::{GitHubError, InstallationClient};
+
+pub const CONFIG_PATH: &str = ".github/navin.yml";
+
+type Entry = (Result<Arc<RepoConfig>, String>, Instant);
+
+/// Parsed configs (or the parse error, which names line, column and key) by repository.
+#[derive(Debug)]
+pub struct RepoConfigCache {
+    ttl: Duration,
+    configs: Mutex<HashMap<String, Entry>>,
+}
+
+impl RepoConfigCache {
+    pub fn new(ttl: Duration) -> Self {
+        Self {
+            ttl,
+            configs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The repository's config: defaults when the file is absent, `Err(message)` when it
+    /// is invalid (nothing of it is used then).
+    pub async fn get(
+        &self,
+        client: &InstallationClient,
+        repo: &str,
+    ) -> Result<Result<Arc<RepoConfig>, String>, GitHubError> {
+        let key = repo.to_ascii_lowercase();
+        if let Some((config, at)) = self.lock().get(&key) {
+            if at.elapsed() < self.ttl {
+                return Ok(config.clone());
+            }
+        }
+        let path = ops::contents(repo, CONFIG_PATH, None);
+        let config = match client.get_json::<serde_json::Value>(&path).await {
+            Ok(file) => parse_file(&file),
+            Err(e) if e.status() == Some(404) => Ok(Arc::new(RepoConfig::default())),
+            Err(e) => return Err(e),
+        };
+        self.lock().insert(key, (config.clone(), Instant::now()));
+        Ok(config)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.configs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn parse_file(file: &serde_json::Value) -> Result<Arc<RepoConfig>, String> {
+    let packed: String = file["content"]
+        .as_str()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(packed)
+        .map_err(|e| format!("{CONFIG_PATH}: the contents API sent undecodable base64: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("{CONFIG_PATH} is not UTF-8"))?;
+    parse_repo_config(&text)
+        .map(Arc::new)
+        .map_err(|e| format!("{CONFIG_PATH}: {e}"))
+}
+
+/// The mission budget a repository's config sets.
+pub fn budget(config: &RepoConfig) -> Budget {
+    let b = &config.budgets;
+    Budget {
+        max_retries: b.max_retries,
+        max_replans: b.max_replans,
+        max_stalls: b.max_stalls,
+        max_tokens: b.max_tokens,
+        max_cost_usd: b.max_cost_cents.map(|c| c as f64 / 100.0),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_checks_and_budgets_come_from_the_config() {
+        let config = parse_repo_config(
+            "evidence:\n  required_checks:\n    test: [ci/test]\nbudgets:\n  max_retries: 1\n  max_cost_cents: 250\n",
+        )
+        .unwrap();
+        let policy = crate::evidence::policy_from(&config);
+        assert_eq!(
+            policy.required_for(navin_ledger::Validation::Test),
+            ["ci/test".to_owned()]
+        );
+        assert!(policy
+            .required_for(navin_ledger::Validation::Lint)
+            .is_empty());
+        assert_eq!(policy.trusted_app_ids, [15368]);
+        let budget = budget(&config);
+        assert_eq!(budget.max_retries, 1);
+        assert_eq!(budget.max_cost_usd, Some(2.5));
+    }
+
+    #[test]
+    fn an_invalid_file_is_an_error_naming_the_file() {
+        let text = base64::engine::general_purpose::STANDARD.encode("nonsense_key: 1\n");
+        let err =
+            parse_file(&serde_json::json!({ "content": text, "encoding": "base64" })).unwrap_err();
+        assert!(err.starts_with(".github/navin.yml"), "{err}");
+    }
+}

@@ -1,0 +1,5 @@
+//! Navin's own marks on GitHub, each found before it is written so nothing is posted twice: comments and reactions, the `navin/plan` check, the mission panel.
+
+pub mod comments;
+pub mod panel;
+pub mod plan_check;

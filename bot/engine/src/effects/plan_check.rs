@@ -1,0 +1,240 @@
+//! The `navin/plan` check run on a pull request's head: found by name on that SHA and updated in place, created once per head.
+
+use navin_github::ops;
+use chrono::{SecondsFormat, Utc};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use std::future::Future;
+use std::pin::Pin;
+
+use navin_github::{GitHubError, InstallationClient, WriteProbe};
+
+/// The check's name; branch protection can require it.
+pub const CHECK_NAME: &str = "navin/plan";
+/// `check_name=navin/plan`, with the slash encoded for the query string.
+
+/// Where the head stands: the check's conclusion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The plan is approved (or none is needed): `success`.
+    Approved,
+    /// A person has to approve: `action_required`, pointing at the PR.
+    Waiting,
+    /// The head's plan file does not parse: `failure`, fixed by a push like a failing lint.
+    Broken,
+}
+
+/// What the check should say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanCheck {
+    pub verdict: Verdict,
+    pub title: String,
+    pub summary: String,
+}
+
+impl PlanCheck {
+    pub fn conclusion(&self) -> &'static str {
+        match self.verdict {
+            Verdict::Approved => "success",
+            Verdict::Waiting => "action_required",
+            Verdict::Broken => "failure",
+        }
+    }
+}
+
+/// How a [`Verdict::Broken`] check's title starts (`Plan file <path> is not valid`).
+pub const BROKEN_TITLE: &str = "Plan file ";
+
+/// What [`sync`] did, for logs and request accounting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Synced {
+    Created,
+    Updated,
+    Unchanged,
+}
+
+#[derive(Debug, Deserialize)]
+struct RunList {
+    check_runs: Vec<Run>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Run {
+    id: u64,
+    name: String,
+    #[serde(default)]
+    conclusion: Option<String>,
+    #[serde(default)]
+    output: Option<Output>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Output {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    summary: Option<String>,
+}
+
+/// GitHub's limit on `output.summary` (characters).
+const MAX_SUMMARY: usize = 65_535;
+
+/// At most `max` characters, cut on a character boundary with an ellipsis.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+fn runs_path(repo: &str, sha: &str) -> String {
+    ops::check_runs_named(repo, sha, CHECK_NAME)
+}
+
+/// The newest `navin/plan` run on `sha`, if any.
+async fn find(
+    client: &InstallationClient,
+    repo: &str,
+    sha: &str,
+) -> Result<Option<Run>, GitHubError> {
+    let path = runs_path(repo, sha);
+    let list: RunList = client.get_json(&path).await?;
+    Ok(list
+        .check_runs
+        .into_iter()
+        .filter(|r| r.name == CHECK_NAME)
+        .max_by_key(|r| r.id))
+}
+
+/// A completed run's writable fields. `details_url` must be absolute http(s); GitHub
+/// shows it as the place to act when the conclusion is `action_required`.
+fn body(check: &PlanCheck, details_url: Option<&str>, external_id: &str) -> Value {
+    let summary = clip(&check.summary, MAX_SUMMARY);
+    let mut body = json!({
+        "status": "completed",
+        "conclusion": check.conclusion(),
+        "completed_at": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
+        "external_id": external_id,
+        "output": { "title": check.title, "summary": summary },
+    });
+    if let Some(url) = details_url.filter(|u| u.starts_with("http")) {
+        body["details_url"] = json!(url);
+    }
+    body
+}
+
+/// Puts `check` on `sha`: edits the existing `navin/plan` run when it says something
+/// else, leaves it when it already says this, creates one when the head has none.
+pub async fn sync(
+    client: &InstallationClient,
+    repo: &str,
+    sha: &str,
+    check: &PlanCheck,
+    details_url: Option<&str>,
+    external_id: &str,
+) -> Result<Synced, GitHubError> {
+    if let Some(run) = find(client, repo, sha).await? {
+        let output = run.output.as_ref();
+        // A head's files never change, so its broken plan file stays broken: a review or
+        // an edit of the PR body must not turn that run green or back to waiting.
+        let broken_file = run.conclusion.as_deref() == Some("failure")
+            && output
+                .and_then(|o| o.title.as_deref())
+                .is_some_and(|t| t.starts_with(BROKEN_TITLE));
+        if broken_file && check.verdict != Verdict::Broken {
+            return Ok(Synced::Unchanged);
+        }
+        let summary = clip(&check.summary, MAX_SUMMARY);
+        let same = run.conclusion.as_deref() == Some(check.conclusion())
+            && output.and_then(|o| o.title.as_deref()) == Some(check.title.as_str())
+            && output.and_then(|o| o.summary.as_deref()) == Some(summary.as_str());
+        if same {
+            return Ok(Synced::Unchanged);
+        }
+        match client
+            .write_idempotent(ops::update_check_run(
+                repo,
+                run.id,
+                body(check, details_url, external_id),
+            ))
+            .await
+        {
+            Ok(_) => return Ok(Synced::Updated),
+            // Another app's run of the same name: ours is created beside it.
+            Err(e) if e.status() == Some(403) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let mut create = body(check, details_url, external_id);
+    create["name"] = json!(CHECK_NAME);
+    create["head_sha"] = json!(sha);
+    let probe = RunOnHead {
+        repo: repo.to_owned(),
+        sha: sha.to_owned(),
+    };
+    client
+        .write(
+            ops::create_check_run(repo, create),
+            &probe,
+        )
+        .await?;
+    Ok(Synced::Created)
+}
+
+/// After an ambiguous failure of the create: a `navin/plan` run now on the head means
+/// it landed (the next event corrects its conclusion if needed).
+struct RunOnHead {
+    repo: String,
+    sha: String,
+}
+
+impl WriteProbe for RunOnHead {
+    fn already_applied<'a>(
+        &'a self,
+        client: &'a InstallationClient,
+    ) -> Pin<Box<dyn Future<Output = Result<bool, GitHubError>> + Send + 'a>> {
+        Box::pin(async move { Ok(find(client, &self.repo, &self.sha).await?.is_some()) })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_carry_the_conclusion_and_only_absolute_details_urls() {
+        let check = PlanCheck {
+            verdict: Verdict::Waiting,
+            title: "t".into(),
+            summary: "s".into(),
+        };
+        let b = body(&check, Some("https://github.com/o/r/pull/1"), "pr-1");
+        assert_eq!(b["conclusion"], "action_required");
+        assert_eq!(b["status"], "completed");
+        assert_eq!(b["output"]["summary"], "s");
+        assert_eq!(b["details_url"], "https://github.com/o/r/pull/1");
+        assert!(body(&check, Some("/relative"), "pr-1")
+            .get("details_url")
+            .is_none());
+        let long = PlanCheck {
+            summary: "é".repeat(MAX_SUMMARY + 10),
+            ..check.clone()
+        };
+        let summary = body(&long, None, "pr-1")["output"]["summary"].clone();
+        assert_eq!(summary.as_str().unwrap().chars().count(), MAX_SUMMARY);
+        let ok = PlanCheck {
+            verdict: Verdict::Approved,
+            ..check.clone()
+        };
+        assert_eq!(ok.conclusion(), "success");
+        let broken = PlanCheck {
+            verdict: Verdict::Broken,
+            ..check
+        };
+        assert_eq!(broken.conclusion(), "failure");
+    }
+}

@@ -1,0 +1,135 @@
+//! Why the engine could not finish an event, typed to the edge: each front end decides from the variant (retry, fail, tell a person, name a permission), never from the message.
+
+use navin_github::{GitHubError, Permission};
+use navin_ledger::store::StoreError;
+
+use crate::event::PayloadError;
+
+/// Rule refusals are not errors: they become replies. What is left is one of these.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    GitHub(#[from] GitHubError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The payload does not hold what its event promises.
+    #[error(transparent)]
+    Payload(#[from] PayloadError),
+    /// The event is well-formed JSON but cannot be acted on (no installation, a head
+    /// that is not a commit id): it never will be.
+    #[error("{0}")]
+    Invalid(String),
+    /// A bug or a lost task: logged, never shown with detail.
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// Whether a failed event is worth another attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// GitHub 5xx, rate limits, a lost compare-and-swap race, a network blip.
+    Later,
+    /// A malformed payload, a refused credential, a bug: the same input fails again.
+    Never,
+}
+
+impl EngineError {
+    pub fn retry(&self) -> Retry {
+        let later = match self {
+            EngineError::GitHub(e) => e.is_transient(),
+            // A refused push will be refused again: say so instead of retrying.
+            EngineError::Store(StoreError::Refused { .. }) => false,
+            EngineError::Store(e) => matches!(
+                e,
+                StoreError::Contention { .. }
+                    | StoreError::Io(_)
+                    | StoreError::Git(_)
+                    | StoreError::Remote { .. }
+            ),
+            EngineError::Payload(_) | EngineError::Invalid(_) | EngineError::Internal(_) => {
+                false
+            }
+        };
+        if later {
+            Retry::Later
+        } else {
+            Retry::Never
+        }
+    }
+
+    pub fn is_transient(&self) -> bool {
+        self.retry() == Retry::Later
+    }
+
+    /// The job-token or App permission whose absence caused this error, when GitHub (or
+    /// its git server) refused the call for lack of it.
+    pub fn missing_permission(&self) -> Option<Permission> {
+        match self {
+            EngineError::GitHub(e) => e.missing_permission(),
+            EngineError::Store(StoreError::Refused { .. }) => Some(Permission::CONTENTS_WRITE),
+            _ => None,
+        }
+    }
+
+    /// Errors a person should be told about (a broken or rewritten ledger branch, a
+    /// refused push) rather than retried: the message names what is wrong and holds no
+    /// secret. Rule refusals are worded by the caller.
+    pub(crate) fn refusal(&self) -> Option<String> {
+        match self {
+            EngineError::Store(
+                e @ (StoreError::Rule(_)
+                | StoreError::Corrupt { .. }
+                | StoreError::ForcePushed { .. }
+                | StoreError::BranchVanished { .. }
+                | StoreError::Diverged { .. }
+                | StoreError::Rewritten { .. }),
+            ) => Some(e.to_string()),
+            EngineError::Store(StoreError::Refused { .. }) => Some(
+                "Navin may not write the ledger branch: the git server refused its credentials. \
+                 Check that the App (or the workflow's token) has `contents: write` on this repository."
+                    .to_owned(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+mod tests {
+    use super::*;
+    use navin_ledger::store::RemoteOp;
+
+    #[test]
+    fn a_refused_ledger_push_is_reported_not_retried_and_a_network_blip_is_retried() {
+        let refused = EngineError::Store(StoreError::Refused {
+            remote: "origin".into(),
+            op: RemoteOp::Push,
+            status: Some(403),
+        });
+        assert_eq!(refused.retry(), Retry::Never);
+        assert!(refused.refusal().unwrap().contains("contents: write"));
+        assert_eq!(
+            refused.missing_permission(),
+            Some(Permission::CONTENTS_WRITE)
+        );
+        let blip = EngineError::Store(StoreError::Remote {
+            remote: "origin".into(),
+            message: "failed to connect: connection reset by peer".into(),
+        });
+        assert_eq!(blip.retry(), Retry::Later);
+        assert!(blip.refusal().is_none());
+        assert!(blip.missing_permission().is_none());
+    }
+
+    #[test]
+    fn a_malformed_payload_is_never_retried() {
+        let e = EngineError::Payload(PayloadError {
+            event: "check_run",
+            path: "check_run.head_sha".into(),
+            message: "invalid type".into(),
+        });
+        assert_eq!(e.retry(), Retry::Never);
+        assert!(e.to_string().contains("check_run.head_sha"));
+    }
+}

@@ -1,0 +1,49 @@
+//! `issue_comment` events: slash commands in a new comment (or newly added to an edited one), run in order, each answered.
+
+use crate::command::{is_bot_author, new_commands, parse_comment};
+use crate::event::CommentEvent;
+use crate::{Cx, Engine, EngineError};
+
+impl Engine {
+    pub(crate) async fn on_comment(&self, event: &CommentEvent, cx: &Cx) -> Result<(), EngineError> {
+        let author = &event.comment.user;
+        let slug = self.app_slug().await;
+        if is_bot_author(&author.login, author.kind.as_deref().unwrap_or(""), &slug) {
+            return Ok(());
+        }
+        let body = event.comment.body.as_deref().unwrap_or("");
+        let parsed = match event.action.as_str() {
+            "created" => parse_comment(body),
+            "edited" => {
+                let before = event.changes.as_ref().and_then(|c| c.body.as_ref());
+                match before {
+                    Some(old) => new_commands(&old.from, body),
+                    // No previous body: nothing says which commands are new, so none run.
+                    None => Vec::new(),
+                }
+            }
+            _ => Vec::new(),
+        };
+        if parsed.is_empty() {
+            return Ok(());
+        }
+        let installation = cx.delivery.installation()?;
+        let mut session = self
+            .session(
+                cx,
+                installation,
+                &event.repository,
+                event.issue.number,
+                &author.login,
+            )
+            .await?;
+        session.issue_body = event.issue.body.clone().unwrap_or_default();
+        session.comment_id = Some(event.comment.id);
+        session.on_pull_request = event.issue.pull_request.is_some();
+        for (index, command) in parsed.into_iter().enumerate() {
+            let op_id = format!("{}#{index}", cx.delivery.id);
+            session.run(command, &op_id).await?;
+        }
+        Ok(())
+    }
+}

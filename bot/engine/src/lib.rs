@@ -1,0 +1,217 @@
+//! Navin's engine: typed GitHub events in, ledger operations, plan records, comments and checks out; shared by `navin serve` and the Action.
+//!
+//! Every effect is keyed so a redelivered or retried event changes nothing twice:
+//! ledger operations carry the op id `<delivery id>#<command index>` (the ledger skips
+//! an id already in its history), plan records remember the op ids applied to them,
+//! the panel and plan comments are found by their hidden markers before one is
+//! created, and replies carry a hidden op tag that a retry looks for first.
+//!
+//! Layout: [`event`] parses deliveries; `handlers/` has one file per event; `session/`
+//! holds the per-event context and the features it runs (commands, plans, the plan
+//! gate, step links, CI evidence, dispatch); [`rules`] and [`evidence`] are pure
+//! decisions; [`effects`] writes Navin's comments and checks; [`cache`] keeps roles
+//! and repository configs briefly; [`render`] and [`command`] are pure text in and out.
+
+pub mod cache;
+pub mod command;
+pub mod config;
+pub mod effects;
+mod error;
+pub mod event;
+pub mod evidence;
+mod handlers;
+pub mod ledger;
+pub mod plan_record;
+pub mod render;
+pub mod rules;
+mod session;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use navin_github::{ops, ApiRequest, GitHubApp, GitHubError, Permission};
+
+use cache::permission::PermissionCache;
+use cache::repo_config::RepoConfigCache;
+
+pub use error::{EngineError, Retry};
+pub use event::{classify, parse_event, Classification, Delivery, Event, EventKind, Payload};
+
+/// How long a looked-up role is trusted before GitHub is asked again.
+pub const PERMISSION_TTL: Duration = Duration::from_secs(180);
+
+/// What the engine needs besides the GitHub client.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Holds `ledgers/<owner>/<repo>.git`, the local clones of each ledger branch.
+    pub data_dir: PathBuf,
+    /// The App's slug, so `<slug>[bot]` comments are ignored. Looked up with
+    /// `GET /app` on first use when not given.
+    pub app_slug: Option<String>,
+    /// How long a role or a `.github/navin.yml` is trusted before GitHub is asked again.
+    pub permission_ttl: Duration,
+    /// Replaces the repository config's `ledger_branch` (the Action's `ledger-branch`
+    /// input, which the workflow author chose for this job).
+    pub ledger_branch: Option<String>,
+}
+
+impl EngineConfig {
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            app_slug: None,
+            permission_ttl: PERMISSION_TTL,
+            ledger_branch: None,
+        }
+    }
+}
+
+/// Something the engine could not do while still finishing an event (it answered the
+/// command with an error reply, or fell back to defaults). The server only logs these;
+/// the Action fails the job naming the missing permission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setback {
+    /// What was being done, in a few words (`read .github/navin.yml`).
+    pub what: String,
+    /// The permission GitHub refused the call for lack of, if that was the cause.
+    pub permission: Option<Permission>,
+    /// The error as logged (no secrets: GitHub errors carry none).
+    pub message: String,
+}
+
+/// The setbacks of one event, collected across its sessions.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    setbacks: Arc<Mutex<Vec<Setback>>>,
+}
+
+impl Report {
+    pub(crate) fn github(&self, what: &str, error: &GitHubError) {
+        self.push(Setback {
+            what: what.to_owned(),
+            permission: error.missing_permission(),
+            message: error.to_string(),
+        });
+    }
+
+    pub(crate) fn engine(&self, what: &str, error: &EngineError) {
+        self.push(Setback {
+            what: what.to_owned(),
+            permission: error.missing_permission(),
+            message: error.to_string(),
+        });
+    }
+
+    fn push(&self, setback: Setback) {
+        self.setbacks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(setback);
+    }
+
+    pub fn setbacks(&self) -> Vec<Setback> {
+        self.setbacks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// One event being handled: its delivery and the report its sessions add to.
+#[derive(Debug)]
+pub(crate) struct Cx {
+    pub delivery: Delivery,
+    pub report: Report,
+}
+
+/// The engine. Build it around a GitHub client and hand it [`Event`]s.
+#[derive(Debug)]
+pub struct Engine {
+    github: GitHubApp,
+    config: EngineConfig,
+    permissions: PermissionCache,
+    configs: RepoConfigCache,
+    slug: tokio::sync::OnceCell<String>,
+}
+
+impl Engine {
+    pub fn new(github: GitHubApp, config: EngineConfig) -> Self {
+        let permissions = PermissionCache::new(config.permission_ttl);
+        let configs = RepoConfigCache::new(config.permission_ttl);
+        Self {
+            github,
+            config,
+            permissions,
+            configs,
+            slug: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// Handles one event. `Ok` carries what went wrong without stopping the event; an
+    /// `Err` says (by [`EngineError::retry`]) whether the event is worth another attempt.
+    pub async fn handle(&self, event: &Event) -> Result<Report, EngineError> {
+        let cx = Cx {
+            delivery: event.delivery.clone(),
+            report: Report::default(),
+        };
+        let span = tracing::info_span!(
+            "event",
+            delivery = %cx.delivery.id,
+            event = event.kind().as_str(),
+            repository = cx.delivery.repository.as_deref().unwrap_or(""),
+            attempt = cx.delivery.attempt,
+        );
+        tracing::Instrument::instrument(self.route(&event.payload, &cx), span).await?;
+        Ok(cx.report)
+    }
+
+    async fn route(&self, payload: &Payload, cx: &Cx) -> Result<(), EngineError> {
+        match payload {
+            Payload::IssueComment(e) => self.on_comment(e, cx).await,
+            Payload::PullRequest(e) => self.on_pull_request(e, cx).await,
+            Payload::PullRequestReview(e) => self.on_review(e, cx).await,
+            Payload::CheckRun(e) => self.on_check_run(e, cx).await,
+            Payload::CheckSuite(e) => self.on_check_suite(e, cx).await,
+            Payload::WorkflowRun(e) => self.on_workflow_run(e, cx).await,
+            Payload::Installation(e) | Payload::InstallationRepositories(e) => {
+                tracing::debug!(action = %e.action, installation = e.installation.id, "installation event: nothing to do");
+                Ok(())
+            }
+        }
+    }
+
+    /// The repository config with [`EngineConfig::ledger_branch`] applied.
+    fn with_branch_override(&self, config: Arc<config::RepoConfig>) -> Arc<config::RepoConfig> {
+        match &self.config.ledger_branch {
+            Some(branch) if *branch != config.ledger_branch => {
+                let mut changed = (*config).clone();
+                changed.ledger_branch = branch.clone();
+                Arc::new(changed)
+            }
+            _ => config,
+        }
+    }
+
+    async fn app_slug(&self) -> String {
+        if let Some(slug) = &self.config.app_slug {
+            return slug.clone();
+        }
+        let found = self
+            .slug
+            .get_or_try_init(|| async {
+                let path = ops::app();
+                let response = self.github.app_request(ApiRequest::get(&path)).await?;
+                let app: serde_json::Value = response.json(&path)?;
+                Ok::<_, GitHubError>(app["slug"].as_str().unwrap_or_default().to_owned())
+            })
+            .await;
+        match found {
+            Ok(slug) => slug.clone(),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the App's slug; relying on user.type");
+                String::new()
+            }
+        }
+    }
+}

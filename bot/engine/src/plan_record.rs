@@ -1,0 +1,549 @@
+//! The plan record on the ledger branch (`.navin/plans/<id>.json`): status, approvals bound to content hashes, edits with their diff, and the texts a plan replaced.
+
+use chrono::{DateTime, Utc};
+use navin_ledger::plan::policy::{decide_auto_accept, AutoAcceptConfig};
+use navin_ledger::plan::{PlanDiff, PlanDocument};
+use serde::{Deserialize, Serialize};
+
+use crate::render::{PlanApproval, PlanStatus};
+
+/// Op ids remembered per record, for redelivered commands.
+const OP_WINDOW: usize = 50;
+
+/// Where a plan stands on the ledger branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordStatus {
+    Pending,
+    Approved,
+    Rejected,
+    /// Replaced by a newer text (kept for texts listed in [`PlanRecord::superseded`]).
+    Superseded,
+}
+
+impl RecordStatus {
+    /// The status as its JSON spells it.
+    pub fn word(self) -> &'static str {
+        match self {
+            RecordStatus::Pending => "pending",
+            RecordStatus::Approved => "approved",
+            RecordStatus::Rejected => "rejected",
+            RecordStatus::Superseded => "superseded",
+        }
+    }
+}
+
+/// `.navin/plans/<id>.json`: the plan's status, who approved which text, and history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanRecord {
+    pub id: String,
+    pub status: RecordStatus,
+    /// Content hash of `.navin/plans/<id>.md`; approvals are bound to it.
+    pub hash: String,
+    pub source: String,
+    pub request: String,
+    pub repository: String,
+    /// The issue or pull request number the plan belongs to.
+    pub issue: u64,
+    /// The plan lives on a pull request (approved by reviews, gated by `navin/plan`).
+    #[serde(default)]
+    pub pull_request: bool,
+    pub requested_by: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// When the current text was written: a review submitted before it approved
+    /// another text. `None` on records written before edits existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_at: Option<DateTime<Utc>>,
+    /// Every approval ever given, revoked or stale ones included (the log).
+    pub approvals: Vec<ApprovalEntry>,
+    pub rejections: Vec<RejectionEntry>,
+    /// Person edits (`/plan edit`), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<EditEntry>,
+    /// The text as first written, kept once the plan was edited (the diff's base).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
+    /// The current text against [`Self::original`], handed to execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<PlanDiff>,
+    /// Texts this plan replaced (regenerated after feedback, edited), each superseded;
+    /// the texts themselves stay in the branch's history.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub superseded: Vec<SupersededEntry>,
+    /// Safe operations in the current text (for the auto-accept count).
+    #[serde(default)]
+    pub safe_operations: u32,
+    /// The text whose safe operations were added to the repository's auto-accept count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_hash: Option<String>,
+    /// The auto-accept decision for the current text, in words, when auto-accept is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_accept: Option<String>,
+    /// Commands already applied (`<delivery>#<index>`), newest last.
+    pub op_ids: Vec<String>,
+    /// Content hash of the pull request's plan file when its text was last taken: a push
+    /// that leaves the file as it was does not undo a later `/plan edit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_hash: Option<String>,
+}
+
+/// The approver recorded for plans the config accepted without a person.
+pub const AUTO_ACCEPT: &str = "auto-accept";
+
+/// One approval: who, for which text, through which review (none for `/approve` and
+/// auto-accept), when; and when and why it stopped counting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalEntry {
+    pub approver: String,
+    pub plan_hash: String,
+    pub at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_id: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_because: Option<String>,
+    /// Why it was given, when not by a person (the auto-accept decision).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RejectionEntry {
+    pub by: String,
+    pub feedback: Option<String>,
+    pub plan_hash: String,
+    pub at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditEntry {
+    pub by: String,
+    pub at: DateTime<Utc>,
+    pub from_hash: String,
+    pub to_hash: String,
+    /// How the text changed (`/plan edit`, or the plan file at a commit), for the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SupersededEntry {
+    pub hash: String,
+    pub status: RecordStatus,
+    pub by: String,
+    pub reason: String,
+    pub at: DateTime<Utc>,
+}
+
+/// A review approval that currently counts, from [`crate::rules::approvals::candidates`]
+/// after the role check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountedReview {
+    pub review_id: u64,
+    pub login: String,
+    pub at: DateTime<Utc>,
+}
+
+impl ApprovalEntry {
+    pub fn new(approver: &str, plan_hash: &str, at: DateTime<Utc>, review_id: Option<u64>) -> Self {
+        Self {
+            approver: approver.to_owned(),
+            plan_hash: plan_hash.to_owned(),
+            at,
+            review_id,
+            revoked_at: None,
+            revoked_because: None,
+            note: None,
+        }
+    }
+
+    fn live(&self) -> bool {
+        self.revoked_at.is_none()
+    }
+}
+
+impl PlanRecord {
+    pub fn remember(&mut self, op_id: &str, now: DateTime<Utc>) {
+        self.op_ids.push(op_id.to_owned());
+        if self.op_ids.len() > OP_WINDOW {
+            let excess = self.op_ids.len() - OP_WINDOW;
+            self.op_ids.drain(..excess);
+        }
+        self.updated_at = now;
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec_pretty(self).unwrap_or_default();
+        bytes.push(b'\n');
+        bytes
+    }
+
+    /// Approvals that count for the current text: not revoked, bound to this hash.
+    pub fn current_approvals(&self) -> impl Iterator<Item = &ApprovalEntry> {
+        self.approvals
+            .iter()
+            .filter(move |a| a.live() && a.plan_hash == self.hash)
+    }
+
+    /// Distinct approvers of the current text.
+    pub fn approver_count(&self) -> usize {
+        let mut logins: Vec<String> = self
+            .current_approvals()
+            .map(|a| a.approver.to_ascii_lowercase())
+            .collect();
+        logins.sort();
+        logins.dedup();
+        logins.len()
+    }
+
+    /// Approved, and the approvals still hold for this exact text.
+    pub fn is_approved(&self) -> bool {
+        self.status == RecordStatus::Approved && self.approver_count() > 0
+    }
+
+    /// Approvals given to an earlier text that were never revoked: the plan changed
+    /// under them.
+    fn stale_approvals(&self) -> Vec<&ApprovalEntry> {
+        self.approvals
+            .iter()
+            .filter(|a| a.live() && a.plan_hash != self.hash)
+            .collect()
+    }
+
+    /// Replaces the text: the old one is superseded, approvals of it go stale (they stay
+    /// in the log bound to the old hash) and the plan waits for approval again.
+    pub fn replace_text(&mut self, hash: &str, by: &str, reason: &str, now: DateTime<Utc>) {
+        if self.hash != hash {
+            self.superseded.push(SupersededEntry {
+                hash: self.hash.clone(),
+                status: RecordStatus::Superseded,
+                by: by.to_owned(),
+                reason: reason.to_owned(),
+                at: now,
+            });
+        }
+        self.hash = hash.to_owned();
+        self.text_at = Some(now);
+        self.status = RecordStatus::Pending;
+    }
+
+    /// Brings the review-based approvals in line with the pull request's reviews as they
+    /// are now. `standing` are the ids of reviews that are still their reviewer's latest
+    /// approval; an approval whose review is not among them is revoked (dismissed, or
+    /// changes requested since). `counted` approve the current text: new ones are bound
+    /// to its hash. An approval of an earlier text whose review still stands stays in the
+    /// log as stale. The status follows the count; a rejected or superseded plan keeps its
+    /// status. Returns whether anything changed.
+    pub fn reconcile_reviews(
+        &mut self,
+        standing: &[u64],
+        counted: &[CountedReview],
+        required: u32,
+        now: DateTime<Utc>,
+    ) -> bool {
+        let before = self.clone();
+        for entry in self.approvals.iter_mut().filter(|a| a.live()) {
+            let Some(id) = entry.review_id else { continue };
+            let stands = standing.contains(&id) || counted.iter().any(|c| c.review_id == id);
+            let current = entry.plan_hash == self.hash;
+            // An approval of the current text must count now; one of an earlier text
+            // only has to stand (it is stale either way).
+            let keep = if current {
+                counted.iter().any(|c| c.review_id == id)
+            } else {
+                stands
+            };
+            if !keep {
+                entry.revoked_at = Some(now);
+                entry.revoked_because = Some(format!(
+                    "review {id} is no longer @{}'s counted approval (dismissed, changes requested since, or write access lost)",
+                    entry.approver
+                ));
+            }
+        }
+        for review in counted {
+            let known = self
+                .approvals
+                .iter()
+                .any(|a| a.review_id == Some(review.review_id));
+            if !known {
+                let hash = self.hash.clone();
+                self.approvals.push(ApprovalEntry::new(
+                    &review.login,
+                    &hash,
+                    review.at,
+                    Some(review.review_id),
+                ));
+            }
+        }
+        self.settle(required);
+        let changed = *self != before;
+        if changed {
+            self.updated_at = now;
+        }
+        changed
+    }
+
+    /// Pending ⇄ approved by the number of distinct current approvers; an auto-accept
+    /// of the current text approves on its own.
+    pub fn settle(&mut self, required: u32) {
+        if matches!(self.status, RecordStatus::Pending | RecordStatus::Approved) {
+            let auto = self
+                .current_approvals()
+                .any(|a| a.review_id.is_none() && a.approver == AUTO_ACCEPT);
+            let enough = auto || self.approver_count() >= required.max(1) as usize;
+            self.status = if enough {
+                RecordStatus::Approved
+            } else {
+                RecordStatus::Pending
+            };
+        }
+    }
+
+    /// Runs the config's auto-accept policy on the current text (`doc`), with `seen` safe
+    /// operations accepted so far in the repository. The decision's reason is kept either
+    /// way; an acceptance is an approval by [`AUTO_ACCEPT`] logged like a person's.
+    /// Returns whether the plan was accepted.
+    pub fn auto_accept(
+        &mut self,
+        doc: &PlanDocument,
+        config: &AutoAcceptConfig,
+        seen: u32,
+        required: u32,
+        now: DateTime<Utc>,
+    ) -> bool {
+        let decision = decide_auto_accept(doc, config, seen);
+        let reason = decision.reason.to_string();
+        self.auto_accept = Some(reason.clone());
+        if !decision.auto_accept || self.hash != doc.hash() {
+            return false;
+        }
+        let mut entry = ApprovalEntry::new(AUTO_ACCEPT, &self.hash, now, None);
+        entry.note = Some(reason);
+        self.approvals.push(entry);
+        self.settle(required);
+        true
+    }
+
+    /// The status as the plan comment shows it.
+    pub fn comment_status(&self) -> PlanStatus {
+        match self.status {
+            RecordStatus::Pending => PlanStatus::Pending {
+                stale: self.stale_note(),
+            },
+            RecordStatus::Approved => PlanStatus::Approved {
+                approvals: self
+                    .current_approvals()
+                    .map(|a| PlanApproval {
+                        approver: a.approver.clone(),
+                        plan_hash: a.plan_hash.clone(),
+                        review_id: a.review_id,
+                        at: a.at,
+                    })
+                    .collect(),
+            },
+            RecordStatus::Rejected => {
+                let last = self.rejections.last();
+                PlanStatus::Rejected {
+                    by: last.map(|r| r.by.clone()).unwrap_or_default(),
+                    feedback: last.and_then(|r| r.feedback.clone()),
+                }
+            }
+            RecordStatus::Superseded => PlanStatus::Superseded { by_plan: None },
+        }
+    }
+
+    fn stale_note(&self) -> Option<String> {
+        let stale = self.stale_approvals();
+        if stale.is_empty() {
+            return None;
+        }
+        let mut who: Vec<String> = stale.iter().map(|a| format!("@{}", a.approver)).collect();
+        who.dedup();
+        let change = match self.superseded.last() {
+            Some(s) => format!(
+                "{} by @{} at {}",
+                s.reason,
+                s.by,
+                s.at.format("%Y-%m-%d %H:%M UTC")
+            ),
+            None => "the plan text changed".to_owned(),
+        };
+        Some(format!(
+            "{} approved an earlier text; since then {change}. Approve the current text again.",
+            who.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+mod tests {
+    use super::*;
+    use navin_ledger::plan::{FileChange, Operation, Plan, READ_ONLY_PERSONA};
+
+    fn at(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
+    }
+
+    fn record() -> PlanRecord {
+        PlanRecord {
+            id: "pr-4".into(),
+            status: RecordStatus::Pending,
+            hash: "sha256:a".into(),
+            source: "built-in planner".into(),
+            request: "r".into(),
+            repository: "o/r".into(),
+            issue: 4,
+            pull_request: true,
+            requested_by: "alice".into(),
+            created_at: at(0),
+            updated_at: at(0),
+            text_at: Some(at(0)),
+            approvals: vec![],
+            rejections: vec![],
+            edits: vec![],
+            original: None,
+            diff: None,
+            superseded: vec![],
+            safe_operations: 0,
+            counted_hash: None,
+            auto_accept: None,
+            op_ids: vec![],
+            file_hash: None,
+        }
+    }
+
+    fn counted(id: u64, login: &str) -> CountedReview {
+        CountedReview {
+            review_id: id,
+            login: login.into(),
+            at: at(1),
+        }
+    }
+
+    #[test]
+    fn approvals_follow_the_reviews_and_the_required_count() {
+        let mut r = record();
+        assert!(r.reconcile_reviews(&[7], &[counted(7, "carol")], 2, at(2)));
+        assert_eq!(r.status, RecordStatus::Pending);
+        let both = [counted(7, "carol"), counted(8, "dave")];
+        assert!(r.reconcile_reviews(&[7, 8], &both, 2, at(3)));
+        assert_eq!(r.status, RecordStatus::Approved);
+        assert_eq!(r.approvals[0].review_id, Some(7));
+        assert_eq!(r.approvals[0].plan_hash, "sha256:a");
+        // Same reviews again: nothing changes, nothing to commit.
+        assert!(!r.reconcile_reviews(&[7, 8], &both, 2, at(4)));
+        // Carol's review dismissed: revoked (kept in the log), back to pending.
+        assert!(r.reconcile_reviews(&[8], &[counted(8, "dave")], 2, at(5)));
+        assert_eq!(r.status, RecordStatus::Pending);
+        assert!(r.approvals[0].revoked_at.is_some());
+        assert_eq!(r.approvals.len(), 2);
+    }
+
+    #[test]
+    fn a_new_text_makes_earlier_approvals_stale_and_the_comment_says_so() {
+        let mut r = record();
+        r.reconcile_reviews(&[7], &[counted(7, "carol")], 1, at(2));
+        assert!(r.is_approved());
+        r.replace_text("sha256:b", "alice", "edited with /plan edit", at(3));
+        // The approving review still stands on GitHub but is older than the new text.
+        r.reconcile_reviews(&[7], &[], 1, at(4));
+        assert_eq!(r.status, RecordStatus::Pending);
+        assert!(!r.is_approved());
+        assert_eq!(r.superseded[0].hash, "sha256:a");
+        assert_eq!(r.superseded[0].status, RecordStatus::Superseded);
+        match r.comment_status() {
+            PlanStatus::Pending { stale: Some(why) } => {
+                assert!(
+                    why.contains("@carol") && why.contains("/plan edit"),
+                    "{why}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        // A fresh approval of the new text counts again.
+        r.reconcile_reviews(&[9], &[counted(9, "carol")], 1, at(5));
+        assert!(r.is_approved());
+        assert!(
+            r.approvals[0].revoked_at.is_some(),
+            "superseded by carol's own later review"
+        );
+    }
+
+    fn doc(operation: Operation, dependencies: &[&str]) -> PlanDocument {
+        let plan = Plan {
+            title: "Greet by name".into(),
+            persona: READ_ONLY_PERSONA.into(),
+            goal: "Make the greeting configurable.".into(),
+            architecture: "One crate.".into(),
+            capabilities: "Greets.".into(),
+            data_flow: "Name in, greeting out.".into(),
+            target_state: "A configurable greeting.".into(),
+            impact_isolation: "Only src/greet.rs.".into(),
+            changes: vec![FileChange {
+                path: "src/greet.rs".into(),
+                operation,
+                change: "change the greeting".into(),
+                rationale: "it is where greetings live".into(),
+            }],
+            new_dependencies: dependencies.iter().map(|d| d.to_string()).collect(),
+            risks: vec!["a".into(), "b".into(), "c".into()],
+            next_steps: vec!["run cargo test".into()],
+            questions: vec![],
+            handoff: None,
+            stages: vec![],
+        };
+        PlanDocument::from_plan(&plan).unwrap()
+    }
+
+    #[test]
+    fn auto_accept_needs_the_threshold_and_never_takes_deletes_or_new_dependencies() {
+        let config = AutoAcceptConfig {
+            after_n_safe_operations: 2,
+            ..AutoAcceptConfig::default()
+        };
+        let edit = doc(Operation::Edit, &[]);
+        let mut r = record();
+        r.hash = edit.hash().to_owned();
+        assert!(!r.auto_accept(&edit, &config, 1, 1, at(1)));
+        assert!(r
+            .auto_accept
+            .as_deref()
+            .unwrap()
+            .contains("only 1 of the 2"));
+        assert_eq!(r.status, RecordStatus::Pending);
+        assert!(r.auto_accept(&edit, &config, 2, 1, at(2)));
+        assert_eq!(r.status, RecordStatus::Approved);
+        assert_eq!(r.approvals[0].approver, AUTO_ACCEPT);
+        assert_eq!(r.approvals[0].plan_hash, edit.hash());
+        assert!(r.approvals[0].note.is_some());
+        for risky in [
+            doc(Operation::Delete, &[]),
+            doc(Operation::Edit, &["serde"]),
+        ] {
+            let mut r = record();
+            r.hash = risky.hash().to_owned();
+            assert!(!r.auto_accept(&risky, &config, 1000, 1, at(3)));
+            assert!(
+                r.auto_accept.as_deref().unwrap().contains("always need"),
+                "{:?}",
+                r.auto_accept
+            );
+            assert!(!r.is_approved());
+        }
+    }
+
+    #[test]
+    fn records_written_before_edits_existed_still_parse() {
+        let old = r#"{"id":"issue-1","status":"approved","hash":"h","source":"s","request":"r",
+            "repository":"o/r","issue":1,"requested_by":"a","created_at":"2026-01-01T00:00:00Z",
+            "updated_at":"2026-01-01T00:00:00Z","approvals":[{"approver":"a","plan_hash":"h",
+            "at":"2026-01-01T00:00:00Z"}],"rejections":[],"op_ids":[]}"#;
+        let r: PlanRecord = serde_json::from_str(old).unwrap();
+        assert!(r.is_approved());
+        assert!(!r.pull_request);
+    }
+}

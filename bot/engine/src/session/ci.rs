@@ -1,0 +1,226 @@
+//! CI evidence in the engine: the runs on a head re-read from the API, the linked steps judged with the shared evidence policy, and the outcome written to the ledger.
+
+use navin_github::ops;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use navin_ledger::{Actor, Effect, Ledger, MissionStatus, TaskStatus};
+
+use super::{EngineError, Session};
+use crate::evidence::{
+    decide, evaluate, policy_from, steps_on_head, CheckObservation, CheckRunList, ConclusionClass,
+    RunKind, WorkflowRunPayload,
+};
+
+/// Most check-run pages read for one head (100 runs a page).
+const MAX_CHECK_PAGES: u32 = 10;
+
+/// The actor the ledger names for what CI proved.
+pub(crate) fn ci_actor() -> Actor {
+    Actor::App("navin".to_owned())
+}
+
+/// What a completion webhook says, before anything is read from the API.
+#[derive(Debug, Clone)]
+pub(crate) struct Completion {
+    pub head_sha: String,
+    /// The app that created the run or suite (`None` is never trusted).
+    pub app_id: Option<u64>,
+    /// `success`, `failure`, … as the payload has it.
+    pub conclusion: Option<String>,
+    /// The run that completed; `None` for a check suite.
+    pub run: Option<(RunKind, u64)>,
+}
+
+impl Completion {
+    /// Only a green or red completion can change a step: skipped, neutral,
+    /// cancelled and the like are not green and spend no attempt.
+    fn can_change_a_step(&self) -> bool {
+        matches!(
+            self.class(),
+            Some(ConclusionClass::Green | ConclusionClass::Red)
+        )
+    }
+
+    fn class(&self) -> Option<ConclusionClass> {
+        self.conclusion
+            .as_deref()
+            .map(|c| crate::evidence::Conclusion::parse(c).class())
+    }
+}
+
+/// Whether the mission takes step operations now (paused and draft missions do not).
+pub(crate) fn takes_step_operations(ledger: &Ledger) -> bool {
+    matches!(
+        ledger.mission.status,
+        MissionStatus::Running | MissionStatus::Blocked
+    )
+}
+
+impl Session<'_> {
+    /// An engine error on an event with nobody to reply to: a refused rule is logged
+    /// (and reported) and the event is done; every other error goes up as it is.
+    pub(crate) fn settle(
+        &self,
+        result: Result<(), EngineError>,
+        event: &str,
+    ) -> Result<(), EngineError> {
+        match result {
+            Err(e) => match e.refusal() {
+                Some(reason) => {
+                    tracing::warn!(event, %reason, "the ledger refused the change");
+                    self.report.engine("write the ledger", &e);
+                    Ok(())
+                }
+                None => Err(e),
+            },
+            ok => ok,
+        }
+    }
+
+    /// A completed check run, check suite or workflow run. Nothing is read from
+    /// the API unless a step of the live mission is linked to the head; then the
+    /// runs are re-read (`check-runs?filter=all`, and the workflow run itself)
+    /// and the linked steps judged.
+    pub(crate) async fn on_completion(&self, done: Completion) -> Result<(), EngineError> {
+        let config = match &self.config {
+            Ok(config) => config,
+            Err(invalid) => {
+                tracing::warn!(repo = %self.repo, %invalid, "invalid config: CI evidence ignored");
+                return Ok(());
+            }
+        };
+        let policy = policy_from(config);
+        if !policy.trusts(done.app_id) {
+            tracing::debug!(repo = %self.repo, app = ?done.app_id, "run from an untrusted app: ignored");
+            return Ok(());
+        }
+        if !done.can_change_a_step() {
+            tracing::debug!(repo = %self.repo, conclusion = ?done.conclusion, "not green and not red: ignored");
+            return Ok(());
+        }
+        let Some(ledger) = self.read_ledger().await? else {
+            return Ok(());
+        };
+        if !takes_step_operations(&ledger) {
+            return Ok(());
+        }
+        // A red run cannot move a step that already failed on this head.
+        let red = done.class() == Some(ConclusionClass::Red);
+        let linked = steps_on_head(&ledger.board, &done.head_sha);
+        if linked.iter().all(|t| red && t.status == TaskStatus::Failed) {
+            return Ok(());
+        }
+        let mut runs = self.check_runs(&done.head_sha).await?;
+        let this = match done.run {
+            Some((RunKind::WorkflowRun, id)) => {
+                let fresh = self.workflow_run(id).await?;
+                runs.push(fresh.clone());
+                Some(fresh)
+            }
+            Some((RunKind::CheckRun, id)) => runs
+                .iter()
+                .find(|r| r.kind == RunKind::CheckRun && r.id == id)
+                .cloned(),
+            None => None,
+        };
+        let (ledger, written) = self
+            .judge(ledger, &done.head_sha, runs, this.as_ref())
+            .await?;
+        if written || self.recheck {
+            self.refresh_panel_of(&ledger).await?;
+        }
+        Ok(())
+    }
+
+    /// Judges every movable step linked to `head` with `runs` (the runs on that
+    /// head), writes each decision, and follows steps that the writes made ready
+    /// (a dependent already green on its own head is done right after its
+    /// dependency). Returns the newest ledger and whether anything was written.
+    pub(crate) async fn judge(
+        &self,
+        mut ledger: Ledger,
+        head: &str,
+        runs: Vec<CheckObservation>,
+        this: Option<&CheckObservation>,
+    ) -> Result<(Ledger, bool), EngineError> {
+        let policy = policy_from(&self.repo_config());
+        let mut by_head: HashMap<String, Vec<CheckObservation>> = HashMap::new();
+        by_head.insert(head.trim().to_ascii_lowercase(), runs);
+        let mut queue: VecDeque<String> = steps_on_head(&ledger.board, head)
+            .iter()
+            .map(|t| t.id.clone())
+            .collect();
+        let mut seen = HashSet::new();
+        let mut written = false;
+        while let Some(id) = queue.pop_front() {
+            if !seen.insert(id.clone()) || !takes_step_operations(&ledger) {
+                continue;
+            }
+            let Some(task) = ledger.board.task(&id) else {
+                continue;
+            };
+            let Some(sha) = task.links.head_sha.as_deref().map(str::trim) else {
+                continue;
+            };
+            if !(task.validation.needs_run() || task.has_acceptance()) {
+                continue;
+            }
+            let key = sha.to_ascii_lowercase();
+            if !by_head.contains_key(&key) {
+                let fetched = self.check_runs(sha).await?;
+                by_head.insert(key.clone(), fetched);
+            }
+            let runs = by_head.get(&key).map(Vec::as_slice).unwrap_or_default();
+            let this = this.filter(|r| r.head_sha.trim().eq_ignore_ascii_case(sha));
+            let verdict = evaluate(task, runs, &policy, self.now());
+            let decision = decide(task, &ledger.board, this, &verdict, &policy);
+            tracing::info!(repo = %self.repo, step = %id, "{}", decision.describe(&id));
+            for (i, op) in decision.operations(&id).into_iter().enumerate() {
+                let op_id = format!("{}#{id}#{i}", self.delivery_id);
+                if let Some((after, effects)) = self.transact(op, &op_id, ci_actor()).await? {
+                    ledger = after;
+                    written = true;
+                    for effect in effects {
+                        if let Effect::NowReady { steps } = effect {
+                            queue.extend(steps);
+                        }
+                    }
+                }
+            }
+        }
+        Ok((ledger, written))
+    }
+
+    /// Steps the change made ready are handed out (when configured), then the panel
+    /// is refreshed when the mission has an issue to show it on.
+    pub(crate) async fn refresh_panel_of(&self, ledger: &Ledger) -> Result<(), EngineError> {
+        let ledger = self.dispatch_ready(ledger.clone()).await;
+        if self.panel_issue(&ledger) == 0 {
+            return Ok(());
+        }
+        self.refresh_panel(&ledger).await.map(|_| ())
+    }
+
+    /// Every check run on `sha`, newest states included (`filter=all`: the default
+    /// `latest` can hide a queued re-run), paged up to `total_count`.
+    pub(crate) async fn check_runs(&self, sha: &str) -> Result<Vec<CheckObservation>, EngineError> {
+        let mut out = Vec::new();
+        for page in 1..=MAX_CHECK_PAGES {
+            let path = ops::check_runs_all(&self.repo, sha, page);
+            let list: CheckRunList = self.client.get_json(&path).await?;
+            let got = list.check_runs.len();
+            out.extend(list.check_runs.iter().map(CheckObservation::from_check_run));
+            if got < 100 || out.len() as u64 >= list.total_count {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The workflow run as the API has it now (the webhook only says which one).
+    async fn workflow_run(&self, id: u64) -> Result<CheckObservation, EngineError> {
+        let path = ops::workflow_run(&self.repo, id);
+        let run: WorkflowRunPayload = self.client.get_after_webhook(&path).await?.json(&path)?;
+        Ok(CheckObservation::from_workflow_run(&run))
+    }
+}

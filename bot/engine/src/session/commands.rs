@@ -1,0 +1,338 @@
+//! Each slash command mapped to ledger operations, then the sticky mission panel re-rendered on the mission's issue.
+
+use std::sync::Arc;
+
+use navin_ledger::store::{Committed, Store};
+use navin_ledger::{
+    Actor, Ctx, Effect, Evidence, InitArgs, Ledger, MissionStatus, NewTask, Operation, Origin,
+    PauseReason, TaskStatus,
+};
+
+use super::comments::Upserted;
+use super::{blocking, plans, Answer, EngineError, Session};
+use crate::rules::steps;
+use crate::command::{help_text, CloseOutcome, Command};
+use crate::render::{reply, RepoRef};
+
+impl Session<'_> {
+    pub(crate) async fn execute(
+        &self,
+        command: Command,
+        op_id: &str,
+    ) -> Result<Answer, EngineError> {
+        let who = format!("@{}", self.author);
+        let op = match command {
+            Command::Help => return Ok(Answer::Reply(reply::help(&help_text()))),
+            Command::Status => return self.status().await,
+            Command::Next => return self.next().await,
+            Command::Plan { request } => return self.plan(&request, op_id).await,
+            Command::PlanEdit { plan } => return self.plan_edit(&plan, op_id).await,
+            Command::Approve => return self.approve(op_id).await,
+            Command::Reject { feedback } => return self.reject(feedback, op_id).await,
+            Command::Mission { replace, goal } => return self.mission(replace, goal, op_id).await,
+            Command::Done { step, evidence } => {
+                return self.done(step.as_str(), evidence, op_id).await
+            }
+            Command::MissionClose { outcome, reason } => {
+                let Some(ledger) = self.read_ledger().await? else {
+                    return Ok(no_mission());
+                };
+                let all_done = ledger
+                    .board
+                    .tasks
+                    .iter()
+                    .all(|t| t.status == TaskStatus::Done);
+                let status = match outcome {
+                    Some(CloseOutcome::Done) => MissionStatus::Done,
+                    Some(CloseOutcome::Failed) => MissionStatus::Failed,
+                    None if all_done => MissionStatus::Done,
+                    None => MissionStatus::Failed,
+                };
+                Operation::Close {
+                    status,
+                    reason: reason.unwrap_or_else(|| format!("closed by {who}")),
+                }
+            }
+            Command::Pause { reason } => Operation::Pause {
+                reason: PauseReason::Human,
+                note: reason.unwrap_or_else(|| format!("paused by {who}")),
+            },
+            Command::Resume => Operation::Resume {
+                note: format!("resumed by {who}"),
+            },
+            Command::Retry { step } => Operation::Retry {
+                step: step.into_string(),
+            },
+            Command::Replan { step, reason } => Operation::Replan {
+                step: step.into_string(),
+                reason: reason.unwrap_or_else(|| format!("requested by {who}")),
+            },
+            Command::StepAdd(add) => Operation::AddSteps(vec![NewTask {
+                id: add.id.into_string(),
+                title: add.title,
+                depends_on: add.after.into_iter().map(|s| s.into_string()).collect(),
+                acceptance: add.acceptance,
+                validation: add.validation.unwrap_or_default(),
+                ..NewTask::default()
+            }]),
+        };
+        self.apply(op, op_id).await?;
+        Ok(Answer::React("+1"))
+    }
+
+    /// Writes one operation as `actor`. `None` when its op id is already in the
+    /// history (a redelivery): nothing was written.
+    pub(crate) async fn transact(
+        &self,
+        op: Operation,
+        op_id: &str,
+        actor: Actor,
+    ) -> Result<Option<(Ledger, Vec<Effect>)>, EngineError> {
+        let store = self.store().await?;
+        let ctx = Ctx::new(self.now(), actor).with_op_id(op_id);
+        blocking(move || match store.transact(&op, &ctx)? {
+            Committed::Written {
+                ledger, effects, ..
+            } => Ok(Some((*ledger, effects))),
+            Committed::AlreadyApplied { .. } => Ok(None),
+        })
+        .await
+    }
+
+    /// The command's operation as its author (skipped when its op id is already in the
+    /// history), then ready steps handed out and the panel refreshed either way, so a
+    /// retry after a failed edit still lands it.
+    async fn apply(&self, op: Operation, op_id: &str) -> Result<Ledger, EngineError> {
+        let actor = Actor::Human(self.author.clone());
+        let ledger = match self.transact(op, op_id, actor).await? {
+            Some((ledger, _)) => ledger,
+            None => self
+                .read_ledger()
+                .await?
+                .ok_or_else(|| EngineError::Internal("the ledger vanished after a write".into()))?,
+        };
+        let ledger = self.dispatch_ready(ledger).await;
+        self.refresh_panel(&ledger).await?;
+        Ok(ledger)
+    }
+
+    pub(crate) async fn read_ledger(&self) -> Result<Option<Ledger>, EngineError> {
+        let store: Arc<Store> = self.store().await?;
+        blocking(move || Ok(store.read()?.map(|s| s.ledger))).await
+    }
+
+    /// The issue carrying the mission's panel: its origin when it lives in this
+    /// repository, else the issue the command came from.
+    pub(crate) fn panel_issue(&self, ledger: &Ledger) -> u64 {
+        crate::effects::panel::panel_issue(ledger, &self.repo).unwrap_or(self.issue)
+    }
+
+    pub(crate) fn repo_ref(&self) -> RepoRef {
+        let mut repo = RepoRef::new(self.repo.clone(), self.html_base.clone());
+        repo.ledger_branch = self.repo_config().ledger_branch.clone();
+        repo
+    }
+
+    pub(crate) async fn refresh_panel(&self, ledger: &Ledger) -> Result<Upserted, EngineError> {
+        let issue = self.panel_issue(ledger);
+        Ok(crate::effects::panel::refresh_panel(&self.client, &self.repo_ref(), issue, ledger).await?)
+    }
+
+    async fn status(&self) -> Result<Answer, EngineError> {
+        let Some(ledger) = self.read_ledger().await? else {
+            return Ok(no_mission());
+        };
+        self.refresh_panel(&ledger).await?;
+        let panel = self.panel_issue(&ledger);
+        if panel == self.issue {
+            Ok(Answer::React("eyes"))
+        } else {
+            Ok(Answer::Reply(reply::accepted(&format!(
+                "The mission panel is on #{panel} (refreshed now)."
+            ))))
+        }
+    }
+
+    async fn next(&self) -> Result<Answer, EngineError> {
+        let Some(ledger) = self.read_ledger().await? else {
+            return Ok(no_mission());
+        };
+        let ready: Vec<String> = ledger
+            .board
+            .ready()
+            .iter()
+            .map(|t| format!("`{}` {}", t.id, t.title))
+            .collect();
+        let text = if ready.is_empty() {
+            format!(
+                "No step is ready (mission {}, v{}).",
+                ledger.mission.status, ledger.mission.version
+            )
+        } else {
+            format!("Ready to start: {}", ready.join(" · "))
+        };
+        Ok(Answer::Reply(reply::accepted(&text)))
+    }
+
+    async fn mission(
+        &self,
+        replace: bool,
+        goal: Option<String>,
+        op_id: &str,
+    ) -> Result<Answer, EngineError> {
+        let current = self.read_ledger().await?;
+        if let Some(live) = current.as_ref().filter(|l| l.mission.status.is_live()) {
+            // A retry of this very command finds its own mission: refresh, do not refuse.
+            let own = live
+                .mission
+                .history
+                .iter()
+                .any(|h| h.op_id.as_deref() == Some(op_id));
+            if own {
+                self.refresh_panel(live).await?;
+                return Ok(Answer::React("+1"));
+            }
+            if !replace {
+                let place = live
+                    .mission
+                    .origin
+                    .as_ref()
+                    .and_then(|o| Some(format!("{}#{}", o.repository.as_deref()?, o.issue?)))
+                    .unwrap_or_else(|| "the ledger branch".to_owned());
+                return Ok(Answer::refuse(
+                    format!(
+                        "a mission is already {} on {place}: {:?}.",
+                        live.mission.status, live.mission.goal
+                    ),
+                    "Close it there with `/mission close`, or replace it with `/mission --replace <goal>`.",
+                ));
+            }
+        }
+        let mut origin = Origin {
+            repository: Some(self.repo.clone()),
+            issue: Some(self.issue),
+            plan_id: None,
+        };
+        let (goal, steps) = match goal {
+            Some(goal) => (goal, steps::task_list_steps(&self.issue_body)),
+            None => match self.approved_plan().await? {
+                Some((record, doc)) => {
+                    origin.plan_id = Some(record.id.clone());
+                    let goal = doc
+                        .plan()
+                        .handoff
+                        .as_ref()
+                        .map(|h| h.objective.clone())
+                        .filter(|o| !o.trim().is_empty())
+                        .unwrap_or_else(|| doc.plan().goal.clone());
+                    (goal, steps::plan_steps(doc.plan()))
+                }
+                None => {
+                    return Ok(Answer::refuse(
+                        "`/mission` without a goal starts from this issue's approved plan, and there is none.",
+                        "Give a goal (`/mission <goal>`), or ask for a plan with `/plan <request>` and `/approve` it.",
+                    ))
+                }
+            },
+        };
+        let op = Operation::Init(InitArgs {
+            goal,
+            replace,
+            origin: Some(origin),
+            steps,
+            budget: Some(crate::cache::repo_config::budget(&self.repo_config())),
+            ..InitArgs::default()
+        });
+        self.apply(op, op_id).await?;
+        Ok(Answer::React("+1"))
+    }
+
+    async fn done(
+        &self,
+        step: &str,
+        evidence: Option<String>,
+        op_id: &str,
+    ) -> Result<Answer, EngineError> {
+        let Some(ledger) = self.read_ledger().await? else {
+            return Ok(no_mission());
+        };
+        let Some(task) = ledger.board.task(step) else {
+            return Ok(Answer::refuse(
+                format!("there is no step `{step}` on the board."),
+                "`/status` shows the steps.",
+            ));
+        };
+        let validation = task.validation;
+        if validation.needs_run() {
+            let policy = crate::evidence::policy_from(&self.repo_config());
+            let required = policy.required_for(validation);
+            let checks = if required.is_empty() {
+                format!(
+                    "every check run on its pull request's head by a trusted app (app ids {})",
+                    policy
+                        .trusted_app_ids
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            } else {
+                required
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let missing = if task.links.head_sha.is_some() {
+                "none of them is recorded green yet".to_owned()
+            } else {
+                "no pull request is linked to the step yet".to_owned()
+            };
+            return Ok(Answer::refuse(
+                format!(
+                    "`{step}` has validation `{validation}`: it is done only when {checks} is green, and {missing}. A comment is not evidence for it."
+                ),
+                format!(
+                    "Open a pull request with `Navin-Step: {step}` in its body (or a `navin/{step}-…` branch); Navin marks the step done when the checks pass."
+                ),
+            ));
+        }
+        let evidence = match (validation, evidence) {
+            (navin_ledger::Validation::Manual, None) => {
+                return Ok(Answer::refuse(
+                    format!(
+                        "`{step}` is a manual step: closing it needs a word on what was checked."
+                    ),
+                    format!("Type `/done {step} <what you checked>`."),
+                ))
+            }
+            (_, text) => text.map(Evidence::prose),
+        };
+        self.apply(
+            Operation::Done {
+                step: step.to_owned(),
+                evidence,
+            },
+            op_id,
+        )
+        .await?;
+        Ok(Answer::React("+1"))
+    }
+
+    async fn approved_plan(
+        &self,
+    ) -> Result<Option<(plans::PlanRecord, navin_ledger::plan::PlanDocument)>, EngineError> {
+        let Some((record, doc)) = self.read_plan().await? else {
+            return Ok(None);
+        };
+        let approved = record.is_approved() && record.hash == doc.hash();
+        Ok(approved.then_some((record, doc)))
+    }
+}
+
+fn no_mission() -> Answer {
+    Answer::refuse(
+        "there is no mission on this repository yet.",
+        "Start one with `/mission <goal>`, or `/plan <request>` first.",
+    )
+}

@@ -1,0 +1,403 @@
+//! Plans on pull requests: review approvals counted into the plan record, and the `navin/plan` check (the plan-required gate) on the head.
+
+use navin_github::ops;
+use navin_ledger::plan::policy::{plan_requirement, ChangedFile};
+
+use crate::rules::approvals::{self, NotCounted, RestReview};
+use crate::event::{PullRequest, PullRequestEvent, ReviewEvent};
+use crate::effects::plan_check::{self, PlanCheck, Verdict};
+use crate::rules::plan_policy;
+use crate::plan_record::{CountedReview, PlanRecord, RecordStatus};
+use super::plans::{pr_plan_id, PullInfo};
+use super::Engine;
+use super::{permission, EngineError, Session};
+use crate::Cx;
+
+/// Pages of PR files read at most (GitHub lists up to 3000 files, 100 a page).
+const MAX_FILE_PAGES: usize = 30;
+
+pub(crate) fn short(hash: &str) -> String {
+    let cut: String = hash.chars().take(19).collect();
+    format!("{cut}…")
+}
+
+/// What the `navin/plan` check says about a PR's own plan.
+pub(crate) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String]) -> PlanCheck {
+    let id = &record.id;
+    let mut summary = String::new();
+    let check = |approved: bool, title: String, summary: String| PlanCheck {
+        verdict: if approved {
+            Verdict::Approved
+        } else {
+            Verdict::Waiting
+        },
+        title,
+        summary,
+    };
+    if record.is_approved() {
+        let who: Vec<String> = record
+            .current_approvals()
+            .map(|a| match a.review_id {
+                Some(r) => format!("@{} (review {r})", a.approver),
+                None => format!("@{}", a.approver),
+            })
+            .collect();
+        summary.push_str(&format!(
+            "Plan `{id}` ({}) is approved by {}. The approved text is `.navin/plans/{id}.md` on the ledger branch.",
+            short(&record.hash),
+            who.join(", ")
+        ));
+        return check(true, format!("Plan {id} approved"), summary);
+    }
+    match record.status {
+        RecordStatus::Rejected => {
+            let last = record.rejections.last();
+            summary.push_str(&format!(
+                "Plan `{id}` was rejected by @{}{}. Ask for a new one with `/plan <request>` or `/reject <feedback>`.",
+                last.map(|r| r.by.as_str()).unwrap_or("someone"),
+                last.and_then(|r| r.feedback.as_deref())
+                    .map(|f| format!(": {f}"))
+                    .unwrap_or_default()
+            ));
+            check(false, format!("Plan {id} rejected"), summary)
+        }
+        _ => {
+            summary.push_str(&format!(
+                "Plan `{id}` ({}) has {} of {required} required approval(s) from people with write access. Approve it with a pull-request review (“Approve”); a writer may change it with `/plan edit`.",
+                short(&record.hash),
+                record.approver_count()
+            ));
+            if let Some(stale) = match record.comment_status() {
+                crate::render::PlanStatus::Pending { stale } => stale,
+                _ => None,
+            } {
+                summary.push_str(&format!("\n\nStale: {stale}"));
+            }
+            if let Some(edit) = record.edits.last() {
+                summary.push_str(&format!(
+                    "\n\nThe plan changed: {} by @{} ({} → {}). The plan comment shows the diff against the original text.",
+                    edit.via.as_deref().unwrap_or("edited"),
+                    edit.by,
+                    short(&edit.from_hash),
+                    short(&edit.to_hash)
+                ));
+            }
+            for note in notes {
+                summary.push_str(&format!("\n- Not counted: {note}"));
+            }
+            check(false, format!("Plan {id} needs approval"), summary)
+        }
+    }
+}
+
+fn not_counted(n: &NotCounted) -> String {
+    match n {
+        NotCounted::Author { login } => format!(
+            "@{login} is the pull request's author (`approval.allow_author_approval` is off)."
+        ),
+        NotCounted::BeforeText { login } => {
+            format!("@{login} approved an earlier text of the plan; it changed since.")
+        }
+    }
+}
+
+impl Engine {
+    /// `pull_request` opened/synchronize/reopened/edited: the `navin/plan` check on the
+    /// new head, from the PR's own plan or, under `require_plan_for`, from the plan its
+    /// body names.
+    pub(crate) async fn gate_pull_request(
+        &self,
+        event: &PullRequestEvent,
+        cx: &Cx,
+    ) -> Result<(), EngineError> {
+        let wanted = [
+            "opened",
+            "synchronize",
+            "reopened",
+            "edited",
+            "ready_for_review",
+        ];
+        if !wanted.contains(&event.action.as_str())
+            || event.pull_request.state.as_deref() == Some("closed")
+        {
+            return Ok(());
+        }
+        let installation = cx.delivery.installation()?;
+        let pr = PullInfo::from_payload(&event.pull_request);
+        let actor = event
+            .sender
+            .as_ref()
+            .map(|s| s.login.clone())
+            .unwrap_or_else(|| pr.author.clone());
+        let mut session = self
+            .session(cx, installation, &event.repository, pr.number, &actor)
+            .await?;
+        session.on_pull_request = true;
+        session.issue_body = pr.body.clone();
+        if let Err(invalid) = &session.config {
+            tracing::warn!(repo = %session.repo, error = %invalid, "invalid config: no plan gate");
+            return Ok(());
+        }
+        // One files list serves both the plan file and the `require_plan_for` gate.
+        let files = match session.changed_files(pr.number).await {
+            Ok(files) => Some(files),
+            // GitHub does not know the pull request (deleted, or a stale payload): it
+            // carries no plan file; the gate decides on its own as before.
+            Err(EngineError::GitHub(e)) if e.status() == Some(404) => {
+                tracing::warn!(repo = %session.repo, pr = pr.number, "pull request files not found: no plan file");
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(files) = &files {
+            if session.plan_file(&pr, files).await? {
+                return Ok(());
+            }
+        }
+        session.gate(&pr, files).await
+    }
+
+    /// `pull_request_review` submitted/edited/dismissed: the PR's plan approvals follow
+    /// its reviews, then the plan comment and the check.
+    pub(crate) async fn review_plan(
+        &self,
+        event: &ReviewEvent,
+        cx: &Cx,
+    ) -> Result<(), EngineError> {
+        if !["submitted", "edited", "dismissed"].contains(&event.action.as_str()) {
+            return Ok(());
+        }
+        let installation = cx.delivery.installation()?;
+        let pr = PullInfo::from_payload(&event.pull_request);
+        let actor = event
+            .review
+            .user
+            .as_ref()
+            .map(|u| u.login.clone())
+            .unwrap_or_else(|| "ghost".to_owned());
+        let mut session = self
+            .session(cx, installation, &event.repository, pr.number, &actor)
+            .await?;
+        session.on_pull_request = true;
+        if session.config.is_err() {
+            return Ok(());
+        }
+        session.sync_reviews(&pr).await
+    }
+}
+
+impl Session<'_> {
+    pub(crate) async fn sync_check(
+        &self,
+        pr: &PullInfo,
+        check: &PlanCheck,
+        external_id: &str,
+    ) -> Result<(), EngineError> {
+        let done = plan_check::sync(
+            &self.client,
+            &self.repo,
+            &pr.head_sha,
+            check,
+            pr.html_url.as_deref(),
+            external_id,
+        )
+        .await?;
+        tracing::debug!(repo = %self.repo, pr = pr.number, ?done, conclusion = check.conclusion(), "navin/plan check");
+        Ok(())
+    }
+
+    /// Recounts the PR plan's approvals from `GET /pulls/{n}/reviews`.
+    async fn sync_reviews(&self, pr: &PullInfo) -> Result<(), EngineError> {
+        let Some((record, doc)) = self.read_plan().await? else {
+            return Ok(());
+        };
+        let reviews = self.reviews(pr.number).await?;
+        let config = self.repo_config();
+        let standing: Vec<u64> = approvals::latest_approvals(&reviews)
+            .values()
+            .map(|r| r.id)
+            .collect();
+        let (candidates, refused) = approvals::candidates(
+            &reviews,
+            &pr.author,
+            config.approval.allow_author_approval,
+            record.text_at,
+        );
+        let mut notes: Vec<String> = refused.iter().map(not_counted).collect();
+        let now = self.now();
+        let mut counted = Vec::new();
+        for c in candidates {
+            // Recorded for an earlier text (an edit in the same second as the review).
+            let earlier = record
+                .approvals
+                .iter()
+                .any(|a| a.review_id == Some(c.review_id) && a.plan_hash != record.hash);
+            if earlier {
+                notes.push(not_counted(&NotCounted::BeforeText { login: c.login }));
+                continue;
+            }
+            let role = self
+                .engine
+                .permissions
+                .role(&self.client, &self.repo, &c.login)
+                .await?;
+            if permission::may_mutate(&role) {
+                counted.push(CountedReview {
+                    review_id: c.review_id,
+                    login: c.login,
+                    at: c.at.unwrap_or(now),
+                });
+            } else {
+                notes.push(format!(
+                    "@{} has role `{role}`; approvals need write access.",
+                    c.login
+                ));
+            }
+        }
+        let required = config.approval.required_approvals;
+        let id = record.id.clone();
+        let message = format!(
+            "navin: plan {id} reviews by human:{}\n\nApprovals recounted from the pull request's reviews.\n\nNavin-Plan: {id}\nNavin-Delivery: {}\n",
+            self.author, self.delivery_id
+        );
+        let change = move |old: Option<PlanRecord>, _: &super::plans::Seen| {
+            let Some(mut record) = old else {
+                return Ok(None);
+            };
+            Ok(record
+                .reconcile_reviews(&standing, &counted, required, now)
+                .then_some(record))
+        };
+        let updated = self
+            .update_record(&id, None, message, None, Box::new(change))
+            .await?;
+        let record = match updated {
+            Ok(Some(record)) => record,
+            Ok(None) => record,
+            Err(reason) => return Err(EngineError::Internal(reason)),
+        };
+        self.publish_plan(&record, &doc, Some(pr), &notes).await
+    }
+
+    /// After a change to a plan that pull requests may name (`Navin-Plan:`), runs the
+    /// gate again on every open pull request whose body names it, so approving an
+    /// issue's plan turns their checks green without a push. Only when
+    /// `require_plan_for` is set (otherwise no gate exists).
+    pub(crate) async fn refresh_named_gates(&self, record: &PlanRecord) -> Result<(), EngineError> {
+        if plan_policy::plan_triggers(&self.repo_config()).is_empty() {
+            return Ok(());
+        }
+        let mut next = Some(ops::open_pull_requests(&self.repo));
+        let mut pages = 0;
+        while let Some(path) = next {
+            pages += 1;
+            let page = self.client.get(&path).await?;
+            let pulls: Vec<PullRequest> = page.json(&path)?;
+            for pull in &pulls {
+                let info = PullInfo::from_payload(pull);
+                if plan_policy::referenced_plans(&info.body).contains(&record.id) {
+                    self.gate(&info, None).await?;
+                }
+            }
+            next = page.next_page().filter(|_| pages < MAX_FILE_PAGES);
+        }
+        Ok(())
+    }
+
+    /// Every review of the pull request, oldest first.
+    async fn reviews(&self, number: u64) -> Result<Vec<RestReview>, EngineError> {
+        let mut all = Vec::new();
+        let mut next = Some(ops::pull_request_reviews(&self.repo, number));
+        while let Some(path) = next {
+            let page = self.client.get(&path).await?;
+            let reviews: Vec<RestReview> = page.json(&path)?;
+            all.extend(reviews);
+            next = page.next_page();
+        }
+        Ok(all)
+    }
+
+    /// The files the pull request changes, paged.
+    pub(crate) async fn changed_files(&self, number: u64) -> Result<Vec<ChangedFile>, EngineError> {
+        let mut all = Vec::new();
+        let mut next = Some(ops::pull_request_files(&self.repo, number));
+        let mut pages = 0;
+        while let Some(path) = next {
+            pages += 1;
+            let page = self.client.get(&path).await?;
+            let files: Vec<ChangedFile> = page.json(&path)?;
+            all.extend(files);
+            next = page.next_page().filter(|_| pages < MAX_FILE_PAGES);
+        }
+        Ok(all)
+    }
+
+    /// The gate: a PR with its own plan gets that plan's check; otherwise, when the
+    /// change sets off `require_plan_for`, the check waits for an approved plan the
+    /// body names (`Navin-Plan: #12`). Nothing required, no check.
+    /// `files` is the PR's files list when the caller already read it.
+    async fn gate(
+        &self,
+        pr: &PullInfo,
+        files: Option<Vec<ChangedFile>>,
+    ) -> Result<(), EngineError> {
+        let config = self.repo_config();
+        if let Some((record, _)) = self.read_plan_id(&pr_plan_id(pr.number)).await? {
+            let check = own_plan_check(&record, config.approval.required_approvals, &[]);
+            return self.sync_check(pr, &check, &record.id).await;
+        }
+        let triggers = plan_policy::plan_triggers(&config);
+        if triggers.is_empty() {
+            return Ok(());
+        }
+        let files = match files {
+            Some(files) => files,
+            None => self.changed_files(pr.number).await?,
+        };
+        let requirement = plan_requirement(&files, &triggers);
+        if !requirement.is_required() {
+            return Ok(());
+        }
+        let why = requirement.reason();
+        let mut named = None;
+        for id in plan_policy::referenced_plans(&pr.body) {
+            if let Some((record, _)) = self.read_plan_id(&id).await? {
+                named = Some(record);
+                break;
+            }
+        }
+        let check = match named {
+            Some(record) if record.is_approved() => PlanCheck {
+                verdict: Verdict::Approved,
+                title: format!("Covered by approved plan {}", record.id),
+                summary: format!(
+                    "{why} (`require_plan_for`). The pull request names plan `{}` ({}), approved by {}.",
+                    record.id,
+                    short(&record.hash),
+                    record
+                        .current_approvals()
+                        .map(|a| format!("@{}", a.approver))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+            Some(record) => PlanCheck {
+                verdict: Verdict::Waiting,
+                title: format!("Plan {} is not approved", record.id),
+                summary: format!(
+                    "{why} (`require_plan_for`). The pull request names plan `{}`, which is {} rather than approved. Approve it on #{} (a review there, or `/approve` on an issue), then push or edit this pull request to re-run the check.",
+                    record.id, record.status.word(), record.issue
+                ),
+            },
+            None => PlanCheck {
+                verdict: Verdict::Waiting,
+                title: "An approved plan is required".to_owned(),
+                summary: format!(
+                    "{why} (`require_plan_for`), and no approved plan covers this pull request. Either comment `/plan <what this change does>` here and approve the plan with a review, or name an approved plan in the pull request body with a line `Navin-Plan: #<issue>`."
+                ),
+            },
+        };
+        self.sync_check(pr, &check, &format!("gate-{}", pr.number))
+            .await
+    }
+}

@@ -1,0 +1,230 @@
+//! The context one event is handled in (installation client, repository config, who acted, the delivery's keys) and the features that run in it.
+
+mod ci;
+mod commands;
+mod dispatch;
+mod gate;
+mod links;
+mod plan_file;
+pub(crate) mod plans;
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use navin_github::{GitHubError, InstallationClient};
+use navin_ledger::store::{Store, StoreError};
+use secrecy::ExposeSecret;
+
+use crate::cache::permission;
+use crate::config::RepoConfig;
+use crate::effects::comments;
+use crate::event::{html_base, Repository};
+use crate::render::reply;
+use crate::{ledger, Cx, Engine, EngineError, Report};
+
+pub(crate) use ci::Completion;
+
+impl Engine {
+    /// The context every handler works in: the installation's client, the repository's
+    /// config (or why it is invalid), and who acted. `issue` is the issue or pull request
+    /// number the event is about (0 when there is none, e.g. a check run on no PR).
+    pub(crate) async fn session(
+        &self,
+        cx: &Cx,
+        installation: u64,
+        repository: &Repository,
+        issue: u64,
+        actor: &str,
+    ) -> Result<Session<'_>, EngineError> {
+        let client = self.github.installation(installation);
+        let config = match self.configs.get(&client, &repository.full_name).await {
+            Ok(Ok(config)) => Ok(self.with_branch_override(config)),
+            Ok(invalid) => invalid,
+            Err(e) if e.is_transient() => return Err(e.into()),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the repository config; using defaults");
+                cx.report.github("read .github/navin.yml", &e);
+                Ok(self.with_branch_override(Arc::new(RepoConfig::default())))
+            }
+        };
+        Ok(Session {
+            engine: self,
+            client,
+            config,
+            repo: repository.full_name.clone(),
+            issue,
+            issue_body: String::new(),
+            default_branch: repository
+                .default_branch
+                .clone()
+                .unwrap_or_else(|| "main".to_owned()),
+            html_base: html_base(repository),
+            comment_id: None,
+            on_pull_request: false,
+            author: actor.to_owned(),
+            delivery_id: cx.delivery.id.clone(),
+            recheck: cx.delivery.is_retry(),
+            report: cx.report.clone(),
+        })
+    }
+}
+
+/// One comment's context: who, where, and the GitHub client for its installation.
+pub(crate) struct Session<'e> {
+    pub(crate) engine: &'e Engine,
+    pub(crate) client: InstallationClient,
+    /// The repository's `.github/navin.yml`, or why it is invalid (then every command
+    /// is refused with that reason and nothing changes).
+    pub(crate) config: Result<Arc<RepoConfig>, String>,
+    pub(crate) repo: String,
+    pub(crate) issue: u64,
+    pub(crate) issue_body: String,
+    pub(crate) default_branch: String,
+    pub(crate) html_base: String,
+    /// The comment that carried the command, for reactions; `None` for other events.
+    pub(crate) comment_id: Option<u64>,
+    /// The command came from a pull request's conversation (its issue number is the PR's).
+    pub(crate) on_pull_request: bool,
+    /// Who acted: the comment's or review's author, or the event's sender.
+    pub(crate) author: String,
+    pub(crate) delivery_id: String,
+    /// A retried delivery may have applied some effects already: look before posting.
+    pub(crate) recheck: bool,
+    /// Where setbacks that do not stop the event are recorded.
+    pub(crate) report: Report,
+}
+
+/// How a command is answered when it went through.
+pub(crate) enum Answer {
+    /// A reaction on the command's comment is the whole answer.
+    React(&'static str),
+    /// A reply (with an `eyes` reaction): help, `/next`, or a pointer elsewhere.
+    Reply(String),
+    /// Nothing changed: a reason and what to do instead.
+    Refuse { reason: String, todo: String },
+}
+
+impl Answer {
+    pub(crate) fn refuse(reason: impl Into<String>, todo: impl Into<String>) -> Self {
+        Answer::Refuse {
+            reason: reason.into(),
+            todo: todo.into(),
+        }
+    }
+}
+
+impl Session<'_> {
+    pub(crate) async fn run(
+        &self,
+        parsed: crate::command::ParsedCommand,
+        op_id: &str,
+    ) -> Result<(), EngineError> {
+        let answer = match (parsed.result, &self.config) {
+            (Err(e), _) => Ok(Answer::refuse(e.to_string(), "")),
+            (Ok(_), Err(invalid)) => Ok(Answer::refuse(
+                invalid.clone(),
+                "Fix the file on the default branch, then repeat the command.",
+            )),
+            (Ok(command), Ok(_)) => self.authorized(command, op_id).await,
+        };
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(e) => match e.refusal() {
+                Some(reason) => Answer::refuse(reason, ""),
+                None if e.is_transient() => return Err(e),
+                None => {
+                    tracing::error!(error = %e, op = op_id, "command failed");
+                    self.report.engine("run a command", &e);
+                    Answer::Reply(reply::error(Some(&self.delivery_id)))
+                }
+            },
+        };
+        Ok(self.answer(answer, op_id).await?)
+    }
+
+    pub(crate) async fn authorized(
+        &self,
+        command: crate::command::Command,
+        op_id: &str,
+    ) -> Result<Answer, EngineError> {
+        if command.is_mutating() {
+            let role = self
+                .engine
+                .permissions
+                .role(&self.client, &self.repo, &self.author)
+                .await?;
+            if !permission::may_mutate(&role) {
+                return Ok(Answer::refuse(
+                    format!(
+                        "`/{}` changes the mission, which needs write access to {}; @{}'s role is `{role}`.",
+                        command.name(),
+                        self.repo,
+                        self.author
+                    ),
+                    "Ask a maintainer to run it, or use `/status` and `/next`, which anyone may.",
+                ));
+            }
+        }
+        self.execute(command, op_id).await
+    }
+
+    pub(crate) async fn answer(&self, answer: Answer, op_id: &str) -> Result<(), GitHubError> {
+        // A reply that answers a read gets an `eyes` reaction too; a refusal only the reply.
+        let (body, seen) = match answer {
+            Answer::React(content) => {
+                return match self.comment_id {
+                    Some(id) => comments::react(&self.client, &self.repo, id, content).await,
+                    None => Ok(()),
+                };
+            }
+            Answer::Reply(body) => (body, true),
+            Answer::Refuse { reason, todo } => (reply::refusal(&reason, &todo), false),
+        };
+        comments::reply_once(
+            &self.client,
+            &self.repo,
+            self.issue,
+            op_id,
+            &body,
+            self.recheck,
+        )
+        .await?;
+        if let (true, Some(id)) = (seen, self.comment_id) {
+            comments::react(&self.client, &self.repo, id, "eyes").await?;
+        }
+        Ok(())
+    }
+
+    /// The ledger store for this repository, with a fresh installation token for git.
+    pub(crate) async fn store(&self) -> Result<Arc<Store>, EngineError> {
+        let token = self.client.token().await?;
+        let data_dir = self.engine.config.data_dir.clone();
+        let repo = self.repo.clone();
+        let url = self.engine.github.git_remote_url(&self.repo);
+        let branch = self.repo_config().ledger_branch.clone();
+        let token = token.expose_secret().to_owned();
+        blocking(move || ledger::open_store(&data_dir, &repo, &url, &branch, token)).await
+    }
+
+    /// The valid config (commands never run with an invalid one).
+    pub(crate) fn repo_config(&self) -> Arc<RepoConfig> {
+        match &self.config {
+            Ok(config) => Arc::clone(config),
+            Err(_) => Arc::new(RepoConfig::default()),
+        }
+    }
+
+    pub(crate) fn now(&self) -> chrono::DateTime<Utc> {
+        Utc::now()
+    }
+}
+
+/// Runs git work off the async workers.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, EngineError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result.map_err(EngineError::from),
+        Err(e) => Err(EngineError::Internal(format!("ledger task failed: {e}"))),
+    }
+}

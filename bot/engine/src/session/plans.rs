@@ -1,0 +1,693 @@
+//! `/plan`, `/plan edit`, `/approve`, `/reject` on issues and pull requests: the built-in planner run read-only through the API, the plan record on the ledger branch, and the plan comment.
+
+use navin_github::ops;
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use navin_ledger::plan::policy::safe_operations_in;
+use navin_ledger::plan::PlanDocument;
+use serde::{Deserialize, Serialize};
+
+use super::plan_file::TextEdit;
+pub(crate) use crate::plan_record::{
+    ApprovalEntry, PlanRecord, RecordStatus, RejectionEntry,
+};
+use super::{blocking, comments, Answer, EngineError, Session};
+use crate::rules::plan_policy;
+use navin_planner::{plan_repository, MemorySource, PlannerOptions, SourceEntry};
+use crate::render::{plan_comment, Marker, PlanCommentInfo};
+
+/// At most this many files are read through the API for one plan.
+pub const MAX_BLOBS: usize = 150;
+/// Files larger than this are listed but not read.
+pub const MAX_BLOB_BYTES: u64 = 100 * 1024;
+/// Reading stops once this many bytes were read.
+pub const MAX_TOTAL_BYTES: u64 = 2 * 1024 * 1024;
+const SOURCE: &str = "built-in planner";
+
+/// The repository's running count of accepted safe operations (see [`AutoAcceptCount`]).
+const AUTO_ACCEPT_PATH: &str = ".navin/plans/auto-accept.json";
+
+/// The plan id of an issue: one plan per issue, regenerated in place.
+pub fn plan_id(issue: u64) -> String {
+    format!("issue-{issue}")
+}
+
+/// The plan id of a pull request's own plan.
+pub fn pr_plan_id(number: u64) -> String {
+    format!("pr-{number}")
+}
+
+fn md_path(id: &str) -> String {
+    format!("{}/{id}.md", navin_ledger::store::PLANS_DIR)
+}
+
+pub(crate) fn json_path(id: &str) -> String {
+    format!("{}/{id}.json", navin_ledger::store::PLANS_DIR)
+}
+
+/// Which files of a tree listing to read, within the limits: manifests and shallow
+/// paths first, since they say most about a repository.
+pub fn pick_blobs(entries: &[(String, String, Option<u64>)]) -> Vec<(String, String)> {
+    let mut candidates: Vec<&(String, String, Option<u64>)> = entries
+        .iter()
+        .filter(|(_, _, size)| size.is_some_and(|s| s <= MAX_BLOB_BYTES))
+        .collect();
+    candidates.sort_by_key(|(path, _, _)| (path.matches('/').count(), path.clone()));
+    let mut total = 0u64;
+    let mut picked = Vec::new();
+    for (path, sha, size) in candidates {
+        let size = size.unwrap_or(0);
+        if picked.len() >= MAX_BLOBS || total + size > MAX_TOTAL_BYTES {
+            break;
+        }
+        total += size;
+        picked.push((path.clone(), sha.clone()));
+    }
+    picked
+}
+
+#[derive(Deserialize)]
+struct Tree {
+    tree: Vec<TreeItem>,
+}
+
+#[derive(Deserialize)]
+struct TreeItem {
+    path: String,
+    #[serde(rename = "type")]
+    kind: String,
+    sha: String,
+    #[serde(default)]
+    size: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Blob {
+    content: String,
+    #[serde(default)]
+    encoding: Option<String>,
+}
+
+/// A pull request as the plan flows need it: whose it is and what its head is.
+#[derive(Debug, Clone)]
+pub(crate) struct PullInfo {
+    pub number: u64,
+    pub author: String,
+    pub head_sha: String,
+    pub body: String,
+    pub html_url: Option<String>,
+}
+
+impl PullInfo {
+    pub(crate) fn from_payload(pr: &crate::event::PullRequest) -> Self {
+        Self {
+            number: pr.number,
+            author: pr.user.login.clone(),
+            head_sha: pr.head.sha.clone(),
+            body: pr.body.clone().unwrap_or_default(),
+            html_url: pr.html_url.clone(),
+        }
+    }
+}
+
+/// `.navin/plans/auto-accept.json`: safe operations accepted so far in this repository,
+/// the running count the auto-accept threshold is compared with.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct AutoAcceptCount {
+    safe_operations_accepted: u32,
+}
+
+/// What a record change sees besides the record: the auto-accept count so far.
+pub(crate) struct Seen {
+    pub safe_operations: u32,
+}
+
+type Change = dyn FnMut(Option<PlanRecord>, &Seen) -> Result<Option<PlanRecord>, String> + Send;
+
+impl Session<'_> {
+    /// One plan per issue (`issue-<n>`) and one per pull request (`pr-<n>`).
+    pub(crate) fn plan_id(&self) -> String {
+        if self.on_pull_request {
+            pr_plan_id(self.issue)
+        } else {
+            plan_id(self.issue)
+        }
+    }
+
+    pub(crate) async fn pull_info(&self) -> Result<PullInfo, EngineError> {
+        let path = ops::pull_request(&self.repo, self.issue);
+        let pr: crate::event::PullRequest = self.client.get_json(&path).await?;
+        Ok(PullInfo::from_payload(&pr))
+    }
+
+    /// The plan of this issue or pull request: record and validated document.
+    pub(crate) async fn read_plan(
+        &self,
+    ) -> Result<Option<(PlanRecord, PlanDocument)>, EngineError> {
+        self.read_plan_id(&self.plan_id()).await
+    }
+
+    pub(crate) async fn read_plan_id(
+        &self,
+        id: &str,
+    ) -> Result<Option<(PlanRecord, PlanDocument)>, EngineError> {
+        let store = self.store().await?;
+        let owned = id.to_owned();
+        let (json, md) = blocking(move || {
+            Ok((
+                store.read_file(&json_path(&owned))?,
+                store.read_file(&md_path(&owned))?,
+            ))
+        })
+        .await?;
+        let (Some(json), Some(md)) = (json, md) else {
+            return Ok(None);
+        };
+        let record: PlanRecord = serde_json::from_slice(&json)
+            .map_err(|e| EngineError::Internal(format!("{} does not parse: {e}", json_path(id))))?;
+        let text = String::from_utf8_lossy(&md);
+        let doc = PlanDocument::parse(&text).map_err(|e| {
+            EngineError::Internal(format!("{} is not a valid plan: {e}", md_path(id)))
+        })?;
+        Ok(Some((record, doc)))
+    }
+
+    /// Reads the tree at `at` (a commit SHA), or the default branch, through the API
+    /// (bounded) and runs the built-in planner. Nothing is written anywhere.
+    async fn draft_plan(
+        &self,
+        request: &str,
+        at: Option<&str>,
+    ) -> Result<Result<PlanDocument, String>, EngineError> {
+        let mut branch = at.unwrap_or(&self.default_branch).to_owned();
+        let path = ops::tree_recursive(&self.repo, &branch);
+        let tree: Tree = match self.client.get_json(&path).await {
+            Ok(tree) => tree,
+            // The payload's default branch may be stale (renamed since): ask the repository.
+            Err(e) if e.status() == Some(404) && at.is_none() => {
+                let repo: serde_json::Value = self
+                    .client
+                    .get_json(&ops::repository(&self.repo))
+                    .await?;
+                match repo["default_branch"].as_str() {
+                    Some(found) if found != branch => branch = found.to_owned(),
+                    _ => return Err(e.into()),
+                }
+                let path = ops::tree_recursive(&self.repo, &branch);
+                self.client.get_json(&path).await?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let blobs: Vec<(String, String, Option<u64>)> = tree
+            .tree
+            .into_iter()
+            .filter(|i| i.kind == "blob")
+            .map(|i| (i.path, i.sha, i.size))
+            .collect();
+        let mut files: HashMap<String, Vec<u8>> = HashMap::new();
+        for (file, sha) in pick_blobs(&blobs) {
+            let path = ops::blob(&self.repo, &sha);
+            let blob: Blob = self.client.get_json(&path).await?;
+            let bytes = match blob.encoding.as_deref() {
+                Some("base64") => {
+                    let packed: String = blob.content.split_whitespace().collect();
+                    match base64::engine::general_purpose::STANDARD.decode(packed) {
+                        Ok(b) => b,
+                        Err(_) => continue,
+                    }
+                }
+                _ => blob.content.into_bytes(),
+            };
+            files.insert(file, bytes);
+        }
+        let entries: Vec<SourceEntry> = blobs
+            .iter()
+            .map(|(path, _, size)| SourceEntry {
+                path: path.clone(),
+                size: *size,
+            })
+            .collect();
+        let short: String = branch.chars().take(12).collect();
+        let label = format!("github:{}@{short}", self.repo);
+        let request = request.to_owned();
+        let drafted = tokio::task::spawn_blocking(move || {
+            let source = MemorySource::new(label, entries, |p: &str| files.get(p).cloned());
+            match plan_repository(&source, &request, &PlannerOptions::default()) {
+                Ok(out) => PlanDocument::from_plan(&out.plan).map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            }
+        })
+        .await
+        .map_err(|e| EngineError::Internal(format!("planner task failed: {e}")))?;
+        Ok(drafted)
+    }
+
+    /// Read-modify-write of plan `id`'s record (and its text, when given) under
+    /// compare-and-swap. `change` sees the current record (`None` when there is none)
+    /// and returns the record to write, `None` for no change, or a refusal. A command
+    /// whose op id the record already holds is not applied again. When the result is
+    /// approved for a text whose safe operations were not yet counted, the repository's
+    /// auto-accept count grows (only when auto-accept is configured).
+    pub(crate) async fn update_record(
+        &self,
+        id: &str,
+        text: Option<(String, u32)>,
+        message: String,
+        op_id: Option<&str>,
+        mut change: Box<Change>,
+    ) -> Result<Result<Option<PlanRecord>, String>, EngineError> {
+        let counting = plan_policy::auto_accept_config(&self.repo_config()).is_some();
+        let store = self.store().await?;
+        let paths = [json_path(id), md_path(id), AUTO_ACCEPT_PATH.to_owned()];
+        let op = op_id.map(str::to_owned);
+        let now = self.now();
+        let (text, safe_ops) = match text {
+            Some((t, n)) => (Some(t.into_bytes()), Some(n)),
+            None => (None, None),
+        };
+        blocking(move || {
+            let mut outcome: Result<Option<PlanRecord>, String> = Ok(None);
+            let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+            store.update_files(&refs, &message, now, |current| {
+                let old: Option<PlanRecord> = current[0]
+                    .as_deref()
+                    .and_then(|b| serde_json::from_slice(b).ok());
+                if let (Some(old), Some(op)) = (old.as_ref(), op.as_ref()) {
+                    if old.op_ids.contains(op) {
+                        outcome = Ok(Some(old.clone()));
+                        return None;
+                    }
+                }
+                let mut count: AutoAcceptCount = current[2]
+                    .as_deref()
+                    .and_then(|b| serde_json::from_slice(b).ok())
+                    .unwrap_or_default();
+                let seen = Seen {
+                    safe_operations: count.safe_operations_accepted,
+                };
+                let mut record = match change(old.clone(), &seen) {
+                    Ok(Some(record)) => record,
+                    Ok(None) => {
+                        outcome = Ok(old);
+                        return None;
+                    }
+                    Err(reason) => {
+                        outcome = Err(reason);
+                        return None;
+                    }
+                };
+                if let Some(op) = op.as_ref() {
+                    record.remember(op, now);
+                }
+                let mut files = vec![(paths[0].clone(), Vec::new())];
+                if let Some(text) = text.as_ref() {
+                    files.push((paths[1].clone(), text.clone()));
+                }
+                let newly_approved = record.is_approved()
+                    && record.counted_hash.as_deref() != Some(record.hash.as_str());
+                if counting && newly_approved {
+                    let ops = safe_ops.unwrap_or(record.safe_operations);
+                    count.safe_operations_accepted =
+                        count.safe_operations_accepted.saturating_add(ops);
+                    record.counted_hash = Some(record.hash.clone());
+                    let mut bytes = serde_json::to_vec_pretty(&count).unwrap_or_default();
+                    bytes.push(b'\n');
+                    files.push((paths[2].clone(), bytes));
+                }
+                if let Some(n) = safe_ops {
+                    record.safe_operations = n;
+                }
+                files[0].1 = record.to_json();
+                outcome = Ok(Some(record));
+                Some(files)
+            })?;
+            Ok(outcome)
+        })
+        .await
+    }
+
+    pub(crate) async fn show_plan(
+        &self,
+        record: &PlanRecord,
+        doc: &PlanDocument,
+    ) -> Result<(), EngineError> {
+        let info = PlanCommentInfo {
+            plan_id: record.id.clone(),
+            source: record.source.clone(),
+            status: record.comment_status(),
+            diff: record.diff.clone(),
+            repo: Some(self.repo_ref()),
+        };
+        let body = plan_comment(doc, &info);
+        let id = record.id.clone();
+        let probe = Marker::Plan {
+            id: record.id.clone(),
+            hash: doc.hash().to_owned(),
+        }
+        .to_string();
+        comments::upsert(
+            &self.client,
+            &self.repo,
+            self.issue,
+            |m| matches!(m, Marker::Plan { id: found, .. } if *found == id),
+            &probe,
+            body,
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// The plan comment, and on a pull request the `navin/plan` check on its head.
+    pub(crate) async fn publish_plan(
+        &self,
+        record: &PlanRecord,
+        doc: &PlanDocument,
+        pr: Option<&PullInfo>,
+        notes: &[String],
+    ) -> Result<(), EngineError> {
+        self.show_plan(record, doc).await?;
+        if !record.pull_request {
+            return self.refresh_named_gates(record).await;
+        }
+        let fetched;
+        let pr = match pr {
+            Some(pr) => pr,
+            None => {
+                fetched = self.pull_info().await?;
+                &fetched
+            }
+        };
+        let required = self.repo_config().approval.required_approvals;
+        let check = super::gate::own_plan_check(record, required, notes);
+        self.sync_check(pr, &check, &record.id).await
+    }
+
+    pub(crate) async fn plan(&self, request: &str, op_id: &str) -> Result<Answer, EngineError> {
+        // A retried `/plan` whose record landed only re-posts the comment.
+        if let Some((record, doc)) = self.read_plan().await? {
+            if record.op_ids.iter().any(|o| o == op_id) {
+                self.publish_plan(&record, &doc, None, &[]).await?;
+                return Ok(Answer::React("+1"));
+            }
+        }
+        self.new_text(request.trim(), None, op_id).await
+    }
+
+    /// Drafts a plan for `request` (on a pull request: at its head) and stores it as the
+    /// plan's new text; the old text, if any, is superseded and its approvals go stale.
+    async fn new_text(
+        &self,
+        request: &str,
+        rejection: Option<RejectionEntry>,
+        op_id: &str,
+    ) -> Result<Answer, EngineError> {
+        let pr = match self.on_pull_request {
+            true => Some(self.pull_info().await?),
+            false => None,
+        };
+        let at = pr.as_ref().map(|p| p.head_sha.as_str());
+        let doc = match self.draft_plan(request, at).await? {
+            Ok(doc) => doc,
+            Err(reason) => return Ok(Answer::refuse(
+                format!("no plan could be made: {reason}"),
+                "Check the request and the repository's default branch, then try `/plan` again.",
+            )),
+        };
+        let id = self.plan_id();
+        let now = self.now();
+        let config = self.repo_config();
+        let auto = plan_policy::auto_accept_config(&config);
+        let safe_ops = auto
+            .as_ref()
+            .map(|a| safe_operations_in(doc.plan(), a))
+            .unwrap_or(0);
+        let verb = if rejection.is_some() {
+            "regenerate"
+        } else {
+            "plan"
+        };
+        let message = format!(
+            "navin: plan {id} {verb} by human:{}\n\n{}\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n",
+            self.author, request
+        );
+        let fresh = PlanRecord {
+            id: id.clone(),
+            status: RecordStatus::Pending,
+            hash: doc.hash().to_owned(),
+            source: SOURCE.to_owned(),
+            request: request.to_owned(),
+            repository: self.repo.clone(),
+            issue: self.issue,
+            pull_request: self.on_pull_request,
+            requested_by: self.author.clone(),
+            created_at: now,
+            updated_at: now,
+            text_at: Some(now),
+            approvals: Vec::new(),
+            rejections: Vec::new(),
+            edits: Vec::new(),
+            original: None,
+            diff: None,
+            superseded: Vec::new(),
+            safe_operations: safe_ops,
+            counted_hash: None,
+            auto_accept: None,
+            op_ids: Vec::new(),
+            file_hash: None,
+        };
+        let who = self.author.clone();
+        let required = config.approval.required_approvals;
+        let checked = doc.clone();
+        let change = move |old: Option<PlanRecord>, seen: &Seen| {
+            let mut record = match old {
+                None => fresh.clone(),
+                Some(mut old) => {
+                    let reason = match &rejection {
+                        Some(_) => "rejected with feedback and regenerated",
+                        None => "regenerated with /plan",
+                    };
+                    old.replace_text(&fresh.hash, &who, reason, now);
+                    old.request = fresh.request.clone();
+                    old.requested_by = fresh.requested_by.clone();
+                    old.original = None;
+                    old.diff = None;
+                    old
+                }
+            };
+            if let Some(rejection) = &rejection {
+                record.rejections.push(rejection.clone());
+            }
+            if let Some(auto) = &auto {
+                record.auto_accept(&checked, auto, seen.safe_operations, required, now);
+            }
+            Ok(Some(record))
+        };
+        let text = doc.text().to_owned();
+        let record = self
+            .update_record(
+                &id,
+                Some((text, safe_ops)),
+                message,
+                Some(op_id),
+                Box::new(change),
+            )
+            .await?;
+        match record {
+            Ok(Some(record)) => {
+                self.publish_plan(&record, &doc, pr.as_ref(), &[]).await?;
+                Ok(Answer::React("+1"))
+            }
+            Ok(None) => Ok(Answer::refuse("the plan could not be stored.", "")),
+            Err(reason) => Ok(Answer::refuse(reason, "")),
+        }
+    }
+
+    pub(crate) async fn approve(&self, op_id: &str) -> Result<Answer, EngineError> {
+        if self.on_pull_request {
+            return Ok(Answer::refuse(
+                "on a pull request the plan is approved with a review, so that GitHub's own review rules apply.",
+                "Submit a pull-request review with “Approve”; Navin counts it and turns the `navin/plan` check green.",
+            ));
+        }
+        let who = self.author.clone();
+        let required = self.repo_config().approval.required_approvals;
+        let now = self.now();
+        self.decide(op_id, "approve", move |record| {
+            if record.is_approved() {
+                return Err("the plan is already approved.".to_owned());
+            }
+            let hash = record.hash.clone();
+            if record
+                .current_approvals()
+                .any(|a| a.approver.eq_ignore_ascii_case(&who))
+            {
+                return Err(format!(
+                    "@{who} already approved this text; it needs {required} distinct approvers."
+                ));
+            }
+            record.status = RecordStatus::Pending;
+            record
+                .approvals
+                .push(ApprovalEntry::new(&who, &hash, now, None));
+            record.settle(required);
+            Ok(())
+        })
+        .await
+    }
+
+    pub(crate) async fn reject(
+        &self,
+        feedback: Option<String>,
+        op_id: &str,
+    ) -> Result<Answer, EngineError> {
+        let who = self.author.clone();
+        let now = self.now();
+        if let Some(feedback) = feedback.filter(|f| !f.trim().is_empty()) {
+            let Some((record, _)) = self.read_plan().await? else {
+                return Ok(no_plan("reject"));
+            };
+            if record.op_ids.iter().any(|o| o == op_id) {
+                return self.plan(&record.request, op_id).await;
+            }
+            let request = format!(
+                "{}\n\nFeedback on the previous plan from @{who}: {}",
+                record.request,
+                feedback.trim()
+            );
+            let rejection = RejectionEntry {
+                by: who,
+                feedback: Some(feedback.trim().to_owned()),
+                plan_hash: record.hash.clone(),
+                at: now,
+            };
+            return self.new_text(&request, Some(rejection), op_id).await;
+        }
+        self.decide(op_id, "reject", move |record| {
+            if record.status == RecordStatus::Rejected {
+                return Err("the plan is already rejected.".to_owned());
+            }
+            record.status = RecordStatus::Rejected;
+            for a in record
+                .approvals
+                .iter_mut()
+                .filter(|a| a.revoked_at.is_none())
+            {
+                a.revoked_at = Some(now);
+                a.revoked_because = Some(format!("the plan was rejected by @{who}"));
+            }
+            record.rejections.push(RejectionEntry {
+                by: who.clone(),
+                feedback: None,
+                plan_hash: record.hash.clone(),
+                at: now,
+            });
+            Ok(())
+        })
+        .await
+    }
+
+    /// `/plan edit`: the block replaces the plan once it validates (see [`Self::store_edit`]).
+    pub(crate) async fn plan_edit(&self, block: &str, op_id: &str) -> Result<Answer, EngineError> {
+        let edited = match PlanDocument::parse(block) {
+            Ok(doc) => doc,
+            Err(e) => {
+                return Ok(Answer::refuse(
+                    format!("the edited plan is not valid, so nothing changed: {e}."),
+                    "Fix that part of the block and post `/plan edit` again (line numbers count from the block's first line).",
+                ))
+            }
+        };
+        let Some((record, current)) = self.read_plan().await? else {
+            return Ok(no_plan("edit"));
+        };
+        if record.op_ids.iter().any(|o| o == op_id) {
+            self.publish_plan(&record, &current, None, &[]).await?;
+            return Ok(Answer::React("+1"));
+        }
+        if edited.hash() == current.hash() {
+            return Ok(Answer::refuse(
+                "the block is the plan as it stands; nothing to change.",
+                "",
+            ));
+        }
+        let edit = TextEdit {
+            edited,
+            via: "edited with /plan edit".to_owned(),
+            file_hash: None,
+        };
+        match self.store_edit(record, &current, edit, op_id, None).await? {
+            Ok(Some(_)) => Ok(Answer::React("+1")),
+            Ok(None) => Ok(no_plan("edit")),
+            Err(reason) => Ok(Answer::refuse(reason, "")),
+        }
+    }
+
+    /// A status change of the current text (no new text) under compare-and-swap.
+    async fn decide(
+        &self,
+        op_id: &str,
+        verb: &'static str,
+        change: impl Fn(&mut PlanRecord) -> Result<(), String> + Send + 'static,
+    ) -> Result<Answer, EngineError> {
+        let Some((_, doc)) = self.read_plan().await? else {
+            return Ok(no_plan(verb));
+        };
+        let id = self.plan_id();
+        let message = format!(
+            "navin: plan {id} {verb} by human:{}\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n",
+            self.author
+        );
+        let path = json_path(&id);
+        let apply = move |old: Option<PlanRecord>, _: &Seen| {
+            let Some(mut record) = old else {
+                return Err(format!("{path} is missing or does not parse."));
+            };
+            change(&mut record)?;
+            Ok(Some(record))
+        };
+        let outcome = self
+            .update_record(&id, None, message, Some(op_id), Box::new(apply))
+            .await?;
+        match outcome {
+            Ok(Some(record)) => {
+                self.publish_plan(&record, &doc, None, &[]).await?;
+                Ok(Answer::React("+1"))
+            }
+            Ok(None) => Ok(no_plan(verb)),
+            Err(reason) => Ok(Answer::refuse(reason, "")),
+        }
+    }
+}
+
+fn no_plan(verb: &str) -> Answer {
+    Answer::refuse(
+        format!("there is no plan here to {verb}."),
+        "Ask for one with `/plan <request>`.",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_shallow_small_files_first_within_the_limits() {
+        let entries = vec![
+            ("src/deep/a.rs".to_owned(), "1".to_owned(), Some(10)),
+            ("Cargo.toml".to_owned(), "2".to_owned(), Some(10)),
+            (
+                "big.bin".to_owned(),
+                "3".to_owned(),
+                Some(MAX_BLOB_BYTES + 1),
+            ),
+            ("src/lib.rs".to_owned(), "4".to_owned(), Some(10)),
+        ];
+        let picked: Vec<String> = pick_blobs(&entries).into_iter().map(|p| p.0).collect();
+        assert_eq!(picked, ["Cargo.toml", "src/lib.rs", "src/deep/a.rs"]);
+        let many: Vec<(String, String, Option<u64>)> = (0..1000)
+            .map(|i| (format!("f{i}"), i.to_string(), Some(1)))
+            .collect();
+        assert_eq!(pick_blobs(&many).len(), MAX_BLOBS);
+    }
+}
