@@ -4,11 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use navin_engine::effects::panel;
-use navin_engine::plan_record::PlanRecord;
 use navin_engine::render::{mission_panel, PanelContext, RepoRef};
 use navin_engine::{ledger as engine_ledger, parse_event, Delivery, Engine, EngineConfig, Event};
 use navin_github::{GitHubApp, GitHubConfig, NoMetrics};
 use navin_ledger::model::Ledger;
+use navin_ledger::plan::record::PlanRecord;
 use secrecy::SecretString;
 use serde_json::Value;
 
@@ -210,7 +210,12 @@ impl Work<'_> {
         };
         // What the engine logged goes to the job log; what decides the job's outcome is
         // the typed result and report below, never these lines.
-        for line in self.captured.errors().iter().chain(&self.captured.warnings()) {
+        for line in self
+            .captured
+            .errors()
+            .iter()
+            .chain(&self.captured.warnings())
+        {
             println!("{}", commands::warning(line));
         }
         let report = handled.map_err(|e| failure::from_engine(&e, &self.branch))?;

@@ -197,4 +197,3 @@ fn summary(run: &Run<'_>) -> Result<(), ActionError> {
     }
     run.outputs(&status_outputs(ledger.as_ref()))
 }
-

@@ -4,4 +4,3 @@ pub mod cli;
 pub mod config;
 pub mod queue;
 pub mod server;
-

@@ -5,8 +5,8 @@
 mod engine_support;
 
 use engine_support::*;
-use navin_engine::{Engine, EngineConfig};
 use navin_bot::queue::Delivery;
+use navin_engine::{Engine, EngineConfig};
 
 const CONFIG: &str = "dispatch:\n  issues: true\n  labels: [navin-step, agent]\n  workflow: agent.yml\nevidence:\n  required_checks:\n    test: [ci/test]\n";
 
@@ -133,8 +133,13 @@ async fn ready_steps_get_one_brief_issue_and_one_agent_run_each_in_dependency_or
         received_at_ms: 0,
         attempt: 2,
     };
-    let handler = navin_bot::queue::EngineHandler::new(Engine::new(server.github().clone(), EngineConfig::new(data_dir)));
-    navin_bot::queue::DeliveryHandler::handle(&handler, &delivery).await.unwrap();
+    let handler = navin_bot::queue::EngineHandler::new(Engine::new(
+        server.github().clone(),
+        EngineConfig::new(data_dir),
+    ));
+    navin_bot::queue::DeliveryHandler::handle(&handler, &delivery)
+        .await
+        .unwrap();
     assert_eq!(step_issues(&fake).len(), 2);
     assert_eq!(fake.dispatches().len(), 2);
 

@@ -6,8 +6,8 @@
 mod engine_support;
 
 use engine_support::*;
-use navin_engine::{Engine, EngineConfig};
 use navin_bot::queue::Delivery;
+use navin_engine::{Engine, EngineConfig};
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -307,8 +307,13 @@ async fn a_retried_delivery_applies_nothing_twice() {
         received_at_ms: 0,
         attempt: 2,
     };
-    let handler = navin_bot::queue::EngineHandler::new(Engine::new(server.github().clone(), EngineConfig::new(data_dir)));
-    navin_bot::queue::DeliveryHandler::handle(&handler, &delivery).await.unwrap();
+    let handler = navin_bot::queue::EngineHandler::new(Engine::new(
+        server.github().clone(),
+        EngineConfig::new(data_dir),
+    ));
+    navin_bot::queue::DeliveryHandler::handle(&handler, &delivery)
+        .await
+        .unwrap();
     assert_eq!(ledger_commits(&fake), commits, "no second ledger commit");
     assert_eq!(
         fake.bot_comment_edits().len(),

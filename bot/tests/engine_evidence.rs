@@ -9,11 +9,11 @@ mod engine_support;
 use std::time::Duration;
 
 use engine_support::*;
-use navin_engine::{Engine, EngineConfig};
 use navin_bot::queue::Delivery;
 use navin_bot::server::RunningServer;
 use navin_e2e::fake::{CheckRunSpec, PullSpec};
 use navin_e2e::{FakeGitHub, Payload, Scenario};
+use navin_engine::{Engine, EngineConfig};
 use serde_json::{json, Value};
 
 /// An app that is not GitHub Actions (and not in the repository's `trusted_apps`).
@@ -434,8 +434,13 @@ async fn a_redelivered_check_run_event_changes_nothing_twice() {
         received_at_ms: 0,
         attempt: 2,
     };
-    let handler = navin_bot::queue::EngineHandler::new(Engine::new(server.github().clone(), EngineConfig::new(data_dir)));
-    navin_bot::queue::DeliveryHandler::handle(&handler, &delivery).await.unwrap();
+    let handler = navin_bot::queue::EngineHandler::new(Engine::new(
+        server.github().clone(),
+        EngineConfig::new(data_dir),
+    ));
+    navin_bot::queue::DeliveryHandler::handle(&handler, &delivery)
+        .await
+        .unwrap();
     count_requests(&fake, "check_run completed (worker retry, attempt 2)");
 
     assert_eq!(ledger_commits(&fake), commits, "no second ledger commit");

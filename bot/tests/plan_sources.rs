@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use navin_ledger::plan::{render, FileChange, Operation, Plan, PlanErrorKind, READ_ONLY_PERSONA};
 use navin_planner::external::{
     generate, generate_async, ApiKey, ExternalConfig, ExternalError, ExternalKind, ENV_API_KEY,
     ENV_BASE_URL, ENV_COMMAND, ENV_MODEL, ENV_TIMEOUT,
 };
-use navin_ledger::plan::{render, FileChange, Operation, Plan, PlanErrorKind, READ_ONLY_PERSONA};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 

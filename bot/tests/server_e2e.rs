@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use navin_github::GitHubApp;
 use navin_bot::queue::{Delivery, DeliveryHandler, HandlerError, HandlerFuture};
 use navin_bot::server::start;
+use navin_github::GitHubApp;
 use server_support::{eventually, http_client, payload, post_webhook, serve_args};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use navin_bot::server::Metrics;
 use navin_github::{
     ApiRequest, AppClaims, Credentials, GitHubApp, GitHubConfig, GitHubError, MarkerInComments,
     RetryPolicy, TokenScope, WriteOutcome,
 };
-use navin_bot::server::Metrics;
 use secrecy::ExposeSecret;
 use server_support::{app_key, github, github_with, rsa_keys, LogCapture};
 use tokio::time::Instant;
@@ -321,10 +321,7 @@ async fn rate_limited_then_ok(server: &MockServer, limited: ResponseTemplate, ti
 
 async fn timed_get(
     server: &MockServer,
-) -> (
-    Result<navin_github::ApiResponse, GitHubError>,
-    Duration,
-) {
+) -> (Result<navin_github::ApiResponse, GitHubError>, Duration) {
     let (app, _) = github(&server.uri(), "1");
     let client = app.installation(INSTALLATION);
     client.token().await.unwrap();

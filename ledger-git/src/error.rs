@@ -4,17 +4,20 @@ use thiserror::Error;
 
 use crate::model::{MissionStatus, PauseReason, TaskStatus, Validation};
 
-/// A rule refused the operation. Nothing changed; the message says which rule
-/// and, where there is one, what to do instead.
+/// A rule refused the operation. Nothing changed; the message says which rule. It names
+/// no command of any front end: the CLI, the engine and an MCP client each add their
+/// own hint of what to do instead.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum RuleError {
-    #[error("there is no mission on this ledger yet: start one with `ledger init --goal ...`")]
+    #[error("there is no mission on this ledger yet")]
     NoMission,
-    #[error("a mission is already live (status {status}, goal {goal:?}); close it first or pass --replace")]
+    #[error(
+        "a mission is already live (status {status}, goal {goal:?}); close or replace it first"
+    )]
     MissionLive { goal: String, status: MissionStatus },
     #[error("the mission is paused ({reason}); only resume, update and reads are accepted")]
     Paused { reason: PauseReason },
-    #[error("the mission is {status}; it accepts no further changes (start a new one with init)")]
+    #[error("the mission is {status}; it accepts no further changes")]
     Finished { status: MissionStatus },
     #[error("the mission is a draft; start it before working on steps")]
     Draft,

@@ -345,10 +345,53 @@ pub(crate) fn valid_name(name: &str) -> bool {
 /// branch names like `navin/S3-fix`, mermaid node ids and slash commands).
 pub fn valid_step_id(id: &str) -> bool {
     !id.is_empty()
-        && id.len() <= 100
+        && id.len() <= MAX_STEP_ID_LEN
         && id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Longest step id the ledger accepts.
+pub const MAX_STEP_ID_LEN: usize = 100;
+
+/// A step id as the ledger spells it: letters, digits, `-`, `_` or `.`, 1 to 100 characters.
+///
+/// Validated where it is read (a slash command, a PR body, a branch name), so nothing
+/// downstream has to guess whether `S3:` was meant as `S3`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StepId(String);
+
+impl StepId {
+    /// `None` when `id` breaks the id rule ([`valid_step_id`]).
+    pub fn parse(id: &str) -> Option<Self> {
+        valid_step_id(id).then(|| StepId(id.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl fmt::Display for StepId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for StepId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<StepId> for String {
+    fn from(id: StepId) -> Self {
+        id.0
+    }
 }
 
 macro_rules! string_serde {

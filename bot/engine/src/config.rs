@@ -14,7 +14,7 @@ pub const GITHUB_ACTIONS_APP_ID: u64 = 15368;
 
 /// Everything `.github/navin.yml` may set. Every field has a default, so an empty or
 /// missing file is valid.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RepoConfig {
     /// Branch holding the mission ledger. Default: `navin/ledger`.
@@ -207,8 +207,9 @@ impl Dispatch {
     }
 }
 
-/// Mission budgets (mission seed: retries 3, replans 5, stalls 3).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// Mission budgets. The defaults are the ledger's ([`navin_ledger::Budget::default`]), so
+/// there is one set of them; costs are in US dollars, as the ledger keeps them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Budgets {
     /// Failed attempts of one step before a local replan. Default: 3.
@@ -219,18 +220,32 @@ pub struct Budgets {
     pub max_stalls: u32,
     /// Optional token cap for agent work. Default: none.
     pub max_tokens: Option<u64>,
-    /// Optional cost cap in US cents. Default: none.
-    pub max_cost_cents: Option<u64>,
+    /// Optional cost cap in US dollars (`2.5`). Default: none.
+    pub max_cost_usd: Option<f64>,
 }
 
 impl Default for Budgets {
     fn default() -> Self {
+        let b = navin_ledger::Budget::default();
         Self {
-            max_retries: 3,
-            max_replans: 5,
-            max_stalls: 3,
-            max_tokens: None,
-            max_cost_cents: None,
+            max_retries: b.max_retries,
+            max_replans: b.max_replans,
+            max_stalls: b.max_stalls,
+            max_tokens: b.max_tokens,
+            max_cost_usd: b.max_cost_usd,
+        }
+    }
+}
+
+impl Budgets {
+    /// The mission budget these settings give.
+    pub fn to_budget(&self) -> navin_ledger::Budget {
+        navin_ledger::Budget {
+            max_retries: self.max_retries,
+            max_replans: self.max_replans,
+            max_stalls: self.max_stalls,
+            max_tokens: self.max_tokens,
+            max_cost_usd: self.max_cost_usd,
         }
     }
 }

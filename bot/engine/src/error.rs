@@ -2,6 +2,7 @@
 
 use navin_github::{GitHubError, Permission};
 use navin_ledger::store::StoreError;
+use navin_ledger::RuleError;
 
 use crate::event::PayloadError;
 
@@ -46,9 +47,7 @@ impl EngineError {
                     | StoreError::Git(_)
                     | StoreError::Remote { .. }
             ),
-            EngineError::Payload(_) | EngineError::Invalid(_) | EngineError::Internal(_) => {
-                false
-            }
+            EngineError::Payload(_) | EngineError::Invalid(_) | EngineError::Internal(_) => false,
         };
         if later {
             Retry::Later
@@ -76,9 +75,12 @@ impl EngineError {
     /// secret. Rule refusals are worded by the caller.
     pub(crate) fn refusal(&self) -> Option<String> {
         match self {
+            EngineError::Store(StoreError::Rule(rule)) => Some(match github_hint(rule) {
+                Some(hint) => format!("{rule}. {hint}"),
+                None => rule.to_string(),
+            }),
             EngineError::Store(
-                e @ (StoreError::Rule(_)
-                | StoreError::Corrupt { .. }
+                e @ (StoreError::Corrupt { .. }
                 | StoreError::ForcePushed { .. }
                 | StoreError::BranchVanished { .. }
                 | StoreError::Diverged { .. }
@@ -91,6 +93,17 @@ impl EngineError {
             ),
             _ => None,
         }
+    }
+}
+
+/// What to comment instead, for the rules whose fix is another slash command.
+fn github_hint(rule: &RuleError) -> Option<&'static str> {
+    match rule {
+        RuleError::NoMission | RuleError::Finished { .. } => {
+            Some("Start one with `/mission GOAL`.")
+        }
+        RuleError::MissionLive { .. } => Some("Use `/mission --replace GOAL` to replace it."),
+        _ => None,
     }
 }
 
@@ -120,6 +133,14 @@ mod tests {
         assert_eq!(blip.retry(), Retry::Later);
         assert!(blip.refusal().is_none());
         assert!(blip.missing_permission().is_none());
+    }
+
+    #[test]
+    fn rule_refusals_name_the_slash_command_to_use_not_the_cli() {
+        let e = EngineError::Store(StoreError::Rule(RuleError::NoMission));
+        let text = e.refusal().unwrap();
+        assert!(text.contains("/mission GOAL"), "{text}");
+        assert!(!text.contains("ledger init"), "{text}");
     }
 
     #[test]

@@ -21,7 +21,6 @@ pub mod event;
 pub mod evidence;
 mod handlers;
 pub mod ledger;
-pub mod plan_record;
 pub mod render;
 pub mod rules;
 mod session;

@@ -46,7 +46,10 @@ pub fn repository(repo: &str) -> String {
 
 /// [Get a tree](https://docs.github.com/rest/git/trees#get-a-tree), recursively.
 pub fn tree_recursive(repo: &str, tree_ish: &str) -> String {
-    format!("/repos/{repo}/git/trees/{}?recursive=1", encode_path(tree_ish))
+    format!(
+        "/repos/{repo}/git/trees/{}?recursive=1",
+        encode_path(tree_ish)
+    )
 }
 
 /// [Get a blob](https://docs.github.com/rest/git/blobs#get-a-blob)

@@ -128,8 +128,16 @@ mod tests {
     #[test]
     fn refused_calls_name_the_permission_by_area_and_method() {
         let cases = [
-            ("POST", "/repos/o/r/issues/3/comments", Some("issues: write")),
-            ("PATCH", "/repos/o/r/issues/comments/9", Some("issues: write")),
+            (
+                "POST",
+                "/repos/o/r/issues/3/comments",
+                Some("issues: write"),
+            ),
+            (
+                "PATCH",
+                "/repos/o/r/issues/comments/9",
+                Some("issues: write"),
+            ),
             ("POST", "/repos/o/r/check-runs", Some("checks: write")),
             (
                 "GET",

@@ -306,9 +306,24 @@ impl From<navin_ledger::store::StoreError> for CliError {
         } else {
             EXIT_ERROR
         };
-        Self {
-            message: e.to_string(),
-            code,
-        }
+        let message = match &e {
+            navin_ledger::store::StoreError::Rule(rule) => match cli_hint(rule) {
+                Some(hint) => format!("{e}: {hint}"),
+                None => e.to_string(),
+            },
+            _ => e.to_string(),
+        };
+        Self { message, code }
+    }
+}
+
+/// What to type instead, for the rules whose fix is another CLI command.
+fn cli_hint(rule: &navin_ledger::RuleError) -> Option<&'static str> {
+    use navin_ledger::RuleError as R;
+    match rule {
+        R::NoMission => Some("start one with `navin ledger init --goal TEXT`"),
+        R::MissionLive { .. } => Some("pass --replace to replace it"),
+        R::Finished { .. } => Some("start a new one with `navin ledger init --goal TEXT`"),
+        _ => None,
     }
 }

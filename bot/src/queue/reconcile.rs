@@ -9,9 +9,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::DeliveryQueue;
+use crate::server::metrics::Metrics;
 use navin_github::deliveries::HookDelivery;
 use navin_github::{GitHubApp, GitHubError};
-use crate::server::metrics::Metrics;
 
 /// GitHub keeps deliveries for 3 days on github.com; redelivering older ones fails.
 pub const REDELIVERY_WINDOW: chrono::Duration = chrono::Duration::days(3);

@@ -22,11 +22,11 @@ pub use metrics::Metrics;
 pub use signature::{sign, SignatureError, WebhookSecrets};
 
 use crate::config::{ConfigError, ServeArgs};
+use crate::queue::worker::ShutdownReport;
+use crate::queue::{DeliveryHandler, DeliveryQueue, NoHandler, QueueError, WorkerConfig, Workers};
 use navin_github::{
     AppKey, Credentials, GitHubApp, GitHubConfig, GitHubError, JwtError, RetryPolicy,
 };
-use crate::queue::worker::ShutdownReport;
-use crate::queue::{DeliveryHandler, DeliveryQueue, NoHandler, QueueError, WorkerConfig, Workers};
 
 /// What the request handlers share.
 #[derive(Clone, Debug)]

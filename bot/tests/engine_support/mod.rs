@@ -10,10 +10,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use navin_bot::config::ServeArgs;
-use navin_engine::{Engine, EngineConfig};
 use navin_bot::server::{start, RunningServer};
 use navin_e2e::fake::BotComment;
 use navin_e2e::{FakeGitHub, Scenario, WebhookSender};
+use navin_engine::{Engine, EngineConfig};
 
 pub const OWNER: &str = "octo-org";
 pub const REPO: &str = "hello";
@@ -111,7 +111,10 @@ pub async fn world() -> World {
     let data_dir = args.data_dir.clone();
     let engine_dir = data_dir.clone();
     let server = start(&args, move |github| {
-        std::sync::Arc::new(navin_bot::queue::EngineHandler::new(Engine::new(github.clone(), EngineConfig::new(engine_dir))))
+        std::sync::Arc::new(navin_bot::queue::EngineHandler::new(Engine::new(
+            github.clone(),
+            EngineConfig::new(engine_dir),
+        )))
     })
     .await
     .unwrap();

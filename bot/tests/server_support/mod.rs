@@ -11,10 +11,10 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::Request;
 use navin_bot::config::ServeArgs;
-use navin_bot::server::metrics::GitHubMetrics;
-use navin_github::{AppKey, Credentials, GitHubApp, GitHubConfig, RetryPolicy};
 use navin_bot::queue::DeliveryQueue;
+use navin_bot::server::metrics::GitHubMetrics;
 use navin_bot::server::{sign, AppState, AppStateConfig, Metrics, WebhookSecrets};
+use navin_github::{AppKey, Credentials, GitHubApp, GitHubConfig, RetryPolicy};
 use secrecy::SecretString;
 use tokio::sync::Notify;
 

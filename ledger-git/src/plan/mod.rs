@@ -8,6 +8,7 @@ mod hash;
 mod model;
 mod parse;
 pub mod policy;
+pub mod record;
 mod render;
 mod rules;
 mod section;

@@ -77,14 +77,7 @@ fn parse_file(file: &serde_json::Value) -> Result<Arc<RepoConfig>, String> {
 
 /// The mission budget a repository's config sets.
 pub fn budget(config: &RepoConfig) -> Budget {
-    let b = &config.budgets;
-    Budget {
-        max_retries: b.max_retries,
-        max_replans: b.max_replans,
-        max_stalls: b.max_stalls,
-        max_tokens: b.max_tokens,
-        max_cost_usd: b.max_cost_cents.map(|c| c as f64 / 100.0),
-    }
+    config.budgets.to_budget()
 }
 
 #[cfg(test)]
@@ -95,7 +88,7 @@ mod tests {
     #[test]
     fn required_checks_and_budgets_come_from_the_config() {
         let config = parse_repo_config(
-            "evidence:\n  required_checks:\n    test: [ci/test]\nbudgets:\n  max_retries: 1\n  max_cost_cents: 250\n",
+            "evidence:\n  required_checks:\n    test: [ci/test]\nbudgets:\n  max_retries: 1\n  max_cost_usd: 2.5\n",
         )
         .unwrap();
         let policy = crate::evidence::policy_from(&config);

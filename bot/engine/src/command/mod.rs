@@ -32,54 +32,7 @@ pub use navin_ledger::Validation;
 pub use parser::{new_commands, parse_comment, ParsedCommand};
 pub use spec::{help_text, CommandKind, CommandSpec};
 
-use std::fmt;
-
-/// Longest step id the ledger accepts.
-pub const MAX_STEP_ID_LEN: usize = 100;
-
-/// A step id as the ledger spells it: letters, digits, `-`, `_` or `.`, 1 to 100 characters.
-///
-/// Validated at parse time so the engine never has to guess whether `S3:` was meant as `S3`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StepId(String);
-
-impl StepId {
-    /// `None` when `id` breaks the ledger's id rule.
-    pub fn parse(id: &str) -> Option<Self> {
-        let ok = !id.is_empty()
-            && id.len() <= MAX_STEP_ID_LEN
-            && id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        ok.then(|| StepId(id.to_string()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    pub fn into_string(self) -> String {
-        self.0
-    }
-}
-
-impl fmt::Display for StepId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl AsRef<str> for StepId {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<StepId> for String {
-    fn from(id: StepId) -> Self {
-        id.0
-    }
-}
+pub use navin_ledger::{StepId, MAX_STEP_ID_LEN};
 
 /// How `/mission close` ends a mission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

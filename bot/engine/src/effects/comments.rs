@@ -3,8 +3,8 @@
 use navin_github::ops;
 use serde::Deserialize;
 
-use navin_github::{GitHubError, InstallationClient, MarkerInComments, WriteProbe};
 use crate::render::{parse_marker, Marker};
+use navin_github::{GitHubError, InstallationClient, MarkerInComments, WriteProbe};
 
 #[derive(Debug, Deserialize)]
 struct IssueComment {

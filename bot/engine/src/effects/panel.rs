@@ -3,9 +3,9 @@
 use navin_ledger::model::Ledger;
 
 use super::comments::{self, Upserted};
-use crate::session::plans::{plan_id, pr_plan_id, PlanRecord};
-use navin_github::{GitHubError, InstallationClient};
 use crate::render::{mission_panel, Marker, PanelContext, RepoRef, PANEL_FORMAT};
+use navin_github::{GitHubError, InstallationClient};
+use navin_ledger::plan::record::{plan_id, pr_plan_id, PlanRecord};
 
 /// The issue that carries the mission's panel: the mission's origin issue when it
 /// lives in `repo`; `None` when the mission came from elsewhere (then the caller picks
@@ -55,7 +55,7 @@ pub fn plan_ids(number: u64) -> [String; 2] {
 
 /// The ledger path of plan `id`'s record (`.navin/plans/<id>.json`).
 pub fn plan_record_path(id: &str) -> String {
-    format!("{}/{id}.json", navin_ledger::store::PLANS_DIR)
+    navin_ledger::plan::record::record_path(id)
 }
 
 /// Whether a command of `delivery_id` changed (or re-showed) this plan: the record

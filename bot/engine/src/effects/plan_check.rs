@@ -1,7 +1,7 @@
 //! The `navin/plan` check run on a pull request's head: found by name on that SHA and updated in place, created once per head.
 
-use navin_github::ops;
 use chrono::{SecondsFormat, Utc};
+use navin_github::ops;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -176,10 +176,7 @@ pub async fn sync(
         sha: sha.to_owned(),
     };
     client
-        .write(
-            ops::create_check_run(repo, create),
-            &probe,
-        )
+        .write(ops::create_check_run(repo, create), &probe)
         .await?;
     Ok(Synced::Created)
 }

@@ -277,7 +277,10 @@ pub fn is_commit_sha(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/webhooks/");
+    const DIR: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/webhooks/"
+    );
 
     fn fixture(name: &str) -> Vec<u8> {
         std::fs::read(format!("{DIR}{name}")).unwrap()
@@ -290,7 +293,11 @@ mod tests {
             ("issue_comment", "created", EventKind::IssueComment),
             ("pull_request", "synchronize", EventKind::PullRequest),
             ("pull_request_target", "opened", EventKind::PullRequest),
-            ("pull_request_review", "submitted", EventKind::PullRequestReview),
+            (
+                "pull_request_review",
+                "submitted",
+                EventKind::PullRequestReview,
+            ),
             ("check_run", "completed", EventKind::CheckRun),
             ("workflow_run", "completed", EventKind::WorkflowRun),
             (
@@ -325,17 +332,37 @@ mod tests {
     #[test]
     fn real_payloads_parse_into_their_event_with_installation_and_repository() {
         for (file, event, kind) in [
-            ("issue_comment.created.json", "issue_comment", EventKind::IssueComment),
-            ("pull_request.opened.json", "pull_request", EventKind::PullRequest),
+            (
+                "issue_comment.created.json",
+                "issue_comment",
+                EventKind::IssueComment,
+            ),
+            (
+                "pull_request.opened.json",
+                "pull_request",
+                EventKind::PullRequest,
+            ),
             (
                 "pull_request_review.submitted.json",
                 "pull_request_review",
                 EventKind::PullRequestReview,
             ),
             ("check_run.completed.json", "check_run", EventKind::CheckRun),
-            ("check_suite.completed.json", "check_suite", EventKind::CheckSuite),
-            ("workflow_run.completed.json", "workflow_run", EventKind::WorkflowRun),
-            ("installation.created.json", "installation", EventKind::Installation),
+            (
+                "check_suite.completed.json",
+                "check_suite",
+                EventKind::CheckSuite,
+            ),
+            (
+                "workflow_run.completed.json",
+                "workflow_run",
+                EventKind::WorkflowRun,
+            ),
+            (
+                "installation.created.json",
+                "installation",
+                EventKind::Installation,
+            ),
         ] {
             let parsed = parse_event(Delivery::new("d-1", 1), event, &fixture(file))
                 .unwrap()
@@ -381,9 +408,13 @@ mod tests {
     fn the_payloads_installation_wins_over_the_queues_record() {
         let mut delivery = Delivery::new("d", 2);
         delivery.installation = Some(999);
-        let event = parse_event(delivery, "issue_comment", &fixture("issue_comment.created.json"))
-            .unwrap()
-            .unwrap();
+        let event = parse_event(
+            delivery,
+            "issue_comment",
+            &fixture("issue_comment.created.json"),
+        )
+        .unwrap()
+        .unwrap();
         assert_ne!(event.delivery.installation, Some(999));
         assert!(event.delivery.is_retry());
     }

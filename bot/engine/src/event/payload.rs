@@ -240,7 +240,10 @@ mod tests {
     /// into the engine's types, so a field the engine needs is never missing in practice.
     #[test]
     fn real_webhook_payloads_of_every_handled_event_parse() {
-        const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/webhooks/");
+        const DIR: &str = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/webhooks/"
+        );
         let read = |name: &str| std::fs::read_to_string(format!("{DIR}{name}")).unwrap();
         for name in [
             "pull_request.opened.json",

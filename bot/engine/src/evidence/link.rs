@@ -5,7 +5,6 @@ use navin_ledger::model::Board;
 use crate::render::text::fence_marker;
 
 /// Longest step id read from a PR; longer values are not step ids.
-const MAX_STEP_ID: usize = 100;
 
 /// The step a PR is linked to, from its body or its head branch. The body
 /// wins: a line `Navin-Step: S3` (key in any case, at the very start of a
@@ -84,9 +83,5 @@ fn step_from_body(body: &str) -> Option<String> {
 }
 
 fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= MAX_STEP_ID
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    navin_ledger::valid_step_id(id)
 }

@@ -6,7 +6,11 @@ use crate::session::Completion;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {
-    pub(crate) async fn on_check_run(&self, event: &CheckRunEvent, cx: &Cx) -> Result<(), EngineError> {
+    pub(crate) async fn on_check_run(
+        &self,
+        event: &CheckRunEvent,
+        cx: &Cx,
+    ) -> Result<(), EngineError> {
         if event.action != "completed" {
             return Ok(());
         }
@@ -22,7 +26,11 @@ impl Engine {
             .await
     }
 
-    pub(crate) async fn on_check_suite(&self, event: &CheckSuiteEvent, cx: &Cx) -> Result<(), EngineError> {
+    pub(crate) async fn on_check_suite(
+        &self,
+        event: &CheckSuiteEvent,
+        cx: &Cx,
+    ) -> Result<(), EngineError> {
         if event.action != "completed" {
             return Ok(());
         }
@@ -34,17 +42,15 @@ impl Engine {
             conclusion: suite.conclusion.clone(),
             run: None,
         };
-        self.ci_completion(
-            cx,
-            installation,
-            &event.repository,
-            done,
-            "check_suite",
-        )
-        .await
+        self.ci_completion(cx, installation, &event.repository, done, "check_suite")
+            .await
     }
 
-    pub(crate) async fn on_workflow_run(&self, event: &WorkflowRunEvent, cx: &Cx) -> Result<(), EngineError> {
+    pub(crate) async fn on_workflow_run(
+        &self,
+        event: &WorkflowRunEvent,
+        cx: &Cx,
+    ) -> Result<(), EngineError> {
         if event.action != "completed" {
             return Ok(());
         }
@@ -57,14 +63,8 @@ impl Engine {
             conclusion: run.conclusion.clone(),
             run: Some((RunKind::WorkflowRun, run.id)),
         };
-        self.ci_completion(
-            cx,
-            installation,
-            &event.repository,
-            done,
-            "workflow_run",
-        )
-        .await
+        self.ci_completion(cx, installation, &event.repository, done, "workflow_run")
+            .await
     }
 
     async fn ci_completion(

@@ -5,7 +5,11 @@ use crate::event::CommentEvent;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {
-    pub(crate) async fn on_comment(&self, event: &CommentEvent, cx: &Cx) -> Result<(), EngineError> {
+    pub(crate) async fn on_comment(
+        &self,
+        event: &CommentEvent,
+        cx: &Cx,
+    ) -> Result<(), EngineError> {
         let author = &event.comment.user;
         let slug = self.app_slug().await;
         if is_bot_author(&author.login, author.kind.as_deref().unwrap_or(""), &slug) {

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
+use navin_ledger::plan::record::{PlanRecord, RecordStatus};
 use navin_ledger::plan::{HandoffContract, PlanDiff, PlanDocument};
 
 use super::fold::{fit, Part};
@@ -270,4 +271,32 @@ fn bullets(out: &mut String, title: &str, items: &[String], as_code: bool) {
         let _ = writeln!(out, "- {text}");
     }
     out.push('\n');
+}
+
+/// A plan record's status as the plan comment shows it.
+pub fn plan_status(record: &PlanRecord) -> PlanStatus {
+    match record.status {
+        RecordStatus::Pending => PlanStatus::Pending {
+            stale: record.stale_note(),
+        },
+        RecordStatus::Approved => PlanStatus::Approved {
+            approvals: record
+                .current_approvals()
+                .map(|a| PlanApproval {
+                    approver: a.approver.clone(),
+                    plan_hash: a.plan_hash.clone(),
+                    review_id: a.review_id,
+                    at: a.at,
+                })
+                .collect(),
+        },
+        RecordStatus::Rejected => {
+            let last = record.rejections.last();
+            PlanStatus::Rejected {
+                by: last.map(|r| r.by.clone()).unwrap_or_default(),
+                feedback: last.and_then(|r| r.feedback.clone()),
+            }
+        }
+        RecordStatus::Superseded => PlanStatus::Superseded { by_plan: None },
+    }
 }

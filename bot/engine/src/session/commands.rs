@@ -10,9 +10,9 @@ use navin_ledger::{
 
 use super::comments::Upserted;
 use super::{blocking, plans, Answer, EngineError, Session};
-use crate::rules::steps;
 use crate::command::{help_text, CloseOutcome, Command};
 use crate::render::{reply, RepoRef};
+use crate::rules::steps;
 
 impl Session<'_> {
     pub(crate) async fn execute(
@@ -135,7 +135,10 @@ impl Session<'_> {
 
     pub(crate) async fn refresh_panel(&self, ledger: &Ledger) -> Result<Upserted, EngineError> {
         let issue = self.panel_issue(ledger);
-        Ok(crate::effects::panel::refresh_panel(&self.client, &self.repo_ref(), issue, ledger).await?)
+        Ok(
+            crate::effects::panel::refresh_panel(&self.client, &self.repo_ref(), issue, ledger)
+                .await?,
+        )
     }
 
     async fn status(&self) -> Result<Answer, EngineError> {

@@ -13,10 +13,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{EngineError, Session};
-use navin_github::{
-    GitHubError, InstallationClient, ProbeFuture, WriteOutcome, WriteProbe,
-};
 use crate::render::{step_brief, step_marker};
+use navin_github::{GitHubError, InstallationClient, ProbeFuture, WriteOutcome, WriteProbe};
 
 /// Issues listed when looking for ones created before a crash (newest first).
 const LOOKBACK_PAGES: usize = 3;

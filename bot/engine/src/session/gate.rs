@@ -3,15 +3,15 @@
 use navin_github::ops;
 use navin_ledger::plan::policy::{plan_requirement, ChangedFile};
 
-use crate::rules::approvals::{self, NotCounted, RestReview};
-use crate::event::{PullRequest, PullRequestEvent, ReviewEvent};
-use crate::effects::plan_check::{self, PlanCheck, Verdict};
-use crate::rules::plan_policy;
-use crate::plan_record::{CountedReview, PlanRecord, RecordStatus};
 use super::plans::{pr_plan_id, PullInfo};
 use super::Engine;
 use super::{permission, EngineError, Session};
+use crate::effects::plan_check::{self, PlanCheck, Verdict};
+use crate::event::{PullRequest, PullRequestEvent, ReviewEvent};
+use crate::rules::approvals::{self, NotCounted, RestReview};
+use crate::rules::plan_policy;
 use crate::Cx;
+use navin_ledger::plan::record::{CountedReview, PlanRecord, RecordStatus};
 
 /// Pages of PR files read at most (GitHub lists up to 3000 files, 100 a page).
 const MAX_FILE_PAGES: usize = 30;
@@ -67,7 +67,7 @@ pub(crate) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String
                 short(&record.hash),
                 record.approver_count()
             ));
-            if let Some(stale) = match record.comment_status() {
+            if let Some(stale) = match crate::render::plan_status(record) {
                 crate::render::PlanStatus::Pending { stale } => stale,
                 _ => None,
             } {

@@ -2,12 +2,12 @@
 
 use navin_ledger::{Actor, Ledger, Operation, TaskStatus};
 
-use crate::event::is_commit_sha;
 use super::ci::takes_step_operations;
-use crate::event::PullRequestEvent;
 use super::{Engine, EngineError, Session};
-use crate::Cx;
+use crate::event::is_commit_sha;
+use crate::event::PullRequestEvent;
 use crate::evidence::step_from_pr_in;
+use crate::Cx;
 
 impl Engine {
     /// `opened`, `reopened`, `synchronize` and `edited` link the named step to

@@ -1,16 +1,16 @@
 //! Plan files in pull requests: a PR whose diff adds or changes `*.plan.md` or a `.md` under a `plans/` directory carries its plan as that file; each event records it, stores an edit with its diff, or fails the `navin/plan` check naming the first problem.
 
-use navin_github::ops;
 use base64::Engine as _;
+use navin_github::ops;
 use navin_ledger::plan::policy::{safe_operations_in, ChangedFile, FileStatus};
 use navin_ledger::plan::PlanDocument;
 
 use super::gate::short;
-use crate::effects::plan_check::{PlanCheck, Verdict, BROKEN_TITLE};
-use crate::plan_record::{EditEntry, PlanRecord, RecordStatus};
 use super::plans::{json_path, pr_plan_id, PullInfo, Seen};
 use super::{EngineError, Session};
+use crate::effects::plan_check::{PlanCheck, Verdict, BROKEN_TITLE};
 use crate::rules::plan_policy;
+use navin_ledger::plan::record::{EditEntry, PlanRecord, RecordStatus};
 
 /// Whether `path` follows the plan-file convention: a `.md` file named `*.plan.md` or
 /// lying under a directory called `plans` at any depth (case-insensitive).

@@ -9,13 +9,13 @@ use navin_ledger::plan::PlanDocument;
 use serde::{Deserialize, Serialize};
 
 use super::plan_file::TextEdit;
-pub(crate) use crate::plan_record::{
+use super::{blocking, comments, Answer, EngineError, Session};
+use crate::render::{plan_comment, Marker, PlanCommentInfo};
+use crate::rules::plan_policy;
+pub(crate) use navin_ledger::plan::record::{
     ApprovalEntry, PlanRecord, RecordStatus, RejectionEntry,
 };
-use super::{blocking, comments, Answer, EngineError, Session};
-use crate::rules::plan_policy;
 use navin_planner::{plan_repository, MemorySource, PlannerOptions, SourceEntry};
-use crate::render::{plan_comment, Marker, PlanCommentInfo};
 
 /// At most this many files are read through the API for one plan.
 pub const MAX_BLOBS: usize = 150;
@@ -28,23 +28,9 @@ const SOURCE: &str = "built-in planner";
 /// The repository's running count of accepted safe operations (see [`AutoAcceptCount`]).
 const AUTO_ACCEPT_PATH: &str = ".navin/plans/auto-accept.json";
 
-/// The plan id of an issue: one plan per issue, regenerated in place.
-pub fn plan_id(issue: u64) -> String {
-    format!("issue-{issue}")
-}
-
-/// The plan id of a pull request's own plan.
-pub fn pr_plan_id(number: u64) -> String {
-    format!("pr-{number}")
-}
-
-fn md_path(id: &str) -> String {
-    format!("{}/{id}.md", navin_ledger::store::PLANS_DIR)
-}
-
-pub(crate) fn json_path(id: &str) -> String {
-    format!("{}/{id}.json", navin_ledger::store::PLANS_DIR)
-}
+/// Plan ids are one per issue (regenerated in place) and one per pull request.
+pub use navin_ledger::plan::record::{plan_id, pr_plan_id};
+pub(crate) use navin_ledger::plan::record::{record_path as json_path, text_path as md_path};
 
 /// Which files of a tree listing to read, within the limits: manifests and shallow
 /// paths first, since they say most about a repository.
@@ -186,10 +172,8 @@ impl Session<'_> {
             Ok(tree) => tree,
             // The payload's default branch may be stale (renamed since): ask the repository.
             Err(e) if e.status() == Some(404) && at.is_none() => {
-                let repo: serde_json::Value = self
-                    .client
-                    .get_json(&ops::repository(&self.repo))
-                    .await?;
+                let repo: serde_json::Value =
+                    self.client.get_json(&ops::repository(&self.repo)).await?;
                 match repo["default_branch"].as_str() {
                     Some(found) if found != branch => branch = found.to_owned(),
                     _ => return Err(e.into()),
@@ -335,7 +319,7 @@ impl Session<'_> {
         let info = PlanCommentInfo {
             plan_id: record.id.clone(),
             source: record.source.clone(),
-            status: record.comment_status(),
+            status: crate::render::plan_status(&record),
             diff: record.diff.clone(),
             repo: Some(self.repo_ref()),
         };

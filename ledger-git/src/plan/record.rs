@@ -1,11 +1,9 @@
 //! The plan record on the ledger branch (`.navin/plans/<id>.json`): status, approvals bound to content hashes, edits with their diff, and the texts a plan replaced.
 
+use crate::plan::policy::{decide_auto_accept, AutoAcceptConfig};
+use crate::plan::{PlanDiff, PlanDocument};
 use chrono::{DateTime, Utc};
-use navin_ledger::plan::policy::{decide_auto_accept, AutoAcceptConfig};
-use navin_ledger::plan::{PlanDiff, PlanDocument};
 use serde::{Deserialize, Serialize};
-
-use crate::render::{PlanApproval, PlanStatus};
 
 /// Op ids remembered per record, for redelivered commands.
 const OP_WINDOW: usize = 50;
@@ -327,35 +325,8 @@ impl PlanRecord {
         true
     }
 
-    /// The status as the plan comment shows it.
-    pub fn comment_status(&self) -> PlanStatus {
-        match self.status {
-            RecordStatus::Pending => PlanStatus::Pending {
-                stale: self.stale_note(),
-            },
-            RecordStatus::Approved => PlanStatus::Approved {
-                approvals: self
-                    .current_approvals()
-                    .map(|a| PlanApproval {
-                        approver: a.approver.clone(),
-                        plan_hash: a.plan_hash.clone(),
-                        review_id: a.review_id,
-                        at: a.at,
-                    })
-                    .collect(),
-            },
-            RecordStatus::Rejected => {
-                let last = self.rejections.last();
-                PlanStatus::Rejected {
-                    by: last.map(|r| r.by.clone()).unwrap_or_default(),
-                    feedback: last.and_then(|r| r.feedback.clone()),
-                }
-            }
-            RecordStatus::Superseded => PlanStatus::Superseded { by_plan: None },
-        }
-    }
-
-    fn stale_note(&self) -> Option<String> {
+    /// Why current approvals are stale, for the plan comment and the check.
+    pub fn stale_note(&self) -> Option<String> {
         let stale = self.stale_approvals();
         if stale.is_empty() {
             return None;
@@ -378,11 +349,31 @@ impl PlanRecord {
     }
 }
 
+/// The plan id of an issue's plan.
+pub fn plan_id(issue: u64) -> String {
+    format!("issue-{issue}")
+}
+
+/// The plan id of a pull request's own plan.
+pub fn pr_plan_id(number: u64) -> String {
+    format!("pr-{number}")
+}
+
+/// Where plan `id`'s canonical text lives on the ledger branch (`.navin/plans/<id>.md`).
+pub fn text_path(id: &str) -> String {
+    format!("{}/{id}.md", crate::store::PLANS_DIR)
+}
+
+/// Where plan `id`'s record lives on the ledger branch (`.navin/plans/<id>.json`).
+pub fn record_path(id: &str) -> String {
+    format!("{}/{id}.json", crate::store::PLANS_DIR)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 mod tests {
     use super::*;
-    use navin_ledger::plan::{FileChange, Operation, Plan, READ_ONLY_PERSONA};
+    use crate::plan::{FileChange, Operation, Plan, READ_ONLY_PERSONA};
 
     fn at(s: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
@@ -455,15 +446,11 @@ mod tests {
         assert!(!r.is_approved());
         assert_eq!(r.superseded[0].hash, "sha256:a");
         assert_eq!(r.superseded[0].status, RecordStatus::Superseded);
-        match r.comment_status() {
-            PlanStatus::Pending { stale: Some(why) } => {
-                assert!(
-                    why.contains("@carol") && why.contains("/plan edit"),
-                    "{why}"
-                )
-            }
-            other => panic!("{other:?}"),
-        }
+        let why = r.stale_note().expect("stale approvals are noted");
+        assert!(
+            why.contains("@carol") && why.contains("/plan edit"),
+            "{why}"
+        );
         // A fresh approval of the new text counts again.
         r.reconcile_reviews(&[9], &[counted(9, "carol")], 1, at(5));
         assert!(r.is_approved());
