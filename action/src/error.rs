@@ -28,6 +28,10 @@ pub enum ActionError {
     Payload { path: String, message: String },
     #[error("{path}: {message}")]
     Config { path: String, message: String },
+    /// The repository's `.github/navin.yml` (as the engine read it from the default
+    /// branch) is invalid; the message names the file, line and key.
+    #[error("{0} (fix it on the default branch; nothing was changed)")]
+    InvalidRepoConfig(String),
     #[error("ledger branch {branch}: {message}")]
     Ledger { branch: String, message: String },
     /// The engine gave up on the event; `transient` failures may pass on a re-run.

@@ -219,6 +219,10 @@ impl Work<'_> {
             println!("{}", commands::warning(line));
         }
         let report = handled.map_err(|e| failure::from_engine(&e, &self.branch))?;
+        // An invalid `.github/navin.yml` changed nothing; the job fails naming the key.
+        if let Some(why) = report.invalid_config() {
+            return Err(ActionError::InvalidRepoConfig(why));
+        }
         // The engine answered a refused call with an error reply: still a failure of
         // this job, and the permission it lacked is what to fix.
         if let Some(e) = failure::from_setbacks(&report.setbacks()) {

@@ -10,3 +10,11 @@ pub use fake::{FakeGitHub, Fault};
 pub use keys::AppKey;
 pub use scenario::Scenario;
 pub use webhook::{Payload, WebhookSender};
+
+/// A plain HTTP client for talking to loopback servers. rustls needs one process-wide
+/// crypto provider; the workspace's TLS stack is ring (octocrab's), installed here so a
+/// client builds whichever reqwest features the build unified.
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}

@@ -71,7 +71,11 @@ fn run_on_another_head_is_ignored() {
     let event = job.workflow_run_event(run_id, &other, "success");
     let r = job.run("evidence", "workflow_run", Some(&event), Some(&job.token));
     assert_eq!(r.code, Some(0), "{r:?}");
-    assert!(r.stdout.contains("ignored"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("handled workflow_run.completed"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(job.ledger_tip(), before);
     let s1 = job
         .ledger()

@@ -200,10 +200,19 @@ impl Job {
     }
 
     /// Writes `.github/navin.yml` into the job's checked-out workspace.
+    /// `.github/navin.yml` on the default branch (where the engine reads it through the
+    /// API) and in the checked-out workspace (where the read modes read it).
     pub fn write_config(&self, text: &str) {
         let dir = self.dir.path().join("workspace/.github");
         std::fs::create_dir_all(&dir).expect("config dir");
         std::fs::write(dir.join("navin.yml"), text).expect("write config");
+        self.fake.commit_files(
+            OWNER,
+            REPO,
+            "main",
+            &[(".github/navin.yml", text)],
+            "navin config",
+        );
     }
 
     pub fn write_event(&self, name: &str, value: &serde_json::Value) -> PathBuf {

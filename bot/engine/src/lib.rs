@@ -83,6 +83,7 @@ pub struct Setback {
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     setbacks: Arc<Mutex<Vec<Setback>>>,
+    invalid_config: Arc<Mutex<Option<String>>>,
 }
 
 impl Report {
@@ -107,6 +108,22 @@ impl Report {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(setback);
+    }
+
+    pub(crate) fn config_invalid(&self, why: &str) {
+        *self
+            .invalid_config
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(why.to_owned());
+    }
+
+    /// Why the repository's `.github/navin.yml` was not applied, when the event met an
+    /// invalid one (commands were refused, evidence and gates skipped).
+    pub fn invalid_config(&self) -> Option<String> {
+        self.invalid_config
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     pub fn setbacks(&self) -> Vec<Setback> {

@@ -97,7 +97,7 @@ impl WebhookSender {
         WebhookSender {
             url: target_url.into(),
             secret: secret.into(),
-            client: reqwest::Client::new(),
+            client: crate::http_client(),
             hook_id: 1,
         }
     }

@@ -119,7 +119,7 @@ async fn stateless_520_char_tokens_work_like_classic_ones() {
     assert_eq!(repo.name, REPO);
 
     let jwt = fake.app_key().app_jwt(4242, Utc::now()).expect("jwt");
-    let http = reqwest::Client::new();
+    let http = navin_e2e::http_client();
     for (header, long) in [("enabled", true), ("disabled", false)] {
         let resp: Value = http
             .post(format!(

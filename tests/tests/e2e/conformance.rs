@@ -205,7 +205,7 @@ async fn undocumented_calls_bad_parameters_and_bodies_are_reported() {
     let (fake, inst) = setup();
     let issue = fake.create_issue(OWNER, REPO, "t", "b", "alice");
     let token = fake.mint_installation_token(inst);
-    let http = reqwest::Client::new();
+    let http = navin_e2e::http_client();
     let base = fake.base_url();
     let send = |req: reqwest::RequestBuilder| async {
         req.bearer_auth(&token)

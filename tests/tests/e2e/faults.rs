@@ -7,7 +7,7 @@ use navin_e2e::Fault;
 use crate::common::{setup, status_of, token_client, OWNER, REPO};
 
 async fn get(fake: &navin_e2e::FakeGitHub, token: &str, path: &str) -> reqwest::Response {
-    reqwest::Client::new()
+    navin_e2e::http_client()
         .get(format!("{}{path}", fake.base_url()))
         .bearer_auth(token)
         .send()
@@ -68,7 +68,7 @@ async fn rate_limit_faults_carry_githubs_headers() {
         .await
         .expect_err("secondary limit");
     assert_eq!(status_of(&err), Some(429));
-    let resp = reqwest::Client::new()
+    let resp = navin_e2e::http_client()
         .post(format!(
             "{}/repos/{OWNER}/{REPO}/issues/{issue}/comments",
             fake.base_url()

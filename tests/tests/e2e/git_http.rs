@@ -57,7 +57,7 @@ async fn clone_and_push_with_a_token_show_up_in_the_contents_api() {
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_tokens_get_401_with_www_authenticate_and_git_fails() {
     let (fake, _) = setup();
-    let resp = reqwest::Client::new()
+    let resp = navin_e2e::http_client()
         .get(format!(
             "{}/info/refs?service=git-upload-pack",
             fake.git_remote_url(OWNER, REPO)
@@ -169,7 +169,7 @@ async fn git_can_live_under_a_url_prefix() {
         "{}/{OWNER}/{REPO}.git/info/refs?service=git-upload-pack",
         fake.base_url()
     );
-    let resp = reqwest::Client::new()
+    let resp = navin_e2e::http_client()
         .get(root_url)
         .bearer_auth(&token)
         .send()

@@ -46,7 +46,7 @@ async fn start_echo_bot(fake: &FakeGitHub, installation: u64) -> String {
                         event["comment"]["body"].as_str().unwrap_or_default()
                     );
                     tokio::spawn(async move {
-                        let _ = reqwest::Client::new()
+                        let _ = navin_e2e::http_client()
                             .post(format!("{api}/repos/{repo}/issues/{number}/comments"))
                             .bearer_auth(token.as_str())
                             .body(json!({ "body": reply }).to_string())

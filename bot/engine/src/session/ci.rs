@@ -110,12 +110,18 @@ impl Session<'_> {
         if linked.iter().all(|t| red && t.status == TaskStatus::Failed) {
             return Ok(());
         }
+        // The run that completed first (a workflow run is read by its own endpoint),
+        // then every run on the head.
+        let workflow = match done.run {
+            Some((RunKind::WorkflowRun, id)) => Some(self.workflow_run(id).await?),
+            _ => None,
+        };
         let mut runs = self.check_runs(&done.head_sha).await?;
         let this = match done.run {
-            Some((RunKind::WorkflowRun, id)) => {
-                let fresh = self.workflow_run(id).await?;
-                runs.push(fresh.clone());
-                Some(fresh)
+            Some((RunKind::WorkflowRun, _)) => {
+                let fresh = workflow;
+                runs.extend(fresh.clone());
+                fresh
             }
             Some((RunKind::CheckRun, id)) => runs
                 .iter()

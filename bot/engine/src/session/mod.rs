@@ -39,7 +39,10 @@ impl Engine {
         let client = self.github.installation(installation);
         let config = match self.configs.get(&client, &repository.full_name).await {
             Ok(Ok(config)) => Ok(self.with_branch_override(config)),
-            Ok(invalid) => invalid,
+            Ok(Err(invalid)) => {
+                cx.report.config_invalid(&invalid);
+                Err(invalid)
+            }
             Err(e) if e.is_transient() => return Err(e.into()),
             Err(e) => {
                 tracing::warn!(error = %e, "cannot read the repository config; using defaults");
@@ -130,7 +133,12 @@ impl Session<'_> {
         let answer = match answer {
             Ok(answer) => answer,
             Err(e) => match e.refusal() {
-                Some(reason) => Answer::refuse(reason, ""),
+                Some(reason) => {
+                    if e.missing_permission().is_some() {
+                        self.report.engine("write the ledger", &e);
+                    }
+                    Answer::refuse(reason, "")
+                }
                 None if e.is_transient() => return Err(e),
                 None => {
                     tracing::error!(error = %e, op = op_id, "command failed");

@@ -52,6 +52,8 @@ impl HttpSource {
     pub(crate) fn new(cfg: &ExternalConfig, prompt: Prompt) -> Result<Self, ExternalError> {
         let url = cfg.chat_url()?;
         let model = cfg.model_name()?.to_owned();
+        // rustls needs a process-wide crypto provider; ring is the one octocrab uses.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .timeout(cfg.timeout)
             .connect_timeout(cfg.timeout.min(MAX_CONNECT_TIMEOUT))
