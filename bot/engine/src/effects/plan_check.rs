@@ -12,7 +12,6 @@ use navin_github::{GitHubError, InstallationClient, WriteProbe};
 
 /// The check's name; branch protection can require it.
 pub const CHECK_NAME: &str = "navin/plan";
-/// `check_name=navin/plan`, with the slash encoded for the query string.
 
 /// Where the head stands: the check's conclusion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,8 +4,6 @@ use navin_ledger::model::Board;
 
 use crate::render::text::fence_marker;
 
-/// Longest step id read from a PR; longer values are not step ids.
-
 /// The step a PR is linked to, from its body or its head branch. The body
 /// wins: a line `Navin-Step: S3` (key in any case, at the very start of a
 /// line, outside fenced code blocks; quoted, indented or commented lines do

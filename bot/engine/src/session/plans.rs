@@ -319,7 +319,7 @@ impl Session<'_> {
         let info = PlanCommentInfo {
             plan_id: record.id.clone(),
             source: record.source.clone(),
-            status: crate::render::plan_status(&record),
+            status: crate::render::plan_status(record),
             diff: record.diff.clone(),
             repo: Some(self.repo_ref()),
         };
