@@ -1,5 +1,5 @@
 //! The whole server over loopback TCP, started as `navin serve` starts it: acknowledgement
-//! while GitHub hangs (checklist item 6), restart on the same data directory, the
+//! while GitHub hangs, restart on the same data directory, the
 //! reconciler at start, and graceful shutdown.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 

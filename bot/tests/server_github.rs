@@ -1,5 +1,5 @@
 //! The GitHub client on the wire (wiremock on loopback): App JWT, installation tokens,
-//! rate limits, spacing, ETags, 404 and 5xx handling (checklist items 10–13, 15–19).
+//! rate limits, spacing, ETags, 404 and 5xx handling (docs/server.md, "GitHub access").
 //! Waits run on tokio's paused clock, so nothing really sleeps.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 

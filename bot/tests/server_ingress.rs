@@ -1,5 +1,5 @@
-//! Webhook ingress through the router (`oneshot`, no socket): checklist items 1–5, 7, 9
-//! at the HTTP boundary, plus health, readiness and metrics.
+//! Webhook ingress through the router (`oneshot`, no socket): signature, headers, size caps,
+//! unknown events, duplicates and secret rotation (docs/server.md, "Request path") at the HTTP boundary, plus health, readiness and metrics.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
 mod server_support;

@@ -1,5 +1,5 @@
 //! The reconciler on the wire: pages `GET /app/hook/deliveries` by cursor and redelivers
-//! only GUIDs with no OK attempt that the queue does not hold (checklist item 8).
+//! only GUIDs with no OK attempt that the queue does not hold (docs/server.md, "Reconciler").
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
 mod server_support;

@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use super::installation::{InstallationClient, TokenCache, TokenScope, WriteProbe};
 use super::jwt::AppKey;
 use super::retry::{
-    self, Attempts, Decision, GiveUpReason, Observed, RequestKind, RetryCause, RetryPolicy,
+    self, Attempts, GiveUpReason, Observed, RequestKind, RetryCause, RetryDecision, RetryPolicy,
 };
 use super::{GitHubError, RequestObserver};
 
@@ -427,7 +427,7 @@ impl GitHubApp {
                 }
             }
             match retry::decide(&self.inner.config.policy, kind, spent, seen, now_secs()) {
-                Decision::Accept => {
+                RetryDecision::Accept => {
                     return match exchange {
                         Ok(ex) => self.finish(request, ex, cache_key).map(Sent::Response),
                         Err(message) => Err(GitHubError::Transport {
@@ -437,7 +437,7 @@ impl GitHubApp {
                         }),
                     };
                 }
-                Decision::RetryAfter(wait, cause) => match cause {
+                RetryDecision::RetryAfter(wait, cause) => match cause {
                     RetryCause::RateLimited => {
                         spent.rate_limited += 1;
                         tracing::warn!(path = %request.path, wait_secs = wait.as_secs(), "GitHub rate limit; waiting");
@@ -452,7 +452,7 @@ impl GitHubApp {
                         tokio::time::sleep(wait).await;
                     }
                 },
-                Decision::ProbeThenRetry(wait) => {
+                RetryDecision::ProbeThenRetry(wait) => {
                     spent.server_errors += 1;
                     tokio::time::sleep(wait).await;
                     // Without a probe the caller declared the write safe to repeat.
@@ -463,13 +463,13 @@ impl GitHubApp {
                         }
                     }
                 }
-                Decision::Reauthorize => {
+                RetryDecision::Reauthorize => {
                     spent.reauthorized = true;
                     if let Auth::Installation(client) = auth {
                         client.invalidate_token(&bearer).await;
                     }
                 }
-                Decision::GiveUp(reason) => {
+                RetryDecision::GiveUp(reason) => {
                     let method = request.method.to_string();
                     let path = request.path.clone();
                     return Err(match reason {

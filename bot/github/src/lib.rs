@@ -24,7 +24,7 @@ pub use installation::{
 };
 pub use jwt::{app_claims, AppClaims, AppKey, JwtError};
 pub use permission::{Access, Permission, Scope};
-pub use retry::{decide, Attempts, Decision, Observed, RequestKind, RetryPolicy};
+pub use retry::{decide, Attempts, Observed, RequestKind, RetryDecision, RetryPolicy};
 
 /// Told about every GitHub response (or transport failure), so a server can export
 /// request and rate-limit metrics without this crate choosing a metrics library.

@@ -80,7 +80,7 @@ pub struct Observed {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub enum RetryDecision {
     /// Hand the response to the caller as it is (success, 304, or a final 4xx).
     Accept,
     /// Wait, then send the same request again.
@@ -122,26 +122,26 @@ pub fn decide(
     spent: Attempts,
     seen: Observed,
     now: i64,
-) -> Decision {
+) -> RetryDecision {
     let Some(status) = seen.status else {
         return server_error(policy, kind, spent);
     };
     match status {
         429 => rate_limited(policy, spent, seen, now),
         403 if is_rate_limit_403(seen) => rate_limited(policy, spent, seen, now),
-        401 if seen.installation_auth && !spent.reauthorized => Decision::Reauthorize,
-        401 => Decision::GiveUp(GiveUpReason::Unauthorized),
+        401 if seen.installation_auth && !spent.reauthorized => RetryDecision::Reauthorize,
+        401 => RetryDecision::GiveUp(GiveUpReason::Unauthorized),
         404 => match kind {
             RequestKind::Read {
                 retry_not_found: true,
-            } if spent.not_found < policy.max_not_found_retries => Decision::RetryAfter(
+            } if spent.not_found < policy.max_not_found_retries => RetryDecision::RetryAfter(
                 doubled(policy.not_found_base, spent.not_found),
                 RetryCause::NotFound,
             ),
-            _ => Decision::Accept,
+            _ => RetryDecision::Accept,
         },
         500..=599 => server_error(policy, kind, spent),
-        _ => Decision::Accept,
+        _ => RetryDecision::Accept,
     }
 }
 
@@ -149,7 +149,7 @@ fn is_rate_limit_403(seen: Observed) -> bool {
     seen.retry_after_secs.is_some() || seen.remaining == Some(0) || seen.body_mentions_rate_limit
 }
 
-fn rate_limited(policy: &RetryPolicy, spent: Attempts, seen: Observed, now: i64) -> Decision {
+fn rate_limited(policy: &RetryPolicy, spent: Attempts, seen: Observed, now: i64) -> RetryDecision {
     let wait = if let Some(secs) = seen.retry_after_secs {
         Duration::from_secs(secs.max(1))
     } else if let (Some(0), Some(reset)) = (seen.remaining, seen.reset) {
@@ -164,19 +164,19 @@ fn rate_limited(policy: &RetryPolicy, spent: Attempts, seen: Observed, now: i64)
         doubled(policy.rate_limit_base, spent.rate_limited).min(policy.rate_limit_max)
     };
     if spent.rate_limited >= policy.max_rate_limit_retries || wait > policy.max_wait {
-        return Decision::GiveUp(GiveUpReason::RateLimited { wait });
+        return RetryDecision::GiveUp(GiveUpReason::RateLimited { wait });
     }
-    Decision::RetryAfter(wait, RetryCause::RateLimited)
+    RetryDecision::RetryAfter(wait, RetryCause::RateLimited)
 }
 
-fn server_error(policy: &RetryPolicy, kind: RequestKind, spent: Attempts) -> Decision {
+fn server_error(policy: &RetryPolicy, kind: RequestKind, spent: Attempts) -> RetryDecision {
     if spent.server_errors >= policy.max_server_error_retries {
-        return Decision::GiveUp(GiveUpReason::ServerError);
+        return RetryDecision::GiveUp(GiveUpReason::ServerError);
     }
     let wait = doubled(policy.server_error_base, spent.server_errors);
     match kind {
-        RequestKind::Read { .. } => Decision::RetryAfter(wait, RetryCause::ServerError),
-        RequestKind::Write => Decision::ProbeThenRetry(wait),
+        RequestKind::Read { .. } => RetryDecision::RetryAfter(wait, RetryCause::ServerError),
+        RequestKind::Write => RetryDecision::ProbeThenRetry(wait),
     }
 }
 
@@ -204,7 +204,7 @@ mod tests {
         }
     }
 
-    fn decide_default(kind: RequestKind, spent: Attempts, seen: Observed) -> Decision {
+    fn decide_default(kind: RequestKind, spent: Attempts, seen: Observed) -> RetryDecision {
         decide(&RetryPolicy::default(), kind, spent, seen, NOW)
     }
 
@@ -217,7 +217,7 @@ mod tests {
             };
             assert_eq!(
                 decide_default(READ, Attempts::default(), seen),
-                Decision::RetryAfter(Duration::from_secs(37), RetryCause::RateLimited),
+                RetryDecision::RetryAfter(Duration::from_secs(37), RetryCause::RateLimited),
                 "status {code}"
             );
         }
@@ -232,7 +232,7 @@ mod tests {
         };
         assert_eq!(
             decide_default(RequestKind::Write, Attempts::default(), seen),
-            Decision::RetryAfter(Duration::from_secs(301), RetryCause::RateLimited)
+            RetryDecision::RetryAfter(Duration::from_secs(301), RetryCause::RateLimited)
         );
     }
 
@@ -242,7 +242,7 @@ mod tests {
             body_mentions_rate_limit: true,
             ..status(403)
         };
-        let waits: Vec<Decision> = (0..4)
+        let waits: Vec<RetryDecision> = (0..4)
             .map(|n| {
                 decide_default(
                     READ,
@@ -256,8 +256,10 @@ mod tests {
             .collect();
         assert_eq!(
             waits,
-            [60, 120, 240, 480]
-                .map(|s| Decision::RetryAfter(Duration::from_secs(s), RetryCause::RateLimited))
+            [60, 120, 240, 480].map(|s| RetryDecision::RetryAfter(
+                Duration::from_secs(s),
+                RetryCause::RateLimited
+            ))
         );
         assert!(matches!(
             decide_default(
@@ -268,7 +270,7 @@ mod tests {
                 },
                 seen
             ),
-            Decision::GiveUp(GiveUpReason::RateLimited { .. })
+            RetryDecision::GiveUp(GiveUpReason::RateLimited { .. })
         ));
         let plain_429 = decide_default(
             READ,
@@ -280,7 +282,7 @@ mod tests {
         );
         assert_eq!(
             plain_429,
-            Decision::RetryAfter(Duration::from_secs(120), RetryCause::RateLimited)
+            RetryDecision::RetryAfter(Duration::from_secs(120), RetryCause::RateLimited)
         );
     }
 
@@ -288,7 +290,7 @@ mod tests {
     fn plain_forbidden_is_not_retried() {
         assert_eq!(
             decide_default(RequestKind::Write, Attempts::default(), status(403)),
-            Decision::Accept
+            RetryDecision::Accept
         );
     }
 
@@ -301,7 +303,7 @@ mod tests {
         };
         assert!(matches!(
             decide_default(READ, Attempts::default(), seen),
-            Decision::GiveUp(GiveUpReason::RateLimited { .. })
+            RetryDecision::GiveUp(GiveUpReason::RateLimited { .. })
         ));
     }
 
@@ -326,20 +328,20 @@ mod tests {
         );
         assert_eq!(
             d0,
-            Decision::RetryAfter(Duration::from_secs(1), RetryCause::NotFound)
+            RetryDecision::RetryAfter(Duration::from_secs(1), RetryCause::NotFound)
         );
         assert_eq!(
             d1,
-            Decision::RetryAfter(Duration::from_secs(2), RetryCause::NotFound)
+            RetryDecision::RetryAfter(Duration::from_secs(2), RetryCause::NotFound)
         );
-        assert_eq!(d2, Decision::Accept);
+        assert_eq!(d2, RetryDecision::Accept);
         assert_eq!(
             decide_default(READ, Attempts::default(), status(404)),
-            Decision::Accept
+            RetryDecision::Accept
         );
         assert_eq!(
             decide_default(RequestKind::Write, Attempts::default(), status(404)),
-            Decision::Accept
+            RetryDecision::Accept
         );
     }
 
@@ -347,15 +349,15 @@ mod tests {
     fn server_error_on_write_probes_before_retrying_and_read_just_retries() {
         assert_eq!(
             decide_default(RequestKind::Write, Attempts::default(), status(502)),
-            Decision::ProbeThenRetry(Duration::from_secs(2))
+            RetryDecision::ProbeThenRetry(Duration::from_secs(2))
         );
         assert_eq!(
             decide_default(READ, Attempts::default(), status(500)),
-            Decision::RetryAfter(Duration::from_secs(2), RetryCause::ServerError)
+            RetryDecision::RetryAfter(Duration::from_secs(2), RetryCause::ServerError)
         );
         assert_eq!(
             decide_default(RequestKind::Write, Attempts::default(), Observed::default()),
-            Decision::ProbeThenRetry(Duration::from_secs(2)),
+            RetryDecision::ProbeThenRetry(Duration::from_secs(2)),
             "a transport error on a write is as ambiguous as a 5xx"
         );
         assert_eq!(
@@ -367,7 +369,7 @@ mod tests {
                 },
                 status(503)
             ),
-            Decision::GiveUp(GiveUpReason::ServerError)
+            RetryDecision::GiveUp(GiveUpReason::ServerError)
         );
     }
 
@@ -376,7 +378,7 @@ mod tests {
         for code in [400, 409, 410, 422] {
             assert_eq!(
                 decide_default(RequestKind::Write, Attempts::default(), status(code)),
-                Decision::Accept
+                RetryDecision::Accept
             );
         }
     }
@@ -389,7 +391,7 @@ mod tests {
         };
         assert_eq!(
             decide_default(READ, Attempts::default(), seen),
-            Decision::Reauthorize
+            RetryDecision::Reauthorize
         );
         assert_eq!(
             decide_default(
@@ -400,11 +402,11 @@ mod tests {
                 },
                 seen
             ),
-            Decision::GiveUp(GiveUpReason::Unauthorized)
+            RetryDecision::GiveUp(GiveUpReason::Unauthorized)
         );
         assert_eq!(
             decide_default(READ, Attempts::default(), status(401)),
-            Decision::GiveUp(GiveUpReason::Unauthorized),
+            RetryDecision::GiveUp(GiveUpReason::Unauthorized),
             "a rejected app JWT is not fixed by minting a token"
         );
     }

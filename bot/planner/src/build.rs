@@ -9,7 +9,7 @@ use navin_ledger::plan::{
 use super::imports::Graph;
 use super::intent::{self, Intent};
 use super::lang;
-use super::map::{CommandKind, RepoMap};
+use super::map::{RepoCommandKind, RepoMap};
 use super::rank::RankedFile;
 use super::scan::Scanned;
 use super::targets::{
@@ -17,7 +17,7 @@ use super::targets::{
 };
 use super::{risks, sections, stages, text, PlannerOptions};
 
-/// The seed's persona statement, plus where the plan came from.
+/// The read-only persona statement (docs/plan.md), plus where the plan came from.
 const PERSONA: &str =
     "Operating as a Read-Only Software Architect. No file writes, dependency installs, \
 migrations, service mutations, git mutations, or destructive commands were performed.";
@@ -55,7 +55,7 @@ pub fn build_plan(
         .take(IMPACT_FILES.saturating_sub(changes.len()).max(3))
         .collect();
     // Root commands come first; a handful is enough to verify a change.
-    let mut tests = map.commands_of(CommandKind::Test);
+    let mut tests = map.commands_of(RepoCommandKind::Test);
     tests.truncate(MAX_TEST_COMMANDS);
     let checks: Vec<String> = map
         .commands
@@ -63,7 +63,7 @@ pub fn build_plan(
         .filter(|c| {
             matches!(
                 c.kind,
-                CommandKind::Lint | CommandKind::Typecheck | CommandKind::Format
+                RepoCommandKind::Lint | RepoCommandKind::Typecheck | RepoCommandKind::Format
             )
         })
         .map(|c| c.command.clone())

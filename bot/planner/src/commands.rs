@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::lang;
-use super::map::{CommandKind, DetectedCommand, Manifest};
+use super::map::{DetectedCommand, Manifest, RepoCommandKind};
 use super::scan::Scanned;
 
 /// Derives verification commands, root manifests first. Commands for nested
@@ -11,8 +11,8 @@ use super::scan::Scanned;
 /// nested projects get a `cd <dir> && …` prefix so each runs where it belongs.
 pub fn detect(scanned: &Scanned, manifests: &[Manifest]) -> Vec<DetectedCommand> {
     let mut out: Vec<DetectedCommand> = Vec::new();
-    let mut seen: BTreeSet<(CommandKind, String)> = BTreeSet::new();
-    let mut push = |kind: CommandKind, dir: &str, cmd: &str, source: &str| {
+    let mut seen: BTreeSet<(RepoCommandKind, String)> = BTreeSet::new();
+    let mut push = |kind: RepoCommandKind, dir: &str, cmd: &str, source: &str| {
         let command = if dir.is_empty() {
             cmd.to_string()
         } else {
@@ -77,7 +77,7 @@ pub fn detect(scanned: &Scanned, manifests: &[Manifest]) -> Vec<DetectedCommand>
             "Cargo" => {
                 let ws = !m.workspace_members.is_empty();
                 push(
-                    CommandKind::Test,
+                    RepoCommandKind::Test,
                     dir,
                     if ws {
                         "cargo test --workspace"
@@ -87,7 +87,7 @@ pub fn detect(scanned: &Scanned, manifests: &[Manifest]) -> Vec<DetectedCommand>
                     src,
                 );
                 push(
-                    CommandKind::Lint,
+                    RepoCommandKind::Lint,
                     dir,
                     if ws {
                         "cargo clippy --workspace --all-targets -- -D warnings"
@@ -96,7 +96,12 @@ pub fn detect(scanned: &Scanned, manifests: &[Manifest]) -> Vec<DetectedCommand>
                     },
                     src,
                 );
-                push(CommandKind::Format, dir, "cargo fmt --all -- --check", src);
+                push(
+                    RepoCommandKind::Format,
+                    dir,
+                    "cargo fmt --all -- --check",
+                    src,
+                );
             }
             "npm" => {
                 let run = npm_runner(dir);
@@ -106,35 +111,35 @@ pub fn detect(scanned: &Scanned, manifests: &[Manifest]) -> Vec<DetectedCommand>
                         .is_some_and(|s| !s.contains("no test specified"))
                 };
                 if script("test") {
-                    push(CommandKind::Test, dir, &format!("{run} test"), src);
+                    push(RepoCommandKind::Test, dir, &format!("{run} test"), src);
                 } else if m.has_dep("vitest") {
-                    push(CommandKind::Test, dir, "npx vitest run", src);
+                    push(RepoCommandKind::Test, dir, "npx vitest run", src);
                 } else if m.has_dep("jest") {
-                    push(CommandKind::Test, dir, "npx jest", src);
+                    push(RepoCommandKind::Test, dir, "npx jest", src);
                 }
                 for (name, kind) in [
-                    ("lint", CommandKind::Lint),
-                    ("typecheck", CommandKind::Typecheck),
-                    ("type-check", CommandKind::Typecheck),
-                    ("check", CommandKind::Lint),
-                    ("format:check", CommandKind::Format),
+                    ("lint", RepoCommandKind::Lint),
+                    ("typecheck", RepoCommandKind::Typecheck),
+                    ("type-check", RepoCommandKind::Typecheck),
+                    ("check", RepoCommandKind::Lint),
+                    ("format:check", RepoCommandKind::Format),
                 ] {
                     if script(name) {
                         push(kind, dir, &format!("{run} run {name}"), src);
                     }
                 }
                 if !script("lint") && (m.has_dep("eslint") || has_eslint_config(scanned, dir)) {
-                    push(CommandKind::Lint, dir, "npx eslint .", src);
+                    push(RepoCommandKind::Lint, dir, "npx eslint .", src);
                 }
                 if !script("typecheck") && m.has_dep("typescript") {
-                    push(CommandKind::Typecheck, dir, "npx tsc --noEmit", src);
+                    push(RepoCommandKind::Typecheck, dir, "npx tsc --noEmit", src);
                 }
             }
             "Go modules" => {
-                push(CommandKind::Test, dir, "go test ./...", src);
-                push(CommandKind::Lint, dir, "go vet ./...", src);
+                push(RepoCommandKind::Test, dir, "go test ./...", src);
+                push(RepoCommandKind::Lint, dir, "go vet ./...", src);
                 if exists_in(dir, ".golangci.yml") || exists_in(dir, ".golangci.yaml") {
-                    push(CommandKind::Lint, dir, "golangci-lint run", src);
+                    push(RepoCommandKind::Lint, dir, "golangci-lint run", src);
                 }
             }
             "pyproject" | "Poetry" | "setuptools" | "pip requirements" | "Pipenv" => {
@@ -145,30 +150,30 @@ pub fn detect(scanned: &Scanned, manifests: &[Manifest]) -> Vec<DetectedCommand>
                         || m.scripts.contains_key(&format!("section[{tool}]"))
                 };
                 if exists_in(dir, "tox.ini") && !uses("pytest") {
-                    push(CommandKind::Test, dir, "tox", "tox.ini");
+                    push(RepoCommandKind::Test, dir, "tox", "tox.ini");
                 } else if uses("pytest")
                     || exists_in(dir, "pytest.ini")
                     || exists_in(dir, "conftest.py")
                     || exists_in(dir, "tests/conftest.py")
                     || has_python_tests(scanned, dir)
                 {
-                    push(CommandKind::Test, dir, "pytest", src);
+                    push(RepoCommandKind::Test, dir, "pytest", src);
                 }
                 if uses("ruff") || exists_in(dir, "ruff.toml") || exists_in(dir, ".ruff.toml") {
-                    push(CommandKind::Lint, dir, "ruff check .", src);
+                    push(RepoCommandKind::Lint, dir, "ruff check .", src);
                 }
                 if uses("flake8") || exists_in(dir, ".flake8") {
-                    push(CommandKind::Lint, dir, "flake8", src);
+                    push(RepoCommandKind::Lint, dir, "flake8", src);
                 }
                 if uses("mypy") || exists_in(dir, "mypy.ini") {
-                    push(CommandKind::Typecheck, dir, "mypy .", src);
+                    push(RepoCommandKind::Typecheck, dir, "mypy .", src);
                 }
                 if uses("black") {
-                    push(CommandKind::Format, dir, "black --check .", src);
+                    push(RepoCommandKind::Format, dir, "black --check .", src);
                 }
             }
             "Maven" => {
-                push(CommandKind::Test, dir, "mvn test", src);
+                push(RepoCommandKind::Test, dir, "mvn test", src);
             }
             "Gradle" | "Gradle settings" => {
                 let gradle = if exists_in(dir, "gradlew") || exists_in("", "gradlew") {
@@ -176,58 +181,63 @@ pub fn detect(scanned: &Scanned, manifests: &[Manifest]) -> Vec<DetectedCommand>
                 } else {
                     "gradle"
                 };
-                push(CommandKind::Test, dir, &format!("{gradle} test"), src);
-                push(CommandKind::Lint, dir, &format!("{gradle} check"), src);
+                push(RepoCommandKind::Test, dir, &format!("{gradle} test"), src);
+                push(RepoCommandKind::Lint, dir, &format!("{gradle} check"), src);
             }
             "Bundler" => {
                 if m.has_dep("rspec") || m.has_dep("rspec-rails") || exists_in(dir, ".rspec") {
-                    push(CommandKind::Test, dir, "bundle exec rspec", src);
+                    push(RepoCommandKind::Test, dir, "bundle exec rspec", src);
                 } else if m.has_dep("rails") {
-                    push(CommandKind::Test, dir, "bin/rails test", src);
+                    push(RepoCommandKind::Test, dir, "bin/rails test", src);
                 } else {
-                    push(CommandKind::Test, dir, "bundle exec rake test", src);
+                    push(RepoCommandKind::Test, dir, "bundle exec rake test", src);
                 }
                 if m.has_dep("rubocop") {
-                    push(CommandKind::Lint, dir, "bundle exec rubocop", src);
+                    push(RepoCommandKind::Lint, dir, "bundle exec rubocop", src);
                 }
             }
             "Composer" => {
                 if m.scripts.contains_key("test") {
-                    push(CommandKind::Test, dir, "composer test", src);
+                    push(RepoCommandKind::Test, dir, "composer test", src);
                 } else if m.has_dep("phpunit/phpunit") {
-                    push(CommandKind::Test, dir, "vendor/bin/phpunit", src);
+                    push(RepoCommandKind::Test, dir, "vendor/bin/phpunit", src);
                 }
                 if m.has_dep("phpstan/phpstan") {
-                    push(CommandKind::Lint, dir, "vendor/bin/phpstan analyse", src);
+                    push(
+                        RepoCommandKind::Lint,
+                        dir,
+                        "vendor/bin/phpstan analyse",
+                        src,
+                    );
                 }
             }
             "Mix" => {
-                push(CommandKind::Test, dir, "mix test", src);
+                push(RepoCommandKind::Test, dir, "mix test", src);
                 push(
-                    CommandKind::Format,
+                    RepoCommandKind::Format,
                     dir,
                     "mix format --check-formatted",
                     src,
                 );
                 if m.has_dep("credo") {
-                    push(CommandKind::Lint, dir, "mix credo", src);
+                    push(RepoCommandKind::Lint, dir, "mix credo", src);
                 }
             }
             "CMake" if m.scripts.contains_key("ctest") => {
                 push(
-                    CommandKind::Build,
+                    RepoCommandKind::Build,
                     dir,
                     "cmake -S . -B build && cmake --build build",
                     src,
                 );
-                push(CommandKind::Test, dir, "ctest --test-dir build", src);
+                push(RepoCommandKind::Test, dir, "ctest --test-dir build", src);
             }
             "Make" => {
                 for (target, kind) in [
-                    ("test", CommandKind::Test),
-                    ("check", CommandKind::Test),
-                    ("lint", CommandKind::Lint),
-                    ("fmt-check", CommandKind::Format),
+                    ("test", RepoCommandKind::Test),
+                    ("check", RepoCommandKind::Test),
+                    ("lint", RepoCommandKind::Lint),
+                    ("fmt-check", RepoCommandKind::Format),
                 ] {
                     if m.scripts.contains_key(target) {
                         push(kind, dir, &format!("make {target}"), src);
@@ -240,12 +250,12 @@ pub fn detect(scanned: &Scanned, manifests: &[Manifest]) -> Vec<DetectedCommand>
                 } else {
                     "dart test"
                 };
-                push(CommandKind::Test, dir, cmd, src);
+                push(RepoCommandKind::Test, dir, cmd, src);
             }
-            "MSBuild" => push(CommandKind::Test, dir, "dotnet test", src),
-            "Swift Package Manager" => push(CommandKind::Test, dir, "swift test", src),
-            "Zig build" => push(CommandKind::Test, dir, "zig build test", src),
-            "Deno" => push(CommandKind::Test, dir, "deno test", src),
+            "MSBuild" => push(RepoCommandKind::Test, dir, "dotnet test", src),
+            "Swift Package Manager" => push(RepoCommandKind::Test, dir, "swift test", src),
+            "Zig build" => push(RepoCommandKind::Test, dir, "zig build test", src),
+            "Deno" => push(RepoCommandKind::Test, dir, "deno test", src),
             _ => {}
         }
     }

@@ -39,8 +39,8 @@ use navin_ledger::plan::Plan;
 use serde::Serialize;
 
 pub use map::{
-    CiConfig, CommandKind, DetectedCommand, EntryPoint, Framework, HubFile, LanguageStat, Manifest,
-    Module, RepoMap, ScanStats, TestConvention,
+    CiConfig, DetectedCommand, EntryPoint, Framework, HubFile, LanguageStat, Manifest, Module,
+    RepoCommandKind, RepoMap, ScanStats, TestConvention,
 };
 pub use rank::RankedFile;
 pub use source::{LocalSource, MemorySource, RepoSource, SourceEntry};

@@ -89,7 +89,7 @@ pub struct Framework {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum CommandKind {
+pub enum RepoCommandKind {
     Test,
     Lint,
     Format,
@@ -101,7 +101,7 @@ pub enum CommandKind {
 /// proposes these; it never runs them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DetectedCommand {
-    pub kind: CommandKind,
+    pub kind: RepoCommandKind,
     pub command: String,
     /// The file that implies it.
     pub source: String,
@@ -157,7 +157,7 @@ impl RepoMap {
             .max_by_key(|m| m.path.len())
     }
 
-    pub fn commands_of(&self, kind: CommandKind) -> Vec<&DetectedCommand> {
+    pub fn commands_of(&self, kind: RepoCommandKind) -> Vec<&DetectedCommand> {
         self.commands.iter().filter(|c| c.kind == kind).collect()
     }
 

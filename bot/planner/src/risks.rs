@@ -5,7 +5,7 @@ use navin_ledger::plan::FileChange;
 use super::imports::Graph;
 use super::intent::Intent;
 use super::lang;
-use super::map::{CommandKind, RepoMap};
+use super::map::{RepoCommandKind, RepoMap};
 use super::scan::Scanned;
 
 /// The seed asks for 3 to 5 risks.
@@ -144,7 +144,7 @@ pub fn risks(
             paths(&entries)
         ));
     }
-    if map.commands_of(CommandKind::Test).is_empty() {
+    if map.commands_of(RepoCommandKind::Test).is_empty() {
         out.push(
             "No test command was detected: regressions would go unnoticed by CI, so verification relies on review \
              and manual checks."

@@ -7,7 +7,7 @@ use navin_ledger::plan::Stage;
 use super::build::Chosen;
 use super::imports::Graph;
 use super::lang;
-use super::map::{CommandKind, RepoMap};
+use super::map::{RepoCommandKind, RepoMap};
 use super::scan::Scanned;
 
 /// Plans with more files than this, or spanning this many modules, are staged.
@@ -103,7 +103,7 @@ pub fn build(scanned: &Scanned, map: &RepoMap, graph: &Graph, chosen: &[Chosen])
 }
 
 fn overall_test(map: &RepoMap) -> String {
-    map.commands_of(CommandKind::Test)
+    map.commands_of(RepoCommandKind::Test)
         .first()
         .map(|c| format!("`{}`", c.command))
         .unwrap_or_else(|| {
@@ -114,7 +114,7 @@ fn overall_test(map: &RepoMap) -> String {
 /// A test command limited to one module when the ecosystem allows it.
 fn scoped_test(map: &RepoMap, key: &str, files: &[&Chosen]) -> Option<String> {
     let module = map.modules.iter().find(|m| m.path == key)?;
-    let tests = map.commands_of(CommandKind::Test);
+    let tests = map.commands_of(RepoCommandKind::Test);
     let base = tests.first()?.command.clone();
     let cmd = match module.kind.as_str() {
         "crate" if base.starts_with("cargo test") => format!("cargo test -p {}", module.name),

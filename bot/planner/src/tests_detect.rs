@@ -12,7 +12,7 @@ fn map_of(files: &[(&str, &str)]) -> RepoMap {
     map_repository(&src, &PlannerOptions::default()).unwrap()
 }
 
-fn commands(map: &RepoMap, kind: CommandKind) -> Vec<String> {
+fn commands(map: &RepoMap, kind: RepoCommandKind) -> Vec<String> {
     map.commands
         .iter()
         .filter(|c| c.kind == kind)
@@ -53,10 +53,10 @@ fn detects_cargo_workspace_crates_frameworks_and_commands() {
     assert!(frameworks(&map).contains(&"axum".to_string()));
     assert!(frameworks(&map).contains(&"Tokio".to_string()));
     assert_eq!(
-        commands(&map, CommandKind::Test),
+        commands(&map, RepoCommandKind::Test),
         vec!["cargo test --workspace"]
     );
-    assert!(commands(&map, CommandKind::Lint)[0].starts_with("cargo clippy --workspace"));
+    assert!(commands(&map, RepoCommandKind::Lint)[0].starts_with("cargo clippy --workspace"));
     assert_eq!(map.ci[0].system, "GitHub Actions");
     let entries: Vec<&str> = map.entry_points.iter().map(|e| e.path.as_str()).collect();
     assert!(entries.contains(&"server/src/main.rs"));
@@ -100,9 +100,9 @@ fn detects_npm_workspaces_scripts_and_js_frameworks() {
         ),
         ("packages/api/src/routes/index.js", "module.exports = {};\n"),
     ]);
-    assert_eq!(commands(&map, CommandKind::Test), vec!["pnpm test"]);
-    assert!(commands(&map, CommandKind::Lint).contains(&"pnpm run lint".to_string()));
-    assert!(commands(&map, CommandKind::Typecheck).contains(&"npx tsc --noEmit".to_string()));
+    assert_eq!(commands(&map, RepoCommandKind::Test), vec!["pnpm test"]);
+    assert!(commands(&map, RepoCommandKind::Lint).contains(&"pnpm run lint".to_string()));
+    assert!(commands(&map, RepoCommandKind::Typecheck).contains(&"npx tsc --noEmit".to_string()));
     let fw = frameworks(&map);
     for name in ["React", "Next.js", "Express"] {
         assert!(fw.contains(&name.to_string()), "{name} missing from {fw:?}");
@@ -129,8 +129,8 @@ fn detects_go_module_packages_and_imports() {
         ("internal/store/store_test.go", "package store\n"),
         (".golangci.yml", "linters: {}\n"),
     ]);
-    assert_eq!(commands(&map, CommandKind::Test), vec!["go test ./..."]);
-    assert!(commands(&map, CommandKind::Lint).contains(&"golangci-lint run".to_string()));
+    assert_eq!(commands(&map, RepoCommandKind::Test), vec!["go test ./..."]);
+    assert!(commands(&map, RepoCommandKind::Lint).contains(&"golangci-lint run".to_string()));
     assert!(frameworks(&map).contains(&"Cobra".to_string()));
     assert!(map
         .entry_points
@@ -158,9 +158,9 @@ fn detects_python_project_tools_and_relative_imports() {
         ("tests/test_models.py", "from svc.models import User\n"),
         ("alembic/versions/0001_init.py", "def upgrade(): pass\n"),
     ]);
-    assert_eq!(commands(&map, CommandKind::Test), vec!["pytest"]);
-    assert!(commands(&map, CommandKind::Lint).contains(&"ruff check .".to_string()));
-    assert!(commands(&map, CommandKind::Typecheck).contains(&"mypy .".to_string()));
+    assert_eq!(commands(&map, RepoCommandKind::Test), vec!["pytest"]);
+    assert!(commands(&map, RepoCommandKind::Lint).contains(&"ruff check .".to_string()));
+    assert!(commands(&map, RepoCommandKind::Typecheck).contains(&"mypy .".to_string()));
     let fw = frameworks(&map);
     assert!(
         fw.contains(&"FastAPI".to_string()) && fw.contains(&"SQLAlchemy".to_string()),
@@ -190,7 +190,7 @@ fn detects_jvm_ruby_php_elixir_and_native_build_files() {
     for name in ["Spring Boot", "Ruby on Rails", "Laravel", "Phoenix"] {
         assert!(fw.contains(&name.to_string()), "{name} missing from {fw:?}");
     }
-    let tests = commands(&map, CommandKind::Test);
+    let tests = commands(&map, RepoCommandKind::Test);
     for cmd in [
         "mvn test",
         "bundle exec rspec",
@@ -204,7 +204,7 @@ fn detects_jvm_ruby_php_elixir_and_native_build_files() {
             "{cmd} missing from {tests:?}"
         );
     }
-    assert!(commands(&map, CommandKind::Lint).contains(&"make lint".to_string()));
+    assert!(commands(&map, RepoCommandKind::Lint).contains(&"make lint".to_string()));
     assert!(map
         .entry_points
         .iter()

@@ -16,7 +16,7 @@ fn plan_of(files: &[(&str, &str)], request: &str) -> PlannerOutput {
     plan_repository(&src, request, &PlannerOptions::default()).unwrap()
 }
 
-/// The seed's rules for a plan, as the validator will check them.
+/// The plan format's rules (docs/plan.md), as the validator will check them.
 fn assert_seed_rules(plan: &Plan) {
     assert!(!plan.title.trim().is_empty() && !plan.title.contains('\n'));
     assert!(

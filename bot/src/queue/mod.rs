@@ -4,7 +4,7 @@
 //! transaction is being written are committed together in the next one (group commit),
 //! so one fsync serves many deliveries and acknowledgement latency stays flat under load.
 
-pub mod dispatch;
+pub mod handler;
 pub mod reconcile;
 mod store;
 pub mod worker;
@@ -18,7 +18,7 @@ use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use tokio::sync::oneshot;
 
-pub use dispatch::{DeliveryHandler, EngineHandler, HandlerError, HandlerFuture, NoHandler};
+pub use handler::{DeliveryHandler, EngineHandler, HandlerError, HandlerFuture, NoHandler};
 pub use navin_engine::{classify, Classification, EventKind};
 pub use worker::{retry_delay, WorkerConfig, WorkerHandle, Workers};
 

@@ -50,7 +50,7 @@ pub fn retry_delay(config: &WorkerConfig, attempt: u32) -> Duration {
 
 /// What happens to a delivery after an attempt, decided from the handler's result.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Verdict {
+enum Outcome {
     Done,
     RetryAt(i64, String),
     Failed(String),
@@ -61,16 +61,16 @@ fn verdict(
     attempt: u32,
     result: Result<(), HandlerError>,
     now_ms: i64,
-) -> Verdict {
+) -> Outcome {
     match result {
-        Ok(()) => Verdict::Done,
-        Err(HandlerError::Permanent(msg)) => Verdict::Failed(msg),
+        Ok(()) => Outcome::Done,
+        Err(HandlerError::Permanent(msg)) => Outcome::Failed(msg),
         Err(HandlerError::Transient(msg)) if attempt >= config.max_attempts => {
-            Verdict::Failed(format!("gave up after {attempt} attempts: {msg}"))
+            Outcome::Failed(format!("gave up after {attempt} attempts: {msg}"))
         }
         Err(HandlerError::Transient(msg)) => {
             let delay = i64::try_from(retry_delay(config, attempt).as_millis()).unwrap_or(i64::MAX);
-            Verdict::RetryAt(now_ms.saturating_add(delay), msg)
+            Outcome::RetryAt(now_ms.saturating_add(delay), msg)
         }
     }
 }
@@ -268,7 +268,7 @@ impl Scheduler {
             .observe(info.started.elapsed().as_secs_f64());
         let now = now_ms();
         let outcome = match verdict(&self.config, info.attempt, result, now) {
-            Verdict::Done => {
+            Outcome::Done => {
                 self.metrics.attempt("done");
                 let latency_ms = now.saturating_sub(info.received_at_ms).max(0);
                 #[expect(clippy::cast_precision_loss, reason = "latency in ms fits f64 exactly")]
@@ -277,12 +277,12 @@ impl Scheduler {
                     .observe(latency_ms as f64 / 1000.0);
                 self.queue.complete(info.seq, now).await
             }
-            Verdict::RetryAt(at, error) => {
+            Outcome::RetryAt(at, error) => {
                 self.metrics.attempt("retry");
                 tracing::warn!(delivery = %info.delivery_id, attempt = info.attempt, %error, "delivery will be retried");
                 self.queue.retry_at(info.seq, error, at).await
             }
-            Verdict::Failed(error) => {
+            Outcome::Failed(error) => {
                 self.metrics.attempt("failed");
                 tracing::error!(delivery = %info.delivery_id, attempt = info.attempt, %error, "delivery failed");
                 self.queue.fail(info.seq, error, now).await
@@ -345,16 +345,16 @@ mod tests {
         let err = || Err(HandlerError::Transient("503".to_owned()));
         assert_eq!(
             verdict(&c, 1, err(), 1000),
-            Verdict::RetryAt(6000, "503".to_owned())
+            Outcome::RetryAt(6000, "503".to_owned())
         );
-        assert!(matches!(verdict(&c, 3, err(), 1000), Verdict::Failed(m) if m.contains("503")));
+        assert!(matches!(verdict(&c, 3, err(), 1000), Outcome::Failed(m) if m.contains("503")));
     }
 
     #[test]
     fn permanent_failure_is_not_retried() {
         let c = config();
         let v = verdict(&c, 1, Err(HandlerError::Permanent("bad payload".into())), 0);
-        assert_eq!(v, Verdict::Failed("bad payload".to_owned()));
-        assert_eq!(verdict(&c, 1, Ok(()), 0), Verdict::Done);
+        assert_eq!(v, Outcome::Failed("bad payload".to_owned()));
+        assert_eq!(verdict(&c, 1, Ok(()), 0), Outcome::Done);
     }
 }

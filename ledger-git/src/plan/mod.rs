@@ -1,4 +1,4 @@
-//! Plan documents: the seed's format as types, with its renderer, parser, validator, content hash, edit diff and policies.
+//! Plan documents: the format of docs/plan.md as types, with its renderer, parser, validator, content hash, edit diff and policies.
 
 mod diff;
 mod diff_markdown;

@@ -1,8 +1,8 @@
-//! The typed plan document: one struct per section of the seed's plan format.
+//! The typed plan document: one struct per section of the plan format (docs/plan.md).
 
 use serde::{Deserialize, Serialize};
 
-/// A plan document as the seed (`001`) defines it. Section order in the
+/// A plan document as docs/plan.md defines it. Section order in the
 /// rendered markdown follows the field order here; `stages` is the only
 /// optional section and is rendered last.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -89,7 +89,7 @@ pub struct HandoffContract {
     pub verification: Vec<String>,
 }
 
-/// Budget ceilings proposed for the mission (the seed's defaults are 3/5/3).
+/// Budget ceilings proposed for the mission (the ledger's defaults are 3/5/3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HandoffBudgets {
     pub max_retries: u32,

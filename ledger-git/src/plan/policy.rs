@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt;
 
-/// The seed's operation classes, spelled as in config (`in-workspace-file-edit`).
+/// The plan format's operation classes (docs/plan.md), spelled as in config (`in-workspace-file-edit`).
 #[derive(
     Debug,
     Clone,
@@ -60,7 +60,7 @@ impl fmt::Display for OperationClass {
 }
 
 /// `plan_mode.auto_accept` in the repository config. Its presence enables
-/// auto-accept; the defaults are the seed's example.
+/// auto-accept; the defaults are those docs/plan.md lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AutoAcceptConfig {

@@ -1,4 +1,4 @@
-//! Renders a typed plan into the seed's markdown, byte-for-byte the same every time.
+//! Renders a typed plan into the plan format's markdown, byte-for-byte the same every time.
 
 use super::model::{FileChange, HandoffContract, Operation, Plan, Question, Stage};
 use super::section::Section;
@@ -12,7 +12,7 @@ pub const ANSWER_HINT: &str =
 /// The persona statement plan mode writes; planners may use it verbatim.
 pub const READ_ONLY_PERSONA: &str = "Operating as a Read-Only Software Architect. No file writes, dependency installs, migrations, service mutations, git mutations, or destructive commands were performed.";
 
-/// Renders `plan` as markdown. Sections appear in the seed's order, separated
+/// Renders `plan` as markdown. Sections appear in the format's order, separated
 /// by one blank line; empty lists render as "None." so every required heading
 /// is always present. Only plans that pass [`super::validate`] read back
 /// unchanged through [`super::parse`].

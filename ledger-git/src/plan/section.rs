@@ -1,4 +1,4 @@
-//! The named parts of a plan document, in the order the seed's format puts them.
+//! The named parts of a plan document, in the order the plan format puts them (docs/plan.md).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -15,7 +15,7 @@ pub const CHECK_NAME: &str = "navin/plan";
 
 /// Where the head stands: the check's conclusion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum CheckState {
     /// The plan is approved (or none is needed): `success`.
     Approved,
     /// A person has to approve: `action_required`, pointing at the PR.
@@ -27,7 +27,7 @@ pub enum Verdict {
 /// What the check should say.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanCheck {
-    pub verdict: Verdict,
+    pub verdict: CheckState,
     pub title: String,
     pub summary: String,
 }
@@ -35,14 +35,14 @@ pub struct PlanCheck {
 impl PlanCheck {
     pub fn conclusion(&self) -> &'static str {
         match self.verdict {
-            Verdict::Approved => "success",
-            Verdict::Waiting => "action_required",
-            Verdict::Broken => "failure",
+            CheckState::Approved => "success",
+            CheckState::Waiting => "action_required",
+            CheckState::Broken => "failure",
         }
     }
 }
 
-/// How a [`Verdict::Broken`] check's title starts (`Plan file <path> is not valid`).
+/// How a [`CheckState::Broken`] check's title starts (`Plan file <path> is not valid`).
 pub const BROKEN_TITLE: &str = "Plan file ";
 
 /// What [`sync`] did, for logs and request accounting.
@@ -143,7 +143,7 @@ pub async fn sync(
             && output
                 .and_then(|o| o.title.as_deref())
                 .is_some_and(|t| t.starts_with(BROKEN_TITLE));
-        if broken_file && check.verdict != Verdict::Broken {
+        if broken_file && check.verdict != CheckState::Broken {
             return Ok(Synced::Unchanged);
         }
         let summary = clip(&check.summary, MAX_SUMMARY);
@@ -204,7 +204,7 @@ mod tests {
     #[test]
     fn bodies_carry_the_conclusion_and_only_absolute_details_urls() {
         let check = PlanCheck {
-            verdict: Verdict::Waiting,
+            verdict: CheckState::Waiting,
             title: "t".into(),
             summary: "s".into(),
         };
@@ -223,12 +223,12 @@ mod tests {
         let summary = body(&long, None, "pr-1")["output"]["summary"].clone();
         assert_eq!(summary.as_str().unwrap().chars().count(), MAX_SUMMARY);
         let ok = PlanCheck {
-            verdict: Verdict::Approved,
+            verdict: CheckState::Approved,
             ..check.clone()
         };
         assert_eq!(ok.conclusion(), "success");
         let broken = PlanCheck {
-            verdict: Verdict::Broken,
+            verdict: CheckState::Broken,
             ..check
         };
         assert_eq!(broken.conclusion(), "failure");

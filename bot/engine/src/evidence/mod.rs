@@ -1,4 +1,4 @@
-//! The evidence policy of DESIGN.md: which CI runs prove a mission step, as pure decisions over observed runs.
+//! The CI-evidence policy (docs/engine.md, "Links and evidence"): which CI runs prove a mission step, as pure decisions over observed runs.
 
 mod decide;
 mod link;

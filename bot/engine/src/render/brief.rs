@@ -1,4 +1,4 @@
-//! The sub-agent brief a dispatched step's issue carries: Role, Goal, Context paths, Constraints, Done when, Do not (mission seed).
+//! The sub-agent brief a dispatched step's issue carries: Role, Goal, Context paths, Constraints, Done when, Do not (docs/engine.md, "Dispatch").
 //!
 //! A brief stands alone: whoever picks the step up (a coding agent or a person) sees
 //! none of the conversation that produced the mission, so everything needed to finish

@@ -267,37 +267,40 @@ impl Session<'_> {
         };
         let validation = task.validation;
         if validation.needs_run() {
+            // The same rules as CI completions: the runs on the linked head, re-read now,
+            // judged by the evidence policy; a green head closes the step, anything else
+            // is refused with the policy's own account of what is missing.
             let policy = crate::evidence::policy_from(&self.repo_config());
-            let required = policy.required_for(validation);
-            let checks = if required.is_empty() {
-                format!(
-                    "every check run on its pull request's head by a trusted app (app ids {})",
-                    policy
-                        .trusted_app_ids
+            let Some(head) = task.links.head_sha.clone() else {
+                let required = policy.required_for(validation);
+                let checks = if required.is_empty() {
+                    "every check run by a trusted app".to_owned()
+                } else {
+                    required
                         .iter()
-                        .map(u64::to_string)
+                        .map(|c| format!("`{c}`"))
                         .collect::<Vec<_>>()
                         .join(", ")
-                )
-            } else {
-                required
-                    .iter()
-                    .map(|c| format!("`{c}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                };
+                return Ok(Answer::refuse(
+                    format!(
+                        "`{step}` has validation `{validation}`: it is done only when {checks} is green on a linked pull request's head, and no pull request is linked yet. A comment is not evidence for it."
+                    ),
+                    format!(
+                        "Open a pull request with `Navin-Step: {step}` in its body (or a `navin/{step}-…` branch); Navin marks the step done when the checks pass."
+                    ),
+                ));
             };
-            let missing = if task.links.head_sha.is_some() {
-                "none of them is recorded green yet".to_owned()
-            } else {
-                "no pull request is linked to the step yet".to_owned()
-            };
+            let runs = self.check_runs(&head).await?;
+            let verdict = crate::evidence::evaluate(task, &runs, &policy, self.now());
+            if matches!(verdict, crate::evidence::Verdict::Green { .. }) {
+                let (ledger, _) = self.judge(ledger.clone(), &head, runs, None).await?;
+                self.refresh_panel_of(&ledger).await?;
+                return Ok(Answer::React("+1"));
+            }
             return Ok(Answer::refuse(
-                format!(
-                    "`{step}` has validation `{validation}`: it is done only when {checks} is green, and {missing}. A comment is not evidence for it."
-                ),
-                format!(
-                    "Open a pull request with `Navin-Step: {step}` in its body (or a `navin/{step}-…` branch); Navin marks the step done when the checks pass."
-                ),
+                crate::evidence::missing_checks_message(task, &verdict),
+                "Navin marks the step done when the checks pass; a comment is not evidence for it.",
             ));
         }
         let evidence = match (validation, evidence) {

@@ -6,7 +6,7 @@ use navin_ledger::plan::policy::{plan_requirement, ChangedFile};
 use super::plans::{pr_plan_id, PullInfo};
 use super::Engine;
 use super::{permission, EngineError, Session};
-use crate::effects::plan_check::{self, PlanCheck, Verdict};
+use crate::effects::plan_check::{self, CheckState, PlanCheck};
 use crate::event::{PullRequest, PullRequestEvent, ReviewEvent};
 use crate::rules::approvals::{self, NotCounted, RestReview};
 use crate::rules::plan_policy;
@@ -27,9 +27,9 @@ pub(crate) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String
     let mut summary = String::new();
     let check = |approved: bool, title: String, summary: String| PlanCheck {
         verdict: if approved {
-            Verdict::Approved
+            CheckState::Approved
         } else {
-            Verdict::Waiting
+            CheckState::Waiting
         },
         title,
         summary,
@@ -368,7 +368,7 @@ impl Session<'_> {
         }
         let check = match named {
             Some(record) if record.is_approved() => PlanCheck {
-                verdict: Verdict::Approved,
+                verdict: CheckState::Approved,
                 title: format!("Covered by approved plan {}", record.id),
                 summary: format!(
                     "{why} (`require_plan_for`). The pull request names plan `{}` ({}), approved by {}.",
@@ -382,7 +382,7 @@ impl Session<'_> {
                 ),
             },
             Some(record) => PlanCheck {
-                verdict: Verdict::Waiting,
+                verdict: CheckState::Waiting,
                 title: format!("Plan {} is not approved", record.id),
                 summary: format!(
                     "{why} (`require_plan_for`). The pull request names plan `{}`, which is {} rather than approved. Approve it on #{} (a review there, or `/approve` on an issue), then push or edit this pull request to re-run the check.",
@@ -390,7 +390,7 @@ impl Session<'_> {
                 ),
             },
             None => PlanCheck {
-                verdict: Verdict::Waiting,
+                verdict: CheckState::Waiting,
                 title: "An approved plan is required".to_owned(),
                 summary: format!(
                     "{why} (`require_plan_for`), and no approved plan covers this pull request. Either comment `/plan <what this change does>` here and approve the plan with a review, or name an approved plan in the pull request body with a line `Navin-Plan: #<issue>`."

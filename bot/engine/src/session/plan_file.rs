@@ -8,7 +8,7 @@ use navin_ledger::plan::PlanDocument;
 use super::gate::short;
 use super::plans::{json_path, pr_plan_id, PullInfo, Seen};
 use super::{EngineError, Session};
-use crate::effects::plan_check::{PlanCheck, Verdict, BROKEN_TITLE};
+use crate::effects::plan_check::{CheckState, PlanCheck, BROKEN_TITLE};
 use crate::rules::plan_policy;
 use navin_ledger::plan::record::{EditEntry, PlanRecord, RecordStatus};
 
@@ -87,7 +87,7 @@ pub(crate) fn broken_check(
         None => "No plan is recorded for this pull request until the file is valid.".to_owned(),
     };
     PlanCheck {
-        verdict: Verdict::Broken,
+        verdict: CheckState::Broken,
         title: format!("{BROKEN_TITLE}{path} is not valid"),
         summary: format!(
             "`{path}` at {head} is not a valid plan: {problem}.\n\n{kept} Fix the file and push again."

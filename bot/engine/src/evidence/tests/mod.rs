@@ -1,4 +1,4 @@
-//! Evidence policy tests: one per rule of DESIGN.md "Evidence", plus step links and payload parsing.
+//! Evidence policy tests: one per rule of docs/engine.md "Links and evidence", plus step links and payload parsing.
 
 mod decide;
 mod fixture;
