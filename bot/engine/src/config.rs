@@ -85,7 +85,7 @@ impl ChangeClass {
     }
 }
 
-/// Auto-accept thresholds (plan mode seed, "Auto-accept thresholds").
+/// Auto-accept thresholds (docs/plan.md, "Policies").
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AutoAccept {

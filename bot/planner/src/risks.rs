@@ -8,7 +8,7 @@ use super::lang;
 use super::map::{RepoCommandKind, RepoMap};
 use super::scan::Scanned;
 
-/// The seed asks for 3 to 5 risks.
+/// The plan format asks for 3 to 5 risks (docs/plan.md).
 const MIN_RISKS: usize = 3;
 const MAX_RISKS: usize = 5;
 /// A file imported by at least this many others is a hub.

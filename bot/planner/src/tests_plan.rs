@@ -1,4 +1,4 @@
-//! Plan construction tests: seed rules, tests beside code, dependencies, migrations, risks, stages, determinism.
+//! Plan construction tests: plan-format rules, tests beside code, dependencies, migrations, risks, stages, determinism.
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is a failed test
 

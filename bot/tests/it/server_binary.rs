@@ -2,7 +2,7 @@
 //! signed delivery, exits cleanly on SIGTERM, and keeps the queue for the next start.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod server_support;
+use crate::server_support;
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};

@@ -2,7 +2,7 @@
 //! unknown events, duplicates and secret rotation (docs/server.md, "Request path") at the HTTP boundary, plus health, readiness and metrics.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod server_support;
+use crate::server_support;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! state, its request log, and plain git on the fake's ledger branch.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod engine_support;
+use crate::engine_support;
 
 use engine_support::*;
 use navin_bot::queue::Delivery;

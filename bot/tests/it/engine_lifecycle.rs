@@ -4,7 +4,7 @@
 //! the ledger branch read with plain git at every stage.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod engine_support;
+use crate::engine_support;
 
 use engine_support::*;
 use navin_e2e::fake::{wait_until, CheckRunSpec, PullSpec};

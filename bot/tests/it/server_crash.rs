@@ -7,7 +7,7 @@
 //! (`server::start`) with a handler whose effects are files, so they can be counted.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod server_support;
+use crate::server_support;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -81,7 +81,7 @@ fn crash_child_server() {
 fn spawn_child(dir: &Path) -> (Child, std::net::SocketAddr) {
     let child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "crash_child_server",
+            "server_crash::crash_child_server",
             "--exact",
             "--ignored",
             "--nocapture",

@@ -1,7 +1,6 @@
 //! Shared world for the engine's end-to-end tests: the real server with the engine as
 //! its handler, a fake GitHub holding a small Rust repository, and plain-git readers of
 //! the ledger branch.
-#![allow(dead_code, reason = "each test binary uses a different subset")]
 
 pub mod plans;
 
@@ -69,10 +68,7 @@ pub fn serve_args(fake: &FakeGitHub, data_dir: &Path) -> ServeArgs {
 /// A fake with a small Rust repository, a writer (alice), a reader (bob), the App
 /// installed, and the engine serving webhooks.
 pub async fn world() -> World {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter("navin_bot=warn")
-        .with_test_writer()
-        .try_init();
+    crate::server_support::LogCapture::global();
     let fake = FakeGitHub::start();
     fake.create_repo(OWNER, REPO);
     fake.commit_files(

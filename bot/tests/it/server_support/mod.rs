@@ -1,6 +1,5 @@
 //! Shared helpers for the server tests: RSA keys made at test time, signed requests,
 //! a server state around a temporary queue, and a GitHub client aimed at wiremock.
-#![allow(dead_code, reason = "each test binary uses a different subset")]
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
 use std::path::Path;
@@ -196,7 +195,8 @@ where
     }
 }
 
-/// Collects everything tracing writes in this test binary, from every thread. A global
+/// Collects what tracing writes in this test binary, from every thread (the one global
+/// subscriber of the binary; the engine tests install it too). A global
 /// subscriber is used because per-thread defaults miss events whose callsite interest
 /// was cached by another thread.
 #[derive(Clone, Default)]
@@ -207,12 +207,22 @@ impl LogCapture {
         static GLOBAL: OnceLock<LogCapture> = OnceLock::new();
         GLOBAL
             .get_or_init(|| {
+                use tracing_subscriber::layer::{Layer as _, SubscriberExt};
                 let capture = Self::default();
-                let subscriber = tracing_subscriber::fmt()
-                    .with_max_level(tracing::Level::TRACE)
+                // Navin's own crates at every level (the secret and log-size checks read
+                // these); the HTTP stack's chatter only from info up, so a binary full of
+                // end-to-end tests does not buffer megabytes of it.
+                let filter = tracing_subscriber::filter::Targets::new()
+                    .with_default(tracing::Level::INFO)
+                    .with_target("navin_bot", tracing::Level::TRACE)
+                    .with_target("navin_engine", tracing::Level::TRACE)
+                    .with_target("navin_github", tracing::Level::TRACE)
+                    .with_target("navin_ledger", tracing::Level::TRACE);
+                let layer = tracing_subscriber::fmt::layer()
                     .with_ansi(false)
                     .with_writer(capture.clone())
-                    .finish();
+                    .with_filter(filter);
+                let subscriber = tracing_subscriber::registry().with(layer);
                 tracing::subscriber::set_global_default(subscriber).unwrap();
                 capture
             })

@@ -2,7 +2,7 @@
 //! workflow run, once each, as steps become ready in dependency order.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod engine_support;
+use crate::engine_support;
 
 use engine_support::*;
 use navin_bot::queue::Delivery;

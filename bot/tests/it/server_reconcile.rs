@@ -2,7 +2,7 @@
 //! only GUIDs with no OK attempt that the queue does not hold (docs/server.md, "Reconciler").
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod server_support;
+use crate::server_support;
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};

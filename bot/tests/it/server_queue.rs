@@ -2,7 +2,7 @@
 //! restart and graceful shutdown.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod server_support;
+use crate::server_support;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -449,7 +449,7 @@ async fn a_delivery_with_a_malformed_payload_fails_for_good_naming_the_field() {
     let engine = navin_engine::Engine::new(github, navin_engine::EngineConfig::new(dir.path()));
     let handler = navin_bot::queue::EngineHandler::new(engine);
     let mut body: serde_json::Value = serde_json::from_slice(include_bytes!(
-        "../../tests/fixtures/webhooks/issue_comment.created.json"
+        "../../../tests/fixtures/webhooks/issue_comment.created.json"
     ))
     .unwrap();
     body["installation"]["id"] = "seven".into();

@@ -4,7 +4,7 @@
 //! fake GitHub; the ledger is read with plain git.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod engine_support;
+use crate::engine_support;
 
 use engine_support::plans::*;
 use engine_support::*;

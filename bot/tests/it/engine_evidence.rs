@@ -4,7 +4,7 @@
 //! panel comment and the fake's request log.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod engine_support;
+use crate::engine_support;
 
 use std::time::Duration;
 

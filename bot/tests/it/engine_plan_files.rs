@@ -3,7 +3,7 @@
 //! stale, pushes that leave it alone are not, and a broken file fails the `navin/plan` check.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod engine_support;
+use crate::engine_support;
 
 use engine_support::plans::*;
 use engine_support::*;

@@ -3,7 +3,7 @@
 //! reconciler at start, and graceful shutdown.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-mod server_support;
+use crate::server_support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

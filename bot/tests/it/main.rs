@@ -1,0 +1,21 @@
+//! navin-bot's integration tests, one binary: the real server and engine against the
+//! fake GitHub over loopback, the `navin` binary, the queue and its workers.
+#![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+
+mod engine_support;
+mod server_support;
+
+mod cli_ledger;
+mod cli_plan;
+mod engine_dispatch;
+mod engine_e2e;
+mod engine_evidence;
+mod engine_lifecycle;
+mod engine_plan_files;
+mod engine_plans;
+mod server_binary;
+mod server_crash;
+mod server_e2e;
+mod server_ingress;
+mod server_queue;
+mod server_reconcile;
