@@ -11,8 +11,12 @@
     reason = "a bench that cannot set up should stop loudly"
 )]
 
-#[path = "../tests/engine_support/mod.rs"]
+#[path = "../tests/it/engine_support/mod.rs"]
+#[allow(dead_code, reason = "the bench uses part of the test world")]
 mod engine_support;
+#[path = "../tests/it/server_support/mod.rs"]
+#[allow(dead_code, reason = "the bench uses part of the test world")]
+mod server_support;
 
 use std::time::Duration;
 
