@@ -33,7 +33,7 @@ fn step_issues(fake: &navin_e2e::FakeGitHub) -> Vec<(u64, String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ready_steps_get_one_brief_issue_and_one_agent_run_each_in_dependency_order() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_approve_mission_done_on_an_issue() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -111,7 +111,7 @@ async fn plan_approve_mission_done_on_an_issue() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mission_from_a_task_list_done_refusals_and_idempotence() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -265,7 +265,7 @@ async fn mission_from_a_task_list_done_refusals_and_idempotence() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retried_delivery_applies_nothing_twice() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -327,7 +327,7 @@ async fn a_retried_delivery_applies_nothing_twice() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reject_edited_comments_and_close() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -413,7 +413,7 @@ async fn reject_edited_comments_and_close() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_concurrent_commands_on_one_repository_lose_no_update() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,

@@ -108,7 +108,7 @@ fn pr_for(step: &str) -> PullSpec {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pr_naming_its_step_links_it_and_a_green_required_check_on_its_head_marks_it_done() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -165,7 +165,7 @@ async fn a_pr_naming_its_step_links_it_and_a_green_required_check_on_its_head_ma
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steps_are_done_in_dependency_order() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -210,7 +210,7 @@ async fn steps_are_done_in_dependency_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_check_run_with_the_right_name_from_an_untrusted_app_is_ignored() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -252,7 +252,7 @@ async fn a_check_run_with_the_right_name_from_an_untrusted_app_is_ignored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_green_run_on_an_old_head_after_synchronize_is_ignored() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -292,7 +292,7 @@ async fn a_green_run_on_an_old_head_after_synchronize_is_ignored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skipped_run_is_not_green() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -323,7 +323,7 @@ async fn a_skipped_run_is_not_green() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_required_check_counts_an_attempt_and_the_panel_names_the_failed_check() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -386,7 +386,7 @@ async fn a_failed_required_check_counts_an_attempt_and_the_panel_names_the_faile
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redelivered_check_run_event_changes_nothing_twice() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -458,7 +458,7 @@ async fn a_redelivered_check_run_event_changes_nothing_twice() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_completed_workflow_run_is_re_read_and_its_jobs_prove_the_step() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -502,7 +502,7 @@ async fn a_completed_workflow_run_is_re_read_and_its_jobs_prove_the_step() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_completed_check_suite_re_reads_its_runs_and_closes_the_step() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -548,7 +548,7 @@ async fn a_completed_check_suite_re_reads_its_runs_and_closes_the_step() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_re_run_that_passes_on_the_same_head_closes_a_failed_step() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -592,7 +592,7 @@ async fn a_re_run_that_passes_on_the_same_head_closes_a_failed_step() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_pr_by_someone_without_write_access_cannot_link_a_step() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,

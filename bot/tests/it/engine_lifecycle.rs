@@ -64,7 +64,7 @@ fn done_order(fake: &FakeGitHub) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_review_mission_and_green_ci_close_every_step_in_dependency_order() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,

@@ -80,7 +80,7 @@ async fn open_plan_pr(sc: &mut Scenario) -> (u64, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pull_request_adding_a_plan_file_gets_its_plan_and_a_writers_review_approves_it() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -139,7 +139,7 @@ async fn a_pull_request_adding_a_plan_file_gets_its_plan_and_a_writers_review_ap
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_that_edits_the_plan_file_makes_the_approval_stale_and_keeps_the_diff() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -196,7 +196,7 @@ async fn a_push_that_edits_the_plan_file_makes_the_approval_stale_and_keeps_the_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_with_an_invalid_plan_file_fails_the_check_naming_the_problem_and_keeps_the_record()
 {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -249,7 +249,7 @@ async fn a_push_with_an_invalid_plan_file_fails_the_check_naming_the_problem_and
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_edit_on_a_plan_file_pr_is_not_undone_by_a_push_that_leaves_the_file_alone() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -287,7 +287,7 @@ async fn a_plan_edit_on_a_plan_file_pr_is_not_undone_by_a_push_that_leaves_the_f
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_that_adds_a_plan_file_to_an_open_pr_gives_it_that_plan_and_notes_are_not_plans() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,

@@ -12,7 +12,7 @@ use navin_e2e::fake::{wait_until, PullSpec};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_on_a_pull_request_posts_the_plan_and_an_action_required_check_on_the_head() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -65,7 +65,7 @@ async fn plan_on_a_pull_request_posts_the_plan_and_an_action_required_check_on_t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writers_approving_review_turns_the_check_green_and_records_the_approval() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -116,7 +116,7 @@ async fn a_writers_approving_review_turns_the_check_green_and_records_the_approv
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pr_authors_own_approval_does_not_count() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -142,7 +142,7 @@ async fn the_pr_authors_own_approval_does_not_count() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_readers_approval_does_not_count() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -165,7 +165,7 @@ async fn a_readers_approval_does_not_count() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_later_changes_request_by_the_same_reviewer_revokes_the_approval() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -192,7 +192,7 @@ async fn a_later_changes_request_by_the_same_reviewer_revokes_the_approval() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dismissed_review_revokes_the_approval() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -219,7 +219,7 @@ async fn a_dismissed_review_revokes_the_approval() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_goes_stale_when_the_plan_is_edited_after_it() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -283,7 +283,7 @@ async fn an_approval_goes_stale_when_the_plan_is_edited_after_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_edit_with_an_invalid_block_is_refused_naming_the_problem_and_changes_nothing() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -325,7 +325,7 @@ async fn plan_edit_with_an_invalid_block_is_refused_naming_the_problem_and_chang
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn require_plan_for_keeps_the_gate_action_required_until_a_plan_is_approved() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,
@@ -416,7 +416,7 @@ async fn require_plan_for_keeps_the_gate_action_required_until_a_plan_is_approve
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_accept_counts_approved_safe_operations_and_then_accepts_a_safe_plan() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,

@@ -4,6 +4,7 @@
 
 mod engine_support;
 mod server_support;
+mod world;
 
 mod cli_ledger;
 mod cli_plan;
@@ -13,6 +14,7 @@ mod engine_evidence;
 mod engine_lifecycle;
 mod engine_plan_files;
 mod engine_plans;
+mod scenarios;
 mod server_binary;
 mod server_crash;
 mod server_e2e;

@@ -19,7 +19,7 @@ pub const REPO: &str = "hello";
 pub const SECRET: &str = "engine-e2e-secret";
 pub const WAIT: Duration = Duration::from_secs(15);
 
-pub struct World {
+pub struct Harness {
     pub sc: Scenario,
     pub _server: RunningServer,
     pub _dir: tempfile::TempDir,
@@ -65,10 +65,9 @@ pub fn serve_args(fake: &FakeGitHub, data_dir: &Path) -> ServeArgs {
     .serve
 }
 
-/// A fake with a small Rust repository, a writer (alice), a reader (bob), the App
-/// installed, and the engine serving webhooks.
-pub async fn world() -> World {
-    crate::server_support::LogCapture::global();
+/// A fake GitHub holding a small Rust repository, with a writer (alice), a reader (bob)
+/// and the App installed.
+pub fn seeded_fake() -> FakeGitHub {
     let fake = FakeGitHub::start();
     fake.create_repo(OWNER, REPO);
     fake.commit_files(
@@ -102,6 +101,13 @@ pub async fn world() -> World {
     fake.create_installation(OWNER, &[&format!("{OWNER}/{REPO}")]);
     fake.set_role(OWNER, REPO, "alice", "write");
     fake.set_role(OWNER, REPO, "bob", "read");
+    fake
+}
+
+/// [`seeded_fake`] with the engine serving webhooks.
+pub async fn world() -> Harness {
+    crate::server_support::LogCapture::global();
+    let fake = seeded_fake();
     let dir = tempfile::tempdir().unwrap();
     let args = serve_args(&fake, dir.path());
     let data_dir = args.data_dir.clone();
@@ -116,7 +122,7 @@ pub async fn world() -> World {
     .unwrap();
     let url = format!("http://{}/webhook", server.local_addr());
     let sc = Scenario::new(fake, WebhookSender::new(url, SECRET)).wait(WAIT);
-    World {
+    Harness {
         sc,
         _server: server,
         _dir: dir,

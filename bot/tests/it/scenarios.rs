@@ -1,0 +1,148 @@
+//! Scenarios in the World DSL: each reads as what a maintainer does on GitHub and what they then see.
+
+use navin_e2e::fake::CheckRunSpec;
+use navin_ledger::model::{MissionStatus, TaskStatus};
+use navin_ledger::plan::record::RecordStatus;
+
+use crate::engine_support::{OWNER, REPO};
+use crate::world::{Panics, Watched, World};
+
+const MISSION: &str = "/mission configurable greetings\n\
+                       /step add S1 \"Configurable greeting\" --validation test";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_green_required_check_on_the_linked_pull_request_closes_its_step() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "Make greetings configurable.");
+    w.comment(issue, "alice", MISSION).await;
+    assert!(w.reply().await.starts_with("<!-- navin:panel"));
+    let (_, head) = w.open_pr("S1", "navin/S1-greeting").await;
+    assert_eq!(w.step("S1").links.head_sha.as_deref(), Some(head.as_str()));
+    w.ci(&head, "ci/test", "success").await;
+    assert_eq!(w.step("S1").status, TaskStatus::Done);
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn done_on_a_test_step_with_a_red_check_is_refused_naming_the_check() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", MISSION).await;
+    w.reply().await;
+    let (_, head) = w.open_pr("S1", "navin/S1-greeting").await;
+    w.ci(&head, "ci/test", "failure").await;
+    w.comment(issue, "alice", "/done S1 it works on my machine")
+        .await;
+    let refusal = w.reply().await;
+    assert!(
+        refusal.contains("failed") && refusal.contains("ci/test"),
+        "{refusal}"
+    );
+    assert_ne!(w.step("S1").status, TaskStatus::Done);
+    w.finish().await;
+}
+
+/// GitHub has the green run but its webhook never arrived: `/done` reads the runs on the
+/// linked head itself and closes the step by the same rules.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn done_closes_a_test_step_whose_required_check_is_green_on_its_head() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", MISSION).await;
+    w.reply().await;
+    let (_, head) = w.open_pr("S1", "navin/S1-greeting").await;
+    w.fake()
+        .add_check_run(OWNER, REPO, CheckRunSpec::new("ci/test", &head));
+    let done = w.comment(issue, "alice", "/done S1").await;
+    assert!(w.reactions(done).contains(&"+1".to_owned()));
+    assert_eq!(w.step("S1").status, TaskStatus::Done);
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_cannot_start_a_mission_and_nothing_is_written() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "bob", "/mission take over").await;
+    let refusal = w.reply().await;
+    assert!(
+        refusal.contains("write access") && refusal.contains("role is"),
+        "{refusal}"
+    );
+    assert!(w.ledger().is_none());
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_is_recorded_pending_and_an_approval_by_a_writer_approves_it() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "Make greetings configurable.");
+    w.comment(issue, "alice", "/plan make the greeting configurable")
+        .await;
+    assert!(w.reply().await.contains("# Plan:"));
+    let id = format!("issue-{issue}");
+    assert_eq!(w.plan_record(&id).unwrap().status, RecordStatus::Pending);
+    w.comment(issue, "alice", "/approve").await;
+    let record = w.plan_record(&id).unwrap();
+    assert_eq!(record.status, RecordStatus::Approved);
+    assert_eq!(record.approvals[0].approver, "alice");
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_mission_refuses_further_steps_pointing_at_a_new_mission() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", "/mission greetings\n/mission close failed")
+        .await;
+    w.reply().await;
+    assert_eq!(w.ledger().unwrap().mission.status, MissionStatus::Failed);
+    w.comment(issue, "alice", "/step add S9 \"Late\"").await;
+    let refusal = w.reply().await;
+    assert!(
+        refusal.contains("/mission GOAL") && !refusal.contains("ledger init"),
+        "{refusal}"
+    );
+    w.finish().await;
+}
+
+/// The watcher the World puts around the engine turns a handler panic into a failure
+/// that names the delivery and the message, instead of a silent retry.
+#[tokio::test]
+async fn a_handler_panic_is_recorded_with_its_delivery_and_message() {
+    struct Panicking;
+    impl navin_bot::queue::DeliveryHandler for Panicking {
+        fn handle<'a>(
+            &'a self,
+            _delivery: &'a navin_bot::queue::Delivery,
+        ) -> navin_bot::queue::HandlerFuture<'a> {
+            Box::pin(async { panic!("index out of bounds") })
+        }
+    }
+    let panics = Panics::default();
+    let watched = Watched {
+        inner: Panicking,
+        panics: panics.clone(),
+    };
+    let delivery = navin_bot::queue::Delivery {
+        seq: 1,
+        delivery_id: "d-42".into(),
+        event: "issue_comment".into(),
+        action: Some("created".into()),
+        repository: None,
+        installation_id: None,
+        headers: Vec::new(),
+        body: bytes::Bytes::from_static(b"{}"),
+        received_at_ms: 0,
+        attempt: 1,
+    };
+    let result = navin_bot::queue::DeliveryHandler::handle(&watched, &delivery).await;
+    assert!(matches!(
+        result,
+        Err(navin_bot::queue::HandlerError::Permanent(_))
+    ));
+    assert_eq!(
+        *panics.lock().unwrap(),
+        ["delivery d-42: index out of bounds"]
+    );
+}
