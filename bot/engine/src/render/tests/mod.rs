@@ -6,4 +6,5 @@ mod panel;
 mod panel_scale;
 mod plan;
 mod reply;
+mod snapshots;
 mod text;
