@@ -82,7 +82,7 @@ async fn command(
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let World {
+    let Harness {
         mut sc,
         _server: server,
         _dir: dir,

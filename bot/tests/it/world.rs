@@ -8,21 +8,24 @@
 //!   stored error.
 //! - The ledger and plan records are read typed, through the ledger crate, from the
 //!   fake's git remote (what a clone of the repository would see).
+//! - A comment or hand-built payload it sent can be redelivered (same GUID) or re-run
+//!   by a fresh engine on the same data directory, as the worker does after a crash.
 //! - A panic in the bot fails the test at once with the panic's message, instead of a
 //!   timeout (the handler is watched; the queue would otherwise retry it quietly).
 //! - Dropped with bot comments the test never read (or with requests off GitHub's REST
 //!   description), it fails.
 
 use std::panic::AssertUnwindSafe;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use navin_bot::queue::{Delivery, DeliveryHandler, EngineHandler, HandlerError, HandlerFuture};
 use navin_bot::server::{start, RunningServer};
+use navin_e2e::fake::model::Issue;
 use navin_e2e::fake::{CheckRunSpec, PullSpec};
-use navin_e2e::{FakeGitHub, Scenario, WebhookSender};
+use navin_e2e::{FakeGitHub, Payload, Scenario, WebhookSender};
 use navin_engine::{Engine, EngineConfig};
 use navin_ledger::model::{Ledger, Task};
 use navin_ledger::plan::record::{record_path, PlanRecord};
@@ -65,7 +68,23 @@ pub struct World {
     sc: Scenario,
     server: RunningServer,
     panics: Panics,
+    /// The engine's data directory, for re-running a delivery in a fresh engine.
+    data_dir: PathBuf,
+    /// The GUID and payload of every comment and hand-built payload sent, in order.
+    sent: Vec<(String, Payload)>,
     _dir: tempfile::TempDir,
+}
+
+/// The pull request [`World::open_pr`] opens, for tweaking first (another author, a fork).
+pub fn step_pr(step: &str, branch: &str) -> PullSpec {
+    PullSpec::new(branch)
+        .author("alice")
+        .title(&format!("Work on {step}"))
+        .body(&format!("What changed.\n\nNavin-Step: {step}\n"))
+        .file(
+            &format!("src/{}.rs", step.to_ascii_lowercase()),
+            "pub fn f() {}\n",
+        )
 }
 
 impl World {
@@ -75,7 +94,8 @@ impl World {
         let fake = crate::engine_support::seeded_fake();
         let dir = tempfile::tempdir().unwrap();
         let args = serve_args(&fake, dir.path());
-        let engine_dir = args.data_dir.clone();
+        let data_dir = args.data_dir.clone();
+        let engine_dir = data_dir.clone();
         let panics = Panics::default();
         let watched = Arc::clone(&panics);
         let server = start(&args, move |github| {
@@ -95,6 +115,8 @@ impl World {
             sc,
             server,
             panics,
+            data_dir,
+            sent: Vec::new(),
             _dir: dir,
         }
     }
@@ -135,9 +157,72 @@ impl World {
 
     /// `author` comments `body` on issue or PR `number`; returns once the engine handled it.
     pub async fn comment(&mut self, number: u64, author: &str, body: &str) -> u64 {
-        let (id, sent) = self.sc.comment(OWNER, REPO, number, author, body).await;
-        self.handled(&sent.guid).await;
+        let id = self.fake().add_comment(OWNER, REPO, number, author, body);
+        let payload = self
+            .sc
+            .comment_payload(OWNER, REPO, number, author, body, id);
+        self.send(&payload).await;
         id
+    }
+
+    /// A fixture payload (`"check_suite.completed"`) for this repository and its
+    /// installation, to finish by hand and [`send`](Self::send).
+    pub fn payload(&self, fixture: &str) -> Payload {
+        let installation = self.sc.installation_for(OWNER, REPO).unwrap();
+        Payload::fixture(fixture)
+            .repo(OWNER, REPO, self.fake().repo_id(OWNER, REPO))
+            .installation(installation)
+    }
+
+    /// Delivers a hand-built payload (events GitHub sends that no action here models);
+    /// returns its GUID once the engine handled it.
+    pub async fn send(&mut self, payload: &Payload) -> String {
+        let guid = self.sc.send(payload).await.guid;
+        self.sent.push((guid.clone(), payload.clone()));
+        self.handled(&guid).await;
+        guid
+    }
+
+    /// The GUID of the last comment or payload sent, to redeliver or re-run it later.
+    pub fn last_delivery(&self) -> String {
+        self.sent.last().expect("nothing sent yet").0.clone()
+    }
+
+    fn sent_payload(&self, guid: &str) -> &Payload {
+        let sent = self.sent.iter().find(|(g, _)| g == guid);
+        &sent
+            .unwrap_or_else(|| panic!("{guid} was not sent by comment or send"))
+            .1
+    }
+
+    /// GitHub's "Redeliver": the same payload under the same GUID; returns the HTTP status
+    /// (the queue knows the GUID, so there is nothing new to wait for).
+    pub async fn redeliver(&self, guid: &str) -> u16 {
+        let payload = self.sent_payload(guid);
+        let sender = self.sc.sender();
+        let sent = sender.send_with_guid(payload.event(), payload.json(), guid);
+        sent.await.unwrap().status
+    }
+
+    /// The worker running delivery `guid` again (attempt 2, as after a crash mid-handler),
+    /// in a fresh engine on the same data directory; its error fails the test.
+    pub async fn rerun(&self, guid: &str) {
+        let payload = self.sent_payload(guid);
+        let delivery = Delivery {
+            seq: 1,
+            delivery_id: guid.to_owned(),
+            event: payload.event().to_owned(),
+            action: payload.json()["action"].as_str().map(str::to_owned),
+            repository: Some(format!("{OWNER}/{REPO}")),
+            installation_id: self.sc.installation_for(OWNER, REPO),
+            headers: Vec::new(),
+            body: bytes::Bytes::from(serde_json::to_vec(payload.json()).unwrap()),
+            received_at_ms: 0,
+            attempt: 2,
+        };
+        let config = EngineConfig::new(self.data_dir.clone());
+        let handler = EngineHandler::new(Engine::new(self.server.github().clone(), config));
+        handler.handle(&delivery).await.unwrap();
     }
 
     /// The body of the next comment Navin posted (in order).
@@ -164,26 +249,121 @@ impl World {
     /// Opens a pull request by alice from `branch` whose body names `step`, with one
     /// real commit; returns its number and head SHA once the engine handled it.
     pub async fn open_pr(&mut self, step: &str, branch: &str) -> (u64, String) {
-        let spec = PullSpec::new(branch)
-            .author("alice")
-            .title(&format!("Work on {step}"))
-            .body(&format!("What changed.\n\nNavin-Step: {step}\n"))
-            .file(
-                &format!("src/{}.rs", step.to_ascii_lowercase()),
-                "pub fn f() {}\n",
-            );
+        self.open_pull(step_pr(step, branch)).await
+    }
+
+    /// Opens the pull request `spec` describes; returns its number and head SHA once
+    /// the engine handled `pull_request.opened`.
+    pub async fn open_pull(&mut self, spec: PullSpec) -> (u64, String) {
         let (number, sent) = self.sc.open_pull(OWNER, REPO, spec).await;
         self.handled(&sent.guid).await;
         (number, self.fake().pull(OWNER, REPO, number).head_sha)
     }
 
+    /// Pushes a commit of `files` to PR `number`'s branch; returns the new head once the
+    /// engine handled `pull_request.synchronize`.
+    pub async fn push(&mut self, number: u64, files: &[(&str, &str)]) -> String {
+        let (sha, sent) = self
+            .sc
+            .push_to_pull(OWNER, REPO, number, files, "more work")
+            .await;
+        self.handled(&sent.guid).await;
+        sha
+    }
+
     /// GitHub Actions reports check `name` on `sha` as `conclusion`; returns the run id
     /// once the engine handled the event.
     pub async fn ci(&mut self, sha: &str, name: &str, conclusion: &str) -> u64 {
-        let spec = CheckRunSpec::new(name, sha).conclusion(conclusion);
+        self.ci_run(CheckRunSpec::new(name, sha).conclusion(conclusion))
+            .await
+    }
+
+    /// The check run `spec` describes completes (any app, any times); returns its id once
+    /// the engine handled `check_run.completed`.
+    pub async fn ci_run(&mut self, spec: CheckRunSpec) -> u64 {
         let (id, sent) = self.sc.complete_check_run(OWNER, REPO, spec).await;
         self.handled(&sent.guid).await;
         id
+    }
+
+    /// A completed check run GitHub has but whose webhook the App never got; returns its id.
+    pub fn stored_run(&self, spec: CheckRunSpec) -> u64 {
+        self.fake().add_check_run(OWNER, REPO, spec)
+    }
+
+    /// A workflow file `file` named `name` in the repository's Actions.
+    pub fn workflow(&self, file: &str, name: &str) {
+        self.fake().add_workflow(OWNER, REPO, file, name);
+    }
+
+    /// A completed run of workflow `file` on `sha`, stored without a webhook; returns its id.
+    pub fn workflow_run(&self, file: &str, sha: &str, conclusion: &str) -> u64 {
+        self.fake()
+            .add_workflow_run(OWNER, REPO, file, sha, conclusion)
+    }
+
+    /// Gives `login` `role` (`write`, `read`) on the repository, as an admin would.
+    pub fn grant(&self, login: &str, role: &str) {
+        self.fake().set_role(OWNER, REPO, login, role);
+    }
+
+    /// A maintainer commits `files` to `main` (configuration, say); no webhook.
+    pub fn commit(&self, files: &[(&str, &str)]) {
+        self.fake()
+            .commit_files(OWNER, REPO, "main", files, "maintainer change");
+    }
+
+    /// The repository's issues carrying `label`, by number, as the filtered list shows them.
+    pub fn issues(&self, label: &str) -> Vec<Issue> {
+        let mut issues: Vec<Issue> = self.fake().with_state(|m| {
+            let repo = m.repo(OWNER, REPO).unwrap();
+            let labelled = repo
+                .issues
+                .values()
+                .filter(|i| i.labels.iter().any(|l| l == label));
+            labelled.cloned().collect()
+        });
+        issues.sort_by_key(|i| i.number);
+        issues
+    }
+
+    /// REST requests the bot sent since the last count or clear, printed (`engine
+    /// requests: …`) for the cost table in docs/engine.md, then forgotten.
+    pub fn requests(&self, what: &str) -> usize {
+        let n = self.fake().api_requests().len();
+        println!("engine requests: {what} -> {n} REST requests");
+        self.fake().clear_requests();
+        n
+    }
+
+    /// Forgets the request log, so the next count starts here.
+    pub fn clear_requests(&self) {
+        self.fake().clear_requests();
+    }
+
+    /// Whether the bot sent `method` to `path` under the repository (`/actions/runs/7`)
+    /// since the last count or clear.
+    pub fn called(&self, method: &str, path: &str) -> bool {
+        let full = format!("/repos/{OWNER}/{REPO}{path}");
+        !self.fake().requests_to(method, &full).is_empty()
+    }
+
+    /// What the bot's comment starting with `marker` shows now: its newest edit, else
+    /// its body as posted (the panel is edited in place).
+    pub fn latest(&self, marker: &str) -> String {
+        let fake = self.fake();
+        let mut bodies = fake.bot_comment_edits().into_iter().rev();
+        let edited = bodies.find(|c| c.body.starts_with(marker));
+        let posted = || {
+            fake.bot_comments()
+                .into_iter()
+                .rev()
+                .find(|c| c.body.starts_with(marker))
+        };
+        let comment = edited.or_else(posted);
+        comment
+            .unwrap_or_else(|| panic!("no bot comment starts with {marker:?}"))
+            .body
     }
 
     /// The ledger on the branch, typed; `None` before the first mission.
@@ -209,6 +389,17 @@ impl World {
     pub fn plan_record(&self, id: &str) -> Option<PlanRecord> {
         let bytes = self.ledger_file(&record_path(id))?;
         Some(serde_json::from_slice(&bytes).expect("the plan record parses"))
+    }
+
+    /// How many commits the ledger branch has (each change is one); 0 before the first.
+    pub fn ledger_commits(&self) -> usize {
+        let repo = git2::Repository::open_bare(self.fake().git_dir_path(OWNER, REPO)).unwrap();
+        let Ok(tip) = repo.refname_to_id("refs/heads/navin/ledger") else {
+            return 0;
+        };
+        let mut walk = repo.revwalk().unwrap();
+        walk.push(tip).unwrap();
+        walk.count()
     }
 
     fn ledger_file(&self, path: &str) -> Option<Vec<u8>> {

@@ -17,7 +17,7 @@ fn check(name: &str, schema: schemars::Schema) {
     let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         on_disk == generated,
-        "{} drifted from the Rust types; regenerate with `NAVIN_BLESS=1 cargo test -p navin-ledger --test schema` and review the diff",
+        "{} drifted from the Rust types; regenerate with `NAVIN_BLESS=1 cargo test -p navin-ledger --test ledger schema` and review the diff",
         path.display()
     );
 }
