@@ -26,14 +26,33 @@ const KEPT_HEADERS: [&str; 7] = [
     "content-type",
 ];
 
-/// Why ingress refused a request. The response body is a fixed short text: no internals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Longest `X-GitHub-Delivery` accepted. GitHub's are GUIDs (36 characters); the bound
+/// keeps an attacker's header out of logs and the queue whatever its size.
+pub const MAX_DELIVERY_ID_LEN: usize = 128;
+
+/// Whether `id` looks like a delivery id GitHub sends: a GUID, or any short token of
+/// letters, digits and `-_.:` (what redeliveries and test tools send). Nothing else is
+/// logged or stored.
+pub fn valid_delivery_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_DELIVERY_ID_LEN
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// Why ingress refused a request. The response body is a short text: no internals.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rejection {
     MissingHeader(&'static str),
+    BadDeliveryId,
+    UnsupportedMediaType,
     TooLarge,
     BadSignature,
     UnreadableBody,
     NotJson,
+    /// A signed payload whose field has the wrong shape: the field and why.
+    BadField(String),
 }
 
 impl IntoResponse for Rejection {
@@ -43,10 +62,21 @@ impl IntoResponse for Rejection {
                 (StatusCode::BAD_REQUEST, "missing X-GitHub-Event\n")
             }
             Self::MissingHeader(_) => (StatusCode::BAD_REQUEST, "missing X-GitHub-Delivery\n"),
+            Self::BadDeliveryId => (
+                StatusCode::BAD_REQUEST,
+                "X-GitHub-Delivery must be a GUID (at most 128 letters, digits and -_.:)\n",
+            ),
+            Self::UnsupportedMediaType => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Content-Type must be application/json (set the webhook's content type to JSON)\n",
+            ),
             Self::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload too large\n"),
             Self::BadSignature => (StatusCode::UNAUTHORIZED, "signature missing or invalid\n"),
             Self::UnreadableBody => (StatusCode::BAD_REQUEST, "cannot read body\n"),
             Self::NotJson => (StatusCode::BAD_REQUEST, "body is not a JSON object\n"),
+            Self::BadField(why) => {
+                return (StatusCode::BAD_REQUEST, format!("payload {why}\n")).into_response()
+            }
         };
         (status, text).into_response()
     }
@@ -84,6 +114,25 @@ impl FromRequest<AppState> for VerifiedWebhook {
             metrics.reject("headers");
             return Err(Rejection::MissingHeader("X-GitHub-Delivery"));
         };
+        // Checked before anything is logged: the header is unauthenticated input.
+        if !valid_delivery_id(delivery_id) {
+            metrics.reject("headers");
+            tracing::warn!(
+                length = delivery_id.len(),
+                "webhook with a malformed X-GitHub-Delivery refused"
+            );
+            return Err(Rejection::BadDeliveryId);
+        }
+        // GitHub sends `application/json` when the hook's content type is JSON (Navin
+        // reads nothing else); a missing header is taken as JSON, as the body decides.
+        if let Some(kind) = header_str(headers, "content-type") {
+            let essence = kind.split(';').next().unwrap_or_default().trim();
+            if !essence.eq_ignore_ascii_case("application/json") {
+                metrics.reject("media_type");
+                tracing::warn!(delivery = %delivery_id, "webhook content type is not JSON");
+                return Err(Rejection::UnsupportedMediaType);
+            }
+        }
         let cap = state.max_body_bytes();
         // A declared length over the cap is refused before a single body byte is read.
         let declared = header_str(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
@@ -153,8 +202,16 @@ struct InstallationRef {
 /// (GitHub then records a failed delivery that the reconciler will redeliver).
 pub async fn receive(State(state): State<AppState>, webhook: VerifiedWebhook) -> Response {
     let metrics = state.metrics();
-    let envelope: Envelope = match serde_json::from_slice(&webhook.body) {
+    let mut de = serde_json::Deserializer::from_slice(&webhook.body);
+    let envelope: Envelope = match serde_path_to_error::deserialize(&mut de) {
         Ok(envelope) => envelope,
+        Err(e) if e.inner().is_data() => {
+            // Valid JSON with a field of the wrong shape: say which.
+            metrics.reject("body");
+            let why = format!("field {}: {}", e.path(), e.inner());
+            tracing::warn!(delivery = %webhook.delivery_id, error = %why, "signed webhook payload has a malformed field");
+            return Rejection::BadField(why).into_response();
+        }
         Err(_) => {
             metrics.reject("body");
             tracing::warn!(delivery = %webhook.delivery_id, "signed webhook body is not a JSON object");

@@ -322,3 +322,73 @@ async fn readiness_fails_once_the_queue_is_closed() {
     .await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
 }
+
+#[tokio::test]
+async fn an_oversized_or_malformed_delivery_id_is_400_and_never_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = test_state(dir.path(), CAP);
+    let logs = LogCapture::global();
+    let body = payload("created", "o/r", 1);
+    let huge = "Q".repeat(300 * 1024);
+    for id in [huge.as_str(), "abc def", "../../etc%2fpasswd"] {
+        // Unsigned: the id is refused before the signature is even looked at.
+        let mut req = signed(SECRET, "issue_comment", "placeholder", &body);
+        req.headers_mut()
+            .insert("x-github-delivery", id.parse().unwrap());
+        req.headers_mut().remove("x-hub-signature-256");
+        let (status, text) = send(&t.state, req).await;
+        assert_eq!(
+            status,
+            StatusCode::BAD_REQUEST,
+            "{}",
+            &id[..id.len().min(20)]
+        );
+        assert!(text.contains("X-GitHub-Delivery"), "{text}");
+    }
+    assert_eq!(stored(&t).await, 0);
+    assert!(
+        !logs.text().contains(&"Q".repeat(200)),
+        "a long delivery id reached the log"
+    );
+    // A GUID as GitHub sends it is accepted.
+    let guid = "72d3162e-cc78-11e3-81ab-4c9367dc0958";
+    let (status, _) = send(&t.state, signed(SECRET, "issue_comment", guid, &body)).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_json_by_content_type_is_415_and_nothing_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = test_state(dir.path(), CAP);
+    let body = payload("created", "o/r", 1);
+    for kind in ["application/x-www-form-urlencoded", "text/plain"] {
+        let mut req = signed(SECRET, "issue_comment", "guid-media", &body);
+        req.headers_mut()
+            .insert("content-type", kind.parse().unwrap());
+        let (status, text) = send(&t.state, req).await;
+        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{kind}");
+        assert!(text.contains("application/json"), "{text}");
+    }
+    assert_eq!(stored(&t).await, 0);
+    // JSON with a charset parameter is JSON.
+    let mut req = signed(SECRET, "issue_comment", "guid-charset", &body);
+    req.headers_mut().insert(
+        "content-type",
+        "application/json; charset=utf-8".parse().unwrap(),
+    );
+    let (status, _) = send(&t.state, req).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn a_signed_payload_with_a_field_of_the_wrong_type_is_400_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = test_state(dir.path(), CAP);
+    let body =
+        br#"{"action":"created","repository":{"full_name":"o/r"},"installation":{"id":"seven"}}"#;
+    let (status, text) = send(&t.state, signed(SECRET, "issue_comment", "guid-type", body)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(text.contains("installation.id"), "{text}");
+    assert!(!text.contains("not a JSON object"), "{text}");
+    assert_eq!(stored(&t).await, 0);
+}
