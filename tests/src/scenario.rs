@@ -127,6 +127,8 @@ impl Scenario {
             .comment_id(id)
             .comment_body(body)
             .comment_author(author, user_id, kind)
+            // Open or closed (a merged PR's conversation is closed), as the fake has it.
+            .set("/issue/state", serde_json::json!(issue.state))
             // GitHub sends the repository's real default branch; the example says `master`.
             .set(
                 "/repository/default_branch",

@@ -32,6 +32,10 @@ pub struct RepoConfig {
     pub dispatch: Dispatch,
     /// Mission budgets. Default: 3 retries, 5 replans, 3 stalls, no token or cost cap.
     pub budgets: Budgets,
+    /// Commands that change things which still run on a closed (or merged) or locked
+    /// issue or pull request, by name as typed after `/` (`mission close`, `pause`).
+    /// Default: none; read commands always answer.
+    pub allow_on_closed: BTreeSet<String>,
 }
 
 impl Default for RepoConfig {
@@ -44,6 +48,7 @@ impl Default for RepoConfig {
             evidence: Evidence::default(),
             dispatch: Dispatch::default(),
             budgets: Budgets::default(),
+            allow_on_closed: BTreeSet::new(),
         }
     }
 }
@@ -325,6 +330,16 @@ fn validate(config: &RepoConfig) -> Result<(), RepoConfigError> {
             format!("`{}` is not a usable branch name", config.ledger_branch),
         ));
     }
+    if let Some(unknown) = config.allow_on_closed.iter().find(|name| {
+        !crate::command::CommandKind::ALL
+            .iter()
+            .any(|k| k.spec().name == name.trim_start_matches('/'))
+    }) {
+        return Err(semantic(
+            "allow_on_closed",
+            format!("`{unknown}` is not a Navin command (see `/help` for the names)"),
+        ));
+    }
     if let Some(class) = config
         .auto_accept
         .safe_operation_classes
@@ -489,6 +504,15 @@ budgets:
         assert_eq!(c.dispatch.label(), "navin-step");
         assert_eq!(c.budgets.max_retries, 4);
         assert_eq!(c.budgets.max_replans, 5, "unset fields keep their default");
+    }
+
+    #[test]
+    fn allow_on_closed_takes_command_names_and_names_an_unknown_one() {
+        let c = parse_repo_config("allow_on_closed: [mission close, /pause]\n").unwrap();
+        assert!(c.allow_on_closed.contains("mission close"));
+        let err = parse_repo_config("allow_on_closed: [mission stop]\n").unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("allow_on_closed"));
+        assert!(err.message.contains("mission stop"), "{err}");
     }
 
     #[test]

@@ -146,3 +146,43 @@ async fn a_handler_panic_is_recorded_with_its_delivery_and_message() {
         ["delivery d-42: index out of bounds"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_issue_refuses_commands_that_change_things_and_still_answers_reads() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", "/mission greetings").await;
+    w.reply().await;
+    w.fake().close(OWNER, REPO, issue, false);
+    let commits = w.ledger_commits();
+    w.comment(issue, "alice", "/step add S1 \"Late\"").await;
+    let refusal = w.reply().await;
+    assert!(
+        refusal.contains("is closed") && refusal.contains("Reopen"),
+        "{refusal}"
+    );
+    assert_eq!(
+        w.ledger_commits(),
+        commits,
+        "a refused command wrote the ledger"
+    );
+    let status = w.comment(issue, "bob", "/status").await;
+    assert!(w.reactions(status).contains(&"eyes".to_owned()));
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_maintainer_can_allow_a_command_on_closed_issues_in_the_config() {
+    let mut w = World::new().await;
+    w.commit(&[(
+        ".github/navin.yml",
+        "evidence:\n  required_checks:\n    test: [ci/test]\nallow_on_closed: [mission close]\n",
+    )]);
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", "/mission greetings").await;
+    w.reply().await;
+    w.fake().close(OWNER, REPO, issue, false);
+    w.comment(issue, "alice", "/mission close failed").await;
+    assert_eq!(w.ledger().unwrap().mission.status, MissionStatus::Failed);
+    w.finish().await;
+}

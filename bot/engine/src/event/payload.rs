@@ -37,6 +37,30 @@ pub struct Issue {
     /// Present (with links) when the issue is a pull request's conversation.
     #[serde(default)]
     pub pull_request: Option<serde_json::Value>,
+    /// `open` or `closed` (a closed or merged pull request's conversation is `closed`).
+    #[serde(default)]
+    pub state: Option<String>,
+    /// Conversation locked to collaborators.
+    #[serde(default)]
+    pub locked: Option<bool>,
+}
+
+impl Issue {
+    /// Why commands that change things should not run here: the issue or pull request
+    /// is closed (merged included) or locked.
+    pub fn closed_for_changes(&self) -> Option<&'static str> {
+        if self.state.as_deref() == Some("closed") {
+            Some(if self.pull_request.is_some() {
+                "closed (or merged)"
+            } else {
+                "closed"
+            })
+        } else if self.locked == Some(true) {
+            Some("locked")
+        } else {
+            None
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

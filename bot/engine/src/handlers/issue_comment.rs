@@ -44,6 +44,7 @@ impl Engine {
         session.issue_body = event.issue.body.clone().unwrap_or_default();
         session.comment_id = Some(event.comment.id);
         session.on_pull_request = event.issue.pull_request.is_some();
+        session.closed = event.issue.closed_for_changes();
         for (index, command) in parsed.into_iter().enumerate() {
             let op_id = format!("{}#{index}", cx.delivery.id);
             session.run(command, &op_id).await?;

@@ -64,6 +64,7 @@ impl Engine {
             html_base: html_base(repository),
             comment_id: None,
             on_pull_request: false,
+            closed: None,
             author: actor.to_owned(),
             delivery_id: cx.delivery.id.clone(),
             recheck: cx.delivery.is_retry(),
@@ -88,6 +89,8 @@ pub(crate) struct Session<'e> {
     pub(crate) comment_id: Option<u64>,
     /// The command came from a pull request's conversation (its issue number is the PR's).
     pub(crate) on_pull_request: bool,
+    /// Why the issue or PR takes no changes (`closed`, `locked`), if it does not.
+    pub(crate) closed: Option<&'static str>,
     /// Who acted: the comment's or review's author, or the event's sender.
     pub(crate) author: String,
     pub(crate) delivery_id: String,
@@ -155,6 +158,30 @@ impl Session<'_> {
         command: crate::command::Command,
         op_id: &str,
     ) -> Result<Answer, EngineError> {
+        if let (true, Some(why)) = (command.is_mutating(), self.closed) {
+            let allowed = self
+                .repo_config()
+                .allow_on_closed
+                .iter()
+                .any(|name| name.trim_start_matches('/') == command.name());
+            if !allowed {
+                let what = if self.on_pull_request {
+                    "pull request"
+                } else {
+                    "issue"
+                };
+                return Ok(Answer::refuse(
+                    format!(
+                        "`/{}` changes the mission or its plan, and this {what} is {why}: nothing changed.",
+                        command.name()
+                    ),
+                    format!(
+                        "Reopen it (or unlock it) first, or run the command on an open issue. A maintainer can allow it here with `allow_on_closed: [{}]` in `.github/navin.yml`.",
+                        command.name()
+                    ),
+                ));
+            }
+        }
         if command.is_mutating() {
             let role = self
                 .engine
