@@ -36,6 +36,30 @@ pub struct RepoConfig {
     /// issue or pull request, by name as typed after `/` (`mission close`, `pause`).
     /// Default: none; read commands always answer.
     pub allow_on_closed: BTreeSet<String>,
+    /// Bounds on what one comment may ask for. Default: see [`Limits`].
+    pub limits: Limits,
+}
+
+/// Bounds on the work one comment can cause, so a long comment cannot flood the ledger
+/// or GitHub's content-creation limits (80 a minute, 500 an hour).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Commands run from one comment; the rest are skipped with one reply that lists
+    /// them. Default: 10.
+    pub max_commands_per_comment: usize,
+    /// Longest request, goal, reason, title or evidence text, in bytes; a longer one is
+    /// refused and nothing is stored. Default: 4096.
+    pub max_text_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_commands_per_comment: 10,
+            max_text_bytes: 4096,
+        }
+    }
 }
 
 impl Default for RepoConfig {
@@ -49,6 +73,7 @@ impl Default for RepoConfig {
             dispatch: Dispatch::default(),
             budgets: Budgets::default(),
             allow_on_closed: BTreeSet::new(),
+            limits: Limits::default(),
         }
     }
 }
@@ -328,6 +353,18 @@ fn validate(config: &RepoConfig) -> Result<(), RepoConfigError> {
         return Err(semantic(
             "ledger_branch",
             format!("`{}` is not a usable branch name", config.ledger_branch),
+        ));
+    }
+    if config.limits.max_commands_per_comment == 0 {
+        return Err(semantic(
+            "limits.max_commands_per_comment",
+            "must be at least 1".to_owned(),
+        ));
+    }
+    if config.limits.max_text_bytes == 0 {
+        return Err(semantic(
+            "limits.max_text_bytes",
+            "must be at least 1".to_owned(),
         ));
     }
     if let Some(unknown) = config.allow_on_closed.iter().find(|name| {

@@ -186,3 +186,42 @@ async fn a_maintainer_can_allow_a_command_on_closed_issues_in_the_config() {
     assert_eq!(w.ledger().unwrap().mission.status, MissionStatus::Failed);
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_with_more_commands_than_the_cap_runs_ten_and_lists_the_rest_in_one_reply() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    let mut body = "/mission greetings\n".to_owned();
+    for n in 1..=14 {
+        body.push_str(&format!("/step add S{n} \"Step {n}\"\n"));
+    }
+    w.comment(issue, "alice", &body).await;
+    assert!(w.reply().await.starts_with("<!-- navin:panel"));
+    let skipped = w.reply().await;
+    assert!(
+        skipped.contains("at most 10 commands") && skipped.contains("these 5 were skipped"),
+        "{skipped}"
+    );
+    assert!(
+        skipped.contains("line 11") && skipped.contains("S10"),
+        "{skipped}"
+    );
+    assert_eq!(w.ledger().unwrap().board.tasks.len(), 9);
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_over_the_text_limit_is_refused_and_nothing_is_stored() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", &format!("/plan {}", "x".repeat(5000)))
+        .await;
+    let refusal = w.reply().await;
+    assert!(
+        refusal.contains("5000 bytes") && refusal.contains("4096"),
+        "{refusal}"
+    );
+    assert!(w.plan_record(&format!("issue-{issue}")).is_none());
+    assert!(w.ledger().is_none());
+    w.finish().await;
+}

@@ -154,6 +154,36 @@ impl Command {
         self.kind().spec().mutating
     }
 
+    /// The free texts the command carries (request, goal, reason, title, …) with their
+    /// names, so one bound applies to every text a person can make the ledger store.
+    /// A `/plan edit` document is a plan, bounded by the comment itself, not listed.
+    pub fn free_texts(&self) -> Vec<(&'static str, &str)> {
+        let texts: [(&'static str, Option<&str>); 2] = match self {
+            Command::Plan { request } => [("request", Some(request)), ("", None)],
+            Command::Reject { feedback } => [("feedback", feedback.as_deref()), ("", None)],
+            Command::Mission { goal, .. } => [("goal", goal.as_deref()), ("", None)],
+            Command::MissionClose { reason, .. }
+            | Command::Pause { reason }
+            | Command::Replan { reason, .. } => [("reason", reason.as_deref()), ("", None)],
+            Command::Done { evidence, .. } => [("evidence", evidence.as_deref()), ("", None)],
+            Command::StepAdd(add) => [
+                ("title", Some(&add.title)),
+                ("acceptance", add.acceptance.as_deref()),
+            ],
+            Command::PlanEdit { .. }
+            | Command::Approve
+            | Command::Status
+            | Command::Next
+            | Command::Resume
+            | Command::Retry { .. }
+            | Command::Help => [("", None), ("", None)],
+        };
+        texts
+            .into_iter()
+            .filter_map(|(name, text)| text.map(|t| (name, t)))
+            .collect()
+    }
+
     /// The step a command is about, for `Navin-Step` trailers and replies.
     pub fn step(&self) -> Option<&StepId> {
         match self {

@@ -45,9 +45,20 @@ impl Engine {
         session.comment_id = Some(event.comment.id);
         session.on_pull_request = event.issue.pull_request.is_some();
         session.closed = event.issue.closed_for_changes();
+        let cap = session.repo_config().limits.max_commands_per_comment;
+        let mut parsed = parsed;
+        let skipped = if parsed.len() > cap {
+            parsed.split_off(cap)
+        } else {
+            Vec::new()
+        };
         for (index, command) in parsed.into_iter().enumerate() {
             let op_id = format!("{}#{index}", cx.delivery.id);
             session.run(command, &op_id).await?;
+        }
+        if !skipped.is_empty() {
+            let op_id = format!("{}#skipped", cx.delivery.id);
+            session.skipped(&skipped, cap, &op_id).await?;
         }
         Ok(())
     }

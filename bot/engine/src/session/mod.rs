@@ -153,11 +153,62 @@ impl Session<'_> {
         Ok(self.answer(answer, op_id).await?)
     }
 
+    /// One reply for the commands past the per-comment cap: which were skipped and why.
+    /// Nothing they asked for happens.
+    pub(crate) async fn skipped(
+        &self,
+        skipped: &[crate::command::ParsedCommand],
+        cap: usize,
+        op_id: &str,
+    ) -> Result<(), EngineError> {
+        const LISTED: usize = 10;
+        let mut lines: Vec<String> = skipped
+            .iter()
+            .take(LISTED)
+            .map(|c| {
+                let first: String = c.source.chars().take(80).collect();
+                format!("line {}: {}", c.line, crate::render::text::code(&first))
+            })
+            .collect();
+        if skipped.len() > LISTED {
+            lines.push(format!("and {} more", skipped.len() - LISTED));
+        }
+        let reason = format!(
+            "Navin runs at most {cap} commands from one comment; these {} were skipped: {}.",
+            skipped.len(),
+            lines.join("; ")
+        );
+        self.answer(
+            Answer::refuse(
+                reason,
+                "Repeat them in another comment, or raise `limits.max_commands_per_comment` in `.github/navin.yml`.",
+            ),
+            op_id,
+        )
+        .await?;
+        Ok(())
+    }
+
     pub(crate) async fn authorized(
         &self,
         command: crate::command::Command,
         op_id: &str,
     ) -> Result<Answer, EngineError> {
+        let limit = self.repo_config().limits.max_text_bytes;
+        if let Some((name, text)) = command
+            .free_texts()
+            .into_iter()
+            .find(|(_, text)| text.len() > limit)
+        {
+            return Ok(Answer::refuse(
+                format!(
+                    "the {name} of `/{}` is {} bytes; Navin takes at most {limit}, so nothing changed.",
+                    command.name(),
+                    text.len()
+                ),
+                "Shorten it (link to a document for the details), or raise `limits.max_text_bytes` in `.github/navin.yml`.",
+            ));
+        }
         if let (true, Some(why)) = (command.is_mutating(), self.closed) {
             let allowed = self
                 .repo_config()
