@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use navin_github::{ops, ApiRequest, GitHubApp, GitHubError, Permission};
 
+use cache::grants::GrantCache;
 use cache::permission::PermissionCache;
 use cache::repo_config::RepoConfigCache;
 
@@ -39,6 +40,10 @@ pub use event::{classify, parse_event, Classification, Delivery, Event, EventKin
 
 /// How long a looked-up role is trusted before GitHub is asked again.
 pub const PERMISSION_TTL: Duration = Duration::from_secs(180);
+
+/// How long an installation's grant is trusted; new grants need the owner's approval,
+/// which takes longer than this anyway.
+pub const GRANT_TTL: Duration = Duration::from_secs(600);
 
 /// What the engine needs besides the GitHub client.
 #[derive(Debug, Clone)]
@@ -148,6 +153,7 @@ pub struct Engine {
     config: EngineConfig,
     permissions: PermissionCache,
     configs: RepoConfigCache,
+    grants: GrantCache,
     slug: tokio::sync::OnceCell<String>,
 }
 
@@ -155,11 +161,13 @@ impl Engine {
     pub fn new(github: GitHubApp, config: EngineConfig) -> Self {
         let permissions = PermissionCache::new(config.permission_ttl);
         let configs = RepoConfigCache::new(config.permission_ttl);
+        let grants = GrantCache::new(GRANT_TTL);
         Self {
             github,
             config,
             permissions,
             configs,
+            grants,
             slug: tokio::sync::OnceCell::new(),
         }
     }

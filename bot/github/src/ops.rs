@@ -37,6 +37,12 @@ pub fn app() -> String {
     "/app".to_owned()
 }
 
+/// [Get an installation for the authenticated app](https://docs.github.com/rest/apps/apps#get-an-installation-for-the-authenticated-app)
+/// (App JWT): its `permissions` are what its tokens may be narrowed from.
+pub fn installation(id: u64) -> String {
+    format!("/app/installations/{id}")
+}
+
 // --- repositories and git data -------------------------------------------------------
 
 /// [Get a repository](https://docs.github.com/rest/repos/repos#get-a-repository)

@@ -225,3 +225,42 @@ async fn a_request_over_the_text_limit_is_refused_and_nothing_is_stored() {
     assert!(w.ledger().is_none());
     w.finish().await;
 }
+
+/// Every installation token names the one repository of the event and no more
+/// permissions than its work needs: read commands cannot write code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn installation_tokens_are_scoped_to_the_repository_and_what_the_event_needs() {
+    let mut w = World::new().await;
+    let repo_id = w.fake().repo_id(OWNER, REPO);
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "bob", "/status").await;
+    w.reply().await;
+    w.comment(issue, "alice", "/mission greetings").await;
+    w.reply().await;
+    let minted: Vec<serde_json::Value> = w
+        .fake()
+        .requests_to("POST", "/app/installations/*/access_tokens")
+        .into_iter()
+        .map(|r| r.body.expect("a token request body"))
+        .collect();
+    assert_eq!(minted.len(), 2, "{minted:?}");
+    for body in &minted {
+        assert_eq!(
+            body["repository_ids"],
+            serde_json::json!([repo_id]),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        minted[0]["permissions"]["contents"], "read",
+        "/status: {}",
+        minted[0]
+    );
+    assert_eq!(
+        minted[1]["permissions"]["contents"], "write",
+        "/mission: {}",
+        minted[1]
+    );
+    assert_eq!(minted[1]["permissions"]["pull_requests"], "read");
+    w.finish().await;
+}

@@ -1,4 +1,5 @@
-//! What the engine remembers briefly between events: collaborator roles and each repository's `.github/navin.yml`.
+//! What the engine remembers briefly between events: collaborator roles, each repository's `.github/navin.yml`, and each installation's grant.
 
+pub mod grants;
 pub mod permission;
 pub mod repo_config;

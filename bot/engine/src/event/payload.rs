@@ -66,6 +66,9 @@ impl Issue {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Repository {
     pub full_name: String,
+    /// The numeric id, which installation tokens are narrowed to.
+    #[serde(default)]
+    pub id: Option<u64>,
     #[serde(default)]
     pub default_branch: Option<String>,
     #[serde(default)]

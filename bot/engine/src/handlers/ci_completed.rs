@@ -2,6 +2,7 @@
 
 use crate::event::{is_commit_sha, CheckRunEvent, CheckSuiteEvent, Repository, WorkflowRunEvent};
 use crate::evidence::RunKind;
+use crate::rules::token_scope::Need;
 use crate::session::Completion;
 use crate::{Cx, Engine, EngineError};
 
@@ -82,7 +83,7 @@ impl Engine {
             )));
         }
         let session = self
-            .session(cx, installation, repository, 0, "navin")
+            .session(cx, Need::Write, installation, repository, 0, "navin")
             .await?;
         session.settle(session.on_completion(done).await, event)
     }

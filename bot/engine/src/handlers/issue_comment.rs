@@ -2,6 +2,7 @@
 
 use crate::command::{is_bot_author, new_commands, parse_comment};
 use crate::event::CommentEvent;
+use crate::rules::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {
@@ -32,9 +33,19 @@ impl Engine {
             return Ok(());
         }
         let installation = cx.delivery.installation()?;
+        // A comment of only read commands (or typos) gets a token that cannot write code.
+        let need = if parsed
+            .iter()
+            .any(|p| p.result.as_ref().is_ok_and(|c| c.is_mutating()))
+        {
+            Need::Write
+        } else {
+            Need::Read
+        };
         let mut session = self
             .session(
                 cx,
+                need,
                 installation,
                 &event.repository,
                 event.issue.number,

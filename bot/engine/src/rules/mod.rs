@@ -3,3 +3,4 @@
 pub mod approvals;
 pub mod plan_policy;
 pub mod steps;
+pub mod token_scope;

@@ -10,6 +10,7 @@ use crate::effects::plan_check::{self, CheckState, PlanCheck};
 use crate::event::{PullRequest, PullRequestEvent, ReviewEvent};
 use crate::rules::approvals::{self, NotCounted, RestReview};
 use crate::rules::plan_policy;
+use crate::rules::token_scope::Need;
 use crate::Cx;
 use navin_ledger::plan::record::{CountedReview, PlanRecord, RecordStatus};
 
@@ -130,7 +131,14 @@ impl Engine {
             .map(|s| s.login.clone())
             .unwrap_or_else(|| pr.author.clone());
         let mut session = self
-            .session(cx, installation, &event.repository, pr.number, &actor)
+            .session(
+                cx,
+                Need::Write,
+                installation,
+                &event.repository,
+                pr.number,
+                &actor,
+            )
             .await?;
         session.on_pull_request = true;
         session.issue_body = pr.body.clone();
@@ -176,7 +184,14 @@ impl Engine {
             .map(|u| u.login.clone())
             .unwrap_or_else(|| "ghost".to_owned());
         let mut session = self
-            .session(cx, installation, &event.repository, pr.number, &actor)
+            .session(
+                cx,
+                Need::Write,
+                installation,
+                &event.repository,
+                pr.number,
+                &actor,
+            )
             .await?;
         session.on_pull_request = true;
         if session.config.is_err() {

@@ -7,6 +7,7 @@ use super::{Engine, EngineError, Session};
 use crate::event::is_commit_sha;
 use crate::event::PullRequestEvent;
 use crate::evidence::step_from_pr_in;
+use crate::rules::token_scope::Need;
 use crate::Cx;
 
 impl Engine {
@@ -39,6 +40,7 @@ impl Engine {
         let mut session = self
             .session(
                 cx,
+                Need::Write,
                 installation,
                 &event.repository,
                 pr.number,

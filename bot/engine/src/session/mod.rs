@@ -20,6 +20,7 @@ use crate::config::RepoConfig;
 use crate::effects::comments;
 use crate::event::{html_base, Repository};
 use crate::render::reply;
+use crate::rules::token_scope::{self, Need};
 use crate::{ledger, Cx, Engine, EngineError, Report};
 
 pub(crate) use ci::Completion;
@@ -31,12 +32,15 @@ impl Engine {
     pub(crate) async fn session(
         &self,
         cx: &Cx,
+        need: Need,
         installation: u64,
         repository: &Repository,
         issue: u64,
         actor: &str,
     ) -> Result<Session<'_>, EngineError> {
-        let client = self.github.installation(installation);
+        let granted = self.grants.get(&self.github, installation).await;
+        let scope = token_scope::scope(repository.id, need, granted.as_deref());
+        let client = self.github.installation_scoped(installation, scope);
         let config = match self.configs.get(&client, &repository.full_name).await {
             Ok(Ok(config)) => Ok(self.with_branch_override(config)),
             Ok(Err(invalid)) => {

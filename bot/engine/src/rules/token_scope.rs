@@ -1,0 +1,128 @@
+//! The least an installation token needs for one event: the one repository, and the permissions the event's work uses, never more than the installation was granted.
+
+use std::collections::BTreeMap;
+
+use navin_github::TokenScope;
+
+/// What the event will do with the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Read commands (`/status`, `/next`, `/help`): read the ledger and code, reply and
+    /// refresh the panel.
+    Read,
+    /// Anything that may write the ledger, a check run, or hand steps out (issues and
+    /// the agent workflow, which any ledger change can make ready).
+    Write,
+}
+
+/// Permission name (as the access-token endpoint spells it) to level, for `need`.
+pub fn needed(need: Need) -> [(&'static str, &'static str); 5] {
+    match need {
+        Need::Read => [
+            ("contents", "read"),
+            ("issues", "write"),
+            ("pull_requests", "read"),
+            ("checks", "read"),
+            ("actions", "read"),
+        ],
+        Need::Write => [
+            ("contents", "write"),
+            ("issues", "write"),
+            ("pull_requests", "read"),
+            ("checks", "write"),
+            ("actions", "write"),
+        ],
+    }
+}
+
+fn rank(level: &str) -> u8 {
+    match level {
+        "write" | "admin" => 2,
+        "read" => 1,
+        _ => 0,
+    }
+}
+
+/// The token to ask for. Each needed permission is capped at what the installation has
+/// (asking for more makes GitHub refuse the token with 422, failing every call); one it
+/// lacks is left out, so the call that needs it fails naming it. Without the grant
+/// (it could not be read) permissions are not narrowed, only the repository.
+pub fn scope(
+    repository_id: Option<u64>,
+    need: Need,
+    granted: Option<&BTreeMap<String, String>>,
+) -> TokenScope {
+    let mut scope = repository_id
+        .map(TokenScope::repository)
+        .unwrap_or_default();
+    let Some(granted) = granted else {
+        return scope;
+    };
+    for (name, level) in needed(need) {
+        let Some(have) = granted.get(name) else {
+            continue;
+        };
+        let level = if rank(have) >= rank(level) {
+            level
+        } else if rank(have) > 0 {
+            "read"
+        } else {
+            continue;
+        };
+        scope = scope.permission(name, level);
+    }
+    scope
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grants(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn a_read_event_gets_read_contents_and_a_write_event_write_contents_on_one_repository() {
+        let all = grants(&[
+            ("contents", "write"),
+            ("issues", "write"),
+            ("pull_requests", "write"),
+            ("checks", "write"),
+            ("actions", "write"),
+            ("metadata", "read"),
+        ]);
+        let read = scope(Some(7), Need::Read, Some(&all));
+        assert_eq!(read.repository_ids, [7]);
+        assert_eq!(read.permissions["contents"], "read");
+        assert_eq!(read.permissions["checks"], "read");
+        assert_eq!(read.permissions["pull_requests"], "read");
+        let write = scope(Some(7), Need::Write, Some(&all));
+        assert_eq!(write.permissions["contents"], "write");
+        assert_eq!(write.permissions["checks"], "write");
+        assert_eq!(
+            write.permissions["pull_requests"], "read",
+            "never more than needed"
+        );
+    }
+
+    #[test]
+    fn never_more_than_the_installation_was_granted() {
+        let some = grants(&[("contents", "read"), ("issues", "write")]);
+        let s = scope(Some(7), Need::Write, Some(&some));
+        assert_eq!(s.permissions["contents"], "read");
+        assert!(!s.permissions.contains_key("checks"));
+        assert!(!s.permissions.contains_key("actions"));
+    }
+
+    #[test]
+    fn without_the_grant_only_the_repository_is_narrowed() {
+        let s = scope(Some(7), Need::Write, None);
+        assert_eq!(s.repository_ids, [7]);
+        assert!(s.permissions.is_empty());
+        assert_eq!(scope(None, Need::Read, None), TokenScope::default());
+    }
+}
