@@ -67,6 +67,12 @@ pub enum RuleError {
         step: String,
         validation: Validation,
     },
+    #[error("{step}: {kind} evidence must name its run (run id, app id, head SHA and a success conclusion), and this one lacks {missing}; CI evidence is recorded from GitHub, not typed")]
+    UntraceableRun {
+        step: String,
+        kind: &'static str,
+        missing: String,
+    },
     #[error("{step}: evidence for done must be ok=true (this one failed: {summary:?})")]
     EvidenceNotGreen { step: String, summary: String },
     #[error("{step} has used all {max} retries; replan it instead")]

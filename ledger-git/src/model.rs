@@ -641,6 +641,33 @@ pub struct Evidence {
 }
 
 impl Evidence {
+    /// What CI-run evidence (`check_run`, `workflow_run`) lacks to be traced back to its
+    /// run on GitHub and re-read: the run id, the app that ran it, the head SHA and a
+    /// `success` conclusion. Empty for complete CI evidence and for other kinds. Only
+    /// complete CI evidence can pass the done-gate, so `{"kind":"check_run","ok":true}`
+    /// typed by hand proves nothing.
+    pub fn missing_run_fields(&self) -> Vec<&'static str> {
+        let mut missing = Vec::new();
+        match self.kind {
+            EvidenceKind::CheckRun if self.check_run_id.is_none() => missing.push("check_run_id"),
+            EvidenceKind::WorkflowRun if self.workflow_run_id.is_none() => {
+                missing.push("workflow_run_id")
+            }
+            EvidenceKind::CheckRun | EvidenceKind::WorkflowRun => {}
+            _ => return missing,
+        }
+        if self.app_id.is_none() {
+            missing.push("app_id");
+        }
+        if self.head_sha.as_deref().is_none_or(|s| s.trim().is_empty()) {
+            missing.push("head_sha");
+        }
+        if self.ok && self.conclusion.as_deref() != Some("success") {
+            missing.push("conclusion \"success\"");
+        }
+        missing
+    }
+
     /// Prose evidence: a person's word, valid only for manual steps closed by a human.
     pub fn prose(summary: impl Into<String>) -> Self {
         Self {

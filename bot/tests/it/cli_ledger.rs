@@ -98,8 +98,30 @@ fn walkthrough_from_init_to_done_with_the_evidence_gate() {
         "names the step and the rule: {msg}"
     );
 
+    // CI evidence typed by hand without the run it came from proves nothing.
     let evidence = d.join("ev.json");
-    std::fs::write(&evidence, r#"{"kind":"check_run","ok":true,"summary":"ci/test passed","check_run_id":42,"head_sha":"abc123"}"#)
+    std::fs::write(
+        &evidence,
+        r#"{"kind":"check_run","ok":true,"summary":"ci/test passed"}"#,
+    )
+    .expect("write");
+    let forged = navin(
+        d,
+        &[
+            "board",
+            "done",
+            "S1",
+            "--evidence-json",
+            evidence.to_str().expect("utf8"),
+        ],
+    );
+    assert_eq!(forged.status.code(), Some(1), "a rule refusal exits 1");
+    let msg = String::from_utf8_lossy(&forged.stderr);
+    assert!(
+        msg.contains("must name its run") && msg.contains("app_id"),
+        "{msg}"
+    );
+    std::fs::write(&evidence, r#"{"kind":"check_run","ok":true,"summary":"ci/test passed","check_run_id":42,"app_id":15368,"head_sha":"abc123","conclusion":"success"}"#)
         .expect("write");
     let out = ok(
         d,

@@ -264,12 +264,21 @@ fn check_done_gate(task: &Task, given: Option<&Evidence>, ctx: &Ctx) -> Result<(
                 summary: e.summary.clone(),
             });
         }
+        let missing = e.missing_run_fields();
+        if !missing.is_empty() {
+            return Err(RuleError::UntraceableRun {
+                step,
+                kind: e.kind.as_str(),
+                missing: missing.join(", "),
+            });
+        }
     }
+    // CI evidence counts only when it names the run it came from.
     let candidates = || {
         given
             .into_iter()
             .chain(task.evidence.iter())
-            .filter(|e| e.ok)
+            .filter(|e| e.ok && e.missing_run_fields().is_empty())
     };
     let human = ctx.actor.is_human();
     if task.validation.needs_run() {

@@ -387,3 +387,63 @@ fn dispatch_unknown() -> Operation {
         issue: 1,
     }
 }
+
+#[test]
+fn hand_typed_ci_evidence_without_its_run_is_refused_naming_what_it_lacks() {
+    let l = mission_with(vec![task("S1", &[], Validation::Test)]);
+    for kind in [EvidenceKind::CheckRun, EvidenceKind::WorkflowRun] {
+        let typed = Evidence::run(kind, true, "ci/test passed");
+        let err = refused(
+            Some(&l),
+            Operation::Done {
+                step: "S1".into(),
+                evidence: Some(typed),
+            },
+            &human(),
+        );
+        match err {
+            RuleError::UntraceableRun { missing, .. } => {
+                assert!(
+                    missing.contains("app_id") && missing.contains("head_sha"),
+                    "{missing}"
+                );
+                assert!(missing.contains("run_id"), "{missing}");
+            }
+            other => panic!("{kind}: {other}"),
+        }
+    }
+    // A run without a success conclusion does not prove a step either.
+    let mut neutral = green(EvidenceKind::CheckRun);
+    neutral.conclusion = Some("neutral".into());
+    let err = refused(
+        Some(&l),
+        Operation::Done {
+            step: "S1".into(),
+            evidence: Some(neutral),
+        },
+        &human(),
+    );
+    assert!(matches!(err, RuleError::UntraceableRun { .. }), "{err}");
+}
+
+#[test]
+fn untraceable_ci_evidence_recorded_earlier_does_not_open_the_gate() {
+    let l = mission_with(vec![task("S1", &[], Validation::Test)]);
+    let l = run(
+        &l,
+        Operation::RecordEvidence {
+            step: "S1".into(),
+            evidence: Evidence::run(EvidenceKind::CheckRun, true, "typed by hand"),
+        },
+        &agent(),
+    );
+    let err = refused(
+        Some(&l),
+        Operation::Done {
+            step: "S1".into(),
+            evidence: None,
+        },
+        &agent(),
+    );
+    assert!(matches!(err, RuleError::EvidenceRequired { .. }), "{err}");
+}

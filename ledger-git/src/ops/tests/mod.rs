@@ -74,8 +74,18 @@ pub(super) fn status(l: &Ledger, id: &str) -> TaskStatus {
     l.board.task(id).expect("task exists").status
 }
 
+/// Green evidence of `kind`; CI kinds name their run as CI records them.
 pub(super) fn green(kind: EvidenceKind) -> Evidence {
-    Evidence::run(kind, true, "all green")
+    let mut e = Evidence::run(kind, true, "all green");
+    match kind {
+        EvidenceKind::CheckRun => e.check_run_id = Some(41),
+        EvidenceKind::WorkflowRun => e.workflow_run_id = Some(42),
+        _ => return e,
+    }
+    e.app_id = Some(15368);
+    e.head_sha = Some("8f14e45fceea167a5a36dedd4bea2543a1b2c3d4".into());
+    e.conclusion = Some("success".into());
+    e
 }
 
 pub(super) fn ready_ids(l: &Ledger) -> Vec<String> {
