@@ -93,7 +93,12 @@ pub const AUTO_ACCEPT: &str = "auto-accept";
 /// auto-accept), when; and when and why it stopped counting.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalEntry {
+    /// The login when the approval was given (for people to read).
     pub approver: String,
+    /// The approver's numeric GitHub user id: who it really was, since logins can be
+    /// renamed and reused. Absent for auto-accept and for records written before ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approver_id: Option<u64>,
     pub plan_hash: String,
     pub at: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -141,6 +146,8 @@ pub struct SupersededEntry {
 pub struct CountedReview {
     pub review_id: u64,
     pub login: String,
+    /// The reviewer's numeric user id, when GitHub sent it.
+    pub user_id: Option<u64>,
     pub at: DateTime<Utc>,
 }
 
@@ -148,12 +155,29 @@ impl ApprovalEntry {
     pub fn new(approver: &str, plan_hash: &str, at: DateTime<Utc>, review_id: Option<u64>) -> Self {
         Self {
             approver: approver.to_owned(),
+            approver_id: None,
             plan_hash: plan_hash.to_owned(),
             at,
             review_id,
             revoked_at: None,
             revoked_because: None,
             note: None,
+        }
+    }
+
+    /// The same approval, recording the approver's numeric user id.
+    #[must_use]
+    pub fn by_id(mut self, id: Option<u64>) -> Self {
+        self.approver_id = id;
+        self
+    }
+
+    /// Who approved: the numeric id when known, else the lowercase login. Two entries
+    /// are the same person exactly when their identities are equal.
+    pub fn identity(&self) -> String {
+        match self.approver_id {
+            Some(id) => format!("id:{id}"),
+            None => format!("login:{}", self.approver.to_ascii_lowercase()),
         }
     }
 
@@ -185,15 +209,16 @@ impl PlanRecord {
             .filter(move |a| a.live() && a.plan_hash == self.hash)
     }
 
-    /// Distinct approvers of the current text.
+    /// Distinct approvers of the current text, by numeric user id (a renamed account is
+    /// one approver; a reused login is another person).
     pub fn approver_count(&self) -> usize {
-        let mut logins: Vec<String> = self
+        let mut who: Vec<String> = self
             .current_approvals()
-            .map(|a| a.approver.to_ascii_lowercase())
+            .map(ApprovalEntry::identity)
             .collect();
-        logins.sort();
-        logins.dedup();
-        logins.len()
+        who.sort();
+        who.dedup();
+        who.len()
     }
 
     /// Approved, and the approvals still hold for this exact text.
@@ -268,12 +293,10 @@ impl PlanRecord {
                 .any(|a| a.review_id == Some(review.review_id));
             if !known {
                 let hash = self.hash.clone();
-                self.approvals.push(ApprovalEntry::new(
-                    &review.login,
-                    &hash,
-                    review.at,
-                    Some(review.review_id),
-                ));
+                self.approvals.push(
+                    ApprovalEntry::new(&review.login, &hash, review.at, Some(review.review_id))
+                        .by_id(review.user_id),
+                );
             }
         }
         self.settle(required);
@@ -409,10 +432,41 @@ mod tests {
 
     fn counted(id: u64, login: &str) -> CountedReview {
         CountedReview {
+            user_id: None,
             review_id: id,
             login: login.into(),
             at: at(1),
         }
+    }
+
+    #[test]
+    fn approvals_count_people_by_numeric_id_not_by_login() {
+        let mut r = record();
+        let by = |review: u64, login: &str, user: u64| CountedReview {
+            review_id: review,
+            login: login.to_owned(),
+            user_id: Some(user),
+            at: at(2),
+        };
+        // One person under two logins (renamed between reviews) is one approver.
+        r.reconcile_reviews(
+            &[7, 8],
+            &[by(7, "carol", 5), by(8, "carol-new", 5)],
+            2,
+            at(3),
+        );
+        assert_eq!(r.approver_count(), 1);
+        assert!(!r.is_approved());
+        assert_eq!(r.approvals[0].approver_id, Some(5));
+        // Two people who held the same login are two approvers.
+        r.reconcile_reviews(
+            &[7, 8, 9],
+            &[by(7, "carol", 5), by(8, "carol-new", 5), by(9, "carol", 6)],
+            2,
+            at(4),
+        );
+        assert_eq!(r.approver_count(), 2);
+        assert!(r.is_approved());
     }
 
     #[test]

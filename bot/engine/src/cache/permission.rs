@@ -1,4 +1,4 @@
-//! Who may change a mission: the collaborator-permission endpoint's `role_name`, cached briefly per repository and login.
+//! Who may change a mission: the collaborator-permission endpoint's `role_name`, cached briefly per repository and person (numeric user id).
 
 use navin_github::ops;
 use std::collections::HashMap;
@@ -12,11 +12,30 @@ pub fn may_mutate(role: &str) -> bool {
     matches!(role, "admin" | "maintain" | "write")
 }
 
-/// Roles by `(repository, login)`, kept for `ttl` so a burst of commands costs one call.
+/// Who a cached role belongs to: the numeric user id when the event carried it (logins
+/// can be renamed and then reused by someone else), else the lowercase login.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Person {
+    Id(u64),
+    Login(String),
+}
+
+impl Person {
+    pub fn new(login: &str, id: Option<u64>) -> Self {
+        match id {
+            Some(id) => Person::Id(id),
+            None => Person::Login(login.to_ascii_lowercase()),
+        }
+    }
+}
+
+type Roles = HashMap<(String, Person), (String, Instant)>;
+
+/// Roles by `(repository, person)`, kept for `ttl` so a burst of commands costs one call.
 #[derive(Debug)]
 pub struct PermissionCache {
     ttl: Duration,
-    roles: Mutex<HashMap<(String, String), (String, Instant)>>,
+    roles: Mutex<Roles>,
 }
 
 impl PermissionCache {
@@ -33,8 +52,9 @@ impl PermissionCache {
         client: &InstallationClient,
         repo: &str,
         login: &str,
+        user_id: Option<u64>,
     ) -> Result<String, GitHubError> {
-        let key = (repo.to_ascii_lowercase(), login.to_ascii_lowercase());
+        let key = (repo.to_ascii_lowercase(), Person::new(login, user_id));
         if let Some((role, at)) = self.lock().get(&key) {
             if at.elapsed() < self.ttl {
                 return Ok(role.clone());
@@ -50,7 +70,7 @@ impl PermissionCache {
         Ok(role)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), (String, Instant)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Roles> {
         self.roles
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -79,6 +99,18 @@ mod tests {
         for role in ["triage", "read", "none", "custom-reviewer", ""] {
             assert!(!may_mutate(role), "{role}");
         }
+    }
+
+    #[test]
+    fn a_cached_role_belongs_to_the_person_not_the_login() {
+        // Renamed: same person, same cache entry.
+        assert_eq!(
+            Person::new("alice", Some(5)),
+            Person::new("alice-new", Some(5))
+        );
+        // A login taken over by someone else: another person, asked again.
+        assert_ne!(Person::new("alice", Some(5)), Person::new("alice", Some(9)));
+        assert_eq!(Person::new("Alice", None), Person::new("alice", None));
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub struct Comment {
 #[derive(Debug, Clone, Deserialize)]
 pub struct User {
     pub login: String,
+    /// The numeric user id: the identity that survives renames.
+    #[serde(default)]
+    pub id: Option<u64>,
     #[serde(rename = "type", default)]
     pub kind: Option<String>,
 }

@@ -20,6 +20,9 @@ pub struct RestReview {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct RestUser {
     pub login: String,
+    /// The numeric user id: the identity that survives renames.
+    #[serde(default)]
+    pub id: Option<u64>,
     #[serde(rename = "type", default)]
     pub kind: Option<String>,
 }
@@ -38,6 +41,7 @@ impl RestUser {
 pub struct Candidate {
     pub review_id: u64,
     pub login: String,
+    pub user_id: Option<u64>,
     pub at: Option<DateTime<Utc>>,
 }
 
@@ -60,8 +64,10 @@ fn decisive(state: &str) -> bool {
     )
 }
 
-/// The reviewers whose latest decisive review is `APPROVED`, by lowercase login, in
-/// list order (the REST list is chronological; a later entry wins).
+/// The reviewers whose latest decisive review is `APPROVED`, by numeric user id (else
+/// lowercase login, for payloads without ids), in list order (the REST list is
+/// chronological; a later entry wins). Keyed by id, a reviewer renamed between two
+/// reviews is one reviewer.
 pub fn latest_approvals(reviews: &[RestReview]) -> BTreeMap<String, &RestReview> {
     let mut latest: BTreeMap<String, &RestReview> = BTreeMap::new();
     for review in reviews {
@@ -71,7 +77,11 @@ pub fn latest_approvals(reviews: &[RestReview]) -> BTreeMap<String, &RestReview>
         if user.is_bot() || !decisive(&review.state) {
             continue;
         }
-        latest.insert(user.login.to_ascii_lowercase(), review);
+        let who = match user.id {
+            Some(id) => format!("id:{id}"),
+            None => format!("login:{}", user.login.to_ascii_lowercase()),
+        };
+        latest.insert(who, review);
     }
     latest.retain(|_, r| r.state.eq_ignore_ascii_case("APPROVED"));
     latest
@@ -91,13 +101,12 @@ pub fn candidates(
     let floor = text_at.map(|t| t.timestamp());
     let mut counted = Vec::new();
     let mut refused = Vec::new();
-    for (lower, review) in latest_approvals(reviews) {
-        let login = review
-            .user
-            .as_ref()
-            .map(|u| u.login.clone())
-            .unwrap_or(lower.clone());
-        if !allow_author_approval && lower == pr_author.to_ascii_lowercase() {
+    for review in latest_approvals(reviews).into_values() {
+        let Some(user) = review.user.as_ref() else {
+            continue;
+        };
+        let login = user.login.clone();
+        if !allow_author_approval && login.eq_ignore_ascii_case(pr_author) {
             refused.push(NotCounted::Author { login });
             continue;
         }
@@ -112,6 +121,7 @@ pub fn candidates(
         counted.push(Candidate {
             review_id: review.id,
             login,
+            user_id: user.id,
             at: review.submitted_at,
         });
     }
@@ -128,11 +138,40 @@ mod tests {
             id,
             user: Some(RestUser {
                 login: login.to_owned(),
+                id: None,
                 kind: Some("User".to_owned()),
             }),
             state: state.to_owned(),
             submitted_at: DateTime::from_timestamp(1_700_000_000 + second, 0),
         }
+    }
+
+    fn review_by(user_id: u64, id: u64, login: &str, state: &str, second: i64) -> RestReview {
+        let mut r = review(id, login, state, second);
+        if let Some(user) = r.user.as_mut() {
+            user.id = Some(user_id);
+        }
+        r
+    }
+
+    #[test]
+    fn a_reviewer_renamed_between_reviews_is_one_reviewer_and_a_reused_login_is_another() {
+        // alice (id 7) approves, renames to alice-new and requests changes: revoked.
+        let renamed = vec![
+            review_by(7, 1, "alice", "APPROVED", 0),
+            review_by(7, 2, "alice-new", "CHANGES_REQUESTED", 1),
+        ];
+        let (counted, _) = candidates(&renamed, "octocat", false, None);
+        assert!(counted.is_empty(), "{counted:?}");
+        // alice (id 7) approves; later someone else (id 9) takes the login and requests
+        // changes: alice's approval still stands, and it carries her id.
+        let reused = vec![
+            review_by(7, 1, "alice", "APPROVED", 0),
+            review_by(9, 2, "alice", "CHANGES_REQUESTED", 1),
+        ];
+        let (counted, _) = candidates(&reused, "octocat", false, None);
+        assert_eq!(counted.len(), 1);
+        assert_eq!(counted[0].user_id, Some(7));
     }
 
     fn logins(c: &[Candidate]) -> Vec<&str> {

@@ -141,6 +141,7 @@ impl Engine {
             )
             .await?;
         session.on_pull_request = true;
+        session.author_id = event.sender.as_ref().and_then(|s| s.id);
         session.issue_body = pr.body.clone();
         if let Err(invalid) = &session.config {
             tracing::warn!(repo = %session.repo, error = %invalid, "invalid config: no plan gate");
@@ -194,6 +195,7 @@ impl Engine {
             )
             .await?;
         session.on_pull_request = true;
+        session.author_id = event.review.user.as_ref().and_then(|u| u.id);
         if session.config.is_err() {
             return Ok(());
         }
@@ -254,12 +256,13 @@ impl Session<'_> {
             let role = self
                 .engine
                 .permissions
-                .role(&self.client, &self.repo, &c.login)
+                .role(&self.client, &self.repo, &c.login, c.user_id)
                 .await?;
             if permission::may_mutate(&role) {
                 counted.push(CountedReview {
                     review_id: c.review_id,
                     login: c.login,
+                    user_id: c.user_id,
                     at: c.at.unwrap_or(now),
                 });
             } else {

@@ -151,7 +151,7 @@ impl Session<'_> {
         let role = self
             .engine
             .permissions
-            .role(&self.client, &self.repo, &pr.user.login)
+            .role(&self.client, &self.repo, &pr.user.login, pr.user.id)
             .await?;
         Ok(super::permission::may_mutate(&role))
     }

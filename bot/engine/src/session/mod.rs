@@ -70,6 +70,7 @@ impl Engine {
             on_pull_request: false,
             closed: None,
             author: actor.to_owned(),
+            author_id: None,
             delivery_id: cx.delivery.id.clone(),
             recheck: cx.delivery.is_retry(),
             report: cx.report.clone(),
@@ -97,6 +98,9 @@ pub(crate) struct Session<'e> {
     pub(crate) closed: Option<&'static str>,
     /// Who acted: the comment's or review's author, or the event's sender.
     pub(crate) author: String,
+    /// The author's numeric user id, when the event carried it: roles and approvals are
+    /// keyed by it, since logins can be renamed and reused.
+    pub(crate) author_id: Option<u64>,
     pub(crate) delivery_id: String,
     /// A retried delivery may have applied some effects already: look before posting.
     pub(crate) recheck: bool,
@@ -241,7 +245,7 @@ impl Session<'_> {
             let role = self
                 .engine
                 .permissions
-                .role(&self.client, &self.repo, &self.author)
+                .role(&self.client, &self.repo, &self.author, self.author_id)
                 .await?;
             if !permission::may_mutate(&role) {
                 return Ok(Answer::refuse(

@@ -495,6 +495,7 @@ impl Session<'_> {
             ));
         }
         let who = self.author.clone();
+        let who_id = self.author_id;
         let required = self.repo_config().approval.required_approvals;
         let now = self.now();
         self.decide(op_id, "approve", move |record| {
@@ -502,18 +503,17 @@ impl Session<'_> {
                 return Err("the plan is already approved.".to_owned());
             }
             let hash = record.hash.clone();
+            let approval = ApprovalEntry::new(&who, &hash, now, None).by_id(who_id);
             if record
                 .current_approvals()
-                .any(|a| a.approver.eq_ignore_ascii_case(&who))
+                .any(|a| a.identity() == approval.identity())
             {
                 return Err(format!(
                     "@{who} already approved this text; it needs {required} distinct approvers."
                 ));
             }
             record.status = RecordStatus::Pending;
-            record
-                .approvals
-                .push(ApprovalEntry::new(&who, &hash, now, None));
+            record.approvals.push(approval);
             record.settle(required);
             Ok(())
         })
