@@ -86,6 +86,11 @@ async fn a_plan_is_recorded_pending_and_an_approval_by_a_writer_approves_it() {
     let record = w.plan_record(&id).unwrap();
     assert_eq!(record.status, RecordStatus::Approved);
     assert_eq!(record.approvals[0].approver, "alice");
+    // Recorded with the numeric id too: logins can be renamed and reused.
+    assert_eq!(
+        record.approvals[0].approver_id,
+        Some(w.fake().user_id("alice"))
+    );
     w.finish().await;
 }
 
