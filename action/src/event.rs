@@ -71,6 +71,7 @@ pub fn delivery(env: &ActionEnv) -> Result<Delivery, ActionError> {
         attempt: env.run_attempt.max(1),
         installation: Some(ACTION_INSTALLATION),
         repository: env.repository.clone(),
+        received_at: None,
     })
 }
 

@@ -60,6 +60,7 @@ impl EngineHandler {
             attempt: delivery.attempt,
             installation: delivery.installation_id,
             repository: delivery.repository.clone(),
+            received_at: chrono::DateTime::from_timestamp_millis(delivery.received_at_ms),
         };
         let event = match parse_event(meta, &delivery.event, &delivery.body) {
             Ok(Some(event)) => event,

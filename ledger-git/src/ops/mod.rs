@@ -19,6 +19,11 @@ pub struct Ctx {
     /// A webhook delivery id or request id. An operation whose key already
     /// appears in the history window is recognised as applied and skipped.
     pub op_id: Option<String>,
+    /// Set when the operation's delivery is being retried: it was first received then,
+    /// so its earlier operations may lie beyond the history window. The store then also
+    /// looks for `op_id` in the commit log back to this time (commit trailers), so a
+    /// retry applies nothing twice however many operations the delivery has.
+    pub retry_since: Option<DateTime<Utc>>,
 }
 
 impl Ctx {
@@ -27,7 +32,14 @@ impl Ctx {
             now,
             actor,
             op_id: None,
+            retry_since: None,
         }
+    }
+
+    /// A retried delivery first received at `since` (see [`Ctx::retry_since`]).
+    pub fn with_retry_since(mut self, since: DateTime<Utc>) -> Self {
+        self.retry_since = Some(since);
+        self
     }
 
     pub fn with_op_id(mut self, op_id: impl Into<String>) -> Self {

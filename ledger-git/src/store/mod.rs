@@ -174,7 +174,19 @@ pub struct Store {
     cache: Mutex<Option<(Oid, Ledger)>>,
     /// The newest tip this store has seen; a tip that does not descend from it was rewritten.
     seen: Mutex<Option<Oid>>,
+    /// Op ids read from commit trailers for retried deliveries, extended as the tip moves.
+    trailers: Mutex<Option<TrailerIndex>>,
 }
+
+/// The `Navin-Delivery` trailers of the commits from `tip` back to `since` (seconds).
+struct TrailerIndex {
+    tip: Oid,
+    since: i64,
+    ids: std::collections::HashSet<String>,
+}
+
+/// Slack for clocks: commits up to this long before a delivery's receipt are searched too.
+const TRAILER_SKEW_SECS: i64 = 600;
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -220,6 +232,7 @@ impl Store {
                 repo_path,
                 cfg,
                 cache: Mutex::new(None),
+                trailers: Mutex::new(None),
                 seen: Mutex::new(None),
             })
         } else {
@@ -331,6 +344,15 @@ impl Store {
                 Some(oid) if has_ledger(&repo, oid)? => Some(self.load(&repo, oid)?),
                 _ => None,
             };
+            // A retried delivery's op may lie past the history window: the log says.
+            // Checked before the rules, which could refuse a replay (pausing twice).
+            if let (Some(id), Some(since), Some(tip)) = (&ctx.op_id, ctx.retry_since, base) {
+                if self.applied_in_log(&repo, tip, id, since)? {
+                    return Ok(Committed::AlreadyApplied {
+                        version: current.map_or(0, |l| l.mission.version),
+                    });
+                }
+            }
             let applied = match ops::apply(current.as_ref(), op, ctx)? {
                 Outcome::AlreadyApplied { version } => {
                     return Ok(Committed::AlreadyApplied { version })
@@ -364,6 +386,46 @@ impl Store {
             }
             backoff(attempt);
         }
+    }
+
+    /// Whether a commit from `tip` back to `since` carries `Navin-Delivery: <op_id>`. The
+    /// trailers read are kept and extended when the tip moves on, so replaying a long
+    /// delivery reads each commit once.
+    fn applied_in_log(
+        &self,
+        repo: &Repository,
+        tip: Oid,
+        op_id: &str,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> Result<bool, StoreError> {
+        let since = since.timestamp() - TRAILER_SKEW_SECS;
+        let mut slot = self.trailers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut walk = repo.revwalk()?;
+        walk.push(tip)?;
+        let mut ids = std::collections::HashSet::new();
+        if let Some(known) = slot.take() {
+            let extends = known.tip == tip || repo.graph_descendant_of(tip, known.tip)?;
+            if known.since == since && extends {
+                walk.hide(known.tip)?;
+                ids = known.ids;
+            }
+        }
+        for oid in walk {
+            let commit = repo.find_commit(oid?)?;
+            // The branch is linear and appended in time order: older commits predate
+            // the delivery and cannot hold its operations.
+            if commit.time().seconds() < since {
+                break;
+            }
+            for line in commit.message().unwrap_or_default().lines() {
+                if let Some(id) = line.strip_prefix("Navin-Delivery: ") {
+                    ids.insert(id.trim().to_owned());
+                }
+            }
+        }
+        let found = ids.contains(op_id);
+        *slot = Some(TrailerIndex { tip, since, ids });
+        Ok(found)
     }
 
     /// Moves the local branch from `base` to `commit`; false when another writer won.

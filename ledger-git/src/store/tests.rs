@@ -509,3 +509,99 @@ fn plain_git_reads_the_ledger_branch() {
     let value: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(value["goal"], "readable");
 }
+
+/// The i-th command of a long `/pause` … `/resume` comment: replaying one that was applied
+/// would be refused by the rules (pausing a paused mission), so only the op id saves it.
+fn toggle(i: usize) -> Operation {
+    if i % 2 == 0 {
+        Operation::Pause {
+            reason: crate::model::PauseReason::Human,
+            note: format!("pause {i}"),
+        }
+    } else {
+        Operation::Resume {
+            note: format!("resume {i}"),
+        }
+    }
+}
+
+/// A delivery of N operations, cut off after every k-th commit and redelivered from its
+/// start each time (what the queue does after a crash), ends with each operation applied
+/// exactly once, however far past the 100-entry history window it reaches.
+#[test]
+fn a_delivery_cut_off_after_every_kth_commit_and_redelivered_applies_each_operation_once() {
+    for (n, k) in [(1, 1), (5, 2), (150, 40), (500, 120)] {
+        let dir = tempfile::tempdir().expect("tmp");
+        repo_in(dir.path());
+        let received = ctx().now;
+        store(dir.path(), StoreConfig::default())
+            .transact(&init_op("g"), &ctx())
+            .expect("init");
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            // A fresh store each attempt: a restarted process remembers nothing.
+            let s = store(dir.path(), StoreConfig::default());
+            let mut written = 0;
+            for i in 0..n {
+                let mut c = ctx().with_op_id(format!("delivery-1#{i}"));
+                if attempts > 1 {
+                    c = c.with_retry_since(received);
+                }
+                if let Committed::Written { .. } = s.transact(&toggle(i), &c).expect("transaction")
+                {
+                    written += 1;
+                }
+                if written == k {
+                    break; // killed right after its k-th commit
+                }
+            }
+            if written < k {
+                break; // the attempt ran to the end
+            }
+        }
+        let s = store(dir.path(), StoreConfig::default());
+        let ledger = s.read().expect("read").expect("ledger").ledger;
+        assert_eq!(ledger.mission.version, 1 + n as u64, "N={n} k={k}");
+        assert_eq!(
+            s.history(10_000).expect("history").len(),
+            1 + n,
+            "N={n}: each op once"
+        );
+        assert!(
+            attempts >= n.div_ceil(k),
+            "N={n} k={k}: {attempts} attempts"
+        );
+    }
+}
+
+/// Why the log is searched: the history window alone forgets op ids, so a replay that
+/// does not say it is a retry re-applies what fell out of it.
+#[test]
+fn the_history_window_alone_forgets_op_ids_beyond_its_size() {
+    let dir = tempfile::tempdir().expect("tmp");
+    repo_in(dir.path());
+    let s = store(dir.path(), StoreConfig::default());
+    s.transact(&init_op("g"), &ctx()).expect("init");
+    for i in 0..150 {
+        s.transact(&toggle(i), &ctx().with_op_id(format!("d#{i}")))
+            .expect("write");
+    }
+    // The mission is running after 150 toggles; op 1 (a resume) is past the window:
+    // without retry_since it would be judged anew (and refused, the mission not paused).
+    let replay = s.transact(&toggle(1), &ctx().with_op_id("d#1"));
+    assert!(replay.is_err(), "{replay:?}");
+    // Op 0 (a pause) replayed without retry_since would pause the mission a second time.
+    let twice = s
+        .transact(&toggle(0), &ctx().with_op_id("d#0"))
+        .expect("replay");
+    assert!(matches!(twice, Committed::Written { .. }));
+    // With it, the commit log says it was applied.
+    let retried = s
+        .transact(
+            &toggle(2),
+            &ctx().with_op_id("d#2").with_retry_since(ctx().now),
+        )
+        .expect("retry");
+    assert!(matches!(retried, Committed::AlreadyApplied { .. }));
+}

@@ -29,6 +29,9 @@ pub struct Delivery {
     pub installation: Option<u64>,
     /// `owner/name` as in the payload.
     pub repository: Option<String>,
+    /// When the delivery was first received (the queue's record); a retry looks for its
+    /// earlier ledger operations back to then. `None`: unknown (the Action's re-runs).
+    pub received_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Delivery {
@@ -38,6 +41,7 @@ impl Delivery {
             attempt,
             installation: None,
             repository: None,
+            received_at: None,
         }
     }
 

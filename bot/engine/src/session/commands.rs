@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use navin_ledger::store::{Committed, Store};
 use navin_ledger::{
-    Actor, Ctx, Effect, Evidence, InitArgs, Ledger, MissionStatus, NewTask, Operation, Origin,
+    Actor, Effect, Evidence, InitArgs, Ledger, MissionStatus, NewTask, Operation, Origin,
     PauseReason, TaskStatus,
 };
 
@@ -89,7 +89,7 @@ impl Session<'_> {
         actor: Actor,
     ) -> Result<Option<(Ledger, Vec<Effect>)>, EngineError> {
         let store = self.store().await?;
-        let ctx = Ctx::new(self.now(), actor).with_op_id(op_id);
+        let ctx = self.ledger_ctx(actor, op_id);
         blocking(move || match store.transact(&op, &ctx)? {
             Committed::Written {
                 ledger, effects, ..

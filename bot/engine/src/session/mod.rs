@@ -25,6 +25,10 @@ use crate::{ledger, Cx, Engine, EngineError, Report};
 
 pub(crate) use ci::Completion;
 
+/// How far back a retry whose receipt is unknown looks for its operations: the queue
+/// remembers handled deliveries this long, so nothing older is ever redelivered to it.
+const RETRY_LOOKBACK_DAYS: i64 = 8;
+
 impl Engine {
     /// The context every handler works in: the installation's client, the repository's
     /// config (or why it is invalid), and who acted. `issue` is the issue or pull request
@@ -73,6 +77,7 @@ impl Engine {
             author_id: None,
             delivery_id: cx.delivery.id.clone(),
             recheck: cx.delivery.is_retry(),
+            received_at: cx.delivery.received_at,
             report: cx.report.clone(),
         })
     }
@@ -104,6 +109,8 @@ pub(crate) struct Session<'e> {
     pub(crate) delivery_id: String,
     /// A retried delivery may have applied some effects already: look before posting.
     pub(crate) recheck: bool,
+    /// When the delivery was first received, for finding its earlier ledger operations.
+    pub(crate) received_at: Option<chrono::DateTime<Utc>>,
     /// Where setbacks that do not stop the event are recorded.
     pub(crate) report: Report,
 }
@@ -310,6 +317,22 @@ impl Session<'_> {
 
     pub(crate) fn now(&self) -> chrono::DateTime<Utc> {
         Utc::now()
+    }
+
+    /// The ledger context for this event's operations: who, when, the op id, and on a
+    /// retried delivery how far back its earlier operations may be (the receipt, or the
+    /// queue's 8-day dedup window when that is unknown), so none is applied twice.
+    pub(crate) fn ledger_ctx(&self, actor: navin_ledger::Actor, op_id: &str) -> navin_ledger::Ctx {
+        let now = self.now();
+        let ctx = navin_ledger::Ctx::new(now, actor).with_op_id(op_id);
+        if self.recheck {
+            let since = self
+                .received_at
+                .unwrap_or_else(|| now - chrono::Duration::days(RETRY_LOOKBACK_DAYS));
+            ctx.with_retry_since(since)
+        } else {
+            ctx
+        }
     }
 }
 
