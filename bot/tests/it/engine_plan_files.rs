@@ -1,13 +1,12 @@
-//! Plan files in pull requests end to end: a PR that adds a `*.plan.md` (or a markdown file
-//! under `plans/`) carries its plan; pushes that edit it are plan edits that make approvals
-//! stale, pushes that leave it alone are not, and a broken file fails the `navin/plan` check.
-#![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+//! Plan files in pull requests end to end, in the World DSL: a PR that adds a `*.plan.md`
+//! (or a markdown file under `plans/`) carries its plan; pushes that edit it are plan edits
+//! that make approvals stale, pushes that leave it alone are not, and a broken file fails
+//! the `navin/plan` check.
 
-use crate::engine_support;
+use navin_ledger::plan::record::{text_path, RecordStatus};
 
-use engine_support::plans::*;
-use engine_support::*;
-use navin_e2e::Scenario;
+use crate::engine_plans::{carols_pr, conclusion, summary, GREETING, PLAN};
+use crate::world::World;
 
 /// A valid plan in markdown, as a person would commit it; `title` tells versions apart.
 fn plan_text(title: &str) -> String {
@@ -49,291 +48,176 @@ const PLAN_FILE: &str = "docs/plans/greeting.plan.md";
 
 /// carol opens a PR that adds the plan file and one code file; returns its number and head
 /// once the plan comment and the `action_required` check are there.
-async fn open_plan_pr(sc: &mut Scenario) -> (u64, String) {
-    let fake = sc.fake().clone();
-    fake.clear_requests();
+async fn plan_file_pr(w: &mut World) -> (u64, String) {
+    w.clear_requests();
     let text = plan_text("Configurable greeting");
-    let pr = open_pr(
-        sc,
-        &[(PLAN_FILE, &text), one_file()[0]],
-        "The plan is in the PR.",
-    )
-    .await;
-    let comment = sc.next_comment().await;
-    assert!(
-        comment
-            .body
-            .starts_with(&format!("<!-- navin:plan id=pr-{pr} ")),
-        "{}",
-        comment.body
-    );
-    assert!(
-        comment.body.contains("Configurable greeting"),
-        "{}",
-        comment.body
-    );
-    let head = fake.pull(OWNER, REPO, pr).head_sha;
-    wait_check(&fake, &head, waiting).await;
-    count_requests(&fake, "pull_request.opened (adds a plan file)");
+    let files = [(PLAN_FILE, text.as_str()), GREETING];
+    let (pr, head) = carols_pr(w, &files, "The plan is in the PR.").await;
+    let comment = w.reply().await;
+    let marker = format!("<!-- navin:plan id=pr-{pr} ");
+    assert!(comment.starts_with(&marker), "{comment}");
+    assert!(comment.contains("Configurable greeting"), "{comment}");
+    assert_eq!(conclusion(&w.plan_check(&head)), "action_required");
+    w.requests("pull_request.opened (adds a plan file)");
     (pr, head)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pull_request_adding_a_plan_file_gets_its_plan_and_a_writers_review_approves_it() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let (pr, head) = open_plan_pr(&mut sc).await;
+    let mut w = World::new().await;
+    let (pr, head) = plan_file_pr(&mut w).await;
     let id = format!("pr-{pr}");
-    let rec = record(&fake, &id);
-    assert_eq!(rec["status"], "pending");
-    assert_eq!(rec["source"], format!("pull request file {PLAN_FILE}"));
-    assert_eq!(rec["pull_request"], true);
-    let stored = ledger_git(
-        &fake,
-        &["show", &format!("navin/ledger:.navin/plans/{id}.md")],
-    )
-    .unwrap();
+    let record = w.plan_record(&id).unwrap();
+    assert_eq!(record.status, RecordStatus::Pending);
+    assert_eq!(record.source, format!("pull request file {PLAN_FILE}"));
+    assert!(record.pull_request);
+    let stored = w.ledger_text(&text_path(&id)).unwrap();
     assert_eq!(stored, plan_text("Configurable greeting"));
-    let run = wait_check(&fake, &head, waiting).await;
+    let run = w.plan_check(&head);
+    assert_eq!(conclusion(&run), "action_required");
     assert!(
         summary(&run).contains("0 of 1 required"),
         "{}",
         summary(&run)
     );
 
-    sc.review(OWNER, REPO, pr, "alice", "approved").await;
-    wait_check(&fake, &head, approved).await;
-    count_requests(&fake, "pull_request_review approved (plan file)");
-    assert_eq!(record(&fake, &id)["status"], "approved");
+    w.review(pr, "alice", "approved").await;
+    assert_eq!(conclusion(&w.plan_check(&head)), "success");
+    w.requests("pull_request_review approved (plan file)");
+    assert_eq!(w.plan_record(&id).unwrap().status, RecordStatus::Approved);
 
     // A push that changes only code: the plan file is as it was, the approval holds.
-    let commits = ledger_commits(&fake);
-    let (new_head, _) = sc
-        .push_to_pull(
-            OWNER,
-            REPO,
-            pr,
-            &[("src/greet.rs", "// done\n")],
-            "implement",
-        )
-        .await;
-    wait_check(&fake, &new_head, approved).await;
-    count_requests(
-        &fake,
-        "pull_request.synchronize (code only, plan file unchanged)",
-    );
-    assert_eq!(
-        ledger_commits(&fake),
-        commits,
-        "nothing written to the ledger"
-    );
-    assert_eq!(record(&fake, &id)["status"], "approved");
-    sc.finish().await;
+    let commits = w.ledger_commits();
+    let new_head = w.push(pr, &[("src/greet.rs", "// done\n")]).await;
+    assert_eq!(conclusion(&w.plan_check(&new_head)), "success");
+    w.requests("pull_request.synchronize (code only, plan file unchanged)");
+    assert_eq!(w.ledger_commits(), commits, "nothing written to the ledger");
+    assert_eq!(w.plan_record(&id).unwrap().status, RecordStatus::Approved);
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_that_edits_the_plan_file_makes_the_approval_stale_and_keeps_the_diff() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let (pr, head) = open_plan_pr(&mut sc).await;
+    let mut w = World::new().await;
+    let (pr, head) = plan_file_pr(&mut w).await;
     let id = format!("pr-{pr}");
-    sc.review(OWNER, REPO, pr, "alice", "approved").await;
-    wait_check(&fake, &head, approved).await;
-    let approved_hash = record(&fake, &id)["hash"].clone();
+    w.review(pr, "alice", "approved").await;
+    assert_eq!(conclusion(&w.plan_check(&head)), "success");
+    let approved_hash = w.plan_record(&id).unwrap().hash;
 
-    fake.clear_requests();
+    w.clear_requests();
     let edited = plan_text("Configurable greeting (keep the default)");
-    let (new_head, _) = sc
-        .push_to_pull(
-            OWNER,
-            REPO,
-            pr,
-            &[(PLAN_FILE, &edited)],
-            "plan: keep the default",
-        )
-        .await;
-    let run = wait_check(&fake, &new_head, waiting).await;
+    let new_head = w.push(pr, &[(PLAN_FILE, &edited)]).await;
+    let run = w.plan_check(&new_head);
+    assert_eq!(conclusion(&run), "action_required");
     let text = summary(&run);
     assert!(text.contains("Stale"), "{text}");
     assert!(text.contains("The plan changed"), "{text}");
     assert!(text.contains(PLAN_FILE), "{text}");
-    count_requests(&fake, "pull_request.synchronize (plan file edited)");
-    let rec = record(&fake, &id);
-    assert_eq!(rec["status"], "pending");
-    assert_ne!(rec["hash"], approved_hash);
-    assert_eq!(rec["approvals"][0]["plan_hash"], approved_hash);
-    assert_eq!(rec["edits"][0]["by"], "carol");
-    assert_eq!(rec["original"], plan_text("Configurable greeting"));
-    assert!(
-        rec["diff"]["title"]["after"]
-            .as_str()
-            .unwrap()
-            .contains("keep the default"),
-        "{rec:#}"
-    );
-    let comment = latest_edit(&fake, "<!-- navin:plan").unwrap();
-    assert!(
-        comment.body.contains("Edits to the original plan"),
-        "{}",
-        comment.body
-    );
-    assert!(comment.body.contains("stale"), "{}", comment.body);
-    sc.finish().await;
+    w.requests("pull_request.synchronize (plan file edited)");
+    let record = w.plan_record(&id).unwrap();
+    assert_eq!(record.status, RecordStatus::Pending);
+    assert_ne!(record.hash, approved_hash);
+    assert_eq!(record.approvals[0].plan_hash, approved_hash);
+    assert_eq!(record.edits[0].by, "carol");
+    let original = plan_text("Configurable greeting");
+    assert_eq!(record.original.as_deref(), Some(original.as_str()));
+    let title = record.diff.as_ref().and_then(|d| d.title.as_ref());
+    let title = title.unwrap_or_else(|| panic!("no title in the diff: {record:#?}"));
+    assert!(title.after.contains("keep the default"), "{title:?}");
+    let comment = w.edited(PLAN);
+    assert!(comment.contains("Edits to the original plan"), "{comment}");
+    assert!(comment.contains("stale"), "{comment}");
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_with_an_invalid_plan_file_fails_the_check_naming_the_problem_and_keeps_the_record()
 {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let (pr, _) = open_plan_pr(&mut sc).await;
+    let mut w = World::new().await;
+    let (pr, _) = plan_file_pr(&mut w).await;
     let id = format!("pr-{pr}");
-    let before = record(&fake, &id);
-    let commits = ledger_commits(&fake);
+    let before = w.plan_record(&id).unwrap();
+    let commits = w.ledger_commits();
 
     // The Goal section is dropped: the parser names what it found instead.
     let broken = plan_text("Configurable greeting")
         .replace("## Goal\n\nLet callers choose the greeting word.\n\n", "");
     assert_ne!(broken, plan_text("Configurable greeting"));
-    let (new_head, _) = sc
-        .push_to_pull(OWNER, REPO, pr, &[(PLAN_FILE, &broken)], "plan: oops")
-        .await;
-    let run = wait_check(&fake, &new_head, |r| {
-        r.conclusion.as_deref() == Some("failure")
-    })
-    .await;
+    let new_head = w.push(pr, &[(PLAN_FILE, &broken)]).await;
+    let run = w.plan_check(&new_head);
+    assert_eq!(conclusion(&run), "failure");
+    let title = run.output["title"].as_str().unwrap();
+    assert!(title.contains(PLAN_FILE), "{run:#?}");
     let text = summary(&run);
-    assert!(
-        run.output["title"].as_str().unwrap().contains(PLAN_FILE),
-        "{run:#?}"
-    );
     assert!(text.contains("line "), "{text}");
     assert!(text.contains("Goal"), "{text}");
     assert!(
         text.contains(&format!("Plan `{id}` keeps its last valid text")),
         "{text}"
     );
-    count_requests(&fake, "pull_request.synchronize (invalid plan file)");
-    assert_eq!(record(&fake, &id), before, "the record is unchanged");
-    assert_eq!(ledger_commits(&fake), commits);
-    sc.assert_no_comment(std::time::Duration::from_millis(300))
-        .await;
+    w.requests("pull_request.synchronize (invalid plan file)");
+    assert_eq!(
+        w.plan_record(&id).unwrap(),
+        before,
+        "the record is unchanged"
+    );
+    assert_eq!(w.ledger_commits(), commits);
+    w.no_reply().await;
 
     // A writer approves the last valid text; the broken head stays failed all the same.
-    let (_, delivery) = sc.review(OWNER, REPO, pr, "alice", "approved").await;
-    processed(&_keep.0, &delivery.guid).await;
-    assert_eq!(record(&fake, &id)["status"], "approved");
-    let runs = plan_runs(&fake, &new_head);
-    assert_eq!(runs.len(), 1, "{runs:#?}");
-    assert_eq!(runs[0].conclusion.as_deref(), Some("failure"), "{runs:#?}");
-    sc.finish().await;
+    w.review(pr, "alice", "approved").await;
+    assert_eq!(w.plan_record(&id).unwrap().status, RecordStatus::Approved);
+    assert_eq!(conclusion(&w.plan_check(&new_head)), "failure");
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_edit_on_a_plan_file_pr_is_not_undone_by_a_push_that_leaves_the_file_alone() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let (pr, _) = open_plan_pr(&mut sc).await;
+    let mut w = World::new().await;
+    let (pr, _) = plan_file_pr(&mut w).await;
     let id = format!("pr-{pr}");
     let edited = plan_text("Configurable greeting (edited in a comment)");
-    let (c, _) = sc
-        .comment(
-            OWNER,
-            REPO,
-            pr,
-            "alice",
-            &format!("/plan edit\n\n````markdown\n{edited}````\n"),
-        )
-        .await;
-    reacted(&fake, c, "+1").await;
-    let edited_hash = record(&fake, &id)["hash"].clone();
+    let edit = format!("/plan edit\n\n````markdown\n{edited}````\n");
+    let c = w.comment(pr, "alice", &edit).await;
+    assert!(w.reactions(c).contains(&"+1".to_owned()));
+    let edited_hash = w.plan_record(&id).unwrap().hash;
 
-    let commits = ledger_commits(&fake);
-    let (new_head, _) = sc
-        .push_to_pull(OWNER, REPO, pr, &[("src/greet.rs", "// v2\n")], "implement")
-        .await;
-    let run = wait_check(&fake, &new_head, waiting).await;
+    let commits = w.ledger_commits();
+    let new_head = w.push(pr, &[("src/greet.rs", "// v2\n")]).await;
+    let run = w.plan_check(&new_head);
+    assert_eq!(conclusion(&run), "action_required");
     assert!(summary(&run).contains("/plan edit"), "{}", summary(&run));
-    let rec = record(&fake, &id);
-    assert_eq!(rec["hash"], edited_hash, "the file did not change: {rec:#}");
-    assert_eq!(rec["edits"].as_array().unwrap().len(), 1);
-    assert_eq!(ledger_commits(&fake), commits);
-    sc.finish().await;
+    let record = w.plan_record(&id).unwrap();
+    assert_eq!(
+        record.hash, edited_hash,
+        "the file did not change: {record:#?}"
+    );
+    assert_eq!(record.edits.len(), 1);
+    assert_eq!(w.ledger_commits(), commits);
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_that_adds_a_plan_file_to_an_open_pr_gives_it_that_plan_and_notes_are_not_plans() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let fake = sc.fake().clone();
-    let pr = open_pr(&sc, &one_file(), "Code first, plan later.").await;
-    let (_, sent) = sc
-        .push_to_pull(
-            OWNER,
-            REPO,
-            pr,
-            &[("docs/plans/notes.md", "Meeting notes, not a plan.\n")],
-            "notes",
-        )
-        .await;
-    processed(&server, &sent.guid).await;
-    let head = fake.pull(OWNER, REPO, pr).head_sha;
+    let mut w = World::new().await;
+    let (pr, _) = carols_pr(&mut w, &[GREETING], "Code first, plan later.").await;
+    let notes = ("docs/plans/notes.md", "Meeting notes, not a plan.\n");
+    let head = w.push(pr, &[notes]).await;
     assert!(
-        plan_runs(&fake, &head).is_empty(),
+        w.plan_checks(&head).is_empty(),
         "a markdown note under plans/ is not a plan"
     );
-    assert!(ledger_git(
-        &fake,
-        &["show", &format!("navin/ledger:.navin/plans/pr-{pr}.json")]
-    )
-    .is_none());
+    assert!(w.plan_record(&format!("pr-{pr}")).is_none());
 
     let text = plan_text("Configurable greeting");
-    let (_, sent) = sc
-        .push_to_pull(OWNER, REPO, pr, &[(PLAN_FILE, text.as_str())], "plan")
-        .await;
-    processed(&server, &sent.guid).await;
-    let comment = sc.next_comment().await;
-    assert!(
-        comment
-            .body
-            .starts_with(&format!("<!-- navin:plan id=pr-{pr} ")),
-        "{}",
-        comment.body
-    );
-    let head = fake.pull(OWNER, REPO, pr).head_sha;
-    wait_check(&fake, &head, waiting).await;
-    let record = record(&fake, &format!("pr-{pr}"));
-    assert_eq!(record["status"], "pending");
-    assert_eq!(record["source"], format!("pull request file {PLAN_FILE}"));
-    drop((server, dir));
-    sc.finish().await;
+    let head = w.push(pr, &[(PLAN_FILE, text.as_str())]).await;
+    let comment = w.reply().await;
+    let marker = format!("<!-- navin:plan id=pr-{pr} ");
+    assert!(comment.starts_with(&marker), "{comment}");
+    assert_eq!(conclusion(&w.plan_check(&head)), "action_required");
+    let record = w.plan_record(&format!("pr-{pr}")).unwrap();
+    assert_eq!(record.status, RecordStatus::Pending);
+    assert_eq!(record.source, format!("pull request file {PLAN_FILE}"));
+    w.finish().await;
 }

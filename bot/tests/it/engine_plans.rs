@@ -1,39 +1,73 @@
-//! Plans on pull requests end to end: `/plan` on a PR, the `navin/plan` check on its head,
-//! review approvals (who counts, what revokes, what goes stale), `/plan edit`, and the
-//! `require_plan_for` gate. Driven by signed webhooks against the real server and the
-//! fake GitHub; the ledger is read with plain git.
-#![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+//! Plans on pull requests end to end, in the World DSL: `/plan` on a PR, the `navin/plan`
+//! check on its head, review approvals (who counts, what revokes, what goes stale),
+//! `/plan edit`, auto-accept and the `require_plan_for` gate, read back from the check
+//! runs, the plan comment and the typed plan records.
 
-use crate::engine_support;
+use navin_e2e::fake::model::CheckRun;
+use navin_e2e::fake::PullSpec;
+use navin_ledger::plan::record::{text_path, RecordStatus};
 
-use engine_support::plans::*;
-use engine_support::*;
-use navin_e2e::fake::{wait_until, PullSpec};
+use crate::world::World;
+
+pub(crate) const PLAN: &str = "<!-- navin:plan";
+
+/// The change carol's pull requests make.
+pub(crate) const GREETING: (&str, &str) = (
+    "src/greet.rs",
+    "pub fn greet(name: &str) -> String {\n    format!(\"hi {name}\")\n}\n",
+);
+
+/// carol, a writer, opens a pull request changing `files`; returns its number and head.
+pub(crate) async fn carols_pr(w: &mut World, files: &[(&str, &str)], body: &str) -> (u64, String) {
+    w.grant("carol", "write");
+    let mut spec = PullSpec::new("feature/greeting")
+        .author("carol")
+        .title("Configurable greeting")
+        .body(body);
+    for (path, content) in files {
+        spec = spec.file(path, content);
+    }
+    w.open_pull(spec).await
+}
+
+/// What a `navin/plan` run concluded (`action_required`, `success`, `failure`).
+pub(crate) fn conclusion(run: &CheckRun) -> &str {
+    run.conclusion.as_deref().unwrap_or("none")
+}
+
+/// The text under a `navin/plan` run's title.
+pub(crate) fn summary(run: &CheckRun) -> &str {
+    run.output["summary"].as_str().unwrap_or_default()
+}
+
+/// alice asks for a plan on PR `pr` (whose head is `head`): the plan comment, her
+/// command acknowledged, the planner reading the PR's head, `navin/plan` waiting.
+async fn plan_on_pr(w: &mut World, pr: u64, head: &str) {
+    w.clear_requests();
+    let asked = w
+        .comment(pr, "alice", "/plan make the greeting configurable")
+        .await;
+    let plan = w.reply().await;
+    let marker = format!("<!-- navin:plan id=pr-{pr} ");
+    assert!(plan.starts_with(&marker), "{plan}");
+    assert!(w.reactions(asked).contains(&"+1".to_owned()));
+    // The planner read the PR's head, not the default branch.
+    let trees = w.requested("GET", "/git/trees/*");
+    assert!(
+        !trees.is_empty() && trees.iter().all(|p| p.contains(head)),
+        "trees read: {trees:?}, head {head}"
+    );
+    assert_eq!(conclusion(&w.plan_check(head)), "action_required");
+    w.requests("/plan on a PR (+ check run)");
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_on_a_pull_request_posts_the_plan_and_an_action_required_check_on_the_head() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let pr = open_pr(&sc, &one_file(), "Greets differently.").await;
-    let head = plan_on_pr(&mut sc, pr).await;
+    let mut w = World::new().await;
+    let (pr, head) = carols_pr(&mut w, &[GREETING], "Greets differently.").await;
+    plan_on_pr(&mut w, pr, &head).await;
 
-    // The planner read the PR's head, not the default branch.
-    let trees: Vec<String> = fake
-        .requests_to("GET", "/repos/*/*/git/trees/*")
-        .iter()
-        .map(|r| r.path.clone())
-        .collect();
-    assert!(
-        trees.iter().all(|p| p.contains(&head)),
-        "trees read: {trees:?}, head {head}"
-    );
-    let run = wait_check(&fake, &head, waiting).await;
+    let run = w.plan_check(&head);
     assert_eq!(run.status, "completed");
     assert!(
         summary(&run).contains("0 of 1 required"),
@@ -44,306 +78,222 @@ async fn plan_on_a_pull_request_posts_the_plan_and_an_action_required_check_on_t
         run.external_id.as_deref(),
         Some(format!("pr-{pr}").as_str())
     );
-    let rec = record(&fake, &format!("pr-{pr}"));
-    assert_eq!(rec["status"], "pending");
-    assert_eq!(rec["pull_request"], true);
-    assert_eq!(rec["issue"], pr);
+    let record = w.plan_record(&format!("pr-{pr}")).unwrap();
+    assert_eq!(record.status, RecordStatus::Pending);
+    assert!(record.pull_request);
+    assert_eq!(record.issue, pr);
 
     // A push: the new head gets its own run; the old head keeps exactly one.
-    let (new_head, _) = sc
-        .push_to_pull(OWNER, REPO, pr, &[("README.md", "hello\n")], "docs")
-        .await;
-    wait_check(&fake, &new_head, waiting).await;
+    let new_head = w.push(pr, &[("README.md", "hello\n")]).await;
+    assert_eq!(conclusion(&w.plan_check(&new_head)), "action_required");
     assert_eq!(
-        plan_runs(&fake, &head).len(),
+        w.plan_checks(&head).len(),
         1,
         "the old head keeps its own run"
     );
-    count_requests(&fake, "pull_request.synchronize (own plan)");
-    sc.finish().await;
+    w.requests("pull_request.synchronize (own plan)");
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writers_approving_review_turns_the_check_green_and_records_the_approval() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let pr = open_pr(&sc, &one_file(), "").await;
-    let head = plan_on_pr(&mut sc, pr).await;
+    let mut w = World::new().await;
+    let (pr, head) = carols_pr(&mut w, &[GREETING], "").await;
+    plan_on_pr(&mut w, pr, &head).await;
 
-    let (review, _) = sc.review(OWNER, REPO, pr, "alice", "approved").await;
-    let run = wait_check(&fake, &head, approved).await;
+    let review = w.review(pr, "alice", "approved").await;
+    let run = w.plan_check(&head);
+    assert_eq!(conclusion(&run), "success");
     assert!(summary(&run).contains("@alice"), "{}", summary(&run));
-    count_requests(&fake, "pull_request_review approved (writer)");
-    let rec = record(&fake, &format!("pr-{pr}"));
-    assert_eq!(rec["status"], "approved");
-    let approval = &rec["approvals"][0];
-    assert_eq!(approval["approver"], "alice");
-    assert_eq!(approval["review_id"], review);
-    assert_eq!(approval["plan_hash"], rec["hash"]);
-    assert!(approval["at"].is_string());
-    let log = ledger_git(&fake, &["log", "-1", "--format=%B", "navin/ledger"]).unwrap();
-    assert!(log.contains(&format!("Navin-Plan: pr-{pr}")), "{log}");
-    let edited = latest_edit(&fake, "<!-- navin:plan").expect("plan comment edited");
-    assert!(edited.body.contains("approved"), "{}", edited.body);
-    assert!(edited.body.contains("Draft mission"), "{}", edited.body);
+    w.requests("pull_request_review approved (writer)");
+    let record = w.plan_record(&format!("pr-{pr}")).unwrap();
+    assert_eq!(record.status, RecordStatus::Approved);
+    let approval = &record.approvals[0];
+    assert_eq!(approval.approver, "alice");
+    assert_eq!(approval.review_id, Some(review));
+    assert_eq!(approval.plan_hash, record.hash);
+    let message = w.ledger_message();
     assert!(
-        edited.body.contains(&format!("review {review}")),
-        "{}",
-        edited.body
+        message.contains(&format!("Navin-Plan: pr-{pr}")),
+        "{message}"
     );
+    let edited = w.edited(PLAN);
+    assert!(edited.contains("approved"), "{edited}");
+    assert!(edited.contains("Draft mission"), "{edited}");
+    assert!(edited.contains(&format!("review {review}")), "{edited}");
 
     // Implementation commits do not touch the plan text: the new head is green at once.
-    fake.clear_requests();
-    let (new_head, _) = sc
-        .push_to_pull(
-            OWNER,
-            REPO,
-            pr,
-            &[("src/greet.rs", "// done\n")],
-            "implement",
-        )
-        .await;
-    wait_check(&fake, &new_head, approved).await;
-    count_requests(&fake, "pull_request.synchronize (approved plan)");
-    sc.finish().await;
+    w.clear_requests();
+    let new_head = w.push(pr, &[("src/greet.rs", "// done\n")]).await;
+    assert_eq!(conclusion(&w.plan_check(&new_head)), "success");
+    w.requests("pull_request.synchronize (approved plan)");
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pr_authors_own_approval_does_not_count() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let pr = open_pr(&sc, &one_file(), "").await;
-    let head = plan_on_pr(&mut sc, pr).await;
+    let mut w = World::new().await;
+    let (pr, head) = carols_pr(&mut w, &[GREETING], "").await;
+    plan_on_pr(&mut w, pr, &head).await;
 
-    sc.review(OWNER, REPO, pr, "carol", "approved").await;
-    let run = wait_check(&fake, &head, |r| {
-        waiting(r) && summary(r).contains("@carol is the pull request's author")
-    })
-    .await;
-    assert!(summary(&run).contains("0 of 1"), "{}", summary(&run));
-    count_requests(&fake, "pull_request_review approved (author)");
-    let rec = record(&fake, &format!("pr-{pr}"));
-    assert_eq!(rec["status"], "pending");
-    assert_eq!(rec["approvals"].as_array().unwrap().len(), 0);
-    sc.finish().await;
+    w.review(pr, "carol", "approved").await;
+    let run = w.plan_check(&head);
+    assert_eq!(conclusion(&run), "action_required");
+    let text = summary(&run);
+    assert!(
+        text.contains("@carol is the pull request's author"),
+        "{text}"
+    );
+    assert!(text.contains("0 of 1"), "{text}");
+    w.requests("pull_request_review approved (author)");
+    let record = w.plan_record(&format!("pr-{pr}")).unwrap();
+    assert_eq!(record.status, RecordStatus::Pending);
+    assert!(record.approvals.is_empty(), "{record:#?}");
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_readers_approval_does_not_count() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let pr = open_pr(&sc, &one_file(), "").await;
-    let head = plan_on_pr(&mut sc, pr).await;
+    let mut w = World::new().await;
+    let (pr, head) = carols_pr(&mut w, &[GREETING], "").await;
+    plan_on_pr(&mut w, pr, &head).await;
 
-    sc.review(OWNER, REPO, pr, "bob", "approved").await;
-    wait_check(&fake, &head, |r| {
-        waiting(r) && summary(r).contains("@bob has role `read`")
-    })
-    .await;
-    count_requests(&fake, "pull_request_review approved (reader)");
-    assert_eq!(record(&fake, &format!("pr-{pr}"))["status"], "pending");
-    sc.finish().await;
+    w.review(pr, "bob", "approved").await;
+    let run = w.plan_check(&head);
+    assert_eq!(conclusion(&run), "action_required");
+    assert!(
+        summary(&run).contains("@bob has role `read`"),
+        "{}",
+        summary(&run)
+    );
+    w.requests("pull_request_review approved (reader)");
+    let record = w.plan_record(&format!("pr-{pr}")).unwrap();
+    assert_eq!(record.status, RecordStatus::Pending);
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_later_changes_request_by_the_same_reviewer_revokes_the_approval() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let pr = open_pr(&sc, &one_file(), "").await;
-    let head = plan_on_pr(&mut sc, pr).await;
+    let mut w = World::new().await;
+    let (pr, head) = carols_pr(&mut w, &[GREETING], "").await;
+    plan_on_pr(&mut w, pr, &head).await;
 
-    let (review, _) = sc.review(OWNER, REPO, pr, "alice", "approved").await;
-    wait_check(&fake, &head, approved).await;
-    fake.clear_requests();
-    sc.review(OWNER, REPO, pr, "alice", "changes_requested")
-        .await;
-    wait_check(&fake, &head, waiting).await;
-    count_requests(&fake, "pull_request_review changes_requested");
-    let rec = record(&fake, &format!("pr-{pr}"));
-    assert_eq!(rec["status"], "pending");
-    assert_eq!(rec["approvals"][0]["review_id"], review);
-    assert!(rec["approvals"][0]["revoked_at"].is_string(), "{rec:#}");
-    sc.finish().await;
+    let review = w.review(pr, "alice", "approved").await;
+    assert_eq!(conclusion(&w.plan_check(&head)), "success");
+    w.clear_requests();
+    w.review(pr, "alice", "changes_requested").await;
+    assert_eq!(conclusion(&w.plan_check(&head)), "action_required");
+    w.requests("pull_request_review changes_requested");
+    let record = w.plan_record(&format!("pr-{pr}")).unwrap();
+    assert_eq!(record.status, RecordStatus::Pending);
+    assert_eq!(record.approvals[0].review_id, Some(review));
+    assert!(record.approvals[0].revoked_at.is_some(), "{record:#?}");
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dismissed_review_revokes_the_approval() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let pr = open_pr(&sc, &one_file(), "").await;
-    let head = plan_on_pr(&mut sc, pr).await;
+    let mut w = World::new().await;
+    let (pr, head) = carols_pr(&mut w, &[GREETING], "").await;
+    plan_on_pr(&mut w, pr, &head).await;
 
-    let (review, _) = sc.review(OWNER, REPO, pr, "alice", "approved").await;
-    wait_check(&fake, &head, approved).await;
-    fake.clear_requests();
-    sc.dismiss_review(OWNER, REPO, pr, review).await;
-    wait_check(&fake, &head, waiting).await;
-    count_requests(&fake, "pull_request_review dismissed");
-    let rec = record(&fake, &format!("pr-{pr}"));
-    assert_eq!(rec["status"], "pending");
-    assert!(rec["approvals"][0]["revoked_at"].is_string(), "{rec:#}");
-    let edited = latest_edit(&fake, "<!-- navin:plan").unwrap();
-    assert!(edited.body.contains("pending approval"), "{}", edited.body);
-    sc.finish().await;
+    let review = w.review(pr, "alice", "approved").await;
+    assert_eq!(conclusion(&w.plan_check(&head)), "success");
+    w.clear_requests();
+    w.dismiss(pr, review).await;
+    assert_eq!(conclusion(&w.plan_check(&head)), "action_required");
+    w.requests("pull_request_review dismissed");
+    let record = w.plan_record(&format!("pr-{pr}")).unwrap();
+    assert_eq!(record.status, RecordStatus::Pending);
+    assert!(record.approvals[0].revoked_at.is_some(), "{record:#?}");
+    let edited = w.edited(PLAN);
+    assert!(edited.contains("pending approval"), "{edited}");
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_goes_stale_when_the_plan_is_edited_after_it() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let pr = open_pr(&sc, &one_file(), "").await;
-    let head = plan_on_pr(&mut sc, pr).await;
-    sc.review(OWNER, REPO, pr, "alice", "approved").await;
-    wait_check(&fake, &head, approved).await;
+    let mut w = World::new().await;
+    let (pr, head) = carols_pr(&mut w, &[GREETING], "").await;
+    plan_on_pr(&mut w, pr, &head).await;
+    w.review(pr, "alice", "approved").await;
+    assert_eq!(conclusion(&w.plan_check(&head)), "success");
 
     // A writer edits the plan: the title changes, everything else stays.
     let id = format!("pr-{pr}");
-    let text = ledger_git(
-        &fake,
-        &["show", &format!("navin/ledger:.navin/plans/{id}.md")],
-    )
-    .unwrap();
+    let text = w.ledger_text(&text_path(&id)).unwrap();
     let (title, rest) = text.split_once('\n').unwrap();
     let edited = format!("{title} (keep the default greeting)\n{rest}");
-    fake.clear_requests();
-    let (c, _) = sc
-        .comment(
-            OWNER,
-            REPO,
-            pr,
-            "alice",
-            &format!("/plan edit\n\n````markdown\n{edited}````\n"),
-        )
-        .await;
-    reacted(&fake, c, "+1").await;
-    let run = wait_check(&fake, &head, waiting).await;
+    w.clear_requests();
+    let edit = format!("/plan edit\n\n````markdown\n{edited}````\n");
+    let c = w.comment(pr, "alice", &edit).await;
+    assert!(w.reactions(c).contains(&"+1".to_owned()));
+    let run = w.plan_check(&head);
+    assert_eq!(conclusion(&run), "action_required");
     assert!(summary(&run).contains("Stale"), "{}", summary(&run));
-    count_requests(&fake, "/plan edit on a PR");
-    let rec = record(&fake, &id);
-    assert_eq!(rec["status"], "pending");
-    assert_ne!(rec["approvals"][0]["plan_hash"], rec["hash"]);
-    assert_eq!(rec["superseded"][0]["status"], "superseded");
-    assert!(rec["diff"]["title"]["after"]
-        .as_str()
-        .unwrap()
-        .contains("keep the default greeting"));
-    let comment = latest_edit(&fake, "<!-- navin:plan").unwrap();
-    assert!(comment.body.contains("stale"), "{}", comment.body);
+    w.requests("/plan edit on a PR");
+    let record = w.plan_record(&id).unwrap();
+    assert_eq!(record.status, RecordStatus::Pending);
+    assert_ne!(record.approvals[0].plan_hash, record.hash);
+    assert_eq!(record.superseded[0].status, RecordStatus::Superseded);
+    let title = record.diff.as_ref().and_then(|d| d.title.as_ref());
+    let title = title.unwrap_or_else(|| panic!("no title in the diff: {record:#?}"));
     assert!(
-        comment.body.contains("Edits to the original plan"),
-        "{}",
-        comment.body
+        title.after.contains("keep the default greeting"),
+        "{title:?}"
     );
+    let comment = w.edited(PLAN);
+    assert!(comment.contains("stale"), "{comment}");
+    assert!(comment.contains("Edits to the original plan"), "{comment}");
 
     // alice's approving review still stands on GitHub, yet a recount keeps it stale.
-    sc.review(OWNER, REPO, pr, "bob", "commented").await;
-    wait_check(&fake, &head, |r| {
-        waiting(r) && summary(r).contains("Not counted: @alice approved an earlier text")
-    })
-    .await;
-    assert_eq!(record(&fake, &id)["status"], "pending");
-    sc.finish().await;
+    w.review(pr, "bob", "commented").await;
+    let run = w.plan_check(&head);
+    assert_eq!(conclusion(&run), "action_required");
+    assert!(
+        summary(&run).contains("Not counted: @alice approved an earlier text"),
+        "{}",
+        summary(&run)
+    );
+    assert_eq!(w.plan_record(&id).unwrap().status, RecordStatus::Pending);
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_edit_with_an_invalid_block_is_refused_naming_the_problem_and_changes_nothing() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    let issue = fake.create_issue(OWNER, REPO, "Greeting", "Configurable greeting.", "alice");
-    sc.comment(
-        OWNER,
-        REPO,
-        issue,
-        "alice",
-        "/plan make the greeting configurable",
-    )
-    .await;
-    let plan = sc.next_comment().await;
-    assert!(plan.body.contains("navin:plan id=issue-"), "{}", plan.body);
-    let md = format!("navin/ledger:.navin/plans/issue-{issue}.md");
-    wait_until(WAIT, || ledger_git(&fake, &["show", &md]).is_some()).await;
-    let before_text = ledger_git(&fake, &["show", &md]).unwrap();
-    let before_commits = ledger_commits(&fake);
+    let mut w = World::new().await;
+    let issue = w.issue("Greeting", "Configurable greeting.");
+    w.comment(issue, "alice", "/plan make the greeting configurable")
+        .await;
+    let plan = w.reply().await;
+    assert!(plan.contains("navin:plan id=issue-"), "{plan}");
+    let md = text_path(&format!("issue-{issue}"));
+    let before_text = w.ledger_text(&md).expect("the plan's text");
+    let before_commits = w.ledger_commits();
 
-    fake.clear_requests();
+    w.clear_requests();
     let body = "/plan edit\n\n```markdown\n# Plan: shorter\n\n## System Persona\nRead-only.\n\n## Goal\nDo it.\n```\n";
-    sc.comment(OWNER, REPO, issue, "alice", body).await;
-    let refusal = sc.next_comment().await;
-    assert!(refusal.body.contains("not valid"), "{}", refusal.body);
+    w.comment(issue, "alice", body).await;
+    let refusal = w.reply().await;
+    assert!(refusal.contains("not valid"), "{refusal}");
     assert!(
-        refusal.body.contains("Repository Architecture"),
-        "the refusal names the first missing section: {}",
-        refusal.body
+        refusal.contains("Repository Architecture"),
+        "the refusal names the first missing section: {refusal}"
     );
-    count_requests(&fake, "/plan edit (invalid block)");
-    assert_eq!(ledger_commits(&fake), before_commits);
-    assert_eq!(ledger_git(&fake, &["show", &md]).unwrap(), before_text);
-    sc.finish().await;
+    w.requests("/plan edit (invalid block)");
+    assert_eq!(w.ledger_commits(), before_commits);
+    assert_eq!(w.ledger_text(&md).unwrap(), before_text);
+    w.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn require_plan_for_keeps_the_gate_action_required_until_a_plan_is_approved() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    fake.commit_files(
-        OWNER,
-        REPO,
-        "main",
-        &[(
-            ".github/navin.yml",
-            "require_plan_for: [multi-file-change, dependency-add]\n",
-        )],
-        "require plans",
-    );
-    fake.clear_requests();
+    let mut w = World::new().await;
+    w.commit(&[(
+        ".github/navin.yml",
+        "require_plan_for: [multi-file-change, dependency-add]\n",
+    )]);
+    w.clear_requests();
     let two_files = [
         (
             "src/greet.rs",
@@ -351,172 +301,120 @@ async fn require_plan_for_keeps_the_gate_action_required_until_a_plan_is_approve
         ),
         ("src/lib.rs", "pub mod greet;\n"),
     ];
-    let pr = open_pr(&sc, &two_files, "Two files.").await;
-    let head = fake.pull(OWNER, REPO, pr).head_sha;
-    let run = wait_check(&fake, &head, waiting).await;
+    let (pr, head) = carols_pr(&mut w, &two_files, "Two files.").await;
+    let run = w.plan_check(&head);
+    assert_eq!(conclusion(&run), "action_required");
     assert_eq!(run.output["title"], "An approved plan is required");
-    assert!(
-        summary(&run).contains("multi-file-change"),
-        "{}",
-        summary(&run)
-    );
-    assert!(summary(&run).contains("Navin-Plan: #"), "{}", summary(&run));
-    count_requests(&fake, "pull_request.opened (gate, no plan)");
+    let text = summary(&run);
+    assert!(text.contains("multi-file-change"), "{text}");
+    assert!(text.contains("Navin-Plan: #"), "{text}");
+    w.requests("pull_request.opened (gate, no plan)");
 
     // A plan on the PR: still action_required until approved, then green.
-    plan_on_pr(&mut sc, pr).await;
-    let run = wait_check(&fake, &head, waiting).await;
-    assert!(run.output["title"]
-        .as_str()
-        .unwrap()
-        .contains("needs approval"));
-    sc.review(OWNER, REPO, pr, "alice", "approved").await;
-    wait_check(&fake, &head, approved).await;
+    plan_on_pr(&mut w, pr, &head).await;
+    let run = w.plan_check(&head);
+    let title = run.output["title"].as_str().unwrap();
+    assert!(title.contains("needs approval"), "{title}");
+    w.review(pr, "alice", "approved").await;
+    assert_eq!(conclusion(&w.plan_check(&head)), "success");
 
     // A second PR names an issue's plan in its body: waiting while that plan is
     // pending, green once it is approved on the issue (no push needed).
-    let issue = fake.create_issue(OWNER, REPO, "Plan", "A plan for the next PR.", "alice");
-    sc.comment(
-        OWNER,
-        REPO,
-        issue,
-        "alice",
-        "/plan make the greeting configurable",
-    )
-    .await;
-    sc.next_comment().await;
-    let spec = PullSpec::new("feature/second")
+    let issue = w.issue("Plan", "A plan for the next PR.");
+    w.comment(issue, "alice", "/plan make the greeting configurable")
+        .await;
+    w.reply().await;
+    let second = PullSpec::new("feature/second")
         .author("carol")
         .body(&format!("Follows the plan.\n\nNavin-Plan: #{issue}\n"))
         .file("src/greet.rs", "// v2\n")
         .file("Cargo.lock", "# lock\n");
-    fake.clear_requests();
-    let (second, _) = sc.open_pull(OWNER, REPO, spec).await;
-    let head2 = fake.pull(OWNER, REPO, second).head_sha;
-    let run = wait_check(&fake, &head2, waiting).await;
+    w.clear_requests();
+    let (_, head2) = w.open_pull(second).await;
+    let run = w.plan_check(&head2);
+    assert_eq!(conclusion(&run), "action_required");
+    let text = summary(&run);
     assert!(
-        summary(&run).contains("dependency-add") && summary(&run).contains("pending"),
-        "{}",
-        summary(&run)
+        text.contains("dependency-add") && text.contains("pending"),
+        "{text}"
     );
-    count_requests(&fake, "pull_request.opened (gate, named pending plan)");
-    let (c, _) = sc.comment(OWNER, REPO, issue, "alice", "/approve").await;
-    reacted(&fake, c, "+1").await;
-    let run = wait_check(&fake, &head2, approved).await;
-    assert!(
-        run.output["title"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("issue-{issue}")),
-        "{run:#?}"
-    );
-    count_requests(&fake, "/approve on the issue (+ gate of the PR naming it)");
-    sc.finish().await;
+    w.requests("pull_request.opened (gate, named pending plan)");
+    let approve = w.comment(issue, "alice", "/approve").await;
+    assert!(w.reactions(approve).contains(&"+1".to_owned()));
+    let run = w.plan_check(&head2);
+    assert_eq!(conclusion(&run), "success");
+    let title = run.output["title"].as_str().unwrap();
+    assert!(title.contains(&format!("issue-{issue}")), "{run:#?}");
+    w.requests("/approve on the issue (+ gate of the PR naming it)");
+    w.finish().await;
+}
+
+/// `.navin/plans/auto-accept.json`: the repository's running count of accepted safe
+/// operations (the engine's own type is private to it).
+#[derive(serde::Deserialize)]
+struct AutoAcceptCount {
+    safe_operations_accepted: u32,
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_accept_counts_approved_safe_operations_and_then_accepts_a_safe_plan() {
-    let Harness {
-        mut sc,
-        _server: server,
-        _dir: dir,
-        ..
-    } = world().await;
-    let _keep = (server, dir);
-    let fake = sc.fake().clone();
-    fake.commit_files(
-        OWNER,
-        REPO,
-        "main",
-        &[(
-            ".github/navin.yml",
-            "auto_accept:\n  after_n_safe_operations: 1\n",
-        )],
-        "auto-accept",
-    );
-    let first = fake.create_issue(OWNER, REPO, "One", "First plan.", "alice");
-    sc.comment(
-        OWNER,
-        REPO,
-        first,
-        "alice",
-        "/plan make the greeting configurable",
-    )
-    .await;
-    sc.next_comment().await;
-    let first_id = format!("issue-{first}");
-    let rec = record(&fake, &first_id);
-    assert_eq!(rec["status"], "pending");
-    assert!(
-        rec["auto_accept"]
-            .as_str()
-            .unwrap()
-            .contains("only 0 of the 1"),
-        "{rec:#}"
-    );
-    let safe = rec["safe_operations"].as_u64().unwrap();
-    assert!(safe >= 1, "the built-in plan only edits files: {rec:#}");
+    let mut w = World::new().await;
+    w.commit(&[(
+        ".github/navin.yml",
+        "auto_accept:\n  after_n_safe_operations: 1\n",
+    )]);
+    let first = w.issue("One", "First plan.");
+    w.comment(first, "alice", "/plan make the greeting configurable")
+        .await;
+    w.reply().await;
+    let record = w.plan_record(&format!("issue-{first}")).unwrap();
+    assert_eq!(record.status, RecordStatus::Pending);
+    let decision = record.auto_accept.as_deref().unwrap_or_default();
+    assert!(decision.contains("only 0 of the 1"), "{record:#?}");
+    let safe = record.safe_operations;
+    assert!(safe >= 1, "the built-in plan only edits files: {record:#?}");
 
     // A person approves it: its safe operations count towards the threshold.
-    let (c, _) = sc.comment(OWNER, REPO, first, "alice", "/approve").await;
-    reacted(&fake, c, "+1").await;
-    let count = ledger_git(
-        &fake,
-        &["show", "navin/ledger:.navin/plans/auto-accept.json"],
-    )
-    .expect("the auto-accept count");
-    let count: serde_json::Value = serde_json::from_str(&count).unwrap();
-    assert_eq!(count["safe_operations_accepted"], safe);
+    let approve = w.comment(first, "alice", "/approve").await;
+    assert!(w.reactions(approve).contains(&"+1".to_owned()));
+    let count = w
+        .ledger_text(".navin/plans/auto-accept.json")
+        .expect("the auto-accept count");
+    let count: AutoAcceptCount = serde_json::from_str(&count).unwrap();
+    assert_eq!(count.safe_operations_accepted, safe);
 
     // The next safe plan is accepted by config, logged like a person's approval.
-    let second = fake.create_issue(OWNER, REPO, "Two", "Second plan.", "alice");
-    fake.clear_requests();
-    sc.comment(
-        OWNER,
-        REPO,
-        second,
-        "alice",
-        "/plan make the greeting configurable",
-    )
-    .await;
-    let comment = sc.next_comment().await;
-    assert!(comment.body.contains("approved"), "{}", comment.body);
-    assert!(comment.body.contains("auto-accept"), "{}", comment.body);
-    count_requests(&fake, "/plan (auto-accepted)");
+    let second = w.issue("Two", "Second plan.");
+    w.clear_requests();
+    w.comment(second, "alice", "/plan make the greeting configurable")
+        .await;
+    let comment = w.reply().await;
+    assert!(comment.contains("approved"), "{comment}");
+    assert!(comment.contains("auto-accept"), "{comment}");
+    w.requests("/plan (auto-accepted)");
     let second_id = format!("issue-{second}");
-    let rec = record(&fake, &second_id);
-    assert_eq!(rec["status"], "approved");
-    assert_eq!(rec["approvals"][0]["approver"], "auto-accept");
-    assert_eq!(rec["approvals"][0]["plan_hash"], rec["hash"]);
-    assert!(rec["approvals"][0]["note"]
-        .as_str()
-        .unwrap()
-        .contains("auto-accepted"));
+    let record = w.plan_record(&second_id).unwrap();
+    assert_eq!(record.status, RecordStatus::Approved);
+    let approval = &record.approvals[0];
+    assert_eq!(approval.approver, "auto-accept");
+    assert_eq!(approval.plan_hash, record.hash);
+    let note = approval.note.as_deref().unwrap_or_default();
+    assert!(note.contains("auto-accepted"), "{approval:?}");
 
     // An edit that deletes a file is never auto-accepted, whatever the count.
-    let md = format!("navin/ledger:.navin/plans/{second_id}.md");
-    let text = ledger_git(&fake, &["show", &md]).unwrap();
+    let text = w.ledger_text(&text_path(&second_id)).unwrap();
     let edited = text.replacen(
         "### File: src/lib.rs\n\n- **Operation:** edit",
         "### File: src/lib.rs\n\n- **Operation:** delete",
         1,
     );
     assert_ne!(edited, text);
-    let (c, _) = sc
-        .comment(
-            OWNER,
-            REPO,
-            second,
-            "alice",
-            &format!("/plan edit\n\n````markdown\n{edited}````\n"),
-        )
-        .await;
-    reacted(&fake, c, "+1").await;
-    let rec = record(&fake, &second_id);
-    assert_eq!(rec["status"], "pending", "{rec:#}");
-    assert!(
-        rec["auto_accept"].as_str().unwrap().contains("always need"),
-        "{rec:#}"
-    );
-    sc.finish().await;
+    let edit = format!("/plan edit\n\n````markdown\n{edited}````\n");
+    let c = w.comment(second, "alice", &edit).await;
+    assert!(w.reactions(c).contains(&"+1".to_owned()));
+    let record = w.plan_record(&second_id).unwrap();
+    assert_eq!(record.status, RecordStatus::Pending, "{record:#?}");
+    let decision = record.auto_accept.as_deref().unwrap_or_default();
+    assert!(decision.contains("always need"), "{record:#?}");
+    w.finish().await;
 }

@@ -269,3 +269,40 @@ async fn installation_tokens_are_scoped_to_the_repository_and_what_the_event_nee
     assert_eq!(minted[1]["permissions"]["pull_requests"], "read");
     w.finish().await;
 }
+
+/// One comment with 120 `/pause` and `/resume` commands (the cap raised to allow it) is
+/// handled, then its delivery runs again as after a crash: nothing is applied twice,
+/// though most of its operations fell out of the ledger's 100-entry history window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_comment_run_again_after_a_crash_applies_nothing_twice() {
+    let mut w = World::new().await;
+    w.patient(std::time::Duration::from_secs(120));
+    w.commit(&[(
+        ".github/navin.yml",
+        "evidence:\n  required_checks:\n    test: [ci/test]\nlimits:\n  max_commands_per_comment: 200\n",
+    )]);
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", "/mission greetings").await;
+    w.reply().await;
+    let toggles: String = (0..120)
+        .map(|i| {
+            if i % 2 == 0 {
+                "/pause hold on\n"
+            } else {
+                "/resume\n"
+            }
+        })
+        .collect();
+    w.comment(issue, "alice", &toggles).await;
+    let guid = w.last_delivery();
+    let commits = w.ledger_commits();
+    assert_eq!(w.ledger().unwrap().mission.version, 1 + 120);
+    w.rerun(&guid).await;
+    assert_eq!(
+        w.ledger_commits(),
+        commits,
+        "a replayed operation was written again"
+    );
+    assert_eq!(w.ledger().unwrap().mission.version, 1 + 120);
+    w.finish().await;
+}

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 use futures_util::FutureExt;
 use navin_bot::queue::{Delivery, DeliveryHandler, EngineHandler, HandlerError, HandlerFuture};
 use navin_bot::server::{start, RunningServer};
-use navin_e2e::fake::model::Issue;
-use navin_e2e::fake::{CheckRunSpec, PullSpec};
+use navin_e2e::fake::model::{CheckRun, Issue};
+use navin_e2e::fake::{BotComment, CheckRunSpec, PullSpec};
 use navin_e2e::{FakeGitHub, Payload, Scenario, WebhookSender};
 use navin_engine::{Engine, EngineConfig};
 use navin_ledger::model::{Ledger, Task};
@@ -72,6 +72,8 @@ pub struct World {
     data_dir: PathBuf,
     /// The GUID and payload of every comment and hand-built payload sent, in order.
     sent: Vec<(String, Payload)>,
+    /// How long one delivery may take before the test fails.
+    wait: Duration,
     _dir: tempfile::TempDir,
 }
 
@@ -117,8 +119,14 @@ impl World {
             panics,
             data_dir,
             sent: Vec::new(),
+            wait: WAIT,
             _dir: dir,
         }
+    }
+
+    /// Allows each delivery up to `wait` (a comment of a hundred commands, say).
+    pub fn patient(&mut self, wait: Duration) {
+        self.wait = wait;
     }
 
     pub fn fake(&self) -> &FakeGitHub {
@@ -135,7 +143,7 @@ impl World {
     /// Waits until the queue has handled `guid`; a failed delivery or a bot panic fails
     /// the test with its message.
     async fn handled(&self, guid: &str) {
-        let deadline = Instant::now() + WAIT;
+        let deadline = Instant::now() + self.wait;
         loop {
             self.check_panics();
             if let Some(status) = self.server.queue().status(guid).await.unwrap() {
@@ -163,6 +171,55 @@ impl World {
             .comment_payload(OWNER, REPO, number, author, body, id);
         self.send(&payload).await;
         id
+    }
+
+    /// Its author edits comment `id` to `body` (`issue_comment.edited`); returns once handled.
+    pub async fn edit_comment(&mut self, id: u64, body: &str) {
+        let comment = self.fake().comment(id).expect("a comment to edit");
+        self.fake().with_state(|m| {
+            m.comments.get_mut(&id).unwrap().body = body.to_owned();
+        });
+        let (number, author) = (comment.issue_number, comment.author.as_str());
+        let created = self
+            .sc
+            .comment_payload(OWNER, REPO, number, author, body, id);
+        let mut json = created.json().clone();
+        json["action"] = "edited".into();
+        json["changes"] = serde_json::json!({"body": {"from": comment.body}});
+        self.send(&Payload::new("issue_comment", json)).await;
+    }
+
+    /// `author` posts `bodies` on `number` all at once (a burst); returns their ids once handled.
+    pub async fn comments_at_once(
+        &mut self,
+        number: u64,
+        author: &str,
+        bodies: &[String],
+    ) -> Vec<u64> {
+        let comments: Vec<(u64, Payload)> = bodies
+            .iter()
+            .map(|body| {
+                let id = self.fake().add_comment(OWNER, REPO, number, author, body);
+                let payload = self
+                    .sc
+                    .comment_payload(OWNER, REPO, number, author, body, id);
+                (id, payload)
+            })
+            .collect();
+        let sends = comments.iter().map(|(_, payload)| self.sc.send(payload));
+        let delivered = futures_util::future::join_all(sends).await;
+        for (delivery, (_, payload)) in delivered.iter().zip(&comments) {
+            self.sent.push((delivery.guid.clone(), payload.clone()));
+        }
+        for delivery in &delivered {
+            self.handled(&delivery.guid).await;
+        }
+        comments.into_iter().map(|(id, _)| id).collect()
+    }
+
+    /// A person's comment GitHub has but whose webhook the App never got; returns its id.
+    pub fn stored_comment(&self, number: u64, author: &str, body: &str) -> u64 {
+        self.fake().add_comment(OWNER, REPO, number, author, body)
     }
 
     /// A fixture payload (`"check_suite.completed"`) for this repository and its
@@ -241,6 +298,12 @@ impl World {
         }
     }
 
+    /// Asserts Navin posted nothing more (after a moment for stragglers).
+    pub async fn no_reply(&self) {
+        self.check_panics();
+        self.sc.assert_no_comment(Duration::from_millis(300)).await;
+    }
+
     /// The reactions on a comment, as GitHub lists them.
     pub fn reactions(&self, comment: u64) -> Vec<String> {
         self.fake().reactions(comment)
@@ -269,6 +332,33 @@ impl World {
             .await;
         self.handled(&sent.guid).await;
         sha
+    }
+
+    /// `reviewer` reviews PR `number`'s head as `state` (`approved`…); returns the review id.
+    pub async fn review(&mut self, number: u64, reviewer: &str, state: &str) -> u64 {
+        let (id, sent) = self.sc.review(OWNER, REPO, number, reviewer, state).await;
+        self.handled(&sent.guid).await;
+        id
+    }
+
+    /// A maintainer dismisses review `review` on PR `number`; returns once handled.
+    pub async fn dismiss(&mut self, number: u64, review: u64) {
+        let sent = self.sc.dismiss_review(OWNER, REPO, number, review).await;
+        self.handled(&sent.guid).await;
+    }
+
+    /// The `navin/plan` check runs on `sha`, oldest first.
+    pub fn plan_checks(&self, sha: &str) -> Vec<CheckRun> {
+        let runs = self.fake().check_runs(OWNER, REPO).into_iter();
+        runs.filter(|r| r.name == "navin/plan" && r.head_sha == sha)
+            .collect()
+    }
+
+    /// The `navin/plan` check run on `sha`: there is exactly one, updated in place.
+    pub fn plan_check(&self, sha: &str) -> CheckRun {
+        let runs = self.plan_checks(sha);
+        assert_eq!(runs.len(), 1, "one navin/plan run on {sha}: {runs:#?}");
+        runs[0].clone()
     }
 
     /// GitHub Actions reports check `name` on `sha` as `conclusion`; returns the run id
@@ -327,6 +417,13 @@ impl World {
         issues
     }
 
+    /// Paths of the bot's `method` requests matching `path` (`/git/trees/*`) since the last clear.
+    pub fn requested(&self, method: &str, path: &str) -> Vec<String> {
+        let full = format!("/repos/{OWNER}/{REPO}{path}");
+        let requests = self.fake().requests_to(method, &full).into_iter();
+        requests.map(|r| r.path).collect()
+    }
+
     /// REST requests the bot sent since the last count or clear, printed (`engine
     /// requests: …`) for the cost table in docs/engine.md, then forgotten.
     pub fn requests(&self, what: &str) -> usize {
@@ -366,6 +463,18 @@ impl World {
             .body
     }
 
+    /// The newest edit of the bot's comment starting with `marker`, asserted to be in place.
+    pub fn edited(&self, marker: &str) -> String {
+        let fake = self.fake();
+        let starts = |c: &BotComment| c.body.starts_with(marker);
+        let edit = fake.bot_comment_edits().into_iter().rev().find(starts);
+        let edit = edit.unwrap_or_else(|| panic!("no edit of a bot comment {marker:?}"));
+        let posted = fake.bot_comments().into_iter().rev().find(starts);
+        let posted = posted.unwrap_or_else(|| panic!("no bot comment {marker:?} posted"));
+        assert_eq!(edit.id, posted.id, "the edit is of the comment posted");
+        edit.body
+    }
+
     /// The ledger on the branch, typed; `None` before the first mission.
     pub fn ledger(&self) -> Option<Ledger> {
         let mission = self.ledger_file(".navin/board/mission.json")?;
@@ -400,6 +509,20 @@ impl World {
         let mut walk = repo.revwalk().unwrap();
         walk.push(tip).unwrap();
         walk.count()
+    }
+
+    /// The newest ledger commit's message (its trailers name what it changed).
+    pub fn ledger_message(&self) -> String {
+        let repo = git2::Repository::open_bare(self.fake().git_dir_path(OWNER, REPO)).unwrap();
+        let tip = repo.find_reference("refs/heads/navin/ledger").unwrap();
+        let commit = tip.peel_to_commit().unwrap();
+        commit.message().expect("a UTF-8 message").to_owned()
+    }
+
+    /// A file on the ledger branch as text: a plan's `.md`, the auto-accept count.
+    pub fn ledger_text(&self, path: &str) -> Option<String> {
+        let bytes = self.ledger_file(path)?;
+        Some(String::from_utf8(bytes).expect("UTF-8 on the ledger branch"))
     }
 
     fn ledger_file(&self, path: &str) -> Option<Vec<u8>> {

@@ -1,16 +1,12 @@
-//! Shared world for the engine's end-to-end tests: the real server with the engine as
-//! its handler, a fake GitHub holding a small Rust repository, and plain-git readers of
-//! the ledger branch.
-
-pub mod plans;
+//! Shared set-up for the engine's end-to-end tests and the `api_requests` bench: a fake
+//! GitHub holding a small Rust repository, and the real server with the engine as its
+//! handler (the tests drive it through `crate::world::World`).
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use navin_bot::config::ServeArgs;
 use navin_bot::server::{start, RunningServer};
-use navin_e2e::fake::BotComment;
 use navin_e2e::{FakeGitHub, Scenario, WebhookSender};
 use navin_engine::{Engine, EngineConfig};
 
@@ -19,11 +15,15 @@ pub const REPO: &str = "hello";
 pub const SECRET: &str = "engine-e2e-secret";
 pub const WAIT: Duration = Duration::from_secs(15);
 
+/// The server and scenario [`world`] starts, for the `api_requests` bench.
+#[allow(
+    dead_code,
+    reason = "the api_requests bench uses it; the tests use World"
+)]
 pub struct Harness {
     pub sc: Scenario,
     pub _server: RunningServer,
     pub _dir: tempfile::TempDir,
-    pub data_dir: std::path::PathBuf,
 }
 
 pub fn serve_args(fake: &FakeGitHub, data_dir: &Path) -> ServeArgs {
@@ -105,13 +105,16 @@ pub fn seeded_fake() -> FakeGitHub {
 }
 
 /// [`seeded_fake`] with the engine serving webhooks.
+#[allow(
+    dead_code,
+    reason = "the api_requests bench uses it; the tests use World"
+)]
 pub async fn world() -> Harness {
     crate::server_support::LogCapture::global();
     let fake = seeded_fake();
     let dir = tempfile::tempdir().unwrap();
     let args = serve_args(&fake, dir.path());
-    let data_dir = args.data_dir.clone();
-    let engine_dir = data_dir.clone();
+    let engine_dir = args.data_dir.clone();
     let server = start(&args, move |github| {
         std::sync::Arc::new(navin_bot::queue::EngineHandler::new(Engine::new(
             github.clone(),
@@ -126,63 +129,14 @@ pub async fn world() -> Harness {
         sc,
         _server: server,
         _dir: dir,
-        data_dir,
     }
 }
 
-pub fn ledger_git(fake: &FakeGitHub, args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(fake.git_dir_path(OWNER, REPO))
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-pub fn ledger_commits(fake: &FakeGitHub) -> usize {
-    ledger_git(fake, &["rev-list", "--count", "navin/ledger"])
-        .map(|s| s.trim().parse().unwrap())
-        .unwrap_or(0)
-}
-
-pub fn mission_json(fake: &FakeGitHub) -> serde_json::Value {
-    let text = ledger_git(fake, &["show", "navin/ledger:.navin/board/mission.json"])
-        .expect("mission.json on the ledger branch");
-    serde_json::from_str(&text).unwrap()
-}
-
-pub async fn reacted(fake: &FakeGitHub, comment: u64, content: &str) {
-    let ok = navin_e2e::fake::wait_until(WAIT, || {
-        fake.reactions(comment).iter().any(|r| r == content)
-    })
-    .await;
-    assert!(
-        ok,
-        "no {content} reaction on comment {comment}: {:?}",
-        fake.reactions(comment)
-    );
-}
-
-/// REST requests since the last call, printed for the bench that comes later.
-pub fn count_requests(fake: &FakeGitHub, command: &str) -> usize {
-    let n = fake.api_requests().len();
-    println!("engine requests: {command} -> {n} REST requests");
-    fake.clear_requests();
-    n
-}
-
-pub fn latest_edit(fake: &FakeGitHub, marker: &str) -> Option<BotComment> {
-    fake.bot_comment_edits()
-        .into_iter()
-        .rev()
-        .find(|c| c.body.starts_with(marker))
-}
-
 /// Waits until the server's queue has handled the delivery; a failed delivery fails the test.
+#[allow(
+    dead_code,
+    reason = "the api_requests bench uses it; the tests use World"
+)]
 pub async fn processed(server: &RunningServer, guid: &str) {
     let deadline = std::time::Instant::now() + WAIT;
     loop {
