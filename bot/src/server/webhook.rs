@@ -41,11 +41,20 @@ pub fn valid_delivery_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 
+/// Whether `name` can be an `X-GitHub-Event`: GitHub's event names are short
+/// lowercase words joined by `_` (`issue_comment`, `pull_request_review`).
+pub fn valid_event_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+}
+
 /// Why ingress refused a request. The response body is a short text: no internals.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rejection {
     MissingHeader(&'static str),
     BadDeliveryId,
+    BadEventName,
     UnsupportedMediaType,
     TooLarge,
     BadSignature,
@@ -62,6 +71,10 @@ impl IntoResponse for Rejection {
                 (StatusCode::BAD_REQUEST, "missing X-GitHub-Event\n")
             }
             Self::MissingHeader(_) => (StatusCode::BAD_REQUEST, "missing X-GitHub-Delivery\n"),
+            Self::BadEventName => (
+                StatusCode::BAD_REQUEST,
+                "X-GitHub-Event must be a GitHub event name\n",
+            ),
             Self::BadDeliveryId => (
                 StatusCode::BAD_REQUEST,
                 "X-GitHub-Delivery must be a GUID (at most 128 letters, digits and -_.:)\n",
@@ -114,7 +127,15 @@ impl FromRequest<AppState> for VerifiedWebhook {
             metrics.reject("headers");
             return Err(Rejection::MissingHeader("X-GitHub-Delivery"));
         };
-        // Checked before anything is logged: the header is unauthenticated input.
+        // Checked before anything is logged: the headers are unauthenticated input.
+        if !valid_event_name(event) {
+            metrics.reject("headers");
+            tracing::warn!(
+                length = event.len(),
+                "webhook with a malformed X-GitHub-Event refused"
+            );
+            return Err(Rejection::BadEventName);
+        }
         if !valid_delivery_id(delivery_id) {
             metrics.reject("headers");
             tracing::warn!(

@@ -350,6 +350,13 @@ async fn an_oversized_or_malformed_delivery_id_is_400_and_never_logged() {
         !logs.text().contains(&"Q".repeat(200)),
         "a long delivery id reached the log"
     );
+    // The event header is bounded the same way.
+    let mut req = signed(SECRET, "issue_comment", "guid-event", &body);
+    req.headers_mut()
+        .insert("x-github-event", "Q".repeat(10_000).parse().unwrap());
+    let (status, text) = send(&t.state, req).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(text.contains("X-GitHub-Event"), "{text}");
     // A GUID as GitHub sends it is accepted.
     let guid = "72d3162e-cc78-11e3-81ab-4c9367dc0958";
     let (status, _) = send(&t.state, signed(SECRET, "issue_comment", guid, &body)).await;
