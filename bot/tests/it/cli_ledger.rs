@@ -316,3 +316,48 @@ fn remote_writes_fetch_first_and_push_after() {
         "{board}"
     );
 }
+
+/// A `git reset` of the ledger branch between two `navin` runs is refused by the next
+/// run, naming the rewrite, and nothing is written on top of the rewound tip.
+#[test]
+fn a_ledger_branch_rewound_between_two_runs_is_refused_by_the_next() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    git(d, &["init", "-q"]);
+    ok(d, &["ledger", "init", "--goal", "Ship it"]);
+    for n in 0..4 {
+        ok(
+            d,
+            &[
+                "ledger",
+                "update",
+                "--add-fact",
+                &format!("fact {n}"),
+                "--reason",
+                "note",
+            ],
+        );
+    }
+    let tip = git(d, &["rev-parse", "navin/ledger"]);
+    git(
+        d,
+        &["update-ref", "refs/heads/navin/ledger", "navin/ledger~3"],
+    );
+    let refused = navin(
+        d,
+        &["ledger", "update", "--add-fact", "late", "--reason", "note"],
+    );
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "an unwritable ledger exits 2"
+    );
+    let msg = String::from_utf8_lossy(&refused.stderr);
+    assert!(msg.contains("rewritten"), "{msg}");
+    assert_ne!(git(d, &["rev-parse", "navin/ledger"]), tip, "still rewound");
+    assert_eq!(
+        git(d, &["rev-list", "--count", "navin/ledger"]).trim(),
+        "2",
+        "nothing written on top of the rewound tip"
+    );
+}

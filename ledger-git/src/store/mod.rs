@@ -299,7 +299,10 @@ impl Store {
 
     /// Refuses a tip that does not descend from the newest tip this store saw.
     fn check_seen(&self, repo: &Repository, tip: Option<Oid>) -> Result<(), StoreError> {
-        let seen = *self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let remembered = *self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        // A new process remembers nothing in memory; the record on disk says what an
+        // earlier one wrote, so a `git reset` between two runs is caught too.
+        let seen = remembered.or_else(|| repo.refname_to_id(&self.local_seen_ref()).ok());
         match (seen, tip) {
             (Some(s), Some(t)) if s != t && !repo.graph_descendant_of(t, s)? => {
                 Err(StoreError::Rewritten {
@@ -329,6 +332,23 @@ impl Store {
 
     fn mark_seen(&self, tip: Oid) {
         *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(tip);
+    }
+
+    /// Where a local-only store records the newest tip it wrote, for later processes:
+    /// `refs/navin/seen/local/<branch>`. Beside the remote records, never under
+    /// `refs/heads`, so plain git commands leave it alone. After a deliberate rewrite,
+    /// deleting it (`git update-ref -d`) accepts the new tip.
+    fn local_seen_ref(&self) -> String {
+        format!("refs/navin/seen/local/{}", self.cfg.branch)
+    }
+
+    /// Records `tip` for later processes (local-only stores; remote ones keep theirs
+    /// in `refs/navin/seen/<remote>/…` as part of every sync).
+    pub(crate) fn persist_seen(&self, repo: &Repository, tip: Oid) -> Result<(), StoreError> {
+        if self.cfg.remote.is_none() {
+            repo.reference(&self.local_seen_ref(), tip, true, "navin: last tip written")?;
+        }
+        Ok(())
     }
 
     /// Applies `op` as one commit. Rule refusals change nothing.
@@ -366,6 +386,7 @@ impl Store {
             };
             if landed {
                 self.mark_seen(commit);
+                self.persist_seen(&repo, commit)?;
                 let version = applied.ledger.mission.version;
                 *self.cache.lock().unwrap_or_else(|p| p.into_inner()) =
                     Some((commit, applied.ledger.clone()));
