@@ -306,3 +306,34 @@ async fn a_long_comment_run_again_after_a_crash_applies_nothing_twice() {
     assert_eq!(w.ledger().unwrap().mission.version, 1 + 120);
     w.finish().await;
 }
+
+/// Several commands in one comment are answered by one reply (and each reaction once),
+/// so a reader cannot make Navin post a comment per line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_commands_in_one_comment_get_one_reply() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(
+        issue,
+        "alice",
+        "/mission greetings\n/step add S1 \"Greeting\"",
+    )
+    .await;
+    w.reply().await;
+    let asked = w
+        .comment(issue, "bob", "/next\n/help\n/next\n/pause not mine")
+        .await;
+    let answer = w.reply().await;
+    assert!(answer.contains("S1"), "the /next answer: {answer}");
+    assert!(
+        answer.contains("Navin commands"),
+        "the /help answer: {answer}"
+    );
+    assert!(
+        answer.contains("write access"),
+        "the refused /pause: {answer}"
+    );
+    let eyes = w.reactions(asked).iter().filter(|r| *r == "eyes").count();
+    assert_eq!(eyes, 1, "{:?}", w.reactions(asked));
+    w.finish().await;
+}

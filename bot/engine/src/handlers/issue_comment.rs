@@ -64,14 +64,16 @@ impl Engine {
         } else {
             Vec::new()
         };
+        let mut answers = Vec::new();
         for (index, command) in parsed.into_iter().enumerate() {
             let op_id = format!("{}#{index}", cx.delivery.id);
-            session.run(command, &op_id).await?;
+            answers.push(session.run(command, &op_id).await?);
         }
         if !skipped.is_empty() {
-            let op_id = format!("{}#skipped", cx.delivery.id);
-            session.skipped(&skipped, cap, &op_id).await?;
+            answers.push(session.skipped(&skipped, cap));
         }
+        let op_id = format!("{}#answers", cx.delivery.id);
+        session.answer_all(answers, &op_id).await?;
         Ok(())
     }
 }

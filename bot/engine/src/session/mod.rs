@@ -135,11 +135,13 @@ impl Answer {
 }
 
 impl Session<'_> {
+    /// Runs one command and says how to answer it; nothing is posted yet, so a comment's
+    /// answers go out together ([`Session::answer_all`]).
     pub(crate) async fn run(
         &self,
         parsed: crate::command::ParsedCommand,
         op_id: &str,
-    ) -> Result<(), EngineError> {
+    ) -> Result<Answer, EngineError> {
         let answer = match (parsed.result, &self.config) {
             (Err(e), _) => Ok(Answer::refuse(e.to_string(), "")),
             (Ok(_), Err(invalid)) => Ok(Answer::refuse(
@@ -165,17 +167,62 @@ impl Session<'_> {
                 }
             },
         };
-        Ok(self.answer(answer, op_id).await?)
+        Ok(answer)
     }
 
-    /// One reply for the commands past the per-comment cap: which were skipped and why.
-    /// Nothing they asked for happens.
-    pub(crate) async fn skipped(
+    /// Answers every command of one comment at once: each reaction once, and all the
+    /// replies and refusals in one comment (in command order), so a comment of many
+    /// commands costs one reply, not one per command. A retry finds that reply by its
+    /// op tag before posting again.
+    pub(crate) async fn answer_all(
         &self,
-        skipped: &[crate::command::ParsedCommand],
-        cap: usize,
+        answers: Vec<Answer>,
         op_id: &str,
-    ) -> Result<(), EngineError> {
+    ) -> Result<(), GitHubError> {
+        let mut reactions: Vec<&'static str> = Vec::new();
+        let mut bodies: Vec<String> = Vec::new();
+        let mut seen = false;
+        for answer in answers {
+            match answer {
+                Answer::React(content) => reactions.push(content),
+                // A reply that answers a read gets an `eyes` reaction too; a refusal not.
+                Answer::Reply(body) => {
+                    seen = true;
+                    bodies.push(body);
+                }
+                Answer::Refuse { reason, todo } => bodies.push(reply::refusal(&reason, &todo)),
+            }
+        }
+        if seen {
+            reactions.push("eyes");
+        }
+        if !bodies.is_empty() {
+            let body = join_answers(&bodies);
+            comments::reply_once(
+                &self.client,
+                &self.repo,
+                self.issue,
+                op_id,
+                &body,
+                self.recheck,
+            )
+            .await?;
+        }
+        if let Some(id) = self.comment_id {
+            let mut done: Vec<&str> = Vec::new();
+            for content in reactions {
+                if !done.contains(&content) {
+                    comments::react(&self.client, &self.repo, id, content).await?;
+                    done.push(content);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The answer for the commands past the per-comment cap: which were skipped and why.
+    /// Nothing they asked for happens.
+    pub(crate) fn skipped(&self, skipped: &[crate::command::ParsedCommand], cap: usize) -> Answer {
         const LISTED: usize = 10;
         let mut lines: Vec<String> = skipped
             .iter()
@@ -193,15 +240,10 @@ impl Session<'_> {
             skipped.len(),
             lines.join("; ")
         );
-        self.answer(
-            Answer::refuse(
-                reason,
-                "Repeat them in another comment, or raise `limits.max_commands_per_comment` in `.github/navin.yml`.",
-            ),
-            op_id,
+        Answer::refuse(
+            reason,
+            "Repeat them in another comment, or raise `limits.max_commands_per_comment` in `.github/navin.yml`.",
         )
-        .await?;
-        Ok(())
     }
 
     pub(crate) async fn authorized(
@@ -269,33 +311,6 @@ impl Session<'_> {
         self.execute(command, op_id).await
     }
 
-    pub(crate) async fn answer(&self, answer: Answer, op_id: &str) -> Result<(), GitHubError> {
-        // A reply that answers a read gets an `eyes` reaction too; a refusal only the reply.
-        let (body, seen) = match answer {
-            Answer::React(content) => {
-                return match self.comment_id {
-                    Some(id) => comments::react(&self.client, &self.repo, id, content).await,
-                    None => Ok(()),
-                };
-            }
-            Answer::Reply(body) => (body, true),
-            Answer::Refuse { reason, todo } => (reply::refusal(&reason, &todo), false),
-        };
-        comments::reply_once(
-            &self.client,
-            &self.repo,
-            self.issue,
-            op_id,
-            &body,
-            self.recheck,
-        )
-        .await?;
-        if let (true, Some(id)) = (seen, self.comment_id) {
-            comments::react(&self.client, &self.repo, id, "eyes").await?;
-        }
-        Ok(())
-    }
-
     /// The ledger store for this repository, with a fresh installation token for git.
     pub(crate) async fn store(&self) -> Result<Arc<Store>, EngineError> {
         let token = self.client.token().await?;
@@ -344,4 +359,25 @@ pub(crate) async fn blocking<T: Send + 'static>(
         Ok(result) => result.map_err(EngineError::from),
         Err(e) => Err(EngineError::Internal(format!("ledger task failed: {e}"))),
     }
+}
+
+/// Several answers as one comment body, in order, within GitHub's comment size: answers
+/// that would not fit are counted at the end instead.
+fn join_answers(bodies: &[String]) -> String {
+    let mut out = String::new();
+    for (i, body) in bodies.iter().enumerate() {
+        let body = body.trim_end();
+        if out.len() + body.len() + 16 > crate::render::COMMENT_BUDGET {
+            out.push_str(&format!(
+                "\n\n---\n\n{} more answers did not fit in this comment.",
+                bodies.len() - i
+            ));
+            break;
+        }
+        if !out.is_empty() {
+            out.push_str("\n\n---\n\n");
+        }
+        out.push_str(body);
+    }
+    out
 }
