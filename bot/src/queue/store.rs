@@ -108,6 +108,10 @@ fn wal_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Tries at taking the queue's lock, [`LOCK_RETRY`] apart (one second in all).
+const LOCK_TRIES: u32 = 20;
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// A second `navin serve` on the same data directory would process every delivery
 /// twice; it fails at start instead. The OS drops the lock when the process dies, even
 /// by SIGKILL.
@@ -124,9 +128,17 @@ fn lock_exclusively(path: &Path) -> Result<std::fs::File, QueueError> {
             path: lock_path.clone(),
             source,
         })?;
-    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-        .map_err(|_| QueueError::Locked(path.to_owned()))?;
-    Ok(file)
+    // A lock can outlive its holder by a moment: a child process forked just before the
+    // holder closed it keeps it until it execs. A short wait tells that apart from a
+    // second server, which still holds it after the last try.
+    for attempt in 0..LOCK_TRIES {
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(file),
+            Err(_) if attempt + 1 < LOCK_TRIES => std::thread::sleep(LOCK_RETRY),
+            Err(_) => break,
+        }
+    }
+    Err(QueueError::Locked(path.to_owned()))
 }
 
 /// Moves WAL frames into the database file on its own connection and thread, so the
