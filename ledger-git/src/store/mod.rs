@@ -344,10 +344,22 @@ impl Store {
 
     /// Records `tip` for later processes (local-only stores; remote ones keep theirs
     /// in `refs/navin/seen/<remote>/…` as part of every sync).
+    /// Best effort, after the write has landed: when another process holds the record's
+    /// lock it is recording a descendant of this tip itself, so a failure here loses no
+    /// protection worth failing a landed write for.
     pub(crate) fn persist_seen(&self, repo: &Repository, tip: Oid) -> Result<(), StoreError> {
-        if self.cfg.remote.is_none() {
-            repo.reference(&self.local_seen_ref(), tip, true, "navin: last tip written")?;
+        if self.cfg.remote.is_some() {
+            return Ok(());
         }
+        let name = self.local_seen_ref();
+        // Only forward: a slower writer must not move the record back to an ancestor.
+        if let Ok(known) = repo.refname_to_id(&name) {
+            if known == tip || repo.graph_descendant_of(known, tip).unwrap_or(false) {
+                return Ok(());
+            }
+        }
+        // A failure (another writer holding the record's lock) is ignored: see above.
+        let _ = repo.reference(&name, tip, true, "navin: last tip written");
         Ok(())
     }
 
