@@ -12,7 +12,7 @@ use server_support::{http_client, payload, post_webhook, rsa_keys, SECRET};
 
 fn spawn_serve(dir: &std::path::Path) -> (Child, SocketAddr) {
     let key = dir.join("key.pem");
-    std::fs::write(&key, &rsa_keys().0).unwrap();
+    std::fs::write(&key, &rsa_keys().private_pem).unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

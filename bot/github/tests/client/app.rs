@@ -89,7 +89,7 @@ async fn requests_to(server: &MockServer, p: &str) -> Vec<Request> {
 fn app_jwt_decodes_with_the_public_key_and_has_githubs_claims() {
     let now = unix_now();
     let jwt = app_key().sign("Iv23clientid", now).unwrap();
-    let decoding = DecodingKey::from_rsa_pem(rsa_keys().1.as_bytes()).unwrap();
+    let decoding = DecodingKey::from_rsa_pem(rsa_keys().public_pem.as_bytes()).unwrap();
     let mut validation = Validation::new(Algorithm::RS256);
     validation.set_required_spec_claims(&["exp", "iat", "iss"]);
     validation.set_issuer(&["Iv23clientid"]);

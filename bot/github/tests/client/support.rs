@@ -1,46 +1,18 @@
 //! Helpers for the GitHub client tests: RSA keys made at test time, a client aimed at a
 //! wiremock server, a log capture, and a request observer that remembers statuses.
 
-use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use navin_github::{AppKey, Credentials, GitHubApp, GitHubConfig, RequestObserver, RetryPolicy};
 
-/// A fresh 2048-bit RSA key pair (private PKCS#8 PEM, public SPKI PEM), made once per
-/// test binary with the openssl CLI. Keys are never committed.
-pub fn rsa_keys() -> &'static (String, String) {
-    static KEYS: OnceLock<(String, String)> = OnceLock::new();
-    KEYS.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let private = dir.path().join("key.pem");
-        let public = dir.path().join("pub.pem");
-        let status = Command::new("openssl")
-            .args(["genrsa", "-out"])
-            .arg(&private)
-            .arg("2048")
-            .stderr(std::process::Stdio::null())
-            .status()
-            .expect("openssl must be installed to generate test keys");
-        assert!(status.success());
-        let status = Command::new("openssl")
-            .args(["rsa", "-pubout", "-in"])
-            .arg(&private)
-            .arg("-out")
-            .arg(&public)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success());
-        (
-            std::fs::read_to_string(private).unwrap(),
-            std::fs::read_to_string(public).unwrap(),
-        )
-    })
+/// The test App key pair (made once per test binary by `navin_e2e`; never committed).
+pub fn rsa_keys() -> &'static navin_e2e::AppKey {
+    navin_e2e::AppKey::shared()
 }
 
 pub fn app_key() -> AppKey {
-    AppKey::from_pem(rsa_keys().0.as_bytes()).unwrap()
+    AppKey::from_pem(rsa_keys().private_pem.as_bytes()).unwrap()
 }
 
 /// Every status the client reported, in order (`None` for transport errors).

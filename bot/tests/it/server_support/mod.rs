@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -20,40 +19,13 @@ use tokio::sync::Notify;
 pub const SECRET: &str = "It's a Secret to Everybody";
 pub const OLD_SECRET: &str = "the previous secret";
 
-/// A fresh 2048-bit RSA key pair (private PKCS#8 PEM, public SPKI PEM), made once per
-/// test binary with the openssl CLI. Keys are never committed.
-pub fn rsa_keys() -> &'static (String, String) {
-    static KEYS: OnceLock<(String, String)> = OnceLock::new();
-    KEYS.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let private = dir.path().join("key.pem");
-        let public = dir.path().join("pub.pem");
-        let status = Command::new("openssl")
-            .args(["genrsa", "-out"])
-            .arg(&private)
-            .arg("2048")
-            .stderr(std::process::Stdio::null())
-            .status()
-            .expect("openssl must be installed to generate test keys");
-        assert!(status.success());
-        let status = Command::new("openssl")
-            .args(["rsa", "-pubout", "-in"])
-            .arg(&private)
-            .arg("-out")
-            .arg(&public)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success());
-        (
-            std::fs::read_to_string(private).unwrap(),
-            std::fs::read_to_string(public).unwrap(),
-        )
-    })
+/// The test App key pair (made once per test binary by `navin_e2e`; never committed).
+pub fn rsa_keys() -> &'static navin_e2e::AppKey {
+    navin_e2e::AppKey::shared()
 }
 
 pub fn app_key() -> AppKey {
-    AppKey::from_pem(rsa_keys().0.as_bytes()).unwrap()
+    AppKey::from_pem(rsa_keys().private_pem.as_bytes()).unwrap()
 }
 
 /// A webhook request signed with `secret`, carrying GitHub's headers.
@@ -153,7 +125,7 @@ pub fn serve_args(data_dir: &Path, api_url: &str) -> ServeArgs {
     }
     let key_path = data_dir.join("app-key.pem");
     std::fs::create_dir_all(data_dir).unwrap();
-    std::fs::write(&key_path, &rsa_keys().0).unwrap();
+    std::fs::write(&key_path, &rsa_keys().private_pem).unwrap();
     Cli::try_parse_from([
         "navin",
         "--listen",
