@@ -93,26 +93,22 @@ pub struct Report {
 
 impl Report {
     pub(crate) fn github(&self, what: &str, error: &GitHubError) {
-        self.push(Setback {
-            what: what.to_owned(),
-            permission: error.missing_permission(),
-            message: error.to_string(),
-        });
+        self.push(what, error.missing_permission(), error);
     }
 
     pub(crate) fn engine(&self, what: &str, error: &EngineError) {
-        self.push(Setback {
-            what: what.to_owned(),
-            permission: error.missing_permission(),
-            message: error.to_string(),
-        });
+        self.push(what, error.missing_permission(), error);
     }
 
-    fn push(&self, setback: Setback) {
+    fn push(&self, what: &str, permission: Option<Permission>, error: &dyn std::fmt::Display) {
         self.setbacks
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(setback);
+            .push(Setback {
+                what: what.to_owned(),
+                permission,
+                message: error.to_string(),
+            });
     }
 
     pub(crate) fn config_invalid(&self, why: &str) {

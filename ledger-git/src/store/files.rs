@@ -82,7 +82,7 @@ impl Store {
             };
             if landed {
                 self.mark_seen(commit);
-                self.persist_seen(&repo, commit)?;
+                self.persist_seen(&repo, commit);
                 return Ok(Some(oid_str(commit)));
             }
             if attempt >= self.cfg.max_attempts {

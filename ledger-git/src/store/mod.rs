@@ -347,20 +347,19 @@ impl Store {
     /// Best effort, after the write has landed: when another process holds the record's
     /// lock it is recording a descendant of this tip itself, so a failure here loses no
     /// protection worth failing a landed write for.
-    pub(crate) fn persist_seen(&self, repo: &Repository, tip: Oid) -> Result<(), StoreError> {
+    pub(crate) fn persist_seen(&self, repo: &Repository, tip: Oid) {
         if self.cfg.remote.is_some() {
-            return Ok(());
+            return;
         }
         let name = self.local_seen_ref();
         // Only forward: a slower writer must not move the record back to an ancestor.
         if let Ok(known) = repo.refname_to_id(&name) {
             if known == tip || repo.graph_descendant_of(known, tip).unwrap_or(false) {
-                return Ok(());
+                return;
             }
         }
         // A failure (another writer holding the record's lock) is ignored: see above.
         let _ = repo.reference(&name, tip, true, "navin: last tip written");
-        Ok(())
     }
 
     /// Applies `op` as one commit. Rule refusals change nothing.
@@ -398,7 +397,7 @@ impl Store {
             };
             if landed {
                 self.mark_seen(commit);
-                self.persist_seen(&repo, commit)?;
+                self.persist_seen(&repo, commit);
                 let version = applied.ledger.mission.version;
                 *self.cache.lock().unwrap_or_else(|p| p.into_inner()) =
                     Some((commit, applied.ledger.clone()));

@@ -132,7 +132,7 @@ impl Session<'_> {
         let (ledger, written) = self
             .judge(ledger, &done.head_sha, runs, this.as_ref())
             .await?;
-        if written || self.recheck {
+        if written || self.delivery.is_retry() {
             self.refresh_panel_of(&ledger).await?;
         }
         Ok(())
@@ -182,7 +182,7 @@ impl Session<'_> {
             let decision = decide(task, &ledger.board, this, &verdict, &policy);
             tracing::info!(repo = %self.repo, step = %id, "{}", decision.describe(&id));
             for (i, op) in decision.operations(&id).into_iter().enumerate() {
-                let op_id = format!("{}#{id}#{i}", self.delivery_id);
+                let op_id = format!("{}#{id}#{i}", self.delivery.id);
                 if let Some((after, effects)) = self.transact(op, &op_id, ci_actor()).await? {
                     ledger = after;
                     written = true;

@@ -276,7 +276,7 @@ impl Session<'_> {
         let id = record.id.clone();
         let message = format!(
             "navin: plan {id} reviews by human:{}\n\nApprovals recounted from the pull request's reviews.\n\nNavin-Plan: {id}\nNavin-Delivery: {}\n",
-            self.author, self.delivery_id
+            self.author, self.delivery.id
         );
         let change = move |old: Option<PlanRecord>, _: &super::plans::Seen| {
             let Some(mut record) = old else {

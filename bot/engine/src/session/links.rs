@@ -106,7 +106,7 @@ impl Session<'_> {
                 head_sha: Some(sha.to_owned()),
                 branch: Some(pr.head.name.clone()),
             };
-            let op_id = format!("{}#{step}", self.delivery_id);
+            let op_id = format!("{}#{step}", self.delivery.id);
             if let Some((after, _)) = self.transact(op, &op_id, actor.clone()).await? {
                 ledger = after;
                 written = true;
@@ -129,7 +129,7 @@ impl Session<'_> {
                 written |= judged;
             }
         }
-        if written || self.recheck {
+        if written || self.delivery.is_retry() {
             self.refresh_panel_of(&ledger).await?;
         }
         Ok(())
@@ -179,7 +179,7 @@ impl Session<'_> {
         let op = Operation::Retry {
             step: step.to_owned(),
         };
-        let op_id = format!("{}#{step}#retry", self.delivery_id);
+        let op_id = format!("{}#{step}#retry", self.delivery.id);
         Ok(self.transact(op, &op_id, actor).await?.map(|(l, _)| l))
     }
 }

@@ -75,9 +75,7 @@ impl Engine {
             closed: None,
             author: actor.to_owned(),
             author_id: None,
-            delivery_id: cx.delivery.id.clone(),
-            recheck: cx.delivery.is_retry(),
-            received_at: cx.delivery.received_at,
+            delivery: cx.delivery.clone(),
             report: cx.report.clone(),
         })
     }
@@ -106,11 +104,9 @@ pub(crate) struct Session<'e> {
     /// The author's numeric user id, when the event carried it: roles and approvals are
     /// keyed by it, since logins can be renamed and reused.
     pub(crate) author_id: Option<u64>,
-    pub(crate) delivery_id: String,
-    /// A retried delivery may have applied some effects already: look before posting.
-    pub(crate) recheck: bool,
-    /// When the delivery was first received, for finding its earlier ledger operations.
-    pub(crate) received_at: Option<chrono::DateTime<Utc>>,
+    /// The delivery being handled: its id keys every effect; on a retry
+    /// ([`crate::Delivery::is_retry`]) effects may exist already, so look before posting.
+    pub(crate) delivery: crate::Delivery,
     /// Where setbacks that do not stop the event are recorded.
     pub(crate) report: Report,
 }
@@ -163,7 +159,7 @@ impl Session<'_> {
                 None => {
                     tracing::error!(error = %e, op = op_id, "command failed");
                     self.report.engine("run a command", &e);
-                    Answer::Reply(reply::error(Some(&self.delivery_id)))
+                    Answer::Reply(reply::error(Some(&self.delivery.id)))
                 }
             },
         };
@@ -204,7 +200,7 @@ impl Session<'_> {
                 self.issue,
                 op_id,
                 &body,
-                self.recheck,
+                self.delivery.is_retry(),
             )
             .await?;
         }
@@ -340,8 +336,9 @@ impl Session<'_> {
     pub(crate) fn ledger_ctx(&self, actor: navin_ledger::Actor, op_id: &str) -> navin_ledger::Ctx {
         let now = self.now();
         let ctx = navin_ledger::Ctx::new(now, actor).with_op_id(op_id);
-        if self.recheck {
+        if self.delivery.is_retry() {
             let since = self
+                .delivery
                 .received_at
                 .unwrap_or_else(|| now - chrono::Duration::days(RETRY_LOOKBACK_DAYS));
             ctx.with_retry_since(since)

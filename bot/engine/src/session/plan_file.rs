@@ -107,7 +107,7 @@ impl Session<'_> {
             return Ok(false);
         }
         let id = pr_plan_id(pr.number);
-        let op_id = format!("{}#plan-file", self.delivery_id);
+        let op_id = format!("{}#plan-file", self.delivery.id);
         let existing = self.read_plan_id(&id).await?;
         // Ordinary notes under a `plans/` folder are not Navin's business: a file is a
         // plan when it says so in its title, or when this PR's plan already came from it.
