@@ -1,4 +1,4 @@
-//! `issue_comment` events: slash commands in a new comment (or newly added to an edited one), run in order, each answered.
+//! `issue_comment` events: slash commands in a new comment (or newly added to an edited one), run in order (at most the configured number), answered together in one reply.
 
 use crate::command::{is_bot_author, new_commands, parse_comment};
 use crate::event::CommentEvent;
@@ -59,11 +59,7 @@ impl Engine {
         session.closed = event.issue.closed_for_changes();
         let cap = session.repo_config().limits.max_commands_per_comment;
         let mut parsed = parsed;
-        let skipped = if parsed.len() > cap {
-            parsed.split_off(cap)
-        } else {
-            Vec::new()
-        };
+        let skipped = parsed.split_off(cap.min(parsed.len()));
         let mut answers = Vec::new();
         for (index, command) in parsed.into_iter().enumerate() {
             let op_id = format!("{}#{index}", cx.delivery.id);
