@@ -73,6 +73,31 @@ pub enum RuleError {
         kind: &'static str,
         missing: String,
     },
+    #[error("{actor} cannot hand in evidence ({what}) for {step}: an agent's work is proven only by runs Navin records itself, a green CI run for the step's head or a recorded validation run")]
+    AgentEvidence {
+        step: String,
+        actor: String,
+        what: String,
+    },
+    #[error("{step}: the green {kind} is for commit {run_head}, but the checkout is at {head}; run the validation again on this commit")]
+    StaleRun {
+        step: String,
+        kind: &'static str,
+        run_head: String,
+        head: String,
+    },
+    #[error("{step}: the {kind} counts only on a clean tree, and {where_}; commit or stash the changes and run the validation again")]
+    DirtyRun {
+        step: String,
+        kind: &'static str,
+        where_: &'static str,
+    },
+    #[error("{step}: a recorded run must be a test_run, lint_run or verify_run carrying its run record, and ok must match its exit status")]
+    NotARecordedRun { step: String },
+    #[error("the mission is paused ({reason}{by}); only a human may resume it. An agent may resume only a manual pause it made itself")]
+    ResumeNeedsHuman { reason: PauseReason, by: String },
+    #[error("an agent pauses with reason manual, not {reason}")]
+    AgentPauseReason { reason: PauseReason },
     #[error("{step}: evidence for done must be ok=true (this one failed: {summary:?})")]
     EvidenceNotGreen { step: String, summary: String },
     #[error("{step} has used all {max} retries; replan it instead")]

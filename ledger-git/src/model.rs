@@ -61,6 +61,9 @@ pub struct Mission {
     pub history: Vec<HistoryEntry>,
     pub paused_at: Option<DateTime<Utc>>,
     pub pause_reason: Option<PauseReason>,
+    /// Who paused it: an agent may resume only a `manual` pause it made itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_by: Option<Actor>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub progress: Progress,
@@ -294,6 +297,12 @@ pub enum Actor {
 impl Actor {
     pub fn is_human(&self) -> bool {
         matches!(self, Actor::Human(_))
+    }
+
+    /// A coding agent (`main` or `subagent:NAME`): it may report and ask, but never hand
+    /// in evidence; what proves its work is looked up or run by Navin itself.
+    pub fn is_agent(&self) -> bool {
+        matches!(self, Actor::Main | Actor::Subagent(_))
     }
 }
 
@@ -638,6 +647,54 @@ pub struct Evidence {
     pub recorded_at: Option<DateTime<Utc>>,
     #[serde(default)]
     pub recorded_by: Option<Actor>,
+    /// For a local run (`test_run`, `lint_run`, `verify_run`) recorded by `navin board
+    /// verify`: what ran, where and how it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunRecord>,
+}
+
+/// A validation command Navin ran itself in a checkout. Only such a record, green, for
+/// the checkout's current `HEAD` of a clean tree, lets an agent close a test, lint or
+/// verify step locally.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunRecord {
+    /// The program and its arguments, run with no shell.
+    pub command: Vec<String>,
+    /// Where the command came from: the step, the repository config, or the caller.
+    pub source: CommandSource,
+    /// The exit status; `None` when the process was ended by a signal.
+    pub exit_code: Option<i32>,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: DateTime<Utc>,
+    pub duration_ms: u64,
+    /// sha256 of the whole combined output (stdout then stderr), hex.
+    pub output_sha256: String,
+    /// The last lines of the output, at most a few KB.
+    pub output_tail: String,
+    /// The commit checked out when the command ran.
+    pub head: String,
+    /// Whether tracked or untracked files differed from `head` when it ran.
+    pub dirty: bool,
+}
+
+/// Where a recorded run's command came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandSource {
+    Step,
+    Config,
+    Given,
+}
+
+impl CommandSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandSource::Step => "step",
+            CommandSource::Config => "config",
+            CommandSource::Given => "given",
+        }
+    }
 }
 
 impl Evidence {
@@ -684,6 +741,7 @@ impl Evidence {
             completed_at: None,
             recorded_at: None,
             recorded_by: None,
+            run: None,
         }
     }
 

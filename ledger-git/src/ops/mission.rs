@@ -81,6 +81,7 @@ pub(super) fn init(
         }],
         paused_at: None,
         pause_reason: None,
+        paused_by: None,
         created_at: ctx.now,
         updated_at: ctx.now,
         progress,
@@ -136,15 +137,27 @@ pub(super) fn pause(tx: &mut Tx, reason: PauseReason, note: &str, ctx: &Ctx) {
     super::steps::pause_for(tx, reason, why, ctx);
 }
 
-pub(super) fn resume(tx: &mut Tx, note: &str) -> Result<(), RuleError> {
+pub(super) fn resume(tx: &mut Tx, note: &str, ctx: &Ctx) -> Result<(), RuleError> {
     let mission = &mut tx.ledger.mission;
     if mission.status != MissionStatus::Paused {
         return Err(RuleError::NotPaused);
+    }
+    if ctx.actor.is_agent() {
+        let reason = mission.pause_reason.unwrap_or(PauseReason::Human);
+        let own = mission.paused_by.as_ref() == Some(&ctx.actor);
+        if reason != PauseReason::Manual || !own {
+            let by = match &mission.paused_by {
+                Some(actor) => format!(", by {actor}"),
+                None => String::new(),
+            };
+            return Err(RuleError::ResumeNeedsHuman { reason, by });
+        }
     }
     let was = mission.pause_reason.map_or("paused", PauseReason::as_str);
     mission.status = MissionStatus::Running;
     mission.paused_at = None;
     mission.pause_reason = None;
+    mission.paused_by = None;
     // A person looked at it: start the stall and loop clocks afresh.
     let p = &mut mission.progress;
     p.stall_count = 0;

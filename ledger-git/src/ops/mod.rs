@@ -24,6 +24,17 @@ pub struct Ctx {
     /// looks for `op_id` in the commit log back to this time (commit trailers), so a
     /// retry applies nothing twice however many operations the delivery has.
     pub retry_since: Option<DateTime<Utc>>,
+    /// The checkout the actor works in, when there is one. An agent's recorded run proves
+    /// a step only for this `HEAD` of a clean tree.
+    pub checkout: Option<Checkout>,
+}
+
+/// A working tree's state when an operation is made: its `HEAD` and whether tracked or
+/// untracked files differ from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkout {
+    pub head: String,
+    pub dirty: bool,
 }
 
 impl Ctx {
@@ -33,7 +44,14 @@ impl Ctx {
             actor,
             op_id: None,
             retry_since: None,
+            checkout: None,
         }
+    }
+
+    /// The operation is made from `checkout` (see [`Ctx::checkout`]).
+    pub fn with_checkout(mut self, checkout: Checkout) -> Self {
+        self.checkout = Some(checkout);
+        self
     }
 
     /// A retried delivery first received at `since` (see [`Ctx::retry_since`]).
@@ -131,6 +149,13 @@ pub enum Operation {
         step: String,
         evidence: Evidence,
     },
+    /// A validation run Navin made itself (`navin board verify`): a local-run evidence
+    /// record carrying its [`crate::model::RunRecord`]. Front ends build it only from a
+    /// process they ran, never from input.
+    RecordRun {
+        step: String,
+        evidence: Evidence,
+    },
     Link {
         step: String,
         pr: Option<u64>,
@@ -182,6 +207,7 @@ impl Operation {
             Operation::Retry { .. } => "retry",
             Operation::Replan { .. } => "replan",
             Operation::RecordEvidence { .. } => "evidence",
+            Operation::RecordRun { .. } => "verify",
             Operation::Link { .. } => "link",
             Operation::Dispatched { .. } => "dispatch",
             Operation::Rewrite { .. } => "rewrite",
@@ -203,6 +229,7 @@ impl Operation {
             | Operation::Retry { step }
             | Operation::Replan { step, .. }
             | Operation::RecordEvidence { step, .. }
+            | Operation::RecordRun { step, .. }
             | Operation::Link { step, .. }
             | Operation::Dispatched { step, .. } => Some(step),
             Operation::Progress(args) => Some(&args.step),
@@ -327,6 +354,7 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
         (_, None) => return Err(RuleError::NoMission),
     };
     gate(current, op)?;
+    agent_gate(op, ctx)?;
     let ready_before: std::collections::HashSet<&str> = current
         .board
         .ready()
@@ -355,6 +383,7 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
         Operation::RecordEvidence { step, evidence } => {
             steps::record_evidence(&mut tx, step, evidence, ctx)?
         }
+        Operation::RecordRun { step, evidence } => steps::record_run(&mut tx, step, evidence, ctx)?,
         Operation::Link {
             step,
             pr,
@@ -368,7 +397,7 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
             steps,
         } => mission::rewrite(&mut tx, goal, reason, steps)?,
         Operation::Pause { reason, note } => mission::pause(&mut tx, *reason, note, ctx),
-        Operation::Resume { note } => mission::resume(&mut tx, note)?,
+        Operation::Resume { note } => mission::resume(&mut tx, note, ctx)?,
         Operation::Update(args) => mission::update(&mut tx, args)?,
         Operation::Activate => mission::activate(&mut tx)?,
         Operation::Close { status, reason } => mission::close(&mut tx, *status, reason, ctx)?,
@@ -389,6 +418,45 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
         tx.effects.push(Effect::NowReady { steps: now_ready });
     }
     Ok(Outcome::Applied(Box::new(finish(tx, op, ctx))))
+}
+
+/// What an agent may not do whatever the mission's state: hand in evidence that could
+/// prove a step. Its progress and failure notes are prose; runs are recorded by Navin.
+fn agent_gate(op: &Operation, ctx: &Ctx) -> Result<(), RuleError> {
+    if !ctx.actor.is_agent() {
+        return Ok(());
+    }
+    let refuse = |step: &str, what: String| {
+        Err(RuleError::AgentEvidence {
+            step: step.to_string(),
+            actor: ctx.actor.to_string(),
+            what,
+        })
+    };
+    let note_only = |e: &Evidence| e.kind == crate::model::EvidenceKind::Prose && e.run.is_none();
+    match op {
+        Operation::Done {
+            step,
+            evidence: Some(e),
+        } => refuse(step, format!("{} on done", e.kind)),
+        Operation::RecordEvidence { step, evidence } => {
+            refuse(step, format!("{} recorded directly", evidence.kind))
+        }
+        Operation::Progress(ProgressArgs {
+            step,
+            evidence: Some(e),
+            ..
+        }) if !note_only(e) => refuse(step, format!("{} on progress; notes are prose", e.kind)),
+        Operation::Fail {
+            step,
+            evidence: Some(e),
+            ..
+        } if !note_only(e) => refuse(step, format!("{} on fail; notes are prose", e.kind)),
+        Operation::Pause { reason, .. } if *reason != PauseReason::Manual => {
+            Err(RuleError::AgentPauseReason { reason: *reason })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Refuses operations the mission's status does not admit.

@@ -254,6 +254,52 @@ pub(super) fn progress(tx: &mut Tx, args: &ProgressArgs, ctx: &Ctx) -> Result<()
     Ok(())
 }
 
+/// Why an agent's candidate evidence does not prove a step in its checkout.
+enum AgentProof {
+    Proves,
+    /// Typed-in local-run evidence (no run record) or a red run: never counts.
+    Never,
+    Stale { run_head: String, head: String },
+    Dirty { where_: &'static str },
+}
+
+/// What an agent's evidence is worth: complete CI evidence always proves; a local run
+/// only when Navin recorded it green for the checkout's current `HEAD` of a clean tree.
+fn agent_proof(e: &Evidence, checkout: Option<&super::Checkout>) -> AgentProof {
+    match e.kind {
+        EvidenceKind::CheckRun | EvidenceKind::WorkflowRun => AgentProof::Proves,
+        EvidenceKind::Prose => AgentProof::Never,
+        EvidenceKind::TestRun | EvidenceKind::LintRun | EvidenceKind::VerifyRun => {
+            let Some(run) = e.run.as_ref().filter(|r| r.exit_code == Some(0)) else {
+                return AgentProof::Never;
+            };
+            let Some(checkout) = checkout else {
+                return AgentProof::Never;
+            };
+            if run.dirty {
+                AgentProof::Dirty {
+                    where_: "it ran on uncommitted changes",
+                }
+            } else if run.head != checkout.head {
+                AgentProof::Stale {
+                    run_head: short(&run.head),
+                    head: short(&checkout.head),
+                }
+            } else if checkout.dirty {
+                AgentProof::Dirty {
+                    where_: "the checkout now has uncommitted changes",
+                }
+            } else {
+                AgentProof::Proves
+            }
+        }
+    }
+}
+
+fn short(sha: &str) -> String {
+    sha.chars().take(12).collect()
+}
+
 /// The hard gate: what evidence a step needs before it may be marked done.
 fn check_done_gate(task: &Task, given: Option<&Evidence>, ctx: &Ctx) -> Result<(), RuleError> {
     let step = task.id.clone();
@@ -273,17 +319,49 @@ fn check_done_gate(task: &Task, given: Option<&Evidence>, ctx: &Ctx) -> Result<(
             });
         }
     }
-    // CI evidence counts only when it names the run it came from.
+    let agent = ctx.actor.is_agent();
+    let checkout = ctx.checkout.as_ref();
+    // CI evidence counts only when it names the run it came from; for an agent, a local
+    // run only when Navin recorded it for this checkout.
     let candidates = || {
         given
             .into_iter()
             .chain(task.evidence.iter())
             .filter(|e| e.ok && e.missing_run_fields().is_empty())
+            .filter(move |e| !agent || matches!(agent_proof(e, checkout), AgentProof::Proves))
     };
     let human = ctx.actor.is_human();
     if task.validation.needs_run() {
         if candidates().any(|e| e.kind.proves(task.validation)) {
             return Ok(());
+        }
+        if agent {
+            // Say why the newest recorded run of the right kind does not count.
+            let newest = task
+                .evidence
+                .iter()
+                .rev()
+                .find(|e| e.ok && e.run.is_some() && e.kind.proves(task.validation));
+            if let Some(e) = newest {
+                match agent_proof(e, checkout) {
+                    AgentProof::Stale { run_head, head } => {
+                        return Err(RuleError::StaleRun {
+                            step,
+                            kind: e.kind.as_str(),
+                            run_head,
+                            head,
+                        })
+                    }
+                    AgentProof::Dirty { where_ } => {
+                        return Err(RuleError::DirtyRun {
+                            step,
+                            kind: e.kind.as_str(),
+                            where_,
+                        })
+                    }
+                    AgentProof::Proves | AgentProof::Never => {}
+                }
+            }
         }
         if given.is_some_and(|e| e.kind == EvidenceKind::Prose) {
             return Err(RuleError::ProseNotAccepted {
@@ -507,6 +585,7 @@ pub(super) fn pause_for(tx: &mut Tx, reason: PauseReason, why: String, ctx: &Ctx
     mission.status = crate::model::MissionStatus::Paused;
     mission.paused_at = Some(ctx.now);
     mission.pause_reason = Some(reason);
+    mission.paused_by = Some(ctx.actor.clone());
     mission.progress.next_actor = NextActor::Human;
     tx.reason = format!("paused ({reason}): {why}");
     tx.change(format!("paused ({reason}): {why}"));
@@ -527,6 +606,55 @@ pub(super) fn record_evidence(
         if e.ok { "green" } else { "red" },
         e.summary
     ));
+    tx.ledger.board.task_mut(pos).evidence.push(e);
+    Ok(())
+}
+
+/// Records a validation run Navin made itself; it may later prove the step.
+pub(super) fn record_run(
+    tx: &mut Tx,
+    step: &str,
+    evidence: &Evidence,
+    ctx: &Ctx,
+) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let local = matches!(
+        evidence.kind,
+        EvidenceKind::TestRun | EvidenceKind::LintRun | EvidenceKind::VerifyRun
+    );
+    let Some(run) = evidence.run.as_ref().filter(|_| local) else {
+        return Err(RuleError::NotARecordedRun {
+            step: step.to_string(),
+        });
+    };
+    if evidence.ok != (run.exit_code == Some(0)) {
+        return Err(RuleError::NotARecordedRun {
+            step: step.to_string(),
+        });
+    }
+    let status = tx.ledger.board.tasks[pos].status;
+    if status == TaskStatus::Done {
+        return Err(RuleError::InvalidTransition {
+            step: step.to_string(),
+            operation: "record a validation run",
+            status,
+        });
+    }
+    let e = stamp(evidence, ctx);
+    let exit = run
+        .exit_code
+        .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+    tx.change(format!(
+        "{step}: {} {} (`{}`, {exit}, at {}{})",
+        e.kind,
+        if e.ok { "passed" } else { "failed" },
+        run.command.join(" "),
+        short(&run.head),
+        if run.dirty { ", dirty tree" } else { "" },
+    ));
+    let p = &mut tx.ledger.mission.progress;
+    p.last_result_ok = Some(e.ok);
+    p.last_evidence = Some(e.clone());
     tx.ledger.board.task_mut(pos).evidence.push(e);
     Ok(())
 }

@@ -91,11 +91,11 @@ fn done_on_a_test_step_accepts_green_check_run_or_test_run_but_not_lint_run() {
                 step: "S1".into(),
                 evidence: Some(green(kind)),
             },
-            &agent(),
+            &navin(),
         );
         assert_eq!(status(&l, "S1"), TaskStatus::Done, "{kind}");
         let recorded = &l.board.task("S1").expect("S1").evidence[0];
-        assert_eq!(recorded.recorded_by, Some(Actor::Main));
+        assert_eq!(recorded.recorded_by, Some(Actor::App("navin".into())));
     }
     let l = mission_with(vec![task("S1", &[], Validation::Test)]);
     let err = refused(
@@ -104,7 +104,7 @@ fn done_on_a_test_step_accepts_green_check_run_or_test_run_but_not_lint_run() {
             step: "S1".into(),
             evidence: Some(green(EvidenceKind::LintRun)),
         },
-        &agent(),
+        &navin(),
     );
     assert!(matches!(err, RuleError::EvidenceRequired { .. }), "{err}");
 }
@@ -119,7 +119,7 @@ fn done_refuses_red_evidence() {
             step: "S1".into(),
             evidence: Some(red),
         },
-        &agent(),
+        &navin(),
     );
     assert!(matches!(err, RuleError::EvidenceNotGreen { .. }), "{err}");
 }
@@ -133,7 +133,7 @@ fn done_counts_green_evidence_recorded_earlier() {
             step: "S1".into(),
             evidence: green(EvidenceKind::CheckRun),
         },
-        &agent(),
+        &navin(),
     );
     let l = run(
         &l,
@@ -159,7 +159,7 @@ fn manual_step_closes_with_prose_from_a_human_but_not_from_an_agent() {
         },
         &agent(),
     );
-    assert!(matches!(err, RuleError::ProseNotAccepted { .. }), "{err}");
+    assert!(matches!(err, RuleError::AgentEvidence { .. }), "{err}");
     let done = run(
         &l,
         Operation::Done {
@@ -203,7 +203,7 @@ fn acceptance_criteria_require_evidence_even_without_validation() {
             step: "S1".into(),
             evidence: Some(green(EvidenceKind::VerifyRun)),
         },
-        &agent(),
+        &navin(),
     );
     assert_eq!(status(&ok, "S1"), TaskStatus::Done);
 }
@@ -236,7 +236,7 @@ fn local_replan_resets_transitive_dependents_and_keeps_upstream_evidence() {
             step: "A".into(),
             evidence: Some(green(EvidenceKind::CheckRun)),
         },
-        &agent(),
+        &navin(),
     );
     let l = run(
         &l,
@@ -342,7 +342,7 @@ fn linking_a_new_head_drops_runs_for_the_old_head() {
             step: "S1".into(),
             evidence: old,
         },
-        &agent(),
+        &navin(),
     );
     let l = run(
         &l,
@@ -435,7 +435,7 @@ fn untraceable_ci_evidence_recorded_earlier_does_not_open_the_gate() {
             step: "S1".into(),
             evidence: Evidence::run(EvidenceKind::CheckRun, true, "typed by hand"),
         },
-        &agent(),
+        &human(),
     );
     let err = refused(
         Some(&l),

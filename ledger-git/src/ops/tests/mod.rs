@@ -19,6 +19,11 @@ pub(super) fn agent() -> Ctx {
     Ctx::new(t0(), Actor::Main)
 }
 
+/// Navin itself, recording CI evidence it read from GitHub.
+pub(super) fn navin() -> Ctx {
+    Ctx::new(t0(), Actor::App("navin".into()))
+}
+
 pub(super) fn task(id: &str, deps: &[&str], validation: Validation) -> NewTask {
     NewTask {
         id: id.into(),
@@ -120,6 +125,7 @@ pub(super) fn progress(step: &str, real: bool, fp: Option<&str>) -> Operation {
     })
 }
 
+mod agents;
 mod budgets;
 mod gate;
 mod mission;
