@@ -1,6 +1,7 @@
 //! Navin's domain: mission ledger, task board and plan documents, plus the git2 store for the ledger branch.
 
 pub mod codec;
+pub mod digest;
 pub mod error;
 mod index;
 pub mod model;
