@@ -475,6 +475,10 @@ pub struct Task {
     /// What "done" means for this card; non-empty acceptance requires evidence.
     pub acceptance: Option<String>,
     pub validation: Validation,
+    /// The command that validates this step (the plan's verification for it), run with
+    /// no shell by `navin board verify`; the repository config's command otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     pub retry_count: u32,
     pub max_retries: u32,
     pub agent: Option<String>,

@@ -38,6 +38,38 @@ pub struct RepoConfig {
     pub allow_on_closed: BTreeSet<String>,
     /// Bounds on what one comment may ask for. Default: see [`Limits`].
     pub limits: Limits,
+    /// How steps are validated in a checkout (`navin board verify`). Default: no
+    /// commands (a step's own command, from its plan, is used when it has one).
+    pub validation: ValidationConfig,
+}
+
+/// Commands that validate a step in a checkout, by validation kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ValidationConfig {
+    pub commands: ValidationCommands,
+}
+
+/// One command line per validation kind, run with no shell (words split as a POSIX
+/// shell would, but nothing expanded). Default: none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ValidationCommands {
+    pub test: Option<String>,
+    pub lint: Option<String>,
+    pub verify: Option<String>,
+}
+
+impl ValidationCommands {
+    /// The command for a step of `validation`, if configured.
+    pub fn for_validation(&self, validation: navin_ledger::Validation) -> Option<&str> {
+        match validation {
+            navin_ledger::Validation::Test => self.test.as_deref(),
+            navin_ledger::Validation::Lint => self.lint.as_deref(),
+            navin_ledger::Validation::Verify => self.verify.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 /// Bounds on the work one comment can cause, so a long comment cannot flood the ledger
@@ -74,6 +106,7 @@ impl Default for RepoConfig {
             budgets: Budgets::default(),
             allow_on_closed: BTreeSet::new(),
             limits: Limits::default(),
+            validation: ValidationConfig::default(),
         }
     }
 }

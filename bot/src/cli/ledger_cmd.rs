@@ -63,6 +63,7 @@ fn read_evidence(path: &Path) -> Result<Evidence, CliError> {
 pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
     let store = open(cli)?;
     let op = match &cli.command {
+        Command::Digest => return show::digest(&store, cli.json),
         Command::Ledger(cmd) => match cmd {
             LedgerCommand::Show => return show::mission(&store, cli.json),
             LedgerCommand::History { limit } => return show::history(&store, *limit, cli.json),
@@ -120,6 +121,10 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
         },
         Command::Board(cmd) => match cmd {
             BoardCommand::Next => return show::next(&store, cli.json),
+            BoardCommand::Verify { id, command } => {
+                let tree = super::verify::WorkTree::discover(&cli.repo)?;
+                return super::verify::verify(&store, &tree, ctx(cli), id, command, cli.json);
+            }
             BoardCommand::Add {
                 id,
                 title,
@@ -140,6 +145,7 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 acceptance: acceptance.clone(),
                 validation: *validation,
                 agent: agent.clone(),
+                command: None,
             }]),
             BoardCommand::Start { id } => Operation::Start { step: id.clone() },
             BoardCommand::Progress {
@@ -190,7 +196,17 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
             ))
         }
     };
-    let done = store.transact(&op, &ctx(cli))?;
+    let mut ctx = ctx(cli);
+    // Done is judged against the checkout: an agent's recorded run counts only for the
+    // commit it is on, on a clean tree.
+    if matches!(op, Operation::Done { .. }) {
+        if let Ok(tree) = super::verify::WorkTree::discover(&cli.repo) {
+            if let Ok(checkout) = tree.checkout() {
+                ctx = ctx.with_checkout(checkout);
+            }
+        }
+    }
+    let done = store.transact(&op, &ctx)?;
     report(cli.json, &done)
 }
 

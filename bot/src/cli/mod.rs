@@ -3,6 +3,7 @@
 mod ledger_cmd;
 mod plan_cmd;
 mod show;
+mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,6 +51,9 @@ pub enum Command {
     /// The task board: steps, the ready queue and their evidence.
     #[command(subcommand)]
     Board(BoardCommand),
+    /// The board digest an agent reads each turn: goal, version, status, current and
+    /// ready steps, stall, loop, budget, missing info, the last change and the protocol.
+    Digest,
     /// Plan a change read-only: map the repository and print a validated plan document.
     Plan(PlanCmd),
     /// Run the GitHub App webhook server.
@@ -227,6 +231,16 @@ pub enum BoardCommand {
         #[arg(long, default_value = "")]
         reason: String,
     },
+    /// Run the step's validation command in this checkout (no shell) and record the run:
+    /// command, exit status, timing, output digest, HEAD and whether the tree was clean.
+    /// An agent can close a test, lint or verify step only with such a run.
+    Verify {
+        id: String,
+        /// The command to run instead of the step's or the config's (humans only, or
+        /// when none is configured).
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
     /// Put a failed step back in the queue.
     Retry { id: String },
     /// Local replan: the step and its dependents go back to planned.
@@ -324,6 +338,12 @@ fn cli_hint(rule: &navin_ledger::RuleError) -> Option<&'static str> {
         R::NoMission => Some("start one with `navin ledger init --goal TEXT`"),
         R::MissionLive { .. } => Some("pass --replace to replace it"),
         R::Finished { .. } => Some("start a new one with `navin ledger init --goal TEXT`"),
+        R::AgentEvidence { .. } | R::StaleRun { .. } | R::DirtyRun { .. } => {
+            Some("run `navin board verify STEP` on a clean, committed tree, then `navin board done STEP`")
+        }
+        R::EvidenceRequired { .. } => Some(
+            "an agent runs `navin board verify STEP`; CI evidence is recorded by Navin from GitHub",
+        ),
         _ => None,
     }
 }

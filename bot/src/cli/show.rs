@@ -184,3 +184,17 @@ pub(super) fn effects(effects: &[Effect]) -> Vec<String> {
         })
         .collect()
 }
+
+pub(super) fn digest(store: &Store, json: bool) -> Result<(), CliError> {
+    let ledger = load(store)?;
+    let d = navin_ledger::digest::digest(&ledger);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(&d).map_err(|e| CliError::usage(e.to_string()))?
+        );
+    } else {
+        println!("{}", d.text);
+    }
+    Ok(())
+}

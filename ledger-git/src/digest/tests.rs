@@ -38,7 +38,11 @@ fn running() -> Ledger {
         ..InitArgs::default()
     });
     let l = then(None, init, Actor::Human("alice".into()));
-    then(Some(&l), Operation::Start { step: "S1".into() }, Actor::Main)
+    then(
+        Some(&l),
+        Operation::Start { step: "S1".into() },
+        Actor::Main,
+    )
 }
 
 #[test]
@@ -76,7 +80,9 @@ fn digest_of_a_paused_mission_says_so_first_and_says_to_wait() {
     assert!(d.paused);
     let first = d.text.lines().next().expect("a line");
     insta::assert_snapshot!(first, @"PAUSED (human): wait for a human to resume the mission; do not start, finish or change steps.");
-    assert!(d.text.contains("Last change: paused (human): reviewing the approach"));
+    assert!(d
+        .text
+        .contains("Last change: paused (human): reviewing the approach"));
 }
 
 #[test]
@@ -164,7 +170,9 @@ fn digest_stays_within_its_bound_for_huge_goals_and_boards() {
     l = then(
         Some(&l),
         Operation::Update(UpdateArgs {
-            add_missing_info: (0..50).map(|i| format!("{i} {}", "q".repeat(500))).collect(),
+            add_missing_info: (0..50)
+                .map(|i| format!("{i} {}", "q".repeat(500)))
+                .collect(),
             reason: "r".repeat(5000),
             ..UpdateArgs::default()
         }),
@@ -173,6 +181,9 @@ fn digest_stays_within_its_bound_for_huge_goals_and_boards() {
     let d = digest(&l);
     assert!(d.text.chars().count() <= MAX_CHARS, "{}", d.text.len());
     assert!(d.text.contains("and 992 more"), "{}", d.text);
-    assert!(d.text.contains("7. Never mark done"), "the protocol survives the cut");
+    assert!(
+        d.text.contains("7. Never mark done"),
+        "the protocol survives the cut"
+    );
     assert_eq!(digest(&l), d, "deterministic");
 }

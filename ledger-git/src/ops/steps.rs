@@ -30,6 +30,7 @@ pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Arc<T
                 depends_on: n.depends_on.clone(),
                 acceptance: n.acceptance.clone().filter(|a| !a.trim().is_empty()),
                 validation: n.validation,
+                command: n.command.clone().filter(|c| !c.trim().is_empty()),
                 retry_count: 0,
                 max_retries,
                 agent: n.agent.clone(),
@@ -259,8 +260,13 @@ enum AgentProof {
     Proves,
     /// Typed-in local-run evidence (no run record) or a red run: never counts.
     Never,
-    Stale { run_head: String, head: String },
-    Dirty { where_: &'static str },
+    Stale {
+        run_head: String,
+        head: String,
+    },
+    Dirty {
+        where_: &'static str,
+    },
 }
 
 /// What an agent's evidence is worth: complete CI evidence always proves; a local run

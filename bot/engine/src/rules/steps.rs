@@ -73,6 +73,10 @@ pub fn plan_steps(plan: &Plan) -> Vec<NewTask> {
                         Validation::None
                     },
                     acceptance: acceptance.clone().filter(|_| checks),
+                    command: Some(stage.verification.trim())
+                        .filter(|v| !v.is_empty())
+                        .or(verification.first().map(|v| v.trim()))
+                        .map(str::to_owned),
                     ..NewTask::default()
                 }
             })
@@ -97,6 +101,7 @@ pub fn plan_steps(plan: &Plan) -> Vec<NewTask> {
                     Validation::None
                 },
                 acceptance: acceptance.clone(),
+                command: verification.first().cloned(),
                 ..NewTask::default()
             }
         })

@@ -58,7 +58,11 @@ fn test_step() -> Ledger {
 
 #[test]
 fn an_agent_cannot_hand_in_evidence_through_any_operation() {
-    let l = run(&test_step(), Operation::Start { step: "S1".into() }, &agent());
+    let l = run(
+        &test_step(),
+        Operation::Start { step: "S1".into() },
+        &agent(),
+    );
     let forged = recorded(EvidenceKind::TestRun, 0, HEAD, false);
     let ci = super::green(EvidenceKind::CheckRun);
     let ops = [
@@ -163,7 +167,10 @@ fn red_wrong_kind_and_typed_runs_never_prove_an_agents_step() {
     );
     let err = refused(Some(&typed), done_s1(), &at(agent(), HEAD, false));
     assert!(matches!(err, RuleError::EvidenceRequired { .. }), "{err}");
-    assert_eq!(status(&run(&typed, done_s1(), &human()), "S1"), TaskStatus::Done);
+    assert_eq!(
+        status(&run(&typed, done_s1(), &human()), "S1"),
+        TaskStatus::Done
+    );
 }
 
 #[test]
@@ -176,7 +183,10 @@ fn ci_evidence_navin_recorded_closes_an_agents_step_anywhere() {
         },
         &navin(),
     );
-    assert_eq!(status(&run(&l, done_s1(), &agent()), "S1"), TaskStatus::Done);
+    assert_eq!(
+        status(&run(&l, done_s1(), &agent()), "S1"),
+        TaskStatus::Done
+    );
 }
 
 #[test]
@@ -220,7 +230,10 @@ fn an_agent_resumes_only_a_manual_pause_it_made_itself() {
         note: String::new(),
     };
     let own = run(&test_step(), pause(PauseReason::Manual), &sub("claude"));
-    assert_eq!(own.mission.paused_by, Some(Actor::Subagent("claude".into())));
+    assert_eq!(
+        own.mission.paused_by,
+        Some(Actor::Subagent("claude".into()))
+    );
     let err = refused(Some(&own), resume(), &sub("codex"));
     assert!(matches!(err, RuleError::ResumeNeedsHuman { .. }), "{err}");
     assert!(err.to_string().contains("by subagent:claude"), "{err}");
@@ -237,10 +250,17 @@ fn an_agent_resumes_only_a_manual_pause_it_made_itself() {
     );
 
     // A stall pause the agent's own reports caused still needs a person.
-    let mut l = run(&test_step(), Operation::Start { step: "S1".into() }, &agent());
+    let mut l = run(
+        &test_step(),
+        Operation::Start { step: "S1".into() },
+        &agent(),
+    );
     while l.mission.status != MissionStatus::Paused {
         l = run(&l, progress("S1", false, None), &agent());
-        if l.board.task("S1").is_some_and(|t| t.status == TaskStatus::Planned) {
+        if l.board
+            .task("S1")
+            .is_some_and(|t| t.status == TaskStatus::Planned)
+        {
             l = run(&l, Operation::Start { step: "S1".into() }, &agent());
         }
     }
