@@ -2,5 +2,6 @@
 
 pub mod cli;
 pub mod config;
+pub mod mcp;
 pub mod queue;
 pub mod server;

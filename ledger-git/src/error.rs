@@ -124,3 +124,48 @@ pub enum RuleError {
     #[error("nothing to update: give at least one change")]
     NothingToUpdate,
 }
+
+impl RuleError {
+    /// A stable, machine-readable name for the rule that refused (the variant in
+    /// snake_case), for front ends that answer in structured form (MCP tool errors).
+    pub fn code(&self) -> &'static str {
+        match self {
+            RuleError::NoMission { .. } => "no_mission",
+            RuleError::MissionLive { .. } => "mission_live",
+            RuleError::Paused { .. } => "paused",
+            RuleError::Finished { .. } => "finished",
+            RuleError::Draft { .. } => "draft",
+            RuleError::NotDraft { .. } => "not_draft",
+            RuleError::NotPaused { .. } => "not_paused",
+            RuleError::UnknownStep { .. } => "unknown_step",
+            RuleError::DuplicateStep { .. } => "duplicate_step",
+            RuleError::InvalidStepId { .. } => "invalid_step_id",
+            RuleError::UnknownDependency { .. } => "unknown_dependency",
+            RuleError::SelfDependency { .. } => "self_dependency",
+            RuleError::Cycle { .. } => "cycle",
+            RuleError::DependenciesNotDone { .. } => "dependencies_not_done",
+            RuleError::InvalidTransition { .. } => "invalid_transition",
+            RuleError::EvidenceRequired { .. } => "evidence_required",
+            RuleError::AcceptanceEvidenceRequired { .. } => "acceptance_evidence_required",
+            RuleError::ProseNotAccepted { .. } => "prose_not_accepted",
+            RuleError::UntraceableRun { .. } => "untraceable_run",
+            RuleError::AgentEvidence { .. } => "agent_evidence",
+            RuleError::StaleRun { .. } => "stale_run",
+            RuleError::DirtyRun { .. } => "dirty_run",
+            RuleError::NotARecordedRun { .. } => "not_a_recorded_run",
+            RuleError::ResumeNeedsHuman { .. } => "resume_needs_human",
+            RuleError::AgentPauseReason { .. } => "agent_pause_reason",
+            RuleError::EvidenceNotGreen { .. } => "evidence_not_green",
+            RuleError::RetriesExhausted { .. } => "retries_exhausted",
+            RuleError::GoalUnchanged { .. } => "goal_unchanged",
+            RuleError::ReasonRequired { .. } => "reason_required",
+            RuleError::EmptyGoal { .. } => "empty_goal",
+            RuleError::Empty { .. } => "empty",
+            RuleError::HumanOnly { .. } => "human_only",
+            RuleError::StepsNotDone { .. } => "steps_not_done",
+            RuleError::InvalidCloseStatus { .. } => "invalid_close_status",
+            RuleError::UnknownVersion { .. } => "unknown_version",
+            RuleError::NothingToUpdate { .. } => "nothing_to_update",
+        }
+    }
+}

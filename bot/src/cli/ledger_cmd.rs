@@ -24,7 +24,7 @@ fn default_actor() -> Actor {
         .unwrap_or_else(|| Actor::Human("local".to_string()))
 }
 
-fn open(cli: &Cli) -> Result<Store, CliError> {
+pub(super) fn open(cli: &Cli) -> Result<Store, CliError> {
     let cfg = StoreConfig {
         branch: cli.branch.clone(),
         remote: cli.remote.clone(),
@@ -190,7 +190,7 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 reason: reason.clone(),
             },
         },
-        Command::Plan(_) | Command::Serve(_) => {
+        Command::Plan(_) | Command::Serve(_) | Command::Mcp(_) => {
             return Err(CliError::usage(
                 "plan and serve are dispatched before the ledger is opened",
             ))

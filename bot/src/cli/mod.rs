@@ -54,10 +54,20 @@ pub enum Command {
     /// The board digest an agent reads each turn: goal, version, status, current and
     /// ready steps, stall, loop, budget, missing info, the last change and the protocol.
     Digest,
+    /// Serve the board tools to a coding agent over MCP (stdio).
+    Mcp(McpArgs),
     /// Plan a change read-only: map the repository and print a validated plan document.
     Plan(PlanCmd),
     /// Run the GitHub App webhook server.
     Serve(crate::config::ServeArgs),
+}
+
+/// `navin mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// `plan` lists only the read tools; `agent` lists all of them.
+    #[arg(long, value_enum, default_value = "agent")]
+    pub mode: crate::mcp::Mode,
 }
 
 /// `navin plan REQUEST`, or `navin plan validate|diff`.
@@ -261,6 +271,7 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Plan(cmd) => plan_cmd::run(&cli.repo, cli.json, cmd),
         Command::Serve(args) => serve(args.clone()),
+        Command::Mcp(args) => mcp(&cli, args),
         _ => ledger_cmd::run(&cli),
     };
     match result {
@@ -295,6 +306,31 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
             message: format!("serve: {e}"),
             code: EXIT_ERROR,
         })
+}
+
+/// `navin mcp`: the store opened as for any other command, then served on stdio. Logs
+/// go to stderr (stdout carries the protocol).
+fn mcp(cli: &Cli, args: &McpArgs) -> Result<(), CliError> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let store = ledger_cmd::open(cli)?;
+    let server = crate::mcp::NavinMcp::new(store, cli.repo.clone(), args.mode, cli.actor.clone());
+    crate::mcp::serve_stdio(server).map_err(CliError::usage)
+}
+
+/// The effects of a write, one line each, as the CLI prints them.
+pub fn effect_lines(effects: &[navin_ledger::Effect]) -> Vec<String> {
+    show::effects(effects)
+}
+
+/// The checkout at `repo`: `HEAD` and whether the tree is dirty.
+pub fn checkout(repo: &std::path::Path) -> Result<navin_ledger::ops::Checkout, CliError> {
+    verify::WorkTree::discover(repo)?.checkout()
 }
 
 /// A failure to report: message and exit code.

@@ -6,6 +6,7 @@ mod engine_support;
 mod server_support;
 mod world;
 
+mod agents;
 mod cli_ledger;
 mod cli_plan;
 mod engine_dispatch;

@@ -1,0 +1,384 @@
+//! Runs one tool call against the ledger store: typed input in, JSON or a typed refusal out.
+//!
+//! Every write is one compare-and-swap transaction with an op id, so a client that
+//! retries a call (same request in this session, or the same `op_id` key at any time)
+//! applies it once. A refusal changes nothing and names the rule that fired.
+
+use std::path::Path;
+
+use chrono::Utc;
+use navin_ledger::model::{Evidence, PauseReason};
+use navin_ledger::ops::{Ctx, Operation, ProgressArgs, UpdateArgs};
+use navin_ledger::store::{Committed, Store, StoreError};
+use navin_ledger::{Actor, Ledger, RuleError};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::tools::{
+    FailInput, NoInput, PauseInput, PlanGetInput, ProgressInput, ReplanInput, ResumeInput,
+    StepInput, ToolSpec, UpdateInput,
+};
+
+/// A tool call that did not succeed: a stable code, a sentence, and what to do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    pub code: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl ToolError {
+    fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({ "code": self.code, "message": self.message, "hint": self.hint })
+    }
+
+    /// The sentence an agent reads.
+    pub fn text(&self) -> String {
+        match &self.hint {
+            Some(h) => format!("{} ({}): {h}", self.message, self.code),
+            None => format!("{} ({})", self.message, self.code),
+        }
+    }
+
+    pub fn plan_mode(tool: &str) -> Self {
+        Self::new(
+            "plan_mode",
+            format!("{tool} changes the ledger, and this server runs in plan mode, where only read tools are live"),
+        )
+        .hint("read with ledger_get, ledger_digest, board_next, board_brief or plan_get; a human starts `navin mcp --mode agent` to work on steps")
+    }
+
+    pub fn unknown_tool(tool: &str) -> Self {
+        let names: Vec<&str> = super::tools::TOOLS.iter().map(|t| t.name).collect();
+        Self::new("unknown_tool", format!("there is no tool named {tool:?}"))
+            .hint(format!("the tools are {}", names.join(", ")))
+    }
+}
+
+impl From<StoreError> for ToolError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Rule(rule) => {
+                let hint = rule_hint(&rule);
+                let err = ToolError::new(rule.code(), rule.to_string());
+                match hint {
+                    Some(h) => err.hint(h),
+                    None => err,
+                }
+            }
+            StoreError::Corrupt { .. } => ToolError::new("ledger_corrupt", e.to_string()).hint(
+                "the ledger branch does not parse; a human must repair it (nothing was written)",
+            ),
+            other => ToolError::new("store", other.to_string())
+                .hint("nothing was applied; retry the call, with the same op_id if you gave one"),
+        }
+    }
+}
+
+/// What an agent does instead, for the rules whose fix is another tool or command.
+fn rule_hint(rule: &RuleError) -> Option<&'static str> {
+    use RuleError as R;
+    Some(match rule {
+        R::NoMission => "a human starts a mission (`/mission GOAL` on GitHub, `navin ledger init --goal TEXT` locally)",
+        R::Paused { .. } | R::ResumeNeedsHuman { .. } => "wait for a human to resume the mission; read ledger_digest for why it paused",
+        R::EvidenceRequired { .. } | R::AgentEvidence { .. } | R::ProseNotAccepted { .. } => {
+            "run `navin board verify STEP` in the checkout (or push and let CI run), then call board_done again"
+        }
+        R::StaleRun { .. } | R::DirtyRun { .. } => {
+            "commit your work, run `navin board verify STEP` again, then call board_done"
+        }
+        R::DependenciesNotDone { .. } => "call board_next for the steps that are ready",
+        R::UnknownStep { .. } => "call board_next or ledger_get for the step ids",
+        R::RetriesExhausted { .. } => "call ledger_replan with a reason",
+        _ => return None,
+    })
+}
+
+/// Parses `args` as `T`, naming the field that was wrong.
+fn input<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        let at = if path == "." {
+            String::new()
+        } else {
+            format!(" at `{path}`")
+        };
+        ToolError::new(
+            "invalid_input",
+            format!("{tool}: bad arguments{at}: {}", e.into_inner()),
+        )
+        .hint("see the tool's input schema in tools/list")
+    })
+}
+
+/// Where calls run: the store, who acts, and which checkout they are made from.
+#[derive(Debug)]
+pub struct Desk<'a> {
+    pub store: &'a Store,
+    pub actor: &'a Actor,
+    /// The repository path (`--repo`): its checkout's `HEAD` judges recorded runs.
+    pub repo: &'a Path,
+}
+
+impl Desk<'_> {
+    fn ledger(&self) -> Result<(Ledger, String), ToolError> {
+        match self.store.read()? {
+            Some(s) => Ok((s.ledger, s.commit)),
+            None => Err(ToolError::from(StoreError::Rule(RuleError::NoMission))),
+        }
+    }
+
+    fn write(&self, op: Operation, op_id: String, with_checkout: bool) -> Result<Value, ToolError> {
+        let mut ctx = Ctx::new(Utc::now(), self.actor.clone()).with_op_id(op_id);
+        if with_checkout {
+            if let Some(checkout) = checkout(self.repo) {
+                ctx = ctx.with_checkout(checkout);
+            }
+        }
+        Ok(match self.store.transact(&op, &ctx)? {
+            Committed::AlreadyApplied { version } => {
+                json!({ "already_applied": true, "version": version })
+            }
+            Committed::Written {
+                version,
+                reason,
+                effects,
+                ledger,
+                ..
+            } => json!({
+                "already_applied": false,
+                "version": version,
+                "reason": reason,
+                "status": ledger.mission.status,
+                "effects": crate::cli::effect_lines(&effects),
+                "digest": navin_ledger::digest::digest(&ledger).text,
+            }),
+        })
+    }
+
+    /// Runs `tool` with `args`. `request_key` identifies this request within the
+    /// session; a write without its own `op_id` uses it.
+    pub fn call(
+        &self,
+        tool: &ToolSpec,
+        args: Value,
+        request_key: &str,
+    ) -> Result<Value, ToolError> {
+        let key = |own: Option<String>| match own.filter(|k| !k.trim().is_empty()) {
+            Some(k) => format!("mcp:key:{}", k.trim()),
+            None => format!("mcp:{request_key}"),
+        };
+        match tool.name {
+            "ledger_get" => {
+                input::<NoInput>(tool.name, args)?;
+                let (ledger, commit) = self.ledger()?;
+                Ok(json!({ "commit": commit, "mission": ledger.mission, "board": ledger.board }))
+            }
+            "ledger_digest" => {
+                input::<NoInput>(tool.name, args)?;
+                let (ledger, _) = self.ledger()?;
+                Ok(serde_json::to_value(navin_ledger::digest::digest(&ledger))
+                    .unwrap_or(Value::Null))
+            }
+            "board_next" => {
+                input::<NoInput>(tool.name, args)?;
+                let (ledger, _) = self.ledger()?;
+                let ready: Vec<Value> = ledger
+                    .board
+                    .ready()
+                    .iter()
+                    .map(|t| {
+                        json!({ "id": t.id, "title": t.title, "validation": t.validation,
+                                "acceptance": t.acceptance, "agent": t.agent, "command": t.command })
+                    })
+                    .collect();
+                Ok(
+                    json!({ "version": ledger.mission.version, "status": ledger.mission.status, "ready": ready }),
+                )
+            }
+            "board_brief" => {
+                let i: StepInput = input(tool.name, args)?;
+                let (ledger, _) = self.ledger()?;
+                let task = ledger.board.task(&i.step).ok_or_else(|| {
+                    ToolError::from(StoreError::Rule(RuleError::UnknownStep {
+                        id: i.step.clone(),
+                    }))
+                })?;
+                let repo = local_repo_ref(&ledger, self.store.branch());
+                let (title, body) = navin_engine::render::step_brief(&ledger, task, &repo, &[]);
+                Ok(json!({ "step": task.id, "title": title, "brief": body }))
+            }
+            "plan_get" => {
+                let i: PlanGetInput = input(tool.name, args)?;
+                let id = match i.plan_id {
+                    Some(id) => id,
+                    None => {
+                        let (ledger, _) = self.ledger()?;
+                        ledger
+                            .mission
+                            .origin
+                            .and_then(|o| o.plan_id)
+                            .ok_or_else(|| {
+                                ToolError::new("no_plan", "the mission was not started from a plan")
+                                    .hint("pass plan_id (e.g. issue-12) to read another plan")
+                            })?
+                    }
+                };
+                if !navin_ledger::model::valid_step_id(&id) {
+                    return Err(ToolError::new(
+                        "invalid_input",
+                        format!("plan_get: {id:?} is not a plan id (letters, digits and -_. only)"),
+                    ));
+                }
+                let path = navin_ledger::plan::record::record_path(&id);
+                let bytes = self.store.read_file(&path)?.ok_or_else(|| {
+                    ToolError::new(
+                        "unknown_plan",
+                        format!("there is no plan {id:?} on the ledger branch"),
+                    )
+                })?;
+                let record: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                    ToolError::new("ledger_corrupt", format!("{path} does not parse: {e}"))
+                })?;
+                Ok(json!({ "plan_id": id, "record": record }))
+            }
+            "board_start" => {
+                let i: StepInput = input(tool.name, args)?;
+                self.write(Operation::Start { step: i.step }, key(i.op_id), false)
+            }
+            "board_done" => {
+                let i: StepInput = input(tool.name, args)?;
+                self.write(
+                    Operation::Done {
+                        step: i.step,
+                        evidence: None,
+                    },
+                    key(i.op_id),
+                    true,
+                )
+            }
+            "ledger_progress" => {
+                let i: ProgressInput = input(tool.name, args)?;
+                if !i.cost_usd.is_finite() || i.cost_usd < 0.0 {
+                    return Err(ToolError::new(
+                        "invalid_input",
+                        format!("ledger_progress: cost_usd must be a finite amount of 0 or more, not {}", i.cost_usd),
+                    ));
+                }
+                self.write(
+                    Operation::Progress(ProgressArgs {
+                        step: i.step,
+                        real_progress: i.real_progress,
+                        fingerprint: i.fingerprint.filter(|f| !f.trim().is_empty()),
+                        tokens: i.tokens,
+                        cost_usd: i.cost_usd,
+                        evidence: i.evidence.map(Evidence::prose),
+                    }),
+                    key(i.op_id),
+                    false,
+                )
+            }
+            "board_fail" => {
+                let i: FailInput = input(tool.name, args)?;
+                self.write(
+                    Operation::Fail {
+                        step: i.step,
+                        evidence: i.evidence.map(|e| {
+                            let mut e = Evidence::prose(e);
+                            e.ok = false;
+                            e
+                        }),
+                        reason: i.reason,
+                    },
+                    key(i.op_id),
+                    false,
+                )
+            }
+            "ledger_replan" => {
+                let i: ReplanInput = input(tool.name, args)?;
+                self.write(
+                    Operation::Replan {
+                        step: i.step,
+                        reason: i.reason,
+                    },
+                    key(i.op_id),
+                    false,
+                )
+            }
+            "ledger_pause" => {
+                let i: PauseInput = input(tool.name, args)?;
+                let reason = if self.actor.is_human() {
+                    PauseReason::Human
+                } else {
+                    PauseReason::Manual
+                };
+                self.write(
+                    Operation::Pause {
+                        reason,
+                        note: i.reason,
+                    },
+                    key(i.op_id),
+                    false,
+                )
+            }
+            "ledger_resume" => {
+                let i: ResumeInput = input(tool.name, args)?;
+                self.write(
+                    Operation::Resume {
+                        note: i.note.unwrap_or_default(),
+                    },
+                    key(i.op_id),
+                    false,
+                )
+            }
+            "ledger_update" => {
+                let i: UpdateInput = input(tool.name, args)?;
+                self.write(
+                    Operation::Update(UpdateArgs {
+                        add_facts: i.add_facts,
+                        add_missing_info: i.add_missing_info,
+                        resolve_missing_info: i.resolve_missing_info,
+                        add_constraints: i.add_constraints,
+                        reason: i.reason,
+                        ..UpdateArgs::default()
+                    }),
+                    key(i.op_id),
+                    false,
+                )
+            }
+            other => Err(ToolError::unknown_tool(other)),
+        }
+    }
+}
+
+/// The checkout at `repo`, when there is one (a bare clone in CI has none).
+fn checkout(repo: &Path) -> Option<navin_ledger::ops::Checkout> {
+    crate::cli::checkout(repo).ok()
+}
+
+/// Where links in a brief point when Navin runs outside GitHub: the mission's own
+/// repository when it came from one.
+fn local_repo_ref(ledger: &Ledger, branch: &str) -> navin_engine::render::RepoRef {
+    let full_name = ledger
+        .mission
+        .origin
+        .as_ref()
+        .and_then(|o| o.repository.clone())
+        .unwrap_or_else(|| "this repository".to_owned());
+    let mut repo = navin_engine::render::RepoRef::new(full_name, "https://github.com");
+    repo.ledger_branch = branch.to_owned();
+    repo
+}

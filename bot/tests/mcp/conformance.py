@@ -1,0 +1,133 @@
+"""Conformance of `navin mcp` with the official MCP Python SDK (PyPI `mcp`), a client
+nobody on this project wrote.
+
+Run by the Rust test `mcp_conformance` with: python conformance.py NAVIN_BIN REPO.
+REPO holds a git checkout with a mission whose board has S1 (validation test) and S2
+(after S1). Every check prints one line; the first failure exits non-zero naming it.
+"""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import Implementation
+
+NAVIN, REPO = sys.argv[1], sys.argv[2]
+READ_TOOLS = {"ledger_get", "ledger_digest", "board_next", "board_brief", "plan_get"}
+WRITE_TOOLS = {
+    "board_start", "ledger_progress", "board_done", "board_fail", "ledger_replan",
+    "ledger_pause", "ledger_resume", "ledger_update",
+}
+
+
+def check(cond, what):
+    if not cond:
+        print(f"FAIL: {what}", flush=True)
+        sys.exit(1)
+    print(f"ok: {what}", flush=True)
+
+
+def error_code(result):
+    sc = result.structured_content or {}
+    return (sc.get("error") or {}).get("code")
+
+
+def navin(*args, actor=None, stdin=""):
+    env = dict(os.environ)
+    if actor:
+        env["NAVIN_ACTOR"] = actor
+    return subprocess.run([NAVIN, "--repo", REPO, *args], env=env, input=stdin, capture_output=True, text=True)
+
+
+async def session(mode, client_name, body):
+    params = StdioServerParameters(command=NAVIN, args=["--repo", REPO, "mcp", "--mode", mode], env=dict(os.environ))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, client_info=Implementation(name=client_name, version="1.0")) as s:
+            init = await s.initialize()
+            check(init.server_info.name == "navin", f"{mode}: initialize names the server navin")
+            await body(s)
+
+
+async def plan_mode(s):
+    tools = {t.name: t for t in (await s.list_tools()).tools}
+    check(set(tools) == READ_TOOLS, f"plan mode lists exactly the read tools: {sorted(tools)}")
+    check(all(t.input_schema.get("type") == "object" for t in tools.values()), "every input schema is an object schema")
+    got = await s.call_tool("ledger_get", {})
+    check(not got.is_error and got.structured_content["mission"]["goal"] == "Ship the parser", "ledger_get returns the mission")
+    check(len(got.structured_content["board"]["tasks"]) == 2, "ledger_get returns the board")
+    digest = await s.call_tool("ledger_digest", {})
+    check("Mission v" in digest.structured_content["text"] and "Protocol:" in digest.content[0].text, "ledger_digest has the mission line and the protocol")
+    nxt = await s.call_tool("board_next", {})
+    ready = [t["id"] for t in nxt.structured_content["ready"]]
+    check(ready == ["S1"], f"board_next lists S1 only: {ready}")
+    brief = await s.call_tool("board_brief", {"step": "S1"})
+    body = brief.structured_content["brief"]
+    check(all(h in body for h in ["### Role", "### Goal", "### Done when", "### Do not"]), "board_brief carries the seed's brief fields")
+    refused = await s.call_tool("board_start", {"step": "S1"})
+    check(refused.is_error and error_code(refused) == "plan_mode", "a write tool in plan mode is a structured error with code plan_mode")
+    check("plan mode" in refused.content[0].text, "the refusal says why in a sentence")
+    res = await s.read_resource("navin://digest")
+    check("Mission v" in res.contents[0].text, "the digest is also a resource")
+
+
+async def agent_mode(s):
+    tools = {t.name for t in (await s.list_tools()).tools}
+    check(tools == READ_TOOLS | WRITE_TOOLS, "agent mode lists all thirteen tools")
+    before = (await s.call_tool("ledger_get", {})).structured_content["mission"]["version"]
+    bad = await s.call_tool("ledger_progress", {"step": "S1", "real_progress": "yes"})
+    check(bad.is_error and error_code(bad) == "invalid_input" and "real_progress" in bad.content[0].text, "wrong types name the field")
+    unknown = await s.call_tool("board_start", {"step": "S9"})
+    check(unknown.is_error and error_code(unknown) == "unknown_step", "an unknown step is a structured error")
+    after = (await s.call_tool("ledger_get", {})).structured_content["mission"]["version"]
+    check(before == after, "refused calls leave the ledger unchanged")
+
+    started = await s.call_tool("board_start", {"step": "S1"})
+    check(not started.is_error, "board_start S1")
+    once = await s.call_tool("ledger_progress", {"step": "S1", "real_progress": True, "tokens": 100, "op_id": "turn-1"})
+    twice = await s.call_tool("ledger_progress", {"step": "S1", "real_progress": True, "tokens": 100, "op_id": "turn-1"})
+    check(not once.is_error and twice.structured_content.get("already_applied") is True, "a retried write (same op_id) applies once")
+    tokens = (await s.call_tool("ledger_get", {})).structured_content["mission"]["progress"]["tokens_used"]
+    check(tokens == 100, f"tokens debited once: {tokens}")
+
+    forged = await s.call_tool("board_done", {"step": "S1", "evidence": {"kind": "test_run", "ok": True, "summary": "trust me"}})
+    check(forged.is_error and error_code(forged) == "invalid_input" and "evidence" in forged.content[0].text, "board_done takes no evidence from an agent")
+    early = await s.call_tool("board_done", {"step": "S1"})
+    check(early.is_error and error_code(early) == "evidence_required", "board_done without a recorded run is refused")
+    check("navin board verify" in early.content[0].text, "the refusal says to run navin board verify")
+    typed = navin("board", "done", "S1", "--evidence-json", "-", actor="subagent:conformance-agent",
+                  stdin='{"kind": "test_run", "ok": true, "summary": "all green, trust me"}')
+    check(typed.returncode == 1 and "cannot hand in evidence" in typed.stderr, "the CLI refuses an agent's typed evidence too")
+
+    run = navin("board", "verify", "S1", "--", "git", "--version", actor="subagent:conformance-agent")
+    check(run.returncode == 0, f"navin board verify S1 records a green run: {run.stderr}")
+    done = await s.call_tool("board_done", {"step": "S1"})
+    check(not done.is_error, "board_done S1 after a green recorded run" + (": " + done.content[0].text if done.is_error else ""))
+    check(any("S2" in line for line in done.structured_content["effects"]), "S2 becomes ready")
+    last = (await s.call_tool("ledger_get", {})).structured_content["mission"]["progress"]["last_evidence"]
+    check(last["kind"] == "test_run" and last["run"]["command"] == ["git", "--version"], "the done step shows the recorded run")
+
+    paused = await s.call_tool("ledger_pause", {"reason": "need a decision"})
+    check(not paused.is_error, "an agent pauses (reason manual)")
+    digest = await s.call_tool("ledger_digest", {})
+    check(digest.structured_content["text"].startswith("PAUSED"), "the digest leads with the pause")
+    blocked = await s.call_tool("board_start", {"step": "S2"})
+    check(blocked.is_error and error_code(blocked) == "paused", "a paused mission refuses work")
+    resumed = await s.call_tool("ledger_resume", {})
+    check(not resumed.is_error, "the agent resumes its own manual pause")
+    human = navin("ledger", "pause", "--reason", "review", actor="human:maintainer")
+    check(human.returncode == 0, "a human pauses from the CLI")
+    denied = await s.call_tool("ledger_resume", {})
+    check(denied.is_error and error_code(denied) == "resume_needs_human", "an agent cannot resume a human's pause")
+
+
+async def main():
+    await session("plan", "conformance-planner", plan_mode)
+    await session("agent", "conformance-agent", agent_mode)
+    print("conformance: all checks passed")
+
+
+asyncio.run(main())
