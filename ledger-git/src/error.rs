@@ -130,13 +130,13 @@ impl RuleError {
     /// snake_case), for front ends that answer in structured form (MCP tool errors).
     pub fn code(&self) -> &'static str {
         match self {
-            RuleError::NoMission { .. } => "no_mission",
+            RuleError::NoMission => "no_mission",
             RuleError::MissionLive { .. } => "mission_live",
             RuleError::Paused { .. } => "paused",
             RuleError::Finished { .. } => "finished",
-            RuleError::Draft { .. } => "draft",
+            RuleError::Draft => "draft",
             RuleError::NotDraft { .. } => "not_draft",
-            RuleError::NotPaused { .. } => "not_paused",
+            RuleError::NotPaused => "not_paused",
             RuleError::UnknownStep { .. } => "unknown_step",
             RuleError::DuplicateStep { .. } => "duplicate_step",
             RuleError::InvalidStepId { .. } => "invalid_step_id",
@@ -157,15 +157,15 @@ impl RuleError {
             RuleError::AgentPauseReason { .. } => "agent_pause_reason",
             RuleError::EvidenceNotGreen { .. } => "evidence_not_green",
             RuleError::RetriesExhausted { .. } => "retries_exhausted",
-            RuleError::GoalUnchanged { .. } => "goal_unchanged",
+            RuleError::GoalUnchanged => "goal_unchanged",
             RuleError::ReasonRequired { .. } => "reason_required",
-            RuleError::EmptyGoal { .. } => "empty_goal",
+            RuleError::EmptyGoal => "empty_goal",
             RuleError::Empty { .. } => "empty",
             RuleError::HumanOnly { .. } => "human_only",
             RuleError::StepsNotDone { .. } => "steps_not_done",
             RuleError::InvalidCloseStatus { .. } => "invalid_close_status",
             RuleError::UnknownVersion { .. } => "unknown_version",
-            RuleError::NothingToUpdate { .. } => "nothing_to_update",
+            RuleError::NothingToUpdate => "nothing_to_update",
         }
     }
 }
