@@ -121,6 +121,7 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
         },
         Command::Board(cmd) => match cmd {
             BoardCommand::Next => return show::next(&store, cli.json),
+            BoardCommand::Brief { id } => return show::brief(&store, id, cli.json),
             BoardCommand::Verify { id, command } => {
                 let tree = super::verify::WorkTree::discover(&cli.repo)?;
                 return super::verify::verify(&store, &tree, ctx(cli), id, command, cli.json);

@@ -209,6 +209,9 @@ pub enum BoardCommand {
     },
     /// The ready queue: planned steps whose dependencies are all done.
     Next,
+    /// The brief for one step: role, goal, context paths, constraints, done when, do not,
+    /// validation, how to report back and the digest (as `board_brief` over MCP).
+    Brief { id: String },
     /// Start a ready step.
     Start { id: String },
     /// Report progress on the current step (drives stall, loop and budget checks).

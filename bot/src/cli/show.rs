@@ -198,3 +198,22 @@ pub(super) fn digest(store: &Store, json: bool) -> Result<(), CliError> {
     }
     Ok(())
 }
+
+pub(super) fn brief(store: &Store, id: &str, json: bool) -> Result<(), CliError> {
+    let ledger = load(store)?;
+    let task = ledger.board.task(id).ok_or_else(|| {
+        CliError::from(navin_ledger::store::StoreError::Rule(
+            navin_ledger::RuleError::UnknownStep { id: id.to_owned() },
+        ))
+    })?;
+    let (title, body) = crate::mcp::brief(&ledger, task, store.branch());
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "step": id, "title": title, "brief": body })
+        );
+    } else {
+        println!("# {title}\n\n{body}");
+    }
+    Ok(())
+}

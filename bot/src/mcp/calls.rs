@@ -217,8 +217,7 @@ impl Desk<'_> {
                         id: i.step.clone(),
                     }))
                 })?;
-                let repo = local_repo_ref(&ledger, self.store.branch());
-                let (title, body) = navin_engine::render::step_brief(&ledger, task, &repo, &[]);
+                let (title, body) = brief(&ledger, task, self.store.branch());
                 Ok(json!({ "step": task.id, "title": title, "brief": body }))
             }
             "plan_get" => {
@@ -367,6 +366,13 @@ impl Desk<'_> {
 /// The checkout at `repo`, when there is one (a bare clone in CI has none).
 fn checkout(repo: &Path) -> Option<navin_ledger::ops::Checkout> {
     crate::cli::checkout(repo).ok()
+}
+
+/// The brief of `task` as a local agent reads it (`board_brief`, `navin board brief`):
+/// the same text a dispatched step's issue carries.
+pub fn brief(ledger: &Ledger, task: &navin_ledger::Task, branch: &str) -> (String, String) {
+    let repo = local_repo_ref(ledger, branch);
+    navin_engine::render::step_brief(ledger, task, &repo, &[])
 }
 
 /// Where links in a brief point when Navin runs outside GitHub: the mission's own

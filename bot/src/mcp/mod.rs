@@ -22,7 +22,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
-pub use calls::ToolError;
+pub use calls::{brief, ToolError};
 pub use tools::{ToolSpec, TOOLS};
 
 /// Which tools are live.

@@ -234,7 +234,7 @@ fn verify_without_any_command_says_where_to_configure_one() {
 }
 
 #[test]
-fn digest_text_and_json_agree_and_lead_with_a_pause() {
+fn digest_and_brief_read_the_ledger_and_the_digest_leads_with_a_pause() {
     let dir = started(None);
     let d = dir.path();
     let text = ok_as(d, AGENT, &["digest"]);
@@ -246,6 +246,18 @@ fn digest_text_and_json_agree_and_lead_with_a_pause() {
         serde_json::from_str(&ok_as(d, AGENT, &["--json", "digest"])).expect("json");
     assert_eq!(json["text"].as_str().map(|t| format!("{t}\n")), Some(text));
     assert_eq!(json["current_step"], "S1");
+    let brief = ok_as(d, AGENT, &["board", "brief", "S1"]);
+    for part in [
+        "### Role",
+        "### Done when",
+        "### Do not",
+        "### Validation",
+        "Navin-Step: S1",
+        "`navin/S1-write-it`",
+        "    Mission v4 [running]",
+    ] {
+        assert!(brief.contains(part), "brief lacks {part:?}:\n{brief}");
+    }
     ok_as(
         d,
         "human:maintainer",

@@ -151,7 +151,77 @@ pub fn step_brief(
     body.push_str(
         "- Do not invent facts: when information is missing, say what on this issue and wait.\n",
     );
+    body.push('\n');
+    report_back(&mut body, ledger, task);
     (title, body)
+}
+
+/// The branch a step's work goes on: `navin/<step>-<slug of the title>`.
+pub fn step_branch(task: &Task) -> String {
+    let mut slug = String::new();
+    for c in task.title.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c);
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+        if slug.len() >= 40 {
+            break;
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    if slug.is_empty() {
+        format!("navin/{}", task.id)
+    } else {
+        format!("navin/{}-{slug}", task.id)
+    }
+}
+
+/// How to validate locally and report back, plus the digest: the same for the issue an
+/// agent is handed, `navin board brief` and the MCP `board_brief` tool.
+fn report_back(body: &mut String, ledger: &Ledger, task: &Task) {
+    if task.command.is_some() || task.validation.needs_run() {
+        validation(body, task);
+    }
+    report(body, ledger, task);
+}
+
+fn validation(body: &mut String, task: &Task) {
+    body.push_str("### Validation\n");
+    match task.command.as_deref() {
+        Some(c) => body.push_str(&format!(
+            "- Command: {} (run it with `navin board verify {}`, which records the run).\n",
+            code(c),
+            task.id
+        )),
+        None => body.push_str(&format!(
+            "- `navin board verify {}` runs the repository's `validation.commands.{}` and records the run.\n",
+            task.id,
+            match task.validation {
+                Validation::Lint => "lint",
+                Validation::Verify => "verify",
+                _ => "test",
+            }
+        )),
+    }
+    body.push('\n');
+}
+
+fn report(body: &mut String, ledger: &Ledger, task: &Task) {
+    body.push_str("### Report back\n");
+    body.push_str(&format!(
+        "- Work on the branch {} and open one pull request whose body has the line `Navin-Step: {}`.\n",
+        code(&step_branch(task)),
+        task.id
+    ));
+    body.push_str("- With Navin's MCP server (`navin mcp`): `board_start`, then `ledger_progress` each turn (real_progress, fingerprint, tokens, cost), `board_done` once the run is green, `board_fail` or `ledger_pause` when stuck. You never hand in evidence: Navin looks it up.\n\n");
+    // Indented, not fenced: a goal holding a fence cannot end the block early.
+    body.push_str("### Mission digest\n\n");
+    for line in navin_ledger::digest::digest(ledger).text.lines() {
+        body.push_str("    ");
+        body.push_str(line);
+        body.push('\n');
+    }
 }
 
 /// Repository paths the step names in its title or description (plan steps carry
@@ -266,6 +336,40 @@ mod tests {
         assert!(body.contains("Navin-Step: C1"));
         assert!(body.contains(".navin/plans/issue-4.md"));
         assert!(body.starts_with(&step_marker(&l, "C1")));
+        // How to report back, and the digest, close the brief.
+        let tail: Vec<usize> = ["### Validation", "### Report back", "### Mission digest"]
+            .iter()
+            .map(|h| body.find(h).unwrap_or_else(|| panic!("missing {h}")))
+            .collect();
+        assert!(
+            order[5] < tail[0] && tail.windows(2).all(|w| w[0] < w[1]),
+            "{body}"
+        );
+        assert!(
+            body.contains("`navin/C1-edit-src-cli-history-rs`"),
+            "{body}"
+        );
+        assert!(
+            body.contains("    Mission v1 [running]: Add a --since option"),
+            "{body}"
+        );
+        assert!(body.contains("`navin board verify C1`"), "{body}");
+    }
+
+    #[test]
+    fn a_step_command_from_the_plan_reaches_the_brief() {
+        let mut l = ledger();
+        let mut task = l.board.task("C1").unwrap().clone();
+        task.command = Some("cargo test -p navin-bot history".into());
+        l.board.tasks[0] = std::sync::Arc::new(task.clone());
+        let (_, body) = step_brief(&l, &task, &RepoRef::new("o/r", "https://github.com"), &[]);
+        assert!(
+            body.contains("Command: `cargo test -p navin-bot history`"),
+            "{body}"
+        );
+        assert_eq!(step_branch(&task), "navin/C1-edit-src-cli-history-rs");
+        task.title = "!!!".into();
+        assert_eq!(step_branch(&task), "navin/C1");
     }
 
     #[test]

@@ -205,7 +205,7 @@ fn the_brief_of_a_dispatched_step() {
     );
     let task = ledger.board.task("S9").expect("S9").clone();
     let (title, body) = step_brief(&ledger, &task, &repo(), &["ci/test".to_owned()]);
-    insta::assert_snapshot!(format!("{title}\n\n{body}"), @"
+    insta::assert_snapshot!(format!("{title}\n\n{body}"), @r#"
     [navin S9] Document the widget API
 
     <!-- navin:step S9 mission 1796040000 -->
@@ -231,7 +231,29 @@ fn the_brief_of_a_dispatched_step() {
     - Do not work on other steps or widen the scope; ask on this issue instead.
     - Do not write to the ledger branch `navin/ledger` or claim the step done in a comment: only green checks prove it.
     - Do not invent facts: when information is missing, say what on this issue and wait.
-    ");
+
+    ### Validation
+    - `navin board verify S9` runs the repository's `validation.commands.test` and records the run.
+
+    ### Report back
+    - Work on the branch `navin/S9-document-the-widget-api` and open one pull request whose body has the line `Navin-Step: S9`.
+    - With Navin's MCP server (`navin mcp`): `board_start`, then `ledger_progress` each turn (real_progress, fingerprint, tokens, cost), `board_done` once the run is green, `board_fail` or `ledger_pause` when stuck. You never hand in evidence: Navin looks it up.
+
+    ### Mission digest
+
+        Mission v7 [running]: Ship the YAML config loader
+        Steps: 1/5 done; current: S2; ready: S4, S9
+        Stall 0/3; loop no; replans 0/5; tokens 0; cost $0.00
+        Last change: added S9 "Document the widget API"
+        Protocol:
+        1. Read ledger_get and board_next; never guess the queue.
+        2. Choose one ready step (all independent ready steps in /cruise and /mission).
+        3. Act on that step only.
+        4. Verify as its validation says (test, lint, verify, manual, none).
+        5. Report with ledger_progress (real_progress, fingerprint, tokens, cost).
+        6. Decide: next, retry (within max_retries), ledger_replan, or ledger_pause.
+        7. Never mark done without a recorded green run when validation is test, lint or verify.
+    "#);
 }
 
 #[test]
