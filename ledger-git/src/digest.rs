@@ -109,7 +109,7 @@ fn render(d: &Digest) -> String {
         "Mission v{} [{}]: {}",
         d.version,
         d.status,
-        cut(&d.goal, 300)
+        line(&d.goal, 300)
     ));
     lines.push(format!(
         "Steps: {}/{} done; current: {}; ready: {}",
@@ -142,7 +142,7 @@ fn render(d: &Digest) -> String {
         ));
     }
     if let Some(reason) = &d.last_reason {
-        lines.push(format!("Last change: {}", cut(reason, 160)));
+        lines.push(format!("Last change: {}", line(reason, 160)));
     }
     lines.push("Protocol:".to_string());
     for (i, step) in PROTOCOL.iter().enumerate() {
@@ -157,24 +157,24 @@ fn list(items: &[String], max: usize, each: usize) -> String {
     if items.is_empty() {
         return "none".to_string();
     }
-    let mut out: Vec<String> = items.iter().take(max).map(|s| cut(s, each)).collect();
+    let mut out: Vec<String> = items.iter().take(max).map(|s| line(s, each)).collect();
     if items.len() > max {
         out.push(format!("and {} more", items.len() - max));
     }
     out.join(", ")
 }
 
-/// At most `max` characters, on one line, with an ellipsis when cut.
+/// `text` on one line, at most `max` characters.
+fn line(text: &str, max: usize) -> String {
+    cut(&text.split_whitespace().collect::<Vec<_>>().join(" "), max)
+}
+
+/// At most `max` characters, with an ellipsis when cut.
 fn cut(text: &str, max: usize) -> String {
-    let one_line = if text.contains('\n') && max < MAX_CHARS {
-        text.split_whitespace().collect::<Vec<_>>().join(" ")
-    } else {
-        text.to_string()
-    };
-    if one_line.chars().count() <= max {
-        return one_line;
+    if text.chars().count() <= max {
+        return text.to_string();
     }
-    let mut s: String = one_line.chars().take(max.saturating_sub(1)).collect();
+    let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
     s.push('…');
     s
 }

@@ -201,10 +201,8 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
     // Done is judged against the checkout: an agent's recorded run counts only for the
     // commit it is on, on a clean tree.
     if matches!(op, Operation::Done { .. }) {
-        if let Ok(tree) = super::verify::WorkTree::discover(&cli.repo) {
-            if let Ok(checkout) = tree.checkout() {
-                ctx = ctx.with_checkout(checkout);
-            }
+        if let Ok(checkout) = super::checkout(&cli.repo) {
+            ctx = ctx.with_checkout(checkout);
         }
     }
     let done = store.transact(&op, &ctx)?;

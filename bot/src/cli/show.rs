@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::CliError;
 
-fn load(store: &Store) -> Result<Ledger, CliError> {
+pub(super) fn load(store: &Store) -> Result<Ledger, CliError> {
     match store.read()? {
         Some(snapshot) => Ok(snapshot.ledger),
         None => Err(CliError {

@@ -106,12 +106,8 @@ pub(super) fn verify(
     given: &[String],
     json: bool,
 ) -> Result<(), CliError> {
-    let snapshot = store.read()?.ok_or_else(|| {
-        CliError::from(navin_ledger::store::StoreError::Rule(
-            navin_ledger::RuleError::NoMission,
-        ))
-    })?;
-    let task = snapshot.ledger.board.task(id).ok_or_else(|| {
+    let ledger = super::show::load(store)?;
+    let task = ledger.board.task(id).ok_or_else(|| {
         CliError::from(navin_ledger::store::StoreError::Rule(
             navin_ledger::RuleError::UnknownStep { id: id.to_owned() },
         ))

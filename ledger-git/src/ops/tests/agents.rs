@@ -255,7 +255,10 @@ fn an_agent_resumes_only_a_manual_pause_it_made_itself() {
         Operation::Start { step: "S1".into() },
         &agent(),
     );
-    while l.mission.status != MissionStatus::Paused {
+    for _ in 0..20 {
+        if l.mission.status == MissionStatus::Paused {
+            break;
+        }
         l = run(&l, progress("S1", false, None), &agent());
         if l.board
             .task("S1")
