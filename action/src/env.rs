@@ -11,6 +11,8 @@ pub enum Mode {
     ReadyMatrix,
     Summary,
     Evidence,
+    /// One step's brief, digest, branch and model as outputs, for an agent job.
+    Brief,
 }
 
 impl Mode {
@@ -20,6 +22,7 @@ impl Mode {
             "ready-matrix" => Ok(Mode::ReadyMatrix),
             "summary" => Ok(Mode::Summary),
             "evidence" => Ok(Mode::Evidence),
+            "brief" => Ok(Mode::Brief),
             other => Err(ActionError::UnknownMode(other.to_string())),
         }
     }
@@ -50,6 +53,10 @@ pub struct ActionEnv {
     pub git_url: Option<String>,
     /// `NAVIN_WRITE_SPACING_MS`: the gap between two REST writes (default 1 s).
     pub write_spacing: Option<std::time::Duration>,
+    /// `INPUT_STEP`: the step `brief` mode renders.
+    pub step: Option<String>,
+    /// `INPUT_AGENT_TOKEN`: a user token for assigning step issues to Copilot.
+    pub agent_token: Option<String>,
 }
 
 impl std::fmt::Debug for ActionEnv {
@@ -57,6 +64,7 @@ impl std::fmt::Debug for ActionEnv {
         f.debug_struct("ActionEnv")
             .field("mode", &self.mode)
             .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("agent_token", &self.agent_token.as_ref().map(|_| "***"))
             .field("repository", &self.repository)
             .field("event_name", &self.event_name)
             .finish_non_exhaustive()
@@ -115,6 +123,8 @@ impl ActionEnv {
             write_spacing: var("NAVIN_WRITE_SPACING_MS")
                 .and_then(|ms| ms.trim().parse().ok())
                 .map(std::time::Duration::from_millis),
+            step: var("INPUT_STEP").map(|s| s.trim().to_owned()),
+            agent_token: var("INPUT_AGENT_TOKEN").map(|t| t.trim().to_owned()),
         })
     }
 

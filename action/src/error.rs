@@ -9,7 +9,7 @@ pub enum ActionError {
     MissingToken,
     #[error("{0} is not set: navin-action must run inside a GitHub Actions job")]
     MissingEnv(&'static str),
-    #[error("unknown mode {0:?}: use event, ready-matrix, summary or evidence")]
+    #[error("unknown mode {0:?}: use event, ready-matrix, summary, evidence or brief")]
     UnknownMode(String),
     /// The token lacks a scope; `scope` is what to add to `permissions:`.
     #[error(
@@ -28,6 +28,9 @@ pub enum ActionError {
     Payload { path: String, message: String },
     #[error("{path}: {message}")]
     Config { path: String, message: String },
+    /// `brief` mode was asked for a step it cannot show.
+    #[error("{0}")]
+    Step(String),
     /// The repository's `.github/navin.yml` (as the engine read it from the default
     /// branch) is invalid; the message names the file, line and key.
     #[error("{0} (fix it on the default branch; nothing was changed)")]

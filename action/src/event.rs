@@ -187,6 +187,7 @@ impl Work<'_> {
         let config = EngineConfig {
             app_slug: Some(ACTIONS_SLUG.to_owned()),
             ledger_branch: Some(self.branch.clone()),
+            agent_token: self.env.agent_token.clone().map(SecretString::from),
             ..EngineConfig::new(data_dir.path())
         };
         let engine = Engine::new(github.clone(), config);

@@ -39,7 +39,7 @@ pub fn run(env: &ActionEnv) -> Result<(), ActionError> {
             );
             return Ok(());
         }
-        Mode::ReadyMatrix | Mode::Summary => {}
+        Mode::ReadyMatrix | Mode::Summary | Mode::Brief => {}
     }
     let config = load_config(env)?;
     let branch = env
@@ -55,6 +55,7 @@ pub fn run(env: &ActionEnv) -> Result<(), ActionError> {
     match env.mode {
         Mode::ReadyMatrix => ready_matrix(&run),
         Mode::Summary => summary(&run),
+        Mode::Brief => crate::brief::brief(&run, &config),
         Mode::Event | Mode::Evidence => Ok(()),
     }
 }
@@ -111,16 +112,18 @@ fn delimiter_seed() -> u64 {
     nanos ^ (u64::from(std::process::id()) << 32)
 }
 
-/// `mission-status` and `mission-version`, empty without a ledger.
+/// `mission-status`, `mission-version` and `digest`, empty without a ledger.
 pub fn status_outputs(ledger: Option<&Ledger>) -> Vec<(&'static str, String)> {
     match ledger {
         Some(l) => vec![
             ("mission-status", l.mission.status.as_str().to_string()),
             ("mission-version", l.mission.version.to_string()),
+            ("digest", navin_ledger::digest::digest(l).text),
         ],
         None => vec![
             ("mission-status", String::new()),
             ("mission-version", String::new()),
+            ("digest", String::new()),
         ],
     }
 }

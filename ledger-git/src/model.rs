@@ -64,9 +64,37 @@ pub struct Mission {
     /// Who paused it: an agent may resume only a `manual` pause it made itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_by: Option<Actor>,
+    /// How steps are handed out: `staged` (one stage after another, `/mission`) or
+    /// `cruise` (every step at once, `/cruise`). Picks the model agents get.
+    #[serde(default, skip_serializing_if = "MissionMode::is_staged")]
+    pub mode: MissionMode,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub progress: Progress,
+}
+
+/// How a mission hands out its steps (see [`Mission::mode`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MissionMode {
+    /// Stages in order, each after the previous one (`/mission`).
+    #[default]
+    Staged,
+    /// One stage: every step is ready, and handed out, at once (`/cruise`).
+    Cruise,
+}
+
+impl MissionMode {
+    pub fn is_staged(&self) -> bool {
+        *self == MissionMode::Staged
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MissionMode::Staged => "staged",
+            MissionMode::Cruise => "cruise",
+        }
+    }
 }
 
 /// Mission lifecycle status (docs/ledger.md, "Statuses and transitions").

@@ -41,6 +41,8 @@ pub struct RepoConfig {
     /// How steps are validated in a checkout (`navin board verify`). Default: no
     /// commands (a step's own command, from its plan, is used when it has one).
     pub validation: ValidationConfig,
+    /// Models for plan mode and for the steps of `/cruise` and `/mission`. Default: none.
+    pub models: Models,
 }
 
 /// Commands that validate a step in a checkout, by validation kind.
@@ -107,6 +109,7 @@ impl Default for RepoConfig {
             allow_on_closed: BTreeSet::new(),
             limits: Limits::default(),
             validation: ValidationConfig::default(),
+            models: Models::default(),
         }
     }
 }
@@ -251,6 +254,21 @@ pub struct Dispatch {
     /// branch for each step handed out as an issue (so only with `issues: true`).
     /// Default: none.
     pub workflow: Option<String>,
+    /// Who works a step handed out as an issue: `copilot` assigns the issue to the
+    /// Copilot coding agent (needs a user token: the server's `--agent-token-file`, the
+    /// Action's `agent-token`), `workflow` starts `workflow`, `none` only opens the
+    /// issue. Setting it opens issues whatever `issues` says. Default: `workflow` when
+    /// `workflow` is set, else `none`.
+    pub agent: Option<AgentKind>,
+}
+
+/// The agent a dispatched step goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    Copilot,
+    Workflow,
+    None,
 }
 
 impl Default for Dispatch {
@@ -259,6 +277,7 @@ impl Default for Dispatch {
             issues: false,
             labels: vec!["navin-step".to_owned()],
             workflow: None,
+            agent: None,
         }
     }
 }
@@ -267,6 +286,43 @@ impl Dispatch {
     /// The label that marks Navin's step issues.
     pub fn label(&self) -> &str {
         self.labels.first().map_or("navin-step", String::as_str)
+    }
+
+    /// The agent in effect (see [`Dispatch::agent`] for the default).
+    pub fn agent(&self) -> AgentKind {
+        self.agent.unwrap_or(if self.workflow.is_some() {
+            AgentKind::Workflow
+        } else {
+            AgentKind::None
+        })
+    }
+
+    /// Whether ready steps are handed out at all.
+    pub fn opens_issues(&self) -> bool {
+        self.issues || self.agent.is_some_and(|a| a != AgentKind::None)
+    }
+}
+
+/// Model names handed to agents, by kind of work. Navin passes them on (workflow input
+/// `model`, the Copilot assignment's `model`, the brief) and never interprets them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Models {
+    /// Plan mode (`/plan`, `navin mcp --mode plan`). Default: none (the agent's own).
+    pub plan: Option<String>,
+    /// Steps of a `/cruise` mission. Default: none.
+    pub dev: Option<String>,
+    /// Steps of a staged `/mission`. Default: none.
+    pub deep: Option<String>,
+}
+
+impl Models {
+    /// The model for steps of a mission run in `mode`.
+    pub fn for_mode(&self, mode: navin_ledger::model::MissionMode) -> Option<&str> {
+        match mode {
+            navin_ledger::model::MissionMode::Cruise => self.dev.as_deref(),
+            navin_ledger::model::MissionMode::Staged => self.deep.as_deref(),
+        }
     }
 }
 
@@ -436,6 +492,27 @@ fn validate(config: &RepoConfig) -> Result<(), RepoConfigError> {
             "must be at least 1".to_owned(),
         ));
     }
+    if config.dispatch.agent == Some(AgentKind::Workflow) && config.dispatch.workflow.is_none() {
+        return Err(semantic(
+            "dispatch.agent",
+            "`workflow` needs `dispatch.workflow`, the agent workflow's file name (e.g. `navin-agent.yml`)".to_owned(),
+        ));
+    }
+    if let Some((key, _)) = [
+        ("models.plan", &config.models.plan),
+        ("models.dev", &config.models.dev),
+        ("models.deep", &config.models.deep),
+    ]
+    .into_iter()
+    .find(|(_, m)| {
+        m.as_deref()
+            .is_some_and(|m| m.trim().is_empty() || m.len() > 100 || m.contains(char::is_control))
+    }) {
+        return Err(semantic(
+            key,
+            "must be a model name (1 to 100 characters, one line)".to_owned(),
+        ));
+    }
     if config.evidence.trusted_apps.is_empty() {
         return Err(semantic(
             "evidence.trusted_apps",
@@ -574,6 +651,40 @@ budgets:
         assert_eq!(c.dispatch.label(), "navin-step");
         assert_eq!(c.budgets.max_retries, 4);
         assert_eq!(c.budgets.max_replans, 5, "unset fields keep their default");
+    }
+
+    #[test]
+    fn dispatch_agent_defaults_from_the_workflow_and_opens_issues_when_set() {
+        let plain = parse_repo_config("dispatch:\n  workflow: agent.yml\n").unwrap();
+        assert_eq!(plain.dispatch.agent(), AgentKind::Workflow);
+        assert!(
+            !plain.dispatch.opens_issues(),
+            "issues stay off unless asked"
+        );
+        let copilot = parse_repo_config("dispatch:\n  agent: copilot\n").unwrap();
+        assert_eq!(copilot.dispatch.agent(), AgentKind::Copilot);
+        assert!(copilot.dispatch.opens_issues());
+        let none = parse_repo_config("dispatch:\n  agent: none\n").unwrap();
+        assert!(!none.dispatch.opens_issues());
+        let err = parse_repo_config("dispatch:\n  agent: workflow\n").unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("dispatch.agent"));
+        assert!(err.message.contains("dispatch.workflow"), "{err}");
+        let err = parse_repo_config("dispatch:\n  agent: devin\n").unwrap_err();
+        assert!(err.message.contains("copilot"), "names the choices: {err}");
+    }
+
+    #[test]
+    fn models_route_cruise_to_dev_and_missions_to_deep() {
+        use navin_ledger::model::MissionMode;
+        let c = parse_repo_config("models:\n  plan: p\n  dev: d\n  deep: x\n").unwrap();
+        assert_eq!(c.models.for_mode(MissionMode::Cruise), Some("d"));
+        assert_eq!(c.models.for_mode(MissionMode::Staged), Some("x"));
+        assert_eq!(
+            RepoConfig::default().models.for_mode(MissionMode::Cruise),
+            None
+        );
+        let err = parse_repo_config("models:\n  dev: \"\"\n").unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("models.dev"));
     }
 
     #[test]

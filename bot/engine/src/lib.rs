@@ -58,6 +58,11 @@ pub struct EngineConfig {
     /// Replaces the repository config's `ledger_branch` (the Action's `ledger-branch`
     /// input, which the workflow author chose for this job).
     pub ledger_branch: Option<String>,
+    /// A user token (fine-grained PAT or an App's user-to-server token) for the calls
+    /// GitHub refuses to installation tokens: assigning step issues to the Copilot
+    /// coding agent (`dispatch.agent: copilot`). Without it those steps are only opened
+    /// as issues and the panel says why.
+    pub agent_token: Option<secrecy::SecretString>,
 }
 
 impl EngineConfig {
@@ -67,6 +72,7 @@ impl EngineConfig {
             app_slug: None,
             permission_ttl: PERMISSION_TTL,
             ledger_branch: None,
+            agent_token: None,
         }
     }
 }
@@ -151,6 +157,8 @@ pub struct Engine {
     configs: RepoConfigCache,
     grants: GrantCache,
     slug: tokio::sync::OnceCell<String>,
+    /// The client acting with [`EngineConfig::agent_token`], when one is set.
+    agent: Option<GitHubApp>,
 }
 
 impl Engine {
@@ -158,7 +166,14 @@ impl Engine {
         let permissions = PermissionCache::new(config.permission_ttl);
         let configs = RepoConfigCache::new(config.permission_ttl);
         let grants = GrantCache::new(GRANT_TTL);
+        let agent = config.agent_token.clone().and_then(|token| {
+            github
+                .with_token(token)
+                .map_err(|e| tracing::error!(error = %e, "cannot build the agent-token client; Copilot dispatch is off"))
+                .ok()
+        });
         Self {
+            agent,
             github,
             config,
             permissions,
@@ -166,6 +181,11 @@ impl Engine {
             grants,
             slug: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// The client acting with the configured user token, if any.
+    pub(crate) fn agent_app(&self) -> Option<&GitHubApp> {
+        self.agent.as_ref()
     }
 
     /// Handles one event. `Ok` carries what went wrong without stopping the event; an

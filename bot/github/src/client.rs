@@ -311,6 +311,18 @@ impl GitHubApp {
         })
     }
 
+    /// The same API, retry policy and timeouts, authenticated with someone's own
+    /// `token` instead: for the calls GitHub refuses to installation tokens (assigning
+    /// an issue to the Copilot coding agent needs a user token). Its own token, rate
+    /// lanes and ETag cache, so nothing is shared with the App's.
+    pub fn with_token(&self, token: SecretString) -> Result<GitHubApp, GitHubError> {
+        let config = GitHubConfig {
+            credentials: Credentials::Token(token),
+            ..self.inner.config.clone()
+        };
+        GitHubApp::new(config, Arc::clone(&self.inner.metrics))
+    }
+
     /// A client acting as `installation_id` with the installation's full grant.
     pub fn installation(&self, installation_id: u64) -> InstallationClient {
         self.installation_scoped(installation_id, TokenScope::default())

@@ -206,6 +206,39 @@ pub fn dispatch_workflow(repo: &str, workflow: &str, git_ref: &str, inputs: Valu
     )
 }
 
+/// The login GitHub assigns issues to for the Copilot coding agent.
+pub const COPILOT_AGENT_LOGIN: &str = "copilot-swe-agent[bot]";
+
+/// [Add assignees to an issue](https://docs.github.com/rest/issues/assignees#add-assignees-to-an-issue)
+/// for the Copilot coding agent, with the documented `agent_assignment` settings
+/// (target repository, base branch, instructions, model). GitHub accepts this only
+/// from a user token.
+pub fn assign_to_copilot(
+    repo: &str,
+    issue: u64,
+    base_branch: &str,
+    instructions: &str,
+    model: Option<&str>,
+) -> ApiRequest {
+    let mut assignment = json!({
+        "target_repo": repo,
+        "base_branch": base_branch,
+        "custom_instructions": instructions,
+    });
+    if let Some(model) = model {
+        assignment["model"] = json!(model);
+    }
+    ApiRequest::post(
+        format!("/repos/{repo}/issues/{issue}/assignees"),
+        json!({ "assignees": [COPILOT_AGENT_LOGIN], "agent_assignment": assignment }),
+    )
+}
+
+/// [Get an issue](https://docs.github.com/rest/issues/issues#get-an-issue)
+pub fn issue(repo: &str, number: u64) -> String {
+    format!("/repos/{repo}/issues/{number}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

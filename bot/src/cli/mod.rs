@@ -297,7 +297,13 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
         .init();
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
-    let engine_config = navin_engine::EngineConfig::new(args.data_dir.clone());
+    let agent_token = args
+        .agent_token()
+        .map_err(|e| CliError::usage(format!("serve: {e}")))?;
+    let engine_config = navin_engine::EngineConfig {
+        agent_token,
+        ..navin_engine::EngineConfig::new(args.data_dir.clone())
+    };
     runtime
         .block_on(crate::server::run_with(args, move |github| {
             std::sync::Arc::new(crate::queue::EngineHandler::new(navin_engine::Engine::new(

@@ -97,6 +97,12 @@ pub struct ServeArgs {
     /// tokens, to force a token format while testing.
     #[arg(long, env = "NAVIN_STATELESS_S2S_TOKEN", value_parser = ["enabled", "disabled"])]
     pub stateless_s2s_token: Option<String>,
+
+    /// File holding a user token (fine-grained PAT or a GitHub App user-to-server token)
+    /// for what GitHub refuses installation tokens: assigning step issues to the Copilot
+    /// coding agent (`dispatch.agent: copilot`). Trailing newline ignored.
+    #[arg(long, env = "NAVIN_AGENT_TOKEN_FILE")]
+    pub agent_token_file: Option<PathBuf>,
 }
 
 /// What is wrong with the process configuration; each variant names the setting.
@@ -118,6 +124,15 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot read the agent token file {path} (--agent-token-file): {source}")]
+    AgentTokenFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "the agent token file {path} is empty: put a user token in it, or drop --agent-token-file"
+    )]
+    EmptyAgentToken { path: PathBuf },
     #[error("webhook secret is empty")]
     EmptyWebhookSecret,
     #[error("--workers must be at least 1")]
@@ -176,6 +191,23 @@ impl ServeArgs {
             }
         }
         Ok(secrets)
+    }
+
+    /// The user token for agent dispatch, when a file is configured; an empty file is
+    /// an error rather than a silently missing token.
+    pub fn agent_token(&self) -> Result<Option<SecretString>, ConfigError> {
+        let Some(path) = &self.agent_token_file else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::AgentTokenFile {
+            path: path.clone(),
+            source,
+        })?;
+        let token = text.trim();
+        if token.is_empty() {
+            return Err(ConfigError::EmptyAgentToken { path: path.clone() });
+        }
+        Ok(Some(SecretString::from(token.to_owned())))
     }
 
     /// The JWT `iss`: the client id when configured (GitHub's recommendation), else the app id.

@@ -372,7 +372,7 @@ fn checkout(repo: &Path) -> Option<navin_ledger::ops::Checkout> {
 /// the same text a dispatched step's issue carries.
 pub fn brief(ledger: &Ledger, task: &navin_ledger::Task, branch: &str) -> (String, String) {
     let repo = local_repo_ref(ledger, branch);
-    navin_engine::render::step_brief(ledger, task, &repo, &[])
+    navin_engine::render::step_brief(ledger, task, &repo, Default::default())
 }
 
 /// Where links in a brief point when Navin runs outside GitHub: the mission's own

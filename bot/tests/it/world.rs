@@ -16,7 +16,7 @@
 //!   description), it fails.
 
 use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -68,8 +68,8 @@ pub struct World {
     sc: Scenario,
     server: RunningServer,
     panics: Panics,
-    /// The engine's data directory, for re-running a delivery in a fresh engine.
-    data_dir: PathBuf,
+    /// The engine's settings, for re-running a delivery in a fresh engine.
+    engine_config: EngineConfig,
     /// The GUID and payload of every comment and hand-built payload sent, in order.
     sent: Vec<(String, Payload)>,
     /// How long one delivery may take before the test fails.
@@ -92,20 +92,36 @@ pub fn step_pr(step: &str, branch: &str) -> PullSpec {
 impl World {
     /// The repository of [`crate::engine_support::world`], with the engine watched.
     pub async fn new() -> World {
+        Self::build(|_| None).await
+    }
+
+    /// As [`World::new`], with the engine given a user token for agent dispatch, minted
+    /// by the fake for `login` (who gets write access).
+    pub async fn with_agent_token(login: &str) -> World {
+        let login = login.to_owned();
+        Self::build(move |fake| {
+            fake.set_role(OWNER, REPO, &login, "write");
+            Some(fake.user_token(&login))
+        })
+        .await
+    }
+
+    async fn build(agent_token: impl FnOnce(&FakeGitHub) -> Option<String>) -> World {
         crate::server_support::LogCapture::global();
         let fake = crate::engine_support::seeded_fake();
         let dir = tempfile::tempdir().unwrap();
         let args = serve_args(&fake, dir.path());
         let data_dir = args.data_dir.clone();
-        let engine_dir = data_dir.clone();
+        let engine_config = EngineConfig {
+            agent_token: agent_token(&fake).map(secrecy::SecretString::from),
+            ..EngineConfig::new(data_dir.clone())
+        };
+        let for_engine = engine_config.clone();
         let panics = Panics::default();
         let watched = Arc::clone(&panics);
         let server = start(&args, move |github| {
             Arc::new(Watched {
-                inner: EngineHandler::new(Engine::new(
-                    github.clone(),
-                    EngineConfig::new(engine_dir),
-                )),
+                inner: EngineHandler::new(Engine::new(github.clone(), for_engine)),
                 panics: watched,
             })
         })
@@ -117,7 +133,7 @@ impl World {
             sc,
             server,
             panics,
-            data_dir,
+            engine_config,
             sent: Vec::new(),
             wait: WAIT,
             _dir: dir,
@@ -277,7 +293,7 @@ impl World {
             received_at_ms: 0,
             attempt: 2,
         };
-        let config = EngineConfig::new(self.data_dir.clone());
+        let config = self.engine_config.clone();
         let handler = EngineHandler::new(Engine::new(self.server.github().clone(), config));
         handler.handle(&delivery).await.unwrap();
     }

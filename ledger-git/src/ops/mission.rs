@@ -82,6 +82,7 @@ pub(super) fn init(
         paused_at: None,
         pause_reason: None,
         paused_by: None,
+        mode: args.mode,
         created_at: ctx.now,
         updated_at: ctx.now,
         progress,

@@ -7,8 +7,8 @@ use chrono::{DateTime, Utc};
 
 use crate::error::RuleError;
 use crate::model::{
-    Actor, Budget, Evidence, HistoryEntry, Ledger, MissionStatus, NextActor, Origin, PauseReason,
-    TaskStatus, Validation, HISTORY_WINDOW,
+    Actor, Budget, Evidence, HistoryEntry, Ledger, MissionMode, MissionStatus, NextActor, Origin,
+    PauseReason, TaskStatus, Validation, HISTORY_WINDOW,
 };
 
 /// Who does an operation, when, and under which idempotency key.
@@ -92,6 +92,7 @@ pub struct InitArgs {
     pub origin: Option<Origin>,
     pub budget: Option<Budget>,
     pub steps: Vec<NewTask>,
+    pub mode: MissionMode,
 }
 
 /// One `progress` report on the current step.

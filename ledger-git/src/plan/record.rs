@@ -187,6 +187,16 @@ impl ApprovalEntry {
 }
 
 impl PlanRecord {
+    /// What people changed since the plan was first written, as Markdown: binding on
+    /// whoever executes it (a step's brief carries it). `None` when never edited, or
+    /// edited back to the first text.
+    pub fn binding_edits(&self) -> Option<String> {
+        self.diff
+            .as_ref()
+            .filter(|d| !d.is_empty())
+            .map(PlanDiff::to_markdown)
+    }
+
     pub fn remember(&mut self, op_id: &str, now: DateTime<Utc>) {
         self.op_ids.push(op_id.to_owned());
         if self.op_ids.len() > OP_WINDOW {
@@ -390,6 +400,36 @@ pub fn text_path(id: &str) -> String {
 /// Where plan `id`'s record lives on the ledger branch (`.navin/plans/<id>.json`).
 pub fn record_path(id: &str) -> String {
     format!("{}/{id}.json", crate::store::PLANS_DIR)
+}
+
+/// The binding edits ([`PlanRecord::binding_edits`]) of the plan `ledger`'s mission was
+/// converted from, read from the ledger branch: what every front end puts in a brief.
+/// `None` when the mission came from no plan, or its plan was never edited. A record
+/// that does not parse is reported, never guessed around.
+pub fn mission_plan_edits(
+    store: &crate::store::Store,
+    ledger: &crate::model::Ledger,
+) -> Result<Option<String>, crate::store::StoreError> {
+    let Some(id) = ledger
+        .mission
+        .origin
+        .as_ref()
+        .and_then(|o| o.plan_id.as_deref())
+    else {
+        return Ok(None);
+    };
+    let path = record_path(id);
+    let Some(bytes) = store.read_file(&path)? else {
+        return Ok(None);
+    };
+    let record: PlanRecord =
+        serde_json::from_slice(&bytes).map_err(|e| crate::store::StoreError::Corrupt {
+            commit: "the branch tip".to_owned(),
+            path: path.clone(),
+            field: String::new(),
+            message: e.to_string(),
+        })?;
+    Ok(record.binding_edits())
 }
 
 #[cfg(test)]

@@ -139,6 +139,10 @@ pub struct Issue {
     pub updated_at: DateTime<Utc>,
     pub closed_at: Option<DateTime<Utc>>,
     pub pull: Option<Pull>,
+    /// Logins, in the order they were assigned (the Copilot coding agent is `Copilot`).
+    pub assignees: Vec<String>,
+    /// The `agent_assignment` of the request that assigned Copilot, as sent.
+    pub agent_assignment: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone)]
@@ -376,7 +380,7 @@ impl Model {
         if let Some(user) = self.users.get(login) {
             return user.clone();
         }
-        let kind = if login.ends_with("[bot]") {
+        let kind = if login.ends_with("[bot]") || login == "Copilot" {
             UserKind::Bot
         } else {
             UserKind::User

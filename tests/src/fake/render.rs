@@ -258,8 +258,9 @@ impl Renderer<'_> {
             .iter()
             .map(|l| self.label(&full, l))
             .collect::<Vec<_>>());
-        i["assignee"] = Value::Null;
-        i["assignees"] = json!([]);
+        let assignees: Vec<Value> = issue.assignees.iter().map(|a| self.user(a)).collect();
+        i["assignee"] = assignees.first().cloned().unwrap_or(Value::Null);
+        i["assignees"] = json!(assignees);
         i["milestone"] = Value::Null;
         i["closed_by"] = Value::Null;
         i["comments"] = json!(self

@@ -35,6 +35,10 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
             post(add_labels),
         )
         .route(
+            "/repos/{owner}/{repo}/issues/{number}/assignees",
+            post(add_assignees),
+        )
+        .route(
             "/repos/{owner}/{repo}/issues/comments/{comment_id}",
             // GitHub accepts POST for PATCH endpoints; octocrab's update_comment sends POST.
             get(get_comment)
@@ -177,6 +181,8 @@ async fn create_issue(
             updated_at: now,
             closed_at: None,
             pull: None,
+            assignees: Vec::new(),
+            agent_assignment: None,
         },
     );
     let r = model.repo(&owner, &repo).ok_or_else(ApiError::not_found)?;
@@ -490,4 +496,79 @@ async fn add_labels(
         .iter()
         .map(|l| renderer.label(&full, l))
         .collect::<Vec<_>>()))
+}
+
+/// The login GitHub shows for the Copilot coding agent, and the one requests name.
+const COPILOT_LOGIN: &str = "Copilot";
+const COPILOT_ASSIGNEE: &str = "copilot-swe-agent[bot]";
+
+/// As GitHub documents it: assignees a caller may not assign are silently ignored.
+/// Only people with push access assign; the Copilot coding agent is assigned only with
+/// a user token (installation tokens and `GITHUB_TOKEN` are ignored), and records
+/// the request's `agent_assignment`. Answers 201 with the issue.
+async fn add_assignees(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, number)): Path<(String, String, u64)>,
+    body: Bytes,
+) -> ApiResult {
+    let body = parse_body(&body)?;
+    let logins: Vec<String> = body
+        .get("assignees")
+        .and_then(Value::as_array)
+        .map(|l| {
+            l.iter()
+                .filter_map(|v| v.as_str().or_else(|| v.get("login")?.as_str()))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut model = inner.model();
+    access_issue_or_pull(&model, &caller, &owner, &repo, "write")?;
+    let user_token = matches!(&caller, Caller::Token(t) if t.kind == TokenKind::User);
+    let pusher = {
+        let r = model.repo(&owner, &repo).ok_or_else(ApiError::not_found)?;
+        let login = caller.login(&model);
+        matches!(
+            r.roles.get(&login).map(String::as_str),
+            Some("write" | "maintain" | "admin")
+        ) || !user_token
+    };
+    let mut added = Vec::new();
+    for login in logins {
+        let copilot = login.eq_ignore_ascii_case(COPILOT_ASSIGNEE);
+        if !pusher || (copilot && !user_token) {
+            continue;
+        }
+        let name = if copilot {
+            COPILOT_LOGIN.to_owned()
+        } else {
+            login
+        };
+        if name == COPILOT_LOGIN {
+            let _ = model.user(COPILOT_LOGIN);
+        }
+        added.push(name);
+    }
+    let r = model
+        .repo_mut(&owner, &repo)
+        .ok_or_else(ApiError::not_found)?;
+    let issue = r.issues.get_mut(&number).ok_or_else(ApiError::not_found)?;
+    for name in added {
+        if name == COPILOT_LOGIN {
+            issue.agent_assignment = body.get("agent_assignment").cloned();
+        }
+        if !issue.assignees.contains(&name) {
+            issue.assignees.push(name);
+        }
+    }
+    let r = model.repo(&owner, &repo).ok_or_else(ApiError::not_found)?;
+    let issue = r.issues.get(&number).ok_or_else(ApiError::not_found)?;
+    created(
+        Renderer {
+            base: &inner.base_url,
+            model: &model,
+        }
+        .issue(r, issue),
+    )
 }

@@ -166,6 +166,8 @@ impl FakeGitHub {
                 updated_at: now,
                 closed_at: None,
                 pull: None,
+                assignees: Vec::new(),
+                agent_assignment: None,
             },
         );
         number
@@ -254,6 +256,8 @@ impl FakeGitHub {
                 created_at: now,
                 updated_at: now,
                 closed_at: None,
+                assignees: Vec::new(),
+                agent_assignment: None,
                 pull: Some(Pull {
                     id: pull_id,
                     head_ref: spec.head_ref,

@@ -85,6 +85,10 @@ pub enum Command {
     /// from the approved plan or task list. `--replace` retires a live mission first.
     /// `/mission -- <goal>` for a goal whose first word is `close`.
     Mission { replace: bool, goal: Option<String> },
+    /// `/cruise [--replace] [goal]`: start a single-stage mission whose steps are all
+    /// ready, and handed out, at once (agents get `models.dev`; `/mission` keeps the
+    /// plan's stages in order and `models.deep`).
+    Cruise { replace: bool, goal: Option<String> },
     /// `/mission close [done|failed] [reason]`: end the mission. Without an outcome the
     /// engine decides (done when every step is done).
     MissionClose {
@@ -130,6 +134,7 @@ impl Command {
             Command::Approve => CommandKind::Approve,
             Command::Reject { .. } => CommandKind::Reject,
             Command::Mission { .. } => CommandKind::Mission,
+            Command::Cruise { .. } => CommandKind::Cruise,
             Command::MissionClose { .. } => CommandKind::MissionClose,
             Command::Status => CommandKind::Status,
             Command::Next => CommandKind::Next,
@@ -161,7 +166,9 @@ impl Command {
         let texts: [(&'static str, Option<&str>); 2] = match self {
             Command::Plan { request } => [("request", Some(request)), ("", None)],
             Command::Reject { feedback } => [("feedback", feedback.as_deref()), ("", None)],
-            Command::Mission { goal, .. } => [("goal", goal.as_deref()), ("", None)],
+            Command::Mission { goal, .. } | Command::Cruise { goal, .. } => {
+                [("goal", goal.as_deref()), ("", None)]
+            }
             Command::MissionClose { reason, .. }
             | Command::Pause { reason }
             | Command::Replan { reason, .. } => [("reason", reason.as_deref()), ("", None)],

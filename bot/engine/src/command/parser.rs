@@ -112,6 +112,7 @@ fn parse_line(text: &str, fences: &Fences<'_>) -> Result<Command, CommandError> 
             feedback: free_text(rest),
         }),
         "mission" => parse_mission(rest),
+        "cruise" => parse_cruise(rest),
         "status" => no_arguments("status", rest, Command::Status),
         "next" => no_arguments("next", rest, Command::Next),
         "pause" => Ok(Command::Pause {
@@ -223,6 +224,22 @@ fn parse_mission(rest: &str) -> Result<Command, CommandError> {
     if word.eq_ignore_ascii_case("close") {
         return Ok(parse_mission_close(after));
     }
+    let (replace, goal) = replace_and_goal("mission", rest)?;
+    Ok(Command::Mission { replace, goal })
+}
+
+/// `/cruise [--replace] [goal]`, `/cruise -- <goal>`: `/mission`'s grammar, without
+/// `close` (a cruise is closed with `/mission close` like any mission).
+fn parse_cruise(rest: &str) -> Result<Command, CommandError> {
+    let (replace, goal) = replace_and_goal("cruise", rest)?;
+    Ok(Command::Cruise { replace, goal })
+}
+
+/// The `--replace` flag and the free-text goal after it, for `command`.
+fn replace_and_goal(
+    command: &'static str,
+    rest: &str,
+) -> Result<(bool, Option<String>), CommandError> {
     let mut replace = false;
     let mut cursor = rest;
     loop {
@@ -240,30 +257,27 @@ fn parse_mission(rest: &str) -> Result<Command, CommandError> {
         };
         if flag != "--replace" {
             return Err(CommandError::UnknownFlag {
-                command: "mission",
+                command,
                 did_you_mean: nearest(&flag, ["--replace"], 2),
                 flag: word.to_string(),
             });
         }
         if value.is_some() {
             return Err(CommandError::UnexpectedArgument {
-                command: "mission",
+                command,
                 value: word.to_string(),
             });
         }
         if replace {
             return Err(CommandError::DuplicateFlag {
-                command: "mission",
+                command,
                 flag: "--replace",
             });
         }
         replace = true;
         cursor = after;
     }
-    Ok(Command::Mission {
-        replace,
-        goal: free_text(cursor),
-    })
+    Ok((replace, free_text(cursor)))
 }
 
 fn parse_mission_close(rest: &str) -> Command {

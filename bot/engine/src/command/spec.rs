@@ -25,6 +25,7 @@ command_kinds!(
     Approve,
     Reject,
     Mission,
+    Cruise,
     MissionClose,
     Status,
     Next,
@@ -88,6 +89,13 @@ impl CommandKind {
                 "/mission [--replace] [goal]",
                 "Start a mission (from the approved plan or task list when no goal is given).",
                 "/mission --replace ship the export flag",
+                true,
+            ),
+            CommandKind::Cruise => (
+                "cruise",
+                "/cruise [--replace] [goal]",
+                "Start a single-stage mission: every step is handed out at once.",
+                "/cruise tidy the error messages",
                 true,
             ),
             CommandKind::MissionClose => (

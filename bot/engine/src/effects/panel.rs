@@ -3,7 +3,7 @@
 use navin_ledger::model::Ledger;
 
 use super::comments::{self, Upserted};
-use crate::render::{mission_panel, Marker, PanelContext, RepoRef, PANEL_FORMAT};
+use crate::render::{mission_panel, Marker, PanelContext, PANEL_FORMAT};
 use navin_github::{GitHubError, InstallationClient};
 use navin_ledger::plan::record::{plan_id, pr_plan_id, PlanRecord};
 
@@ -27,11 +27,12 @@ pub fn panel_issue(ledger: &Ledger, repo: &str) -> Option<u64> {
 /// its hidden marker, so every adapter updates the same comment.
 pub async fn refresh_panel(
     client: &InstallationClient,
-    repo: &RepoRef,
+    ctx: &PanelContext,
     issue: u64,
     ledger: &Ledger,
 ) -> Result<Upserted, GitHubError> {
-    let body = mission_panel(ledger, &PanelContext::new(repo.clone()));
+    let repo = &ctx.repo;
+    let body = mission_panel(ledger, ctx);
     let marker = Marker::Panel {
         format: PANEL_FORMAT,
     }

@@ -28,14 +28,28 @@ pub fn step_marker(ledger: &Ledger, step: &str) -> String {
     )
 }
 
-/// Issue title and body for `task`. `required_checks` are the check names config
-/// requires for the step's validation (empty: every trusted check on the PR head).
+/// What a brief says besides the ledger: each front end (dispatch, CLI, MCP) fills in
+/// what it knows, so all three render the same text from the same facts.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BriefOptions<'a> {
+    /// Check names config requires for the step's validation (empty: every trusted
+    /// check on the PR head).
+    pub required_checks: &'a [String],
+    /// The model the agent is asked to use (`models.dev` or `models.deep`).
+    pub model: Option<&'a str>,
+    /// The plan's edits since it was first proposed, as Markdown
+    /// (`PlanRecord::binding_edits`): binding on the agent.
+    pub plan_edits: Option<&'a str>,
+}
+
+/// Issue title and body for `task`.
 pub fn step_brief(
     ledger: &Ledger,
     task: &Task,
     repo: &RepoRef,
-    required_checks: &[String],
+    options: BriefOptions<'_>,
 ) -> (String, String) {
+    let required_checks = options.required_checks;
     let title = truncate_chars(
         &format!("[navin {}] {}", task.id, task.title.trim()),
         TITLE_CHARS,
@@ -152,7 +166,13 @@ pub fn step_brief(
         "- Do not invent facts: when information is missing, say what on this issue and wait.\n",
     );
     body.push('\n');
-    report_back(&mut body, ledger, task);
+    if let Some(edits) = options.plan_edits.filter(|e| !e.trim().is_empty()) {
+        body.push_str("### Plan edits (binding)\n");
+        body.push_str("The plan was edited after it was first proposed. These edits are binding: added entries are part of the work, removed entries are not to be done, and answered questions are the answers to use.\n\n");
+        body.push_str(edits.trim_end());
+        body.push_str("\n\n");
+    }
+    report_back(&mut body, ledger, task, options.model);
     (title, body)
 }
 
@@ -179,11 +199,11 @@ pub fn step_branch(task: &Task) -> String {
 
 /// How to validate locally and report back, plus the digest: the same for the issue an
 /// agent is handed, `navin board brief` and the MCP `board_brief` tool.
-fn report_back(body: &mut String, ledger: &Ledger, task: &Task) {
+fn report_back(body: &mut String, ledger: &Ledger, task: &Task, model: Option<&str>) {
     if task.command.is_some() || task.validation.needs_run() {
         validation(body, task);
     }
-    report(body, ledger, task);
+    report(body, ledger, task, model);
 }
 
 fn validation(body: &mut String, task: &Task) {
@@ -207,8 +227,15 @@ fn validation(body: &mut String, task: &Task) {
     body.push('\n');
 }
 
-fn report(body: &mut String, ledger: &Ledger, task: &Task) {
+fn report(body: &mut String, ledger: &Ledger, task: &Task, model: Option<&str>) {
     body.push_str("### Report back\n");
+    if let Some(model) = model {
+        body.push_str(&format!(
+            "- Model: {} (this {} mission's choice in `.github/navin.yml` `models`).\n",
+            code(model),
+            ledger.mission.mode.as_str()
+        ));
+    }
     body.push_str(&format!(
         "- Work on the branch {} and open one pull request whose body has the line `Navin-Step: {}`.\n",
         code(&step_branch(task)),
@@ -315,7 +342,12 @@ mod tests {
         let task = l.board.task("C1").unwrap();
         let mut repo = RepoRef::new("o/r", "https://github.com");
         repo.ledger_branch = "navin/ledger".into();
-        let (title, body) = step_brief(&l, task, &repo, &["ci / test".to_owned()]);
+        let checks = ["ci / test".to_owned()];
+        let options = BriefOptions {
+            required_checks: &checks,
+            ..BriefOptions::default()
+        };
+        let (title, body) = step_brief(&l, task, &repo, options);
         assert_eq!(title, "[navin C1] Edit src/cli/history.rs");
         let order: Vec<usize> = [
             "### Role",
@@ -362,7 +394,12 @@ mod tests {
         let mut task = l.board.task("C1").unwrap().clone();
         task.command = Some("cargo test -p navin-bot history".into());
         l.board.tasks[0] = std::sync::Arc::new(task.clone());
-        let (_, body) = step_brief(&l, &task, &RepoRef::new("o/r", "https://github.com"), &[]);
+        let (_, body) = step_brief(
+            &l,
+            &task,
+            &RepoRef::new("o/r", "https://github.com"),
+            BriefOptions::default(),
+        );
         assert!(
             body.contains("Command: `cargo test -p navin-bot history`"),
             "{body}"

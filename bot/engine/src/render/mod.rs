@@ -14,7 +14,7 @@ pub mod text;
 #[cfg(test)]
 mod tests;
 
-pub use brief::{context_paths, step_branch, step_brief, step_marker};
+pub use brief::{context_paths, step_branch, step_brief, step_marker, BriefOptions};
 pub use marker::{parse_marker, Marker, ReplyKind, PANEL_FORMAT};
 pub use mermaid::{label as mermaid_label, MAX_GRAPH_EDGES, MAX_GRAPH_NODES};
 pub use panel::{mission_panel, PanelContext, PanelLink, FOLD_AT};

@@ -20,6 +20,9 @@ pub struct PanelContext {
     pub repo: RepoRef,
     /// Extra links for the panel's foot (the approved plan, a dashboard…).
     pub links: Vec<PanelLink>,
+    /// Setup problems that stop the mission moving the way it is configured to (no
+    /// user token for Copilot dispatch): shown once, under the summary, until fixed.
+    pub notices: Vec<String>,
 }
 
 impl PanelContext {
@@ -27,6 +30,7 @@ impl PanelContext {
         Self {
             repo,
             links: Vec::new(),
+            notices: Vec::new(),
         }
     }
 }
@@ -92,6 +96,13 @@ pub fn mission_panel(ledger: &Ledger, ctx: &PanelContext) -> String {
     if head.len() > HEAD_MAX_BYTES {
         let cut = prefix_bytes(&head, HEAD_MAX_BYTES);
         head = format!("{cut}{}\n\n_(summary shortened)_\n\n", closers_for(cut));
+    }
+    // Notices are Navin's own sentences (never user text), so their code spans stay.
+    for notice in &ctx.notices {
+        head.push_str(&format!(
+            "> [!WARNING]\n> {}\n\n",
+            notice.replace('\n', " ")
+        ));
     }
     let foot = footer(ledger, ctx);
     let graph = graph_section(ledger, &ready);

@@ -38,6 +38,15 @@ pub fn task_list_steps(body: &str) -> Vec<NewTask> {
     steps
 }
 
+/// The same steps as one stage: no step waits for another, so every one is ready (and
+/// handed out) at once. What `/cruise` makes of a plan's stages.
+pub fn single_stage(mut steps: Vec<NewTask>) -> Vec<NewTask> {
+    for step in &mut steps {
+        step.depends_on.clear();
+    }
+    steps
+}
+
 /// An approved plan as steps. With stages: `S1…Sn`, each after the previous one.
 /// Without: one `C<i>` step per proposed change. When the plan names verification
 /// commands, each step gets validation `test` and those commands as its acceptance:

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use navin_ledger::model::MissionMode;
 use navin_ledger::store::{Committed, Store};
 use navin_ledger::{
     Actor, Effect, Evidence, InitArgs, Ledger, MissionStatus, NewTask, Operation, Origin,
@@ -29,7 +30,16 @@ impl Session<'_> {
             Command::PlanEdit { plan } => return self.plan_edit(&plan, op_id).await,
             Command::Approve => return self.approve(op_id).await,
             Command::Reject { feedback } => return self.reject(feedback, op_id).await,
-            Command::Mission { replace, goal } => return self.mission(replace, goal, op_id).await,
+            Command::Mission { replace, goal } => {
+                return self
+                    .mission(replace, goal, MissionMode::Staged, op_id)
+                    .await
+            }
+            Command::Cruise { replace, goal } => {
+                return self
+                    .mission(replace, goal, MissionMode::Cruise, op_id)
+                    .await
+            }
             Command::Done { step, evidence } => {
                 return self.done(step.as_str(), evidence, op_id).await
             }
@@ -135,10 +145,15 @@ impl Session<'_> {
 
     pub(crate) async fn refresh_panel(&self, ledger: &Ledger) -> Result<Upserted, EngineError> {
         let issue = self.panel_issue(ledger);
-        Ok(
-            crate::effects::panel::refresh_panel(&self.client, &self.repo_ref(), issue, ledger)
-                .await?,
-        )
+        let mut ctx = crate::render::PanelContext::new(self.repo_ref());
+        let config = self.repo_config();
+        if config.dispatch.agent() == crate::config::AgentKind::Copilot
+            && self.engine.agent_app().is_none()
+        {
+            ctx.notices
+                .push(super::dispatch::copilot_notice().to_owned());
+        }
+        Ok(crate::effects::panel::refresh_panel(&self.client, &ctx, issue, ledger).await?)
     }
 
     async fn status(&self) -> Result<Answer, EngineError> {
@@ -177,10 +192,12 @@ impl Session<'_> {
         Ok(Answer::Reply(reply::accepted(&text)))
     }
 
+    /// `/mission` (staged) and `/cruise` (one stage, every step at once).
     async fn mission(
         &self,
         replace: bool,
         goal: Option<String>,
+        mode: MissionMode,
         op_id: &str,
     ) -> Result<Answer, EngineError> {
         let current = self.read_ledger().await?;
@@ -238,11 +255,16 @@ impl Session<'_> {
                 }
             },
         };
+        let steps = match mode {
+            MissionMode::Cruise => steps::single_stage(steps),
+            MissionMode::Staged => steps,
+        };
         let op = Operation::Init(InitArgs {
             goal,
             replace,
             origin: Some(origin),
             steps,
+            mode,
             budget: Some(crate::cache::repo_config::budget(&self.repo_config())),
             ..InitArgs::default()
         });

@@ -13,7 +13,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{EngineError, Session};
-use crate::render::{step_brief, step_marker};
+use crate::config::AgentKind;
+use crate::render::{step_brief, step_marker, BriefOptions};
 use navin_github::{GitHubError, InstallationClient, ProbeFuture, WriteOutcome, WriteProbe};
 
 /// Issues listed when looking for ones created before a crash (newest first).
@@ -24,6 +25,33 @@ struct ListedIssue {
     number: u64,
     #[serde(default)]
     body: Option<String>,
+    #[serde(default)]
+    assignees: Vec<Assignee>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Assignee {
+    login: String,
+}
+
+impl ListedIssue {
+    /// GitHub shows the agent as `Copilot` on issues, and takes `copilot-swe-agent[bot]`
+    /// when assigning: either means the step is with Copilot already.
+    fn assigned_to_copilot(&self) -> bool {
+        self.assignees.iter().any(|a| is_copilot(&a.login))
+    }
+}
+
+fn is_copilot(login: &str) -> bool {
+    login.eq_ignore_ascii_case("copilot")
+        || login.eq_ignore_ascii_case(ops::COPILOT_AGENT_LOGIN)
+        || login.eq_ignore_ascii_case("copilot-swe-agent")
+}
+
+/// The sentence the panel shows when steps should go to Copilot and cannot: said once,
+/// on the panel, rather than per step or not at all.
+pub(crate) fn copilot_notice() -> &'static str {
+    "Steps go to the Copilot coding agent (`dispatch.agent: copilot`), but this Navin has no user token, so their issues are opened and not assigned. GitHub assigns issues to Copilot only for a user token: give Navin a fine-grained personal access token (or a GitHub App user-to-server token) with `--agent-token-file` on the server or the Action's `agent-token` input, or assign the step issues to Copilot by hand."
 }
 
 #[derive(Debug, Deserialize)]
@@ -38,7 +66,7 @@ impl Session<'_> {
     /// made the step ready.
     pub(crate) async fn dispatch_ready(&self, ledger: Ledger) -> Ledger {
         let config = self.repo_config();
-        if !config.dispatch.issues || ledger.mission.status != MissionStatus::Running {
+        if !config.dispatch.opens_issues() || ledger.mission.status != MissionStatus::Running {
             return ledger;
         }
         let waiting: Vec<Task> = ledger
@@ -65,40 +93,99 @@ impl Session<'_> {
         let label = config.dispatch.label().to_owned();
         let existing = self.labelled_issues(&label).await?;
         let policy = crate::evidence::policy_from(&config);
+        let model = config.models.for_mode(ledger.mission.mode);
+        let agent = config.dispatch.agent();
         for task in waiting {
             let marker = step_marker(&ledger, &task.id);
             let found = existing
                 .iter()
-                .find(|i| i.body.as_deref().is_some_and(|b| b.contains(&marker)))
-                .map(|i| i.number);
-            let (issue, created) = match found {
-                Some(number) => (number, false),
+                .find(|i| i.body.as_deref().is_some_and(|b| b.contains(&marker)));
+            let (issue, created, assigned) = match found {
+                Some(listed) => (listed.number, false, listed.assigned_to_copilot()),
                 None => {
-                    let (title, body) = step_brief(
-                        &ledger,
-                        task,
-                        &self.repo_ref(),
-                        policy.required_for(task.validation),
-                    );
-                    (
-                        self.create_step_issue(&title, &body, &config.dispatch.labels, &marker)
-                            .await?,
-                        true,
-                    )
+                    let edits = self.plan_edits_for(&ledger).await;
+                    let options = BriefOptions {
+                        required_checks: policy.required_for(task.validation),
+                        model,
+                        plan_edits: edits.as_deref(),
+                    };
+                    let (title, body) = step_brief(&ledger, task, &self.repo_ref(), options);
+                    let number = self
+                        .create_step_issue(&title, &body, &config.dispatch.labels, &marker)
+                        .await?;
+                    (number, true, false)
                 }
             };
             ledger = self.record_dispatch(&ledger, &task.id, issue).await?;
-            if created {
-                if let Some(workflow) = config.dispatch.workflow.as_deref() {
-                    // The issue stands on its own; a workflow that cannot start (missing
-                    // file, no `actions: write`) must not hold up the other steps.
-                    if let Err(e) = self.start_agent_workflow(workflow, &task.id, issue).await {
-                        tracing::warn!(error = %e, step = %task.id, workflow, "cannot start the agent workflow");
+            // The issue stands on its own: an agent that cannot be started (a missing
+            // workflow file, no `actions: write`, no user token) must not hold up the
+            // other steps, so failures are reported and the loop goes on.
+            match agent {
+                AgentKind::Workflow if created => {
+                    if let Some(workflow) = config.dispatch.workflow.as_deref() {
+                        if let Err(e) = self
+                            .start_agent_workflow(workflow, &task.id, issue, model)
+                            .await
+                        {
+                            tracing::warn!(error = %e, step = %task.id, workflow, "cannot start the agent workflow");
+                            self.report.github("start the agent workflow", &e);
+                        }
                     }
                 }
+                // Assigning is checked against the issue itself, so an issue found again
+                // after a crash is still handed to Copilot, and never twice.
+                AgentKind::Copilot if !assigned => {
+                    if let Err(e) = self.assign_to_copilot(&task.id, issue, model).await {
+                        tracing::warn!(error = %e, step = %task.id, issue, "cannot assign the step to Copilot");
+                        self.report.github("assign the step issue to Copilot", &e);
+                    }
+                }
+                _ => {}
             }
         }
         Ok(ledger)
+    }
+
+    /// The binding edits of the plan the mission came from, for its briefs. A plan that
+    /// cannot be read costs the brief its edits, never the dispatch: logged.
+    async fn plan_edits_for(&self, ledger: &Ledger) -> Option<String> {
+        let id = ledger.mission.origin.as_ref()?.plan_id.as_deref()?;
+        match self.read_plan_id(id).await {
+            Ok(found) => found.and_then(|(record, _)| record.binding_edits()),
+            Err(e) => {
+                tracing::warn!(error = %e, plan = id, "cannot read the mission's plan for its briefs");
+                None
+            }
+        }
+    }
+
+    /// Assigns `issue` to the Copilot coding agent with the engine's user token; without
+    /// one nothing is sent (the panel says what is missing, see [`copilot_notice`]).
+    async fn assign_to_copilot(
+        &self,
+        step: &str,
+        issue: u64,
+        model: Option<&str>,
+    ) -> Result<(), GitHubError> {
+        let Some(agent) = self.engine.agent_app() else {
+            return Ok(());
+        };
+        let client = agent.installation(self.client.installation_id());
+        let instructions = format!(
+            "This issue is step {step} of a Navin mission. Work only on it, and put the line `Navin-Step: {step}` in the pull request body so Navin links the pull request to the step."
+        );
+        let request = ops::assign_to_copilot(
+            &self.repo,
+            issue,
+            &self.default_branch,
+            &instructions,
+            model,
+        );
+        let probe = CopilotAssigned {
+            path: ops::issue(&self.repo, issue),
+        };
+        client.write(request, &probe).await?;
+        Ok(())
     }
 
     async fn labelled_issues(&self, label: &str) -> Result<Vec<ListedIssue>, GitHubError> {
@@ -176,19 +263,21 @@ impl Session<'_> {
     }
 
     /// `POST /repos/{o}/{r}/actions/workflows/{file}/dispatches` on the default branch
-    /// with inputs `step` and `issue` (GitHub answers 204; inputs must be strings).
+    /// with inputs `step`, `issue` and `model` (GitHub answers 204; inputs are strings).
+    /// `model` is sent only when configured: GitHub refuses inputs a workflow does not
+    /// declare, and older agent workflows declare only `step` and `issue`.
     async fn start_agent_workflow(
         &self,
         workflow: &str,
         step: &str,
         issue: u64,
+        model: Option<&str>,
     ) -> Result<(), GitHubError> {
-        let request = ops::dispatch_workflow(
-            &self.repo,
-            workflow,
-            &self.default_branch,
-            json!({ "step": step, "issue": issue.to_string() }),
-        );
+        let mut inputs = json!({ "step": step, "issue": issue.to_string() });
+        if let Some(model) = model {
+            inputs["model"] = json!(model);
+        }
+        let request = ops::dispatch_workflow(&self.repo, workflow, &self.default_branch, inputs);
         // A repeated dispatch would start a second agent: never resent blindly.
         self.client.write(request, &NeverRepeat).await?;
         Ok(())
@@ -225,6 +314,20 @@ impl WriteProbe for MarkerInIssues {
             Ok(issues
                 .iter()
                 .any(|i| i.body.as_deref().is_some_and(|b| b.contains(&self.marker))))
+        })
+    }
+}
+
+/// Probe for the Copilot assignment: the issue lists Copilot among its assignees.
+struct CopilotAssigned {
+    path: String,
+}
+
+impl WriteProbe for CopilotAssigned {
+    fn already_applied<'a>(&'a self, client: &'a InstallationClient) -> ProbeFuture<'a> {
+        Box::pin(async move {
+            let issue: ListedIssue = client.get_json(&self.path).await?;
+            Ok(issue.assigned_to_copilot())
         })
     }
 }

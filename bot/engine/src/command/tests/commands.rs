@@ -185,6 +185,33 @@ fn mission_goal_is_optional() {
 }
 
 #[test]
+fn cruise_takes_missions_grammar_and_close_is_a_goal_word_there() {
+    assert_eq!(
+        one("/cruise --replace tidy the errors"),
+        Ok(Command::Cruise {
+            replace: true,
+            goal: Some("tidy the errors".into())
+        })
+    );
+    assert_eq!(
+        one("/cruise"),
+        Ok(Command::Cruise {
+            replace: false,
+            goal: None
+        })
+    );
+    // `/cruise close` is not a subcommand: missions are closed with `/mission close`.
+    assert_eq!(
+        one("/cruise close the gaps"),
+        Ok(Command::Cruise {
+            replace: false,
+            goal: Some("close the gaps".into())
+        })
+    );
+    assert!(one("/cruise --replcae x").is_err(), "unknown flags are refused");
+}
+
+#[test]
 fn mission_replace_flag_comes_before_the_goal() {
     assert_eq!(
         one("/mission --replace ship it"),

@@ -204,7 +204,12 @@ fn the_brief_of_a_dispatched_step() {
         )]),
     );
     let task = ledger.board.task("S9").expect("S9").clone();
-    let (title, body) = step_brief(&ledger, &task, &repo(), &["ci/test".to_owned()]);
+    let checks = ["ci/test".to_owned()];
+    let options = crate::render::BriefOptions {
+        required_checks: &checks,
+        ..Default::default()
+    };
+    let (title, body) = step_brief(&ledger, &task, &repo(), options);
     insta::assert_snapshot!(format!("{title}\n\n{body}"), @r#"
     [navin S9] Document the widget API
 
@@ -270,6 +275,7 @@ fn the_help_text() {
     | `` /approve `` | Approve the current plan (on issues; on PRs, an approving review does it). | yes |
     | `` /reject [feedback] `` | Reject the current plan; the feedback shapes the next one. | yes |
     | `` /mission [--replace] [goal] `` | Start a mission (from the approved plan or task list when no goal is given). | yes |
+    | `` /cruise [--replace] [goal] `` | Start a single-stage mission: every step is handed out at once. | yes |
     | `` /mission close [done\|failed] [reason] `` | End the mission. | yes |
     | `` /status `` | Refresh and show the mission panel. | no |
     | `` /next `` | Show the steps ready to start. | no |
