@@ -354,9 +354,12 @@ impl Job {
         job
     }
 
-    /// A committed webhook fixture pointed at this repository.
+    /// A committed webhook fixture pointed at this repository (whose default branch is
+    /// `main`, where GitHub's examples say `master`).
     pub fn fixture(&self, name: &str) -> Payload {
-        Payload::fixture(name).repo(OWNER, REPO, self.fake.repo_id(OWNER, REPO))
+        Payload::fixture(name)
+            .repo(OWNER, REPO, self.fake.repo_id(OWNER, REPO))
+            .set("/repository/default_branch", serde_json::json!("main"))
     }
 
     /// Strips what a `GITHUB_TOKEN` run's payload lacks and points it at this repository.

@@ -2,6 +2,7 @@
 
 mod harness;
 
+mod agent_loop;
 mod event;
 mod evidence;
 mod other_events;

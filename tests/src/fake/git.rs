@@ -119,6 +119,52 @@ pub fn resolve_commit(path: &Path, rev: &str) -> Result<String, GitError> {
     })
 }
 
+/// What `head` changes against `base`, file by file, as a pull request's files list
+/// shows it: status, added and deleted lines, and a unified patch of the added lines.
+pub fn changed_files(
+    path: &Path,
+    base: &str,
+    head: &str,
+) -> Result<Vec<super::model::PullFile>, GitError> {
+    let repo = open(path)?;
+    let tree = |sha: &str| -> Result<git2::Tree<'_>, GitError> {
+        let oid = git2::Oid::from_str(sha).map_err(wrap(path))?;
+        repo.find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(wrap(path))
+    };
+    let (old, new) = (tree(base)?, tree(head)?);
+    let diff = repo
+        .diff_tree_to_tree(Some(&old), Some(&new), None)
+        .map_err(wrap(path))?;
+    let mut files = Vec::new();
+    for delta in diff.deltas() {
+        let file = delta.new_file().path().or_else(|| delta.old_file().path());
+        let name = file.map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        let status = match delta.status() {
+            git2::Delta::Added => "added",
+            git2::Delta::Deleted => "removed",
+            _ => "modified",
+        };
+        let content = repo
+            .find_blob(delta.new_file().id())
+            .ok()
+            .map(|b| String::from_utf8_lossy(b.content()).into_owned());
+        let lines = content.as_deref().map_or(0, |c| c.lines().count() as u64);
+        files.push(super::model::PullFile {
+            filename: name,
+            status: status.into(),
+            additions: lines,
+            deletions: u64::from(status == "removed"),
+            patch: content.map(|c| {
+                let body: Vec<String> = c.lines().map(|l| format!("+{l}")).collect();
+                format!("@@ -0,0 +1,{lines} @@\n{}", body.join("\n"))
+            }),
+        });
+    }
+    Ok(files)
+}
+
 /// The sha a ref (`heads/main`) points at, if it exists.
 pub fn ref_target(path: &Path, short_ref: &str) -> Result<Option<String>, GitError> {
     let repo = open(path)?;

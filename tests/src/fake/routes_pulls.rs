@@ -6,6 +6,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use axum::response::IntoResponse;
 use axum::routing::{get, put};
 use axum::{Extension, Router};
 use chrono::Utc;
@@ -20,7 +21,10 @@ use super::Inner;
 
 pub(super) fn routes() -> Router<Arc<Inner>> {
     Router::new()
-        .route("/repos/{owner}/{repo}/pulls", get(list_pulls))
+        .route(
+            "/repos/{owner}/{repo}/pulls",
+            get(list_pulls).post(create_pull),
+        )
         .route("/repos/{owner}/{repo}/pulls/{number}", get(get_pull))
         .route(
             "/repos/{owner}/{repo}/pulls/{number}/files",
@@ -274,4 +278,79 @@ async fn dismiss_review(
         model: &model,
     }
     .review(&review))
+}
+
+/// Opens a pull request from a branch pushed to the repository (`head` is a branch name
+/// here; forks are not modelled over REST). Its files are the real diff of the branch
+/// against `base`. 422 when a field is missing or the head branch does not exist, as
+/// on GitHub. The `pull_request` webhook is the test's to send.
+async fn create_pull(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo)): Path<(String, String)>,
+    body: Bytes,
+) -> ApiResult {
+    let body = parse_body(&body)?;
+    let field = |name: &str| str_field(&body, name).map(str::to_owned);
+    let title = field("title").ok_or_else(|| ApiError::validation("PullRequest", "title", "missing_field"))?;
+    let head = field("head").ok_or_else(|| ApiError::validation("PullRequest", "head", "missing_field"))?;
+    let base = field("base").ok_or_else(|| ApiError::validation("PullRequest", "base", "missing_field"))?;
+    let mut model = inner.model();
+    let r = access(&model, &caller, &owner, &repo, "pull_requests", "write")?;
+    let dir = r.git_dir.clone();
+    let head_ref = head.rsplit(':').next().unwrap_or(&head).to_owned();
+    let resolve = |rev: &str| {
+        super::git::ref_target(&dir, &format!("heads/{rev}"))
+            .ok()
+            .flatten()
+            .ok_or_else(|| ApiError::validation("PullRequest", "head", "invalid"))
+    };
+    let head_sha = resolve(&head_ref)?;
+    let base_sha = resolve(&base)?;
+    let files = super::git::changed_files(&dir, &base_sha, &head_sha)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let author = caller.login(&model);
+    model.user(&author);
+    let issue_id = model.next_id();
+    let pull_id = model.next_id();
+    let r = model.repo_mut(&owner, &repo).ok_or_else(ApiError::not_found)?;
+    let number = r.next_number;
+    r.next_number += 1;
+    let now = Utc::now();
+    r.issues.insert(
+        number,
+        super::model::Issue {
+            id: issue_id,
+            number,
+            title,
+            body: field("body"),
+            author,
+            state: "open".into(),
+            labels: vec![],
+            created_at: now,
+            updated_at: now,
+            closed_at: None,
+            assignees: Vec::new(),
+            agent_assignment: None,
+            pull: Some(super::model::Pull {
+                id: pull_id,
+                head_ref,
+                head_sha,
+                base_ref: base,
+                base_sha,
+                draft: body.get("draft").and_then(Value::as_bool).unwrap_or(false),
+                merged_at: None,
+                files,
+                head_repo: None,
+            }),
+        },
+    );
+    let r = model.repo(&owner, &repo).ok_or_else(ApiError::not_found)?;
+    let issue = r.issues.get(&number).ok_or_else(ApiError::not_found)?;
+    let rendered = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .pull(r, issue, false);
+    Ok((StatusCode::CREATED, axum::Json(rendered)).into_response())
 }

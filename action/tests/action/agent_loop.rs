@@ -1,0 +1,168 @@
+//! Dispatch to a real agent process, end to end through `navin-action`: the engine hands
+//! a ready step to the agent workflow, the brief job renders the brief, a script agent
+//! (tests/agent/script-agent.sh) edits, commits, pushes and opens the pull request over
+//! the REST API, CI goes green, the step closes and the next step is dispatched.
+
+use std::process::Command;
+
+use navin_e2e::fake::CheckRunSpec;
+use serde_json::json;
+
+use crate::harness::{Job, RunResult, EVENT_SCOPES, OWNER, REPO};
+
+const CONFIG: &str = "dispatch:\n  agent: workflow\n  workflow: navin-agent.yml\nmodels:\n  deep: claude-opus-4.6\nevidence:\n  required_checks:\n    test: [ci/test]\n";
+
+/// The script agent, run as the agent job would run a real one: the brief in a file,
+/// the step's branch, and its own token (never the job's).
+fn script_agent(job: &Job, step: &str, brief: &RunResult, token: &str) -> u64 {
+    let brief_file = job.dir.path().join(format!("brief-{step}.md"));
+    std::fs::write(&brief_file, &brief.outputs["brief"]).expect("write the brief");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/agent/script-agent.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .env("NAVIN_STEP", step)
+        .env("NAVIN_BRANCH", &brief.outputs["branch"])
+        .env("NAVIN_BRIEF_FILE", &brief_file)
+        .env("GIT_REMOTE", job.fake.git_remote_url_with_token(OWNER, REPO, token))
+        .env("API_URL", job.fake.base_url())
+        .env("REPOSITORY", format!("{OWNER}/{REPO}"))
+        .env("AGENT_TOKEN", token)
+        .env("HOME", job.dir.path())
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .expect("run the script agent");
+    assert!(
+        out.status.success(),
+        "script agent failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("the script prints the pull request number")
+}
+
+/// The `brief` job of the agent workflow: contents read is all it needs.
+fn brief_job(job: &Job, step: &str) -> RunResult {
+    let read = job.fake.actions_token(OWNER, REPO, &[("contents", "read")]);
+    let r = job.run_with(
+        "brief",
+        "workflow_dispatch",
+        None,
+        Some(&read),
+        &[("INPUT_STEP", step)],
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    r
+}
+
+/// CI on the pull request's head: GitHub Actions' `ci/test` check run, completed.
+fn green_ci(job: &Job, token: &str, head: &str) -> RunResult {
+    let run_id = job
+        .fake
+        .add_check_run(OWNER, REPO, CheckRunSpec::new("ci/test", head));
+    let completed = job.fixture_event("check_run.completed", |p| {
+        p.check_run_id(run_id)
+            .check_name("ci/test")
+            .head_sha(head)
+            .app_id(15368)
+            .conclusion("success")
+    });
+    job.run("event", "check_run", Some(&completed), Some(token))
+}
+
+#[test]
+fn a_script_agent_takes_a_dispatched_step_from_brief_to_green_ci_and_the_next_step_is_dispatched() {
+    let mut job = Job::for_events();
+    let mut scopes = EVENT_SCOPES.to_vec();
+    scopes.push(("actions", "write")); // starts the agent workflow
+    job.token = job.fake.actions_token(OWNER, REPO, &scopes);
+    let token = job.token.clone();
+    job.write_config(CONFIG);
+    job.fake
+        .add_workflow(OWNER, REPO, "navin-agent.yml", "navin agent");
+    job.fake.set_role(OWNER, REPO, "dora", "write");
+    let agent_token = job.fake.user_token("dora");
+    let issue = job
+        .fake
+        .create_issue(OWNER, REPO, "Farewell", "Say goodbye too.", "alice");
+
+    // The mission: T1, then T2 after it; only T1 is ready, so only T1 is dispatched.
+    let commands = "/mission add a farewell\n\
+        /step add T1 Add a farewell in src/lib.rs --validation test\n\
+        /step add T2 Document the farewell in README.md --after T1 --validation test";
+    let (_, event) = job.comment_event(issue, "alice", commands);
+    let r = job.run("event", "issue_comment", Some(&event), Some(&token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let runs = job.fake.dispatches();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].workflow, "navin-agent.yml");
+    assert_eq!(runs[0].inputs["step"], "T1");
+    assert_eq!(runs[0].inputs["model"], "claude-opus-4.6");
+    let t1_issue: u64 = runs[0].inputs["issue"].as_str().unwrap().parse().unwrap();
+    let step_issue = job.fake.issue(OWNER, REPO, t1_issue);
+    assert!(step_issue.title.starts_with("[navin T1]"), "{step_issue:?}");
+
+    // The workflow's brief job: the same brief the issue carries, plus what the agent
+    // job needs as outputs.
+    let brief = brief_job(&job, "T1");
+    // Only the version and the digest differ: the Action reads the ledger as it is now.
+    let work = |text: &str| {
+        let from = text.find("### Role").expect("a Role section");
+        let to = text.find("### Mission digest").expect("a digest section");
+        text[from..to].to_owned()
+    };
+    assert_eq!(
+        work(&brief.outputs["brief"]),
+        work(step_issue.body.as_deref().unwrap_or_default()),
+        "the Action's brief is the step issue's brief"
+    );
+    assert_eq!(brief.outputs["branch"], "navin/T1-add-a-farewell-in-src-lib-rs");
+    assert_eq!(brief.outputs["model"], "claude-opus-4.6");
+    assert!(
+        brief.outputs["digest"].contains("add a farewell"),
+        "{:?}",
+        brief.outputs["digest"]
+    );
+
+    // The agent works the step and opens its pull request; GitHub would send
+    // pull_request.opened to the event workflow.
+    let pr = script_agent(&job, "T1", &brief, &agent_token);
+    let pull = job.fake.pull(OWNER, REPO, pr);
+    assert_eq!(pull.head_ref, "navin/T1-add-a-farewell-in-src-lib-rs");
+    assert!(pull.files.iter().any(|f| f.filename == "src/lib.rs"), "{pull:?}");
+    let head = pull.head_sha.clone();
+    let body = job.fake.issue(OWNER, REPO, pr).body.unwrap_or_default();
+    let opened = job.fixture_event("pull_request.opened", |p| {
+        p.number(pr)
+            .head_sha(&head)
+            .head_ref(&pull.head_ref)
+            .set("/pull_request/body", json!(body))
+    });
+    let r = job.run("event", "pull_request", Some(&opened), Some(&token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let ledger = job.ledger().expect("ledger");
+    let t1 = ledger.board.task("T1").expect("T1");
+    assert_eq!(t1.links.prs, [pr]);
+
+    // Green CI on that head closes T1; T2 becomes ready and is dispatched in turn.
+    let r = green_ci(&job, &token, &head);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let ledger = job.ledger().expect("ledger");
+    assert_eq!(ledger.board.task("T1").unwrap().status.as_str(), "done");
+    let runs = job.fake.dispatches();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(runs[1].inputs["step"], "T2");
+
+    // And the loop goes on: the second step's brief names its own file.
+    let brief = brief_job(&job, "T2");
+    assert!(brief.outputs["brief"].contains("`README.md`"), "{}", brief.outputs["brief"]);
+    let pr = script_agent(&job, "T2", &brief, &agent_token);
+    assert!(job
+        .fake
+        .pull(OWNER, REPO, pr)
+        .files
+        .iter()
+        .any(|f| f.filename == "README.md"));
+}
