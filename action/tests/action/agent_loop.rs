@@ -23,7 +23,10 @@ fn script_agent(job: &Job, step: &str, brief: &RunResult, token: &str) -> u64 {
         .env("NAVIN_STEP", step)
         .env("NAVIN_BRANCH", &brief.outputs["branch"])
         .env("NAVIN_BRIEF_FILE", &brief_file)
-        .env("GIT_REMOTE", job.fake.git_remote_url_with_token(OWNER, REPO, token))
+        .env(
+            "GIT_REMOTE",
+            job.fake.git_remote_url_with_token(OWNER, REPO, token),
+        )
         .env("API_URL", job.fake.base_url())
         .env("REPOSITORY", format!("{OWNER}/{REPO}"))
         .env("AGENT_TOKEN", token)
@@ -100,7 +103,10 @@ fn a_script_agent_takes_a_dispatched_step_from_brief_to_green_ci_and_the_next_st
     assert_eq!(runs[0].workflow, "navin-agent.yml");
     assert_eq!(runs[0].inputs["step"], "T1");
     assert_eq!(runs[0].inputs["model"], "claude-opus-4.6");
-    let t1_issue: u64 = runs[0].inputs["issue"].as_str().unwrap().parse().unwrap();
+    let t1_issue: u64 = runs[0].inputs["issue"]
+        .as_str()
+        .and_then(|n| n.parse().ok())
+        .expect("the issue input is the step issue's number");
     let step_issue = job.fake.issue(OWNER, REPO, t1_issue);
     assert!(step_issue.title.starts_with("[navin T1]"), "{step_issue:?}");
 
@@ -118,7 +124,10 @@ fn a_script_agent_takes_a_dispatched_step_from_brief_to_green_ci_and_the_next_st
         work(step_issue.body.as_deref().unwrap_or_default()),
         "the Action's brief is the step issue's brief"
     );
-    assert_eq!(brief.outputs["branch"], "navin/T1-add-a-farewell-in-src-lib-rs");
+    assert_eq!(
+        brief.outputs["branch"],
+        "navin/T1-add-a-farewell-in-src-lib-rs"
+    );
     assert_eq!(brief.outputs["model"], "claude-opus-4.6");
     assert!(
         brief.outputs["digest"].contains("add a farewell"),
@@ -131,7 +140,10 @@ fn a_script_agent_takes_a_dispatched_step_from_brief_to_green_ci_and_the_next_st
     let pr = script_agent(&job, "T1", &brief, &agent_token);
     let pull = job.fake.pull(OWNER, REPO, pr);
     assert_eq!(pull.head_ref, "navin/T1-add-a-farewell-in-src-lib-rs");
-    assert!(pull.files.iter().any(|f| f.filename == "src/lib.rs"), "{pull:?}");
+    assert!(
+        pull.files.iter().any(|f| f.filename == "src/lib.rs"),
+        "{pull:?}"
+    );
     let head = pull.head_sha.clone();
     let body = job.fake.issue(OWNER, REPO, pr).body.unwrap_or_default();
     let opened = job.fixture_event("pull_request.opened", |p| {
@@ -150,14 +162,18 @@ fn a_script_agent_takes_a_dispatched_step_from_brief_to_green_ci_and_the_next_st
     let r = green_ci(&job, &token, &head);
     assert_eq!(r.code, Some(0), "{r:?}");
     let ledger = job.ledger().expect("ledger");
-    assert_eq!(ledger.board.task("T1").unwrap().status.as_str(), "done");
+    assert_eq!(ledger.board.task("T1").expect("T1").status.as_str(), "done");
     let runs = job.fake.dispatches();
     assert_eq!(runs.len(), 2, "{runs:?}");
     assert_eq!(runs[1].inputs["step"], "T2");
 
     // And the loop goes on: the second step's brief names its own file.
     let brief = brief_job(&job, "T2");
-    assert!(brief.outputs["brief"].contains("`README.md`"), "{}", brief.outputs["brief"]);
+    assert!(
+        brief.outputs["brief"].contains("`README.md`"),
+        "{}",
+        brief.outputs["brief"]
+    );
     let pr = script_agent(&job, "T2", &brief, &agent_token);
     assert!(job
         .fake

@@ -140,7 +140,9 @@ pub fn changed_files(
     let mut files = Vec::new();
     for delta in diff.deltas() {
         let file = delta.new_file().path().or_else(|| delta.old_file().path());
-        let name = file.map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = file
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let status = match delta.status() {
             git2::Delta::Added => "added",
             git2::Delta::Deleted => "removed",

@@ -292,9 +292,12 @@ async fn create_pull(
 ) -> ApiResult {
     let body = parse_body(&body)?;
     let field = |name: &str| str_field(&body, name).map(str::to_owned);
-    let title = field("title").ok_or_else(|| ApiError::validation("PullRequest", "title", "missing_field"))?;
-    let head = field("head").ok_or_else(|| ApiError::validation("PullRequest", "head", "missing_field"))?;
-    let base = field("base").ok_or_else(|| ApiError::validation("PullRequest", "base", "missing_field"))?;
+    let title = field("title")
+        .ok_or_else(|| ApiError::validation("PullRequest", "title", "missing_field"))?;
+    let head = field("head")
+        .ok_or_else(|| ApiError::validation("PullRequest", "head", "missing_field"))?;
+    let base = field("base")
+        .ok_or_else(|| ApiError::validation("PullRequest", "base", "missing_field"))?;
     let mut model = inner.model();
     let r = access(&model, &caller, &owner, &repo, "pull_requests", "write")?;
     let dir = r.git_dir.clone();
@@ -313,7 +316,9 @@ async fn create_pull(
     model.user(&author);
     let issue_id = model.next_id();
     let pull_id = model.next_id();
-    let r = model.repo_mut(&owner, &repo).ok_or_else(ApiError::not_found)?;
+    let r = model
+        .repo_mut(&owner, &repo)
+        .ok_or_else(ApiError::not_found)?;
     let number = r.next_number;
     r.next_number += 1;
     let now = Utc::now();

@@ -208,7 +208,10 @@ fn cruise_takes_missions_grammar_and_close_is_a_goal_word_there() {
             goal: Some("close the gaps".into())
         })
     );
-    assert!(one("/cruise --replcae x").is_err(), "unknown flags are refused");
+    assert!(
+        one("/cruise --replcae x").is_err(),
+        "unknown flags are refused"
+    );
 }
 
 #[test]
