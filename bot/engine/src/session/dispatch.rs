@@ -60,7 +60,8 @@ struct CreatedIssue {
 }
 
 impl Session<'_> {
-    /// Hands out every ready step that has no issue yet, when `dispatch.issues` is on.
+    /// Hands out every ready step that has no issue yet, when `dispatch.issues` or an
+    /// agent (`dispatch.agent`) is configured.
     /// Returns the ledger as it stands afterwards. A failure is logged and leaves the
     /// step for the next change to retry: it never undoes or fails the command that
     /// made the step ready.
@@ -116,7 +117,9 @@ impl Session<'_> {
                     (number, true, false)
                 }
             };
-            ledger = self.record_dispatch(&ledger, &task.id, issue).await?;
+            // The agent is started before the issue goes on the ledger: a crash in between
+            // finds the issue again by its marker (and Copilot among its assignees), so the
+            // step is neither left without an agent nor given two.
             // The issue stands on its own: an agent that cannot be started (a missing
             // workflow file, no `actions: write`, no user token) must not hold up the
             // other steps, so failures are reported and the loop goes on.
@@ -132,8 +135,6 @@ impl Session<'_> {
                         }
                     }
                 }
-                // Assigning is checked against the issue itself, so an issue found again
-                // after a crash is still handed to Copilot, and never twice.
                 AgentKind::Copilot if !assigned => {
                     if let Err(e) = self.assign_to_copilot(&task.id, issue, model).await {
                         tracing::warn!(error = %e, step = %task.id, issue, "cannot assign the step to Copilot");
@@ -142,6 +143,7 @@ impl Session<'_> {
                 }
                 _ => {}
             }
+            ledger = self.record_dispatch(&ledger, &task.id, issue).await?;
         }
         Ok(ledger)
     }
