@@ -96,6 +96,8 @@ impl Session<'_> {
         let policy = crate::evidence::policy_from(&config);
         let model = config.models.for_mode(ledger.mission.mode);
         let agent = config.dispatch.agent();
+        // One read of the plan for every brief of this hand-out, not one per step.
+        let edits = self.plan_edits_for(&ledger).await;
         for task in waiting {
             let marker = step_marker(&ledger, &task.id);
             let found = existing
@@ -104,7 +106,6 @@ impl Session<'_> {
             let (issue, created, assigned) = match found {
                 Some(listed) => (listed.number, false, listed.assigned_to_copilot()),
                 None => {
-                    let edits = self.plan_edits_for(&ledger).await;
                     let options = BriefOptions {
                         required_checks: policy.required_for(task.validation),
                         model,
