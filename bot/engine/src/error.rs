@@ -43,6 +43,7 @@ impl EngineError {
             EngineError::Store(e) => matches!(
                 e,
                 StoreError::Contention { .. }
+                    | StoreError::Locked { .. }
                     | StoreError::Io(_)
                     | StoreError::Git(_)
                     | StoreError::Remote { .. }

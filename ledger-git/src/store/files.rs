@@ -24,6 +24,35 @@ impl Store {
         read_at(&repo, oid, path)
     }
 
+    /// The names of the files under [`PLANS_DIR`] at the branch tip (after syncing with
+    /// the remote, if any), sorted; none when the branch or the folder does not exist.
+    pub fn plan_files(&self) -> Result<Vec<String>, StoreError> {
+        let repo = self.repo()?;
+        let tip = match &self.cfg.remote {
+            Some(_) => self.sync(&repo)?,
+            None => self.tip(&repo)?,
+        };
+        let Some(oid) = tip else {
+            return Ok(Vec::new());
+        };
+        let tree = repo.find_commit(oid)?.tree()?;
+        let entry = match tree.get_path(std::path::Path::new(PLANS_DIR)) {
+            Ok(entry) => entry,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let Ok(folder) = repo.find_tree(entry.id()) else {
+            return Ok(Vec::new());
+        };
+        let mut names: Vec<String> = folder
+            .iter()
+            .filter(|e| e.kind() == Some(git2::ObjectType::Blob))
+            .filter_map(|e| e.name().ok().map(str::to_owned))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
     /// Read-modify-write of files under [`PLANS_DIR`] as one commit, with the same
     /// compare-and-swap and no-force push as ledger operations. `change` sees the
     /// current content of each of `paths` (re-read after a lost race) and returns the
@@ -86,10 +115,7 @@ impl Store {
                 return Ok(Some(oid_str(commit)));
             }
             if attempt >= self.cfg.max_attempts {
-                return Err(StoreError::Contention {
-                    branch: self.cfg.branch.clone(),
-                    attempts: attempt,
-                });
+                return Err(self.gave_up(&repo, attempt));
             }
             backoff(attempt);
         }

@@ -8,6 +8,7 @@
 
 mod files;
 pub use files::{FileChanges, PLANS_DIR};
+mod locks;
 mod remote;
 mod tree;
 
@@ -63,6 +64,9 @@ pub enum StoreError {
     Rewritten { seen: String, tip: String },
     #[error("gave up after {attempts} attempts: other writers kept moving {branch}")]
     Contention { branch: String, attempts: u32 },
+    /// The ref stayed locked by a live writer (or one killed moments ago) for every attempt.
+    #[error("{branch} is locked by {path}: another navin or git process is writing it; if none is running, delete that file")]
+    Locked { branch: String, path: String },
     #[error("remote {remote}: {message}")]
     Remote { remote: String, message: String },
     /// The git server refused us (401, 403 or 404: no credentials, no permission, or a
@@ -352,14 +356,18 @@ impl Store {
             return;
         }
         let name = self.local_seen_ref();
-        // Only forward: a slower writer must not move the record back to an ancestor.
-        if let Ok(known) = repo.refname_to_id(&name) {
-            if known == tip || repo.graph_descendant_of(known, tip).unwrap_or(false) {
-                return;
+        // Only forward: a slower writer must not move the record back to an ancestor
+        // (checked and moved under the writer lock, so no other writer interleaves).
+        // A failure (the lock, the disk) is ignored: see above.
+        let _ = locks::move_ref(repo, &name, || {
+            if let Ok(known) = repo.refname_to_id(&name) {
+                if known == tip || repo.graph_descendant_of(known, tip)? {
+                    return Ok(());
+                }
             }
-        }
-        // A failure (another writer holding the record's lock) is ignored: see above.
-        let _ = repo.reference(&name, tip, true, "navin: last tip written");
+            repo.reference(&name, tip, true, "navin: last tip written")
+                .map(|_| ())
+        });
     }
 
     /// Applies `op` as one commit. Rule refusals change nothing.
@@ -411,10 +419,7 @@ impl Store {
                 });
             }
             if attempt >= self.cfg.max_attempts {
-                return Err(StoreError::Contention {
-                    branch: self.cfg.branch.clone(),
-                    attempts: attempt,
-                });
+                return Err(self.gave_up(&repo, attempt));
             }
             backoff(attempt);
         }
@@ -463,10 +468,11 @@ impl Store {
     /// Moves the local branch from `base` to `commit`; false when another writer won.
     fn swap(&self, repo: &Repository, commit: Oid, base: Option<Oid>) -> Result<bool, StoreError> {
         let msg = "navin: ledger transaction";
-        let result = match base {
-            Some(old) => repo.reference_matching(&self.refname(), commit, true, old, msg),
-            None => repo.reference(&self.refname(), commit, false, msg),
-        };
+        let name = self.refname();
+        let result = locks::move_ref(repo, &name, || match base {
+            Some(old) => repo.reference_matching(&name, commit, true, old, msg),
+            None => repo.reference(&name, commit, false, msg),
+        })?;
         match result {
             Ok(_) => Ok(true),
             Err(e)
@@ -481,6 +487,21 @@ impl Store {
                 Ok(false)
             }
             Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Why writes gave up: a ref lock still there, or other writers.
+    pub(crate) fn gave_up(&self, repo: &Repository, attempts: u32) -> StoreError {
+        let lock = locks::lock_path(repo, &self.refname());
+        if lock.exists() {
+            return StoreError::Locked {
+                branch: self.cfg.branch.clone(),
+                path: lock.display().to_string(),
+            };
+        }
+        StoreError::Contention {
+            branch: self.cfg.branch.clone(),
+            attempts,
         }
     }
 
@@ -530,13 +551,10 @@ impl Store {
         let base = match (local, incoming) {
             (Some(l), Some(i)) if l == i => Some(l),
             (Some(l), Some(i)) if repo.graph_descendant_of(i, l)? => {
-                repo.reference_matching(
-                    &self.refname(),
-                    i,
-                    true,
-                    l,
-                    "navin: fast-forward from remote",
-                )?;
+                let branch = self.refname();
+                locks::move_ref(repo, &branch, || {
+                    repo.reference_matching(&branch, i, true, l, "navin: fast-forward from remote")
+                })??;
                 Some(i)
             }
             (Some(l), Some(i)) if repo.graph_descendant_of(l, i)? => Some(l),
@@ -547,13 +565,18 @@ impl Store {
                 })
             }
             (None, Some(i)) => {
-                repo.reference(&self.refname(), i, false, "navin: ledger from remote")?;
+                let branch = self.refname();
+                locks::move_ref(repo, &branch, || {
+                    repo.reference(&branch, i, false, "navin: ledger from remote")
+                })??;
                 Some(i)
             }
             (local, None) => local,
         };
         if let Some(i) = incoming {
-            repo.reference(&tracking, i, true, "navin: remote tip seen")?;
+            locks::move_ref(repo, &tracking, || {
+                repo.reference(&tracking, i, true, "navin: remote tip seen")
+            })??;
         }
         Ok(base)
     }
@@ -577,7 +600,9 @@ impl Store {
             Err(PushError::Rejected) => return Ok(false),
             Err(PushError::Failed(e)) => return Err(e),
         }
-        repo.reference(&tracking, commit, true, "navin: pushed")?;
+        locks::move_ref(repo, &tracking, || {
+            repo.reference(&tracking, commit, true, "navin: pushed")
+        })??;
         // The local branch only follows; nobody else should move it meanwhile.
         self.swap(repo, commit, base)?;
         Ok(true)

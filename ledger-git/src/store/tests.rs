@@ -605,3 +605,44 @@ fn the_history_window_alone_forgets_op_ids_beyond_its_size() {
         .expect("retry");
     assert!(matches!(retried, Committed::AlreadyApplied { .. }));
 }
+
+#[test]
+fn a_ref_lock_left_by_a_killed_writer_is_removed_and_the_write_goes_through() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = repo_in(dir.path());
+    let s = store(dir.path(), StoreConfig::default());
+    s.transact(&init_op("g"), &ctx()).expect("init");
+    let lock = locks::lock_path(&repo, &s.refname());
+    let file = std::fs::File::create(&lock).expect("a lock as a killed writer leaves it");
+    file.set_modified(std::time::SystemTime::now() - locks::STALE_AFTER * 2)
+        .expect("age the lock");
+    drop(file);
+    let (version, _) = written(
+        s.transact(&fact(1), &ctx())
+            .expect("the write goes through"),
+    );
+    assert_eq!(version, 2);
+    assert!(!lock.exists(), "the stale lock is gone");
+}
+
+#[test]
+fn a_ref_held_by_a_live_writer_gives_up_naming_the_lock() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = repo_in(dir.path());
+    let cfg = StoreConfig {
+        max_attempts: 3,
+        ..StoreConfig::default()
+    };
+    let s = store(dir.path(), cfg);
+    s.transact(&init_op("g"), &ctx()).expect("init");
+    let before = tip(&repo, DEFAULT_BRANCH);
+    let lock = locks::lock_path(&repo, &s.refname());
+    std::fs::write(&lock, b"").expect("a live writer's lock");
+    let err = s
+        .transact(&fact(1), &ctx())
+        .expect_err("the ref stays locked");
+    assert!(matches!(err, StoreError::Locked { .. }), "{err}");
+    assert!(err.to_string().contains("ledger.lock"), "{err}");
+    assert!(lock.exists(), "a fresh lock is not touched");
+    assert_eq!(tip(&repo, DEFAULT_BRANCH), before, "nothing was written");
+}
