@@ -86,6 +86,15 @@ pub enum RuleError {
         run_head: String,
         head: String,
     },
+    /// The newest recorded run for this commit failed: an earlier green run on the same
+    /// commit, or the first of several commands passing, does not outweigh it.
+    #[error("{step}: the newest {kind} for {head} failed ({summary}); fix it, commit and run the validation again")]
+    RedRun {
+        step: String,
+        kind: &'static str,
+        head: String,
+        summary: String,
+    },
     #[error("{step}: the {kind} counts only on a clean tree, and {where_}; commit or stash the changes and run the validation again")]
     DirtyRun {
         step: String,
@@ -152,6 +161,7 @@ impl RuleError {
             RuleError::AgentEvidence { .. } => "agent_evidence",
             RuleError::StaleRun { .. } => "stale_run",
             RuleError::DirtyRun { .. } => "dirty_run",
+            RuleError::RedRun { .. } => "red_run",
             RuleError::NotARecordedRun { .. } => "not_a_recorded_run",
             RuleError::ResumeNeedsHuman { .. } => "resume_needs_human",
             RuleError::AgentPauseReason { .. } => "agent_pause_reason",

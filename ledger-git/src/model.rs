@@ -503,10 +503,16 @@ pub struct Task {
     /// What "done" means for this card; non-empty acceptance requires evidence.
     pub acceptance: Option<String>,
     pub validation: Validation,
-    /// The command that validates this step (the plan's verification for it), run with
-    /// no shell by `navin board verify`; the repository config's command otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
+    /// The commands that validate this step (the plan's verification for it), run in
+    /// order with no shell by `navin board verify`; the repository config's command
+    /// otherwise. Ledgers written before several were kept have one `command`.
+    #[serde(
+        default,
+        alias = "command",
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "one_or_many"
+    )]
+    pub commands: Vec<String>,
     pub retry_count: u32,
     pub max_retries: u32,
     pub agent: Option<String>,
@@ -685,6 +691,21 @@ pub struct Evidence {
     pub run: Option<RunRecord>,
 }
 
+/// A step's commands as written: a list, or the single `command` string older
+/// ledgers carry.
+fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(c) => vec![c],
+        OneOrMany::Many(c) => c,
+    })
+}
+
 /// A validation command Navin ran itself in a checkout. Only such a record, green, for
 /// the checkout's current `HEAD` of a clean tree, lets an agent close a test, lint or
 /// verify step locally.
@@ -708,6 +729,9 @@ pub struct RunRecord {
     pub head: String,
     /// Whether tracked or untracked files differed from `head` when it ran.
     pub dirty: bool,
+    /// The command ran past its time limit and was killed (with everything it started).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
 }
 
 /// Where a recorded run's command came from.

@@ -21,6 +21,7 @@ pub mod event;
 pub mod evidence;
 mod handlers;
 pub mod ledger;
+pub mod reads;
 pub mod render;
 pub mod rules;
 mod session;

@@ -36,8 +36,13 @@ pub(super) fn open(cli: &Cli) -> Result<Store, CliError> {
     Ok(Store::open(&cli.repo, cfg)?)
 }
 
+/// Who acts: `--actor` / NAVIN_ACTOR, else `human:$USER`.
+pub(super) fn actor(cli: &Cli) -> Actor {
+    cli.actor.clone().unwrap_or_else(default_actor)
+}
+
 fn ctx(cli: &Cli) -> Ctx {
-    Ctx::new(Utc::now(), cli.actor.clone().unwrap_or_else(default_actor))
+    Ctx::new(Utc::now(), actor(cli))
 }
 
 fn read_evidence(path: &Path) -> Result<Evidence, CliError> {
@@ -64,6 +69,22 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
     let store = open(cli)?;
     let op = match &cli.command {
         Command::Digest => return show::digest(&store, cli.json),
+        Command::Mission(super::MissionCommand::Start {
+            from_plan,
+            cruise,
+            replace,
+        }) => {
+            let mode = match cruise {
+                true => navin_ledger::model::MissionMode::Cruise,
+                false => navin_ledger::model::MissionMode::Staged,
+            };
+            let budget = super::plan_local::repo_config(&cli.repo)?
+                .budgets
+                .to_budget();
+            let done =
+                super::plan_local::start(&store, &ctx(cli), from_plan, mode, *replace, budget)?;
+            return report(cli.json, &done);
+        }
         Command::Ledger(cmd) => match cmd {
             LedgerCommand::Show => return show::mission(&store, cli.json),
             LedgerCommand::History { limit } => return show::history(&store, *limit, cli.json),
@@ -121,10 +142,22 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
         },
         Command::Board(cmd) => match cmd {
             BoardCommand::Next => return show::next(&store, cli.json),
-            BoardCommand::Brief { id } => return show::brief(&store, id, cli.json),
-            BoardCommand::Verify { id, command } => {
+            BoardCommand::Brief { id } => return show::brief(&store, &cli.repo, id, cli.json),
+            BoardCommand::Verify {
+                id,
+                command,
+                timeout,
+            } => {
                 let tree = super::verify::WorkTree::discover(&cli.repo)?;
-                return super::verify::verify(&store, &tree, ctx(cli), id, command, cli.json);
+                return super::verify::verify(
+                    &store,
+                    &tree,
+                    ctx(cli),
+                    id,
+                    command,
+                    *timeout,
+                    cli.json,
+                );
             }
             BoardCommand::Add {
                 id,
@@ -134,6 +167,7 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 acceptance,
                 agent,
                 description,
+                commands,
             } => Operation::AddSteps(vec![NewTask {
                 id: id.clone(),
                 title: title.clone(),
@@ -146,7 +180,7 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 acceptance: acceptance.clone(),
                 validation: *validation,
                 agent: agent.clone(),
-                command: None,
+                commands: commands.clone(),
             }]),
             BoardCommand::Start { id } => Operation::Start { step: id.clone() },
             BoardCommand::Progress {

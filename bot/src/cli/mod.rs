@@ -2,6 +2,7 @@
 
 mod ledger_cmd;
 mod plan_cmd;
+mod plan_local;
 mod show;
 mod verify;
 
@@ -56,8 +57,12 @@ pub enum Command {
     Digest,
     /// Serve the board tools to a coding agent over MCP (stdio).
     Mcp(McpArgs),
-    /// Plan a change read-only: map the repository and print a validated plan document.
+    /// Plan a change read-only: map the repository and print a validated plan document;
+    /// save it on the ledger branch, approve, reject or edit it.
     Plan(PlanCmd),
+    /// Start a mission from an approved plan.
+    #[command(subcommand)]
+    Mission(MissionCommand),
     /// Run the GitHub App webhook server.
     Serve(crate::config::ServeArgs),
 }
@@ -87,6 +92,10 @@ pub struct PlanCmd {
     /// command (NAVIN_PLAN_COMMAND).
     #[arg(long, value_enum, default_value = "builtin")]
     pub planner: PlannerKind,
+    /// Store the plan on the ledger branch (never in the working tree) as pending, under
+    /// an id derived from its text; approve it with `navin plan approve ID`.
+    #[arg(long)]
+    pub save: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,6 +111,52 @@ pub enum PlanAction {
         original: PathBuf,
         #[arg(value_name = "EDITED")]
         edited: PathBuf,
+    },
+    /// The plans saved on the ledger branch: id, status and title.
+    List,
+    /// A saved plan's status and text (`--json`: its record too).
+    Show {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Approve a saved plan's current text (people only).
+    Approve {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Reject a saved plan (people only); its approvals stop counting.
+    Reject {
+        #[arg(value_name = "ID")]
+        id: String,
+        /// What should change, kept on the record for whoever plans again.
+        #[arg(long)]
+        feedback: Option<String>,
+    },
+    /// Replace a saved plan's text with an edited one (people only). The changes are
+    /// binding on whoever executes the plan; approvals of the old text go stale.
+    Edit {
+        #[arg(value_name = "ID")]
+        id: String,
+        /// The edited plan (`-` for stdin); without it, $VISUAL or $EDITOR opens the text.
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MissionCommand {
+    /// Start the mission an approved plan describes: its stages (or proposed changes)
+    /// become the board's steps, as `/mission` does on GitHub.
+    Start {
+        /// The approved plan's id (`navin plan list`).
+        #[arg(long, value_name = "ID")]
+        from_plan: String,
+        /// One stage: every step is ready at once (as `/cruise`).
+        #[arg(long)]
+        cruise: bool,
+        /// Replace a live mission.
+        #[arg(long)]
+        replace: bool,
     },
 }
 
@@ -206,6 +261,10 @@ pub enum BoardCommand {
         agent: Option<String>,
         #[arg(long)]
         description: Option<String>,
+        /// A command that validates the step (`navin board verify` runs each, in order,
+        /// with no shell); repeat for several.
+        #[arg(long = "command", value_name = "CMD")]
+        commands: Vec<String>,
     },
     /// The ready queue: planned steps whose dependencies are all done.
     Next,
@@ -253,6 +312,16 @@ pub enum BoardCommand {
         /// when none is configured).
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
+        /// Seconds the command may run (at least 1); then it is killed, with everything
+        /// it started, and the run is recorded red as timed out.
+        #[arg(
+            long,
+            value_name = "SECS",
+            default_value_t = 1800,
+            env = "NAVIN_VERIFY_TIMEOUT",
+            value_parser = clap::value_parser!(u64).range(1..)
+        )]
+        timeout: u64,
     },
     /// Put a failed step back in the queue.
     Retry { id: String },
@@ -272,7 +341,7 @@ fn parse_validation(s: &str) -> Result<Validation, String> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Plan(cmd) => plan_cmd::run(&cli.repo, cli.json, cmd),
+        Command::Plan(cmd) => plan_cmd::run(&cli, cmd),
         Command::Serve(args) => serve(args.clone()),
         Command::Mcp(args) => mcp(&cli, args),
         _ => ledger_cmd::run(&cli),
@@ -329,12 +398,31 @@ fn mcp(cli: &Cli, args: &McpArgs) -> Result<(), CliError> {
         .try_init();
     let store = ledger_cmd::open(cli)?;
     let server = crate::mcp::NavinMcp::new(store, cli.repo.clone(), args.mode, cli.actor.clone());
-    crate::mcp::serve_stdio(server).map_err(CliError::usage)
+    crate::mcp::serve_stdio(move || {
+        Ok(
+            match crate::mcp::GitHubCi::from_env(|k| std::env::var(k).ok())? {
+                Some(github) => {
+                    tracing::info!(
+                        repo = github.repo(),
+                        "board_done reads CI evidence from GitHub"
+                    );
+                    server.with_github(github)
+                }
+                None => server,
+            },
+        )
+    })
+    .map_err(CliError::usage)
 }
 
 /// The effects of a write, one line each, as the CLI prints them.
 pub fn effect_lines(effects: &[navin_ledger::Effect]) -> Vec<String> {
     show::effects(effects)
+}
+
+/// `.github/navin.yml` of the checkout at `repo` (defaults without one).
+pub fn repo_config(repo: &std::path::Path) -> Result<navin_engine::config::RepoConfig, CliError> {
+    plan_local::repo_config(repo)
 }
 
 /// The checkout at `repo`: `HEAD` and whether the tree is dirty.
@@ -383,7 +471,7 @@ fn cli_hint(rule: &navin_ledger::RuleError) -> Option<&'static str> {
         R::NoMission => Some("start one with `navin ledger init --goal TEXT`"),
         R::MissionLive { .. } => Some("pass --replace to replace it"),
         R::Finished { .. } => Some("start a new one with `navin ledger init --goal TEXT`"),
-        R::AgentEvidence { .. } | R::StaleRun { .. } | R::DirtyRun { .. } => {
+        R::AgentEvidence { .. } | R::StaleRun { .. } | R::DirtyRun { .. } | R::RedRun { .. } => {
             Some("run `navin board verify STEP` on a clean, committed tree, then `navin board done STEP`")
         }
         R::EvidenceRequired { .. } => Some(

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use navin_ledger::plan::{diff, PlanDocument};
 use serde_json::json;
 
-use super::{CliError, PlanAction, PlanCmd, PlannerKind, EXIT_ERROR, EXIT_REFUSED};
+use super::{
+    plan_local, Cli, CliError, PlanAction, PlanCmd, PlannerKind, EXIT_ERROR, EXIT_REFUSED,
+};
 use navin_planner::external::{self, ExternalConfig, ExternalKind};
 use navin_planner::{plan_repository, LocalSource, PlannerOptions};
 
@@ -31,7 +33,8 @@ fn parse_file(path: &Path) -> Result<PlanDocument, CliError> {
 }
 
 /// Runs `navin plan …`.
-pub(super) fn run(repo: &Path, json: bool, cmd: &PlanCmd) -> Result<(), CliError> {
+pub(super) fn run(cli: &Cli, cmd: &PlanCmd) -> Result<(), CliError> {
+    let (repo, json) = (cli.repo.as_path(), cli.json);
     match &cmd.action {
         Some(PlanAction::Validate { file }) => {
             let doc = parse_file(file)?;
@@ -58,11 +61,83 @@ pub(super) fn run(repo: &Path, json: bool, cmd: &PlanCmd) -> Result<(), CliError
             }
             Ok(())
         }
-        None => generate(repo, json, cmd),
+        Some(PlanAction::List) => plan_local::list(&super::ledger_cmd::open(cli)?, json),
+        Some(PlanAction::Show { id }) => plan_local::show(&super::ledger_cmd::open(cli)?, id, json),
+        Some(PlanAction::Approve { id }) => {
+            let store = super::ledger_cmd::open(cli)?;
+            let required = plan_local::repo_config(repo)?.approval.required_approvals;
+            let record = plan_local::approve(&store, &super::ledger_cmd::actor(cli), id, required)?;
+            decided(json, &record, "approved")
+        }
+        Some(PlanAction::Reject { id, feedback }) => {
+            let store = super::ledger_cmd::open(cli)?;
+            let record = plan_local::reject(
+                &store,
+                &super::ledger_cmd::actor(cli),
+                id,
+                feedback.as_deref(),
+            )?;
+            decided(json, &record, "rejected")
+        }
+        Some(PlanAction::Edit { id, file }) => {
+            let store = super::ledger_cmd::open(cli)?;
+            let actor = super::ledger_cmd::actor(cli);
+            if !actor.is_human() {
+                // Checked before an editor opens: only people edit plans.
+                plan_local::edit(&store, &actor, id, "")?;
+            }
+            let text = plan_local::edited_text(&store, id, file.as_deref())?;
+            let (record, _) = plan_local::edit(&store, &actor, id, &text)?;
+            if json {
+                println!(
+                    "{}",
+                    json!({ "id": record.id, "status": record.status.word(), "hash": record.hash, "diff": record.diff })
+                );
+            } else {
+                println!(
+                    "plan {} edited: {} (approve it again)",
+                    record.id, record.hash
+                );
+                if let Some(edits) = record.binding_edits() {
+                    print!("{edits}");
+                }
+            }
+            Ok(())
+        }
+        None => generate(cli, cmd),
     }
 }
 
-fn generate(repo: &Path, json: bool, cmd: &PlanCmd) -> Result<(), CliError> {
+/// What `approve` and `reject` print.
+fn decided(
+    json: bool,
+    record: &navin_ledger::plan::record::PlanRecord,
+    verb: &str,
+) -> Result<(), CliError> {
+    if json {
+        println!(
+            "{}",
+            json!({ "id": record.id, "status": record.status.word(), "approvers": record.approver_count(), "hash": record.hash })
+        );
+    } else if verb == "approved" && !record.is_approved() {
+        println!(
+            "plan {}: approval recorded; {} approver(s) so far, it needs more (approval.required_approvals)",
+            record.id,
+            record.approver_count()
+        );
+    } else if verb == "approved" {
+        println!(
+            "plan {} approved; start it with `navin mission start --from-plan {}`",
+            record.id, record.id
+        );
+    } else {
+        println!("plan {} {verb}", record.id);
+    }
+    Ok(())
+}
+
+fn generate(cli: &Cli, cmd: &PlanCmd) -> Result<(), CliError> {
+    let (repo, json) = (cli.repo.as_path(), cli.json);
     let request = cmd.request.join(" ");
     let (doc, source, extra) = match cmd.planner {
         PlannerKind::Builtin => {
@@ -100,8 +175,35 @@ fn generate(repo: &Path, json: bool, cmd: &PlanCmd) -> Result<(), CliError> {
         write_export(out, doc.text())?;
         eprintln!("wrote {}", out.display());
     }
+    let saved = match cmd.save {
+        true => {
+            let store = super::ledger_cmd::open(cli)?;
+            let repository = repository_label(repo);
+            let (record, fresh) = plan_local::save(
+                &store,
+                &super::ledger_cmd::actor(cli),
+                &doc,
+                &request,
+                &source,
+                &repository,
+            )?;
+            if !json {
+                let what = if fresh { "saved" } else { "already saved" };
+                eprintln!(
+                    "{what} as plan {} ({}) on {}; approve it with `navin plan approve {}`",
+                    record.id,
+                    record.status.word(),
+                    store.branch(),
+                    record.id
+                );
+            }
+            Some(record.id)
+        }
+        false => None,
+    };
     if json {
         let value = json!({
+            "id": saved,
             "source": source,
             "hash": doc.hash(),
             "markdown": doc.text(),
@@ -113,6 +215,21 @@ fn generate(repo: &Path, json: bool, cmd: &PlanCmd) -> Result<(), CliError> {
         print!("{}", doc.text());
     }
     Ok(())
+}
+
+/// What a local plan's record names as its repository: the checkout's folder.
+fn repository_label(repo: &Path) -> String {
+    let root = git2::Repository::discover(repo)
+        .ok()
+        .and_then(|r| r.workdir().map(Path::to_path_buf))
+        .unwrap_or_else(|| repo.to_path_buf());
+    let name = root
+        .canonicalize()
+        .unwrap_or(root)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "repository".to_owned());
+    format!("local:{name}")
 }
 
 /// `--out` is the one explicit export; planning itself writes nothing.

@@ -199,14 +199,22 @@ pub(super) fn digest(store: &Store, json: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-pub(super) fn brief(store: &Store, id: &str, json: bool) -> Result<(), CliError> {
+pub(super) fn brief(
+    store: &Store,
+    repo: &std::path::Path,
+    id: &str,
+    json: bool,
+) -> Result<(), CliError> {
     let ledger = load(store)?;
     let task = ledger.board.task(id).ok_or_else(|| {
         CliError::from(navin_ledger::store::StoreError::Rule(
             navin_ledger::RuleError::UnknownStep { id: id.to_owned() },
         ))
     })?;
-    let (title, body) = crate::mcp::brief(&ledger, task, store.branch());
+    let (title, body) = crate::mcp::brief(store, repo, &ledger, task).map_err(|e| CliError {
+        message: e.text(),
+        code: super::EXIT_ERROR,
+    })?;
     if json {
         println!(
             "{}",

@@ -5,15 +5,25 @@
 //! whether the tree was clean, how it ended and a digest of the output. Only such a run,
 //! green, for the checkout's current `HEAD` of a clean tree, lets the agent mark the
 //! step done.
+//!
+//! The command runs in a process group of its own, with a time limit (`--timeout`,
+//! NAVIN_VERIFY_TIMEOUT); past it the whole group is killed and the run is recorded red,
+//! as timed out.
 
-use std::io::Write as _;
+use std::io::{Read, Write as _};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use navin_ledger::model::{CommandSource, Evidence, EvidenceKind, RunRecord, Validation};
 use navin_ledger::ops::{Checkout, Operation};
 use navin_ledger::store::Store;
+use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
 use sha2::{Digest as _, Sha256};
 
 use super::CliError;
@@ -96,14 +106,18 @@ fn run_kind(validation: Validation) -> EvidenceKind {
     }
 }
 
-/// Runs step `id`'s validation (or `given`) and records it. A red run is recorded too,
-/// and then reported as a refusal (exit 1) so scripts can tell.
+/// Runs step `id`'s validation commands (or `given`) in order and records each run; the
+/// first red one stops the rest. A red run is recorded too, and then reported as a
+/// refusal (exit 1) so scripts can tell; so is a run that took longer than
+/// `timeout_secs` and was killed. Runs are recorded once all have ended, so an
+/// interrupted verify leaves no green run of a first command standing for the rest.
 pub(super) fn verify(
     store: &Store,
     tree: &WorkTree,
     ctx: navin_ledger::Ctx,
     id: &str,
     given: &[String],
+    timeout_secs: u64,
     json: bool,
 ) -> Result<(), CliError> {
     let ledger = super::show::load(store)?;
@@ -113,33 +127,40 @@ pub(super) fn verify(
         ))
     })?;
     let config = tree.repo_config()?;
-    let configured = task
-        .command
-        .clone()
-        .map(|c| (c, CommandSource::Step))
-        .or_else(|| {
-            config
-                .validation
-                .commands
-                .for_validation(task.validation)
-                .map(|c| (c.to_owned(), CommandSource::Config))
-        });
-    let (argv, source) = if given.is_empty() {
-        let Some((line, source)) = configured else {
+    let configured: Vec<(String, CommandSource)> = if task.commands.is_empty() {
+        config
+            .validation
+            .commands
+            .for_validation(task.validation)
+            .map(|c| vec![(c.to_owned(), CommandSource::Config)])
+            .unwrap_or_default()
+    } else {
+        task.commands
+            .iter()
+            .map(|c| (c.clone(), CommandSource::Step))
+            .collect()
+    };
+    let commands: Vec<(Vec<String>, CommandSource)> = if given.is_empty() {
+        if configured.is_empty() {
             return Err(CliError::usage(format!(
                 "step {id} has no validation command: pass one after `--`, or set validation.commands.{} in .github/navin.yml",
                 run_kind(task.validation).as_str().trim_end_matches("_run")
             )));
-        };
-        let argv = shlex::split(&line).filter(|a| !a.is_empty()).ok_or_else(|| {
-            CliError::usage(format!(
-                "step {id}'s validation command {line:?} is not a valid command line (unbalanced quotes?)"
-            ))
-        })?;
-        (argv, source)
+        }
+        configured
+            .iter()
+            .map(|(line, source)| {
+                let argv = shlex::split(line).filter(|a| !a.is_empty()).ok_or_else(|| {
+                    CliError::usage(format!(
+                        "step {id}'s validation command {line:?} is not a valid command line (unbalanced quotes?)"
+                    ))
+                })?;
+                Ok((argv, *source))
+            })
+            .collect::<Result<_, CliError>>()?
     } else {
         if ctx.actor.is_agent() {
-            if let Some((line, _)) = configured {
+            if let Some((line, _)) = configured.first() {
                 return Err(CliError {
                     message: format!(
                         "{} runs the step's own validation command ({line:?}), not one of its choosing: run `navin board verify {id}` without `--`",
@@ -149,18 +170,133 @@ pub(super) fn verify(
                 });
             }
         }
-        (given.to_vec(), CommandSource::Given)
+        vec![(given.to_vec(), CommandSource::Given)]
     };
 
+    let kind = run_kind(task.validation);
     let before = tree.checkout()?;
+    let total = commands.len();
+    let mut runs = Vec::with_capacity(total);
+    for (argv, source) in commands {
+        let run = run_one(tree, &before, kind, argv, source, timeout_secs)?;
+        let ok = run.ok;
+        runs.push(run);
+        if !ok {
+            break;
+        }
+    }
+    let mut version = 0;
+    for run in &runs {
+        let done = store.transact(
+            &Operation::RecordRun {
+                step: id.to_owned(),
+                evidence: run.evidence.clone(),
+            },
+            &ctx.clone().with_checkout(before.clone()),
+        )?;
+        version = match done {
+            navin_ledger::store::Committed::Written { version, .. }
+            | navin_ledger::store::Committed::AlreadyApplied { version } => version,
+        };
+    }
+    let failed = runs.iter().find(|r| !r.ok);
+    if json {
+        let each: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "command": r.shown, "ok": r.ok, "exit_code": r.exit_code,
+                    "timed_out": r.timed_out, "source": r.source.as_str(),
+                    "summary": r.evidence.summary,
+                })
+            })
+            .collect();
+        let last = runs.last();
+        println!(
+            "{}",
+            serde_json::json!({
+                "step": id,
+                "kind": kind,
+                "ok": failed.is_none() && runs.len() == total,
+                "exit_code": last.and_then(|r| r.exit_code),
+                "timed_out": runs.iter().any(|r| r.timed_out),
+                "head": before.head,
+                "dirty": before.dirty,
+                "source": last.map(|r| r.source.as_str()),
+                "summary": last.map(|r| r.evidence.summary.clone()),
+                "runs": each,
+                "skipped": total - runs.len(),
+                "version": version,
+            })
+        );
+    } else {
+        let mut out = std::io::stdout().lock();
+        for r in &runs {
+            let _ = writeln!(out, "{}", r.output_tail);
+            let _ = writeln!(
+                out,
+                "{id} {kind} {}: {}",
+                if r.ok { "passed" } else { "failed" },
+                r.evidence.summary
+            );
+        }
+        if total - runs.len() > 0 {
+            let _ = writeln!(
+                out,
+                "{} later command(s) not run after the failure",
+                total - runs.len()
+            );
+        }
+        let _ = writeln!(out, "recorded {} run(s) at v{version}", runs.len());
+        if before.dirty {
+            let _ = writeln!(
+                out,
+                "note: the tree had uncommitted changes, so this run cannot close the step; commit and verify again"
+            );
+        }
+    }
+    match failed {
+        None => Ok(()),
+        Some(r) if r.timed_out => Err(CliError {
+            message: format!(
+                "{id}: the validation command timed out after {timeout_secs} s and was killed, with everything it started; recorded as a red {kind} ({}). Allow it longer with `navin board verify {id} --timeout SECS` or NAVIN_VERIFY_TIMEOUT=SECS",
+                r.evidence.summary
+            ),
+            code: super::EXIT_REFUSED,
+        }),
+        Some(r) => Err(CliError {
+            message: format!(
+                "{id}: validation failed ({}); recorded as a red {kind}",
+                r.evidence.summary
+            ),
+            code: super::EXIT_REFUSED,
+        }),
+    }
+}
+
+/// One command's run, ready to record.
+struct OneRun {
+    evidence: Evidence,
+    shown: String,
+    source: CommandSource,
+    ok: bool,
+    exit_code: Option<i32>,
+    timed_out: bool,
+    output_tail: String,
+}
+
+/// Runs `argv` in the checkout within the time limit and describes it as evidence.
+fn run_one(
+    tree: &WorkTree,
+    before: &Checkout,
+    kind: EvidenceKind,
+    argv: Vec<String>,
+    source: CommandSource,
+    timeout_secs: u64,
+) -> Result<OneRun, CliError> {
     let started_at = Utc::now();
     let clock = Instant::now();
-    let output = std::process::Command::new(&argv[0])
-        .args(&argv[1..])
-        .current_dir(&tree.root)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| CliError::usage(format!("cannot run {:?}: {e}", argv[0])))?;
+    let run = run_bounded(&argv, &tree.root, Duration::from_secs(timeout_secs))?;
     let duration_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
     let finished_at = Utc::now();
     let after = tree.checkout()?;
@@ -170,18 +306,19 @@ pub(super) fn verify(
             before.head, after.head
         )));
     }
-    let mut combined = output.stdout;
-    combined.extend_from_slice(&output.stderr);
+    let timed_out = run.timed_out;
+    let mut combined = run.stdout;
+    combined.extend_from_slice(&run.stderr);
     let output_sha256 = hex::encode(Sha256::digest(&combined));
     let output_tail = tail(&String::from_utf8_lossy(&combined));
-    let exit_code = output.status.code();
+    let exit_code = run.exit_code;
     let ok = exit_code == Some(0);
-    let kind = run_kind(task.validation);
     let shown = argv.join(" ");
-    let exit = exit_code.map_or_else(
-        || "was killed by a signal".to_owned(),
-        |c| format!("exited {c}"),
-    );
+    let exit = match exit_code {
+        _ if timed_out => format!("timed out after {timeout_secs} s"),
+        Some(c) => format!("exited {c}"),
+        None => "was killed by a signal".to_owned(),
+    };
     let mut evidence = Evidence::run(
         kind,
         ok,
@@ -205,57 +342,213 @@ pub(super) fn verify(
         output_tail: output_tail.clone(),
         head: before.head.clone(),
         dirty: before.dirty,
+        timed_out,
     });
-    let summary = evidence.summary.clone();
-    let done = store.transact(
-        &Operation::RecordRun {
-            step: id.to_owned(),
-            evidence,
-        },
-        &ctx.with_checkout(before.clone()),
-    )?;
-    let version = match done {
-        navin_ledger::store::Committed::Written { version, .. }
-        | navin_ledger::store::Committed::AlreadyApplied { version } => version,
+    Ok(OneRun {
+        evidence,
+        shown,
+        source,
+        ok,
+        exit_code,
+        timed_out,
+        output_tail,
+    })
+}
+
+/// What a bounded run of a command left behind.
+struct Ran {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    /// `None` when a signal ended the command, or the time limit did.
+    exit_code: Option<i32>,
+    timed_out: bool,
+}
+
+/// What the threads watching a run report.
+enum Event {
+    /// The command itself ended, and was reaped.
+    Exited(std::io::Result<std::process::ExitStatus>),
+    /// One of its output pipes reached end of file.
+    Closed,
+}
+
+/// How long to wait for the output pipes once a timed-out group is dead: a process that
+/// left the group may still hold them, and is not waited for.
+const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// How long an interrupted command's group has to end before it is killed.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs `argv` in `dir` in a process group of its own, stdin empty, stdout and stderr
+/// each drained by a thread (a chatty command never blocks on a full pipe). The run is
+/// over when the command has exited and both pipes are closed; when that has not
+/// happened within `timeout`, the whole group (the command and whatever it started)
+/// is killed and the run counts as timed out.
+fn run_bounded(argv: &[String], dir: &Path, timeout: Duration) -> Result<Ran, CliError> {
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| CliError::usage("there is no command to run"))?;
+    let mut child = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| CliError::usage(format!("cannot run {program:?}: {e}")))?;
+    let deadline = Instant::now().checked_add(timeout);
+    // With `process_group(0)` the group's id is the command's pid.
+    let group = Pid::from_child(&child);
+    let running = Arc::new(AtomicBool::new(true));
+    forward_interrupts(group, running.clone());
+    let cannot_watch = |e: std::io::Error| {
+        let _ = kill_process_group(group, Signal::KILL);
+        CliError::usage(format!("cannot watch {program:?}: {e}"))
     };
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "step": id,
-                "kind": kind,
-                "ok": ok,
-                "exit_code": exit_code,
-                "head": before.head,
-                "dirty": before.dirty,
-                "source": source.as_str(),
-                "summary": summary,
-                "version": version,
-            })
-        );
-    } else {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{output_tail}");
-        let _ = writeln!(
-            out,
-            "v{version}: {id} {kind} {}: {summary}",
-            if ok { "passed" } else { "failed" }
-        );
-        if before.dirty {
-            let _ = writeln!(
-                out,
-                "note: the tree had uncommitted changes, so this run cannot close the step; commit and verify again"
-            );
+    let (tx, rx) = mpsc::channel();
+    let stdout = drain(child.stdout.take(), tx.clone()).map_err(cannot_watch)?;
+    let stderr = drain(child.stderr.take(), tx.clone()).map_err(cannot_watch)?;
+    std::thread::Builder::new()
+        .name("verify-wait".to_owned())
+        .spawn(move || {
+            let _ = tx.send(Event::Exited(child.wait()));
+        })
+        .map_err(cannot_watch)?;
+
+    let mut status = None;
+    let mut open = 2;
+    let mut timed_out = false;
+    // Every sender lives on a watching thread, so the channel disconnects only after
+    // all three have reported.
+    while status.is_none() || open > 0 {
+        match next(&rx, deadline) {
+            Ok(Event::Exited(s)) => status = Some(s),
+            Ok(Event::Closed) => open -= 1,
+            Err(RecvTimeoutError::Timeout) => {
+                timed_out = true;
+                break;
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
         }
     }
-    if ok {
-        Ok(())
-    } else {
-        Err(CliError {
-            message: format!("{id}: validation failed ({summary}); recorded as a red {kind}"),
-            code: super::EXIT_REFUSED,
-        })
+    if timed_out {
+        // ESRCH (the group is gone already) is fine.
+        let _ = kill_process_group(group, Signal::KILL);
+        // The command is dead: reap it.
+        while status.is_none() {
+            match rx.recv() {
+                Ok(Event::Exited(s)) => status = Some(s),
+                Ok(Event::Closed) => open -= 1,
+                Err(_) => break,
+            }
+        }
+        // The pipes close with the last process holding them, normally now.
+        let grace = Instant::now().checked_add(PIPE_GRACE);
+        while open > 0 {
+            match next(&rx, grace) {
+                Ok(Event::Closed) => open -= 1,
+                Ok(Event::Exited(_)) => {}
+                Err(_) => break,
+            }
+        }
     }
+    running.store(false, Ordering::SeqCst);
+    let status = match status {
+        Some(Ok(status)) => status,
+        Some(Err(e)) => return Err(CliError::usage(format!("waiting for {program:?}: {e}"))),
+        None => return Err(CliError::usage(format!("lost track of {program:?}"))),
+    };
+    let take =
+        |b: &Mutex<Vec<u8>>| std::mem::take(&mut *b.lock().unwrap_or_else(PoisonError::into_inner));
+    Ok(Ran {
+        stdout: take(&stdout),
+        stderr: take(&stderr),
+        exit_code: if timed_out { None } else { status.code() },
+        timed_out,
+    })
+}
+
+/// The next event, waiting until `until` (forever when `None`).
+fn next(rx: &Receiver<Event>, until: Option<Instant>) -> Result<Event, RecvTimeoutError> {
+    match until {
+        Some(t) => rx.recv_timeout(t.saturating_duration_since(Instant::now())),
+        None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+    }
+}
+
+/// Reads `pipe` to its end on a thread, into the returned buffer (readable at any time,
+/// so output is kept even from a pipe that never closes), then reports [`Event::Closed`].
+fn drain(
+    pipe: Option<impl Read + Send + 'static>,
+    done: Sender<Event>,
+) -> std::io::Result<Arc<Mutex<Vec<u8>>>> {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let Some(mut pipe) = pipe else {
+        let _ = done.send(Event::Closed);
+        return Ok(buf);
+    };
+    let into = buf.clone();
+    std::thread::Builder::new()
+        .name("verify-output".to_owned())
+        .spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => into
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .extend_from_slice(&chunk[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = done.send(Event::Closed);
+        })?;
+    Ok(buf)
+}
+
+/// In a group of its own, the command no longer gets the terminal's Ctrl-C: while it
+/// runs, SIGINT, SIGTERM and SIGHUP to Navin are passed on to its group, what is left of
+/// the group after [`INTERRUPT_GRACE`] is killed (a shell's background jobs ignore
+/// SIGINT), and Navin ends as the signal would have ended it (nothing is recorded).
+fn forward_interrupts(group: Pid, running: Arc<AtomicBool>) {
+    let _ = std::thread::Builder::new()
+        .name("verify-signals".to_owned())
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            let got = runtime.block_on(async {
+                use tokio::signal::unix::{signal, SignalKind};
+                let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::hangup()),
+                ) else {
+                    return None;
+                };
+                tokio::select! {
+                    _ = int.recv() => Some(Signal::INT),
+                    _ = term.recv() => Some(Signal::TERM),
+                    _ = hup.recv() => Some(Signal::HUP),
+                }
+            });
+            let Some(signal) = got else { return };
+            if running.load(Ordering::SeqCst) {
+                let _ = kill_process_group(group, signal);
+                let until = Instant::now() + INTERRUPT_GRACE;
+                while Instant::now() < until && test_kill_process_group(group).is_ok() {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                let _ = kill_process_group(group, Signal::KILL);
+            }
+            std::process::exit(128 + signal.as_raw());
+        });
 }
 
 /// The last [`TAIL_LINES`] lines of `text`, at most [`TAIL_BYTES`] bytes.

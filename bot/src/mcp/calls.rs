@@ -28,7 +28,7 @@ pub struct ToolError {
 }
 
 impl ToolError {
-    fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(super) fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             code: code.into(),
             message: message.into(),
@@ -36,7 +36,7 @@ impl ToolError {
         }
     }
 
-    fn hint(mut self, hint: impl Into<String>) -> Self {
+    pub(super) fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
@@ -97,7 +97,7 @@ fn rule_hint(rule: &RuleError) -> Option<&'static str> {
         R::EvidenceRequired { .. } | R::AgentEvidence { .. } | R::ProseNotAccepted { .. } => {
             "run `navin board verify STEP` in the checkout (or push and let CI run), then call board_done again"
         }
-        R::StaleRun { .. } | R::DirtyRun { .. } => {
+        R::StaleRun { .. } | R::DirtyRun { .. } | R::RedRun { .. } => {
             "commit your work, run `navin board verify STEP` again, then call board_done"
         }
         R::DependenciesNotDone { .. } => "call board_next for the steps that are ready",
@@ -131,6 +131,12 @@ pub struct Desk<'a> {
     pub actor: &'a Actor,
     /// The repository path (`--repo`): its checkout's `HEAD` judges recorded runs.
     pub repo: &'a Path,
+    /// Inside a GitHub Actions job: the REST client `board_done` reads CI with, and the
+    /// runtime to run its requests on.
+    pub github: Option<(&'a super::github::GitHubCi, tokio::runtime::Handle)>,
+    /// How far back the commit log is searched for a write's op id, beyond the history
+    /// `mission.json` keeps (its newest 100 entries).
+    pub retry_since: chrono::DateTime<Utc>,
 }
 
 impl Desk<'_> {
@@ -142,7 +148,19 @@ impl Desk<'_> {
     }
 
     fn write(&self, op: Operation, op_id: String, with_checkout: bool) -> Result<Value, ToolError> {
-        let mut ctx = Ctx::new(Utc::now(), self.actor.clone()).with_op_id(op_id);
+        self.write_as(op, op_id, self.actor.clone(), with_checkout)
+    }
+
+    fn write_as(
+        &self,
+        op: Operation,
+        op_id: String,
+        actor: Actor,
+        with_checkout: bool,
+    ) -> Result<Value, ToolError> {
+        let mut ctx = Ctx::new(Utc::now(), actor)
+            .with_op_id(op_id)
+            .with_retry_since(self.retry_since);
         if with_checkout {
             if let Some(checkout) = checkout(self.repo) {
                 ctx = ctx.with_checkout(checkout);
@@ -202,7 +220,7 @@ impl Desk<'_> {
                     .iter()
                     .map(|t| {
                         json!({ "id": t.id, "title": t.title, "validation": t.validation,
-                                "acceptance": t.acceptance, "agent": t.agent, "command": t.command })
+                                "acceptance": t.acceptance, "agent": t.agent, "commands": t.commands })
                     })
                     .collect();
                 Ok(
@@ -217,7 +235,7 @@ impl Desk<'_> {
                         id: i.step.clone(),
                     }))
                 })?;
-                let (title, body) = brief(&ledger, task, self.store.branch());
+                let (title, body) = brief(self.store, self.repo, &ledger, task)?;
                 Ok(json!({ "step": task.id, "title": title, "brief": body }))
             }
             "plan_get" => {
@@ -260,6 +278,31 @@ impl Desk<'_> {
             }
             "board_done" => {
                 let i: StepInput = input(tool.name, args)?;
+                if let Some((github, handle)) = &self.github {
+                    let (ledger, _) = self.ledger()?;
+                    let task = ledger.board.task(&i.step).ok_or_else(|| {
+                        ToolError::from(StoreError::Rule(RuleError::UnknownStep {
+                            id: i.step.clone(),
+                        }))
+                    })?;
+                    if task.validation.needs_run() {
+                        // On GitHub CI is the proof, read now from the API; Navin records it.
+                        let config = crate::cli::repo_config(self.repo)
+                            .map_err(|e| ToolError::new("config_invalid", e.message))?;
+                        let ops = github.judge(handle, &ledger, task, &config)?;
+                        let key = key(i.op_id);
+                        let mut last = Value::Null;
+                        for (n, op) in ops.into_iter().enumerate() {
+                            last = self.write_as(
+                                op,
+                                format!("{key}#{n}"),
+                                super::github::ci_actor(),
+                                false,
+                            )?;
+                        }
+                        return Ok(last);
+                    }
+                }
                 self.write(
                     Operation::Done {
                         step: i.step,
@@ -369,10 +412,26 @@ fn checkout(repo: &Path) -> Option<navin_ledger::ops::Checkout> {
 }
 
 /// The brief of `task` as a local agent reads it (`board_brief`, `navin board brief`):
-/// the same text a dispatched step's issue carries.
-pub fn brief(ledger: &Ledger, task: &navin_ledger::Task, branch: &str) -> (String, String) {
-    let repo = local_repo_ref(ledger, branch);
-    navin_engine::render::step_brief(ledger, task, &repo, Default::default())
+/// the same text a dispatched step's issue carries, with the same options: the checks
+/// and model the checkout's `.github/navin.yml` names, and the plan's binding edits
+/// read from the ledger branch.
+pub fn brief(
+    store: &Store,
+    repo: &Path,
+    ledger: &Ledger,
+    task: &navin_ledger::Task,
+) -> Result<(String, String), ToolError> {
+    let config =
+        crate::cli::repo_config(repo).map_err(|e| ToolError::new("config_invalid", e.message))?;
+    let edits = navin_ledger::plan::record::mission_plan_edits(store, ledger)?;
+    let policy = navin_engine::evidence::policy_from(&config);
+    let options = navin_engine::render::BriefOptions {
+        required_checks: policy.required_for(task.validation),
+        model: config.models.for_mode(ledger.mission.mode),
+        plan_edits: edits.as_deref(),
+    };
+    let at = local_repo_ref(ledger, store.branch());
+    Ok(navin_engine::render::step_brief(ledger, task, &at, options))
 }
 
 /// Where links in a brief point when Navin runs outside GitHub: the mission's own

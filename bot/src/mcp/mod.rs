@@ -6,6 +6,7 @@
 //! name>` from the client's `initialize`; the ledger's rules decide what it may do.
 
 mod calls;
+mod github;
 mod tools;
 
 use std::path::PathBuf;
@@ -23,6 +24,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 pub use calls::{brief, ToolError};
+pub use github::GitHubCi;
 pub use tools::{ToolSpec, TOOLS};
 
 /// Which tools are live.
@@ -33,6 +35,10 @@ pub enum Mode {
     /// Every tool.
     Agent,
 }
+
+/// How long an `op_id` is remembered: a retry within this many days of the first call
+/// applies nothing twice, however many writes came between (the commit log says).
+pub const OP_ID_LOOKBACK_DAYS: i64 = 8;
 
 /// The resource URI of the digest.
 const DIGEST_URI: &str = "navin://digest";
@@ -48,6 +54,10 @@ pub struct NavinMcp {
     actor: Arc<OnceLock<Actor>>,
     /// Distinguishes this session's request ids from another session's in op ids.
     session: String,
+    /// Inside GitHub Actions: where `board_done` reads CI evidence.
+    github: Option<Arc<GitHubCi>>,
+    /// Op ids of writes since then are found in the commit log.
+    retry_since: chrono::DateTime<chrono::Utc>,
 }
 
 impl NavinMcp {
@@ -60,7 +70,16 @@ impl NavinMcp {
             fixed_actor: actor,
             actor: Arc::new(OnceLock::new()),
             session,
+            github: None,
+            retry_since: chrono::Utc::now() - chrono::Duration::days(OP_ID_LOOKBACK_DAYS),
         }
+    }
+
+    /// `board_done` judges test, lint and verify steps by their linked head's check
+    /// runs on GitHub, read through `github`.
+    pub fn with_github(mut self, github: GitHubCi) -> Self {
+        self.github = Some(Arc::new(github));
+        self
     }
 
     fn actor(&self, context: &RequestContext<RoleServer>) -> Actor {
@@ -237,12 +256,17 @@ impl ServerHandler for NavinMcp {
         let store = self.store.clone();
         let repo = self.repo.clone();
         let spec = *spec;
+        let github = self.github.clone();
+        let handle = tokio::runtime::Handle::current();
+        let retry_since = self.retry_since;
         // git2 is blocking: keep it off the protocol's reactor.
         let outcome = tokio::task::spawn_blocking(move || {
             let desk = calls::Desk {
                 store: &store,
                 actor: &actor,
                 repo: &repo,
+                github: github.as_deref().map(|g| (g, handle)),
+                retry_since,
             };
             desk.call(&spec, args, &request_key)
         })
@@ -302,13 +326,18 @@ impl ServerHandler for NavinMcp {
     }
 }
 
-/// Serves `server` on stdin/stdout until the client closes them.
-pub fn serve_stdio(server: NavinMcp) -> Result<(), String> {
+/// Serves the server `build` makes (inside the runtime, so it may hold HTTP clients) on
+/// stdin/stdout until the client closes them.
+pub fn serve_stdio(build: impl FnOnce() -> Result<NavinMcp, String>) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let server = {
+        let _inside = runtime.enter();
+        build()?
+    };
     runtime.block_on(async move {
         let running = server
             .serve(rmcp::transport::stdio())

@@ -123,8 +123,9 @@ impl ToolSpec {
 #[serde(deny_unknown_fields)]
 pub struct NoInput {}
 
-/// Write tools may carry a key of the caller's own: the same key applies once, even
-/// across server restarts (without one, the request id within this session is used).
+/// Write tools may carry a key of the caller's own: the same key applies once for
+/// [`crate::mcp::OP_ID_LOOKBACK_DAYS`] days, even across server restarts (without one,
+/// the request id within this session is used).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepInput {

@@ -3,12 +3,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use std::io::Write as _;
 
 const AGENT: &str = "subagent:codex";
 
-fn navin_as(dir: &Path, actor: &str, args: &[&str], stdin: &str) -> Output {
+pub(crate) fn navin_as(dir: &Path, actor: &str, args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_navin"))
         .args(args)
         .current_dir(dir)
@@ -29,7 +30,7 @@ fn navin_as(dir: &Path, actor: &str, args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().expect("navin ends")
 }
 
-fn ok_as(dir: &Path, actor: &str, args: &[&str]) -> String {
+pub(crate) fn ok_as(dir: &Path, actor: &str, args: &[&str]) -> String {
     let out = navin_as(dir, actor, args, "");
     assert!(
         out.status.success(),
@@ -116,7 +117,7 @@ fn checkout(config: Option<&str>) -> tempfile::TempDir {
 }
 
 /// [`checkout`] with S1 started by the agent.
-fn started(config: Option<&str>) -> tempfile::TempDir {
+pub(crate) fn started(config: Option<&str>) -> tempfile::TempDir {
     let dir = checkout(config);
     ok_as(dir.path(), AGENT, &["board", "start", "S1"]);
     dir
@@ -233,6 +234,231 @@ fn verify_without_any_command_says_where_to_configure_one() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown step \"S9\""));
 }
 
+/// Processes whose whole command line is `line` (a regex), or `None` without pgrep.
+fn pgrep(line: &str) -> Option<Vec<String>> {
+    let out = Command::new("pgrep")
+        .args(["-x", "-f", line])
+        .output()
+        .ok()?;
+    matches!(out.status.code(), Some(0 | 1)).then(|| {
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    })
+}
+
+/// Waits up to 5 s for no process to run `line`; the survivors, if any (none without pgrep).
+fn survivors(line: &str) -> Vec<String> {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = pgrep(line).unwrap_or_default();
+        if left.is_empty() || Instant::now() > until {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `sh -c 'sleep M & sleep M'` (a child and a grandchild), with a duration no other
+/// process uses, and the command line of those sleeps.
+fn two_sleeps(tag: u32) -> (String, String) {
+    let sleep = format!("sleep 31.{}{tag}", std::process::id());
+    (format!("{sleep} & {sleep}"), sleep)
+}
+
+#[test]
+fn a_verify_run_past_its_timeout_is_killed_with_everything_it_started_and_recorded_red() {
+    let dir = started(Some("validation:\n  commands:\n    test: git --version\n"));
+    let d = dir.path();
+    let (script, sleep) = two_sleeps(1);
+    let clock = Instant::now();
+    let err = refused_as(
+        d,
+        "human:maintainer",
+        &[
+            "board",
+            "verify",
+            "S1",
+            "--timeout",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    let took = clock.elapsed();
+    assert!(took < Duration::from_secs(15), "verify took {took:?}");
+    assert!(
+        err.contains("timed out after 1 s")
+            && err.contains("red test_run")
+            && err.contains("--timeout SECS")
+            && err.contains("NAVIN_VERIFY_TIMEOUT"),
+        "{err}"
+    );
+    assert_eq!(status_of(d, "S1"), "in_progress");
+    let show: serde_json::Value =
+        serde_json::from_str(&ok_as(d, AGENT, &["--json", "ledger", "show"])).expect("json");
+    let last = &show["mission"]["progress"]["last_evidence"];
+    assert_eq!(last["kind"], "test_run", "{last}");
+    assert_eq!(last["ok"], false, "{last}");
+    assert!(
+        last["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("timed out after 1 s")),
+        "{last}"
+    );
+    assert!(last["run"]["exit_code"].is_null(), "{last}");
+    assert_eq!(last["run"]["source"], "given");
+    assert_eq!(
+        last["run"]["command"],
+        serde_json::json!(["sh", "-c", script])
+    );
+    let s1 = show
+        .pointer("/board/tasks")
+        .and_then(|t| t.as_array())
+        .and_then(|t| t.iter().find(|t| t["id"] == "S1"))
+        .cloned()
+        .expect("S1 on the board");
+    assert!(
+        s1["evidence"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|e| e["ok"] == false && e["run"].is_object())),
+        "the red run is on the step: {s1}"
+    );
+    let left = survivors(&sleep);
+    assert!(
+        left.is_empty(),
+        "{sleep} survived the timeout: pids {left:?}"
+    );
+    let err = refused_as(d, AGENT, &["board", "done", "S1"]);
+    assert!(err.contains("navin board verify"), "{err}");
+}
+
+#[test]
+fn the_verify_timeout_comes_from_the_environment_shows_in_json_and_is_never_0() {
+    let dir = started(None);
+    let d = dir.path();
+    let run = |timeout: &str, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_navin"))
+            .args(args)
+            .current_dir(d)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("NAVIN_ACTOR", "human:maintainer")
+            .env("NAVIN_VERIFY_TIMEOUT", timeout)
+            .stdin(Stdio::null())
+            .output()
+            .expect("navin runs")
+    };
+    let (script, sleep) = two_sleeps(2);
+    let out = run(
+        "1",
+        &["--json", "board", "verify", "S1", "--", "sh", "-c", &script],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["timed_out"], true, "{json}");
+    assert_eq!(json["ok"], false, "{json}");
+    assert!(json["exit_code"].is_null(), "{json}");
+    assert!(survivors(&sleep).is_empty(), "{sleep} survived");
+    // A run that ends in time says so too.
+    let out = run(
+        "5",
+        &["--json", "board", "verify", "S1", "--", "git", "--version"],
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["timed_out"], false, "{json}");
+    assert_eq!(json["exit_code"], 0, "{json}");
+    // 0 is refused before anything runs, from the flag and from the environment.
+    for (env, flag) in [("5", Some("0")), ("0", None)] {
+        let mut args = vec!["board", "verify", "S1"];
+        args.extend(flag.map(|f| ["--timeout", f]).into_iter().flatten());
+        args.extend(["--", "git", "--version"]);
+        let out = run(env, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("--timeout") && err.contains("0 is not in 1.."),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn interrupting_verify_stops_the_command_and_everything_it_started() {
+    let dir = started(None);
+    let d = dir.path();
+    if pgrep("no-such-process-line").is_none() {
+        eprintln!("pgrep is missing: skipped");
+        return;
+    }
+    let (script, sleep) = two_sleeps(3);
+    let before = status_of(d, "S1");
+    let child = Command::new(env!("CARGO_BIN_EXE_navin"))
+        .args([
+            "board",
+            "verify",
+            "S1",
+            "--timeout",
+            "60",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .current_dir(d)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("NAVIN_ACTOR", "human:maintainer")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("navin runs");
+    let until = Instant::now() + Duration::from_secs(10);
+    while pgrep(&sleep).unwrap_or_default().len() < 2 {
+        assert!(Instant::now() < until, "the sleeps never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    let clock = Instant::now();
+    let out = child.wait_with_output().expect("navin ends");
+    assert!(
+        clock.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        clock.elapsed()
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = survivors(&sleep);
+    assert!(
+        left.is_empty(),
+        "{sleep} survived the interrupt: pids {left:?}"
+    );
+    let show: serde_json::Value =
+        serde_json::from_str(&ok_as(d, AGENT, &["--json", "ledger", "show"])).expect("json");
+    assert!(
+        show["mission"]["progress"]["last_evidence"].is_null(),
+        "nothing is recorded: {show}"
+    );
+    assert_eq!(status_of(d, "S1"), before);
+}
+
 #[test]
 fn digest_and_brief_read_the_ledger_and_the_digest_leads_with_a_pause() {
     let dir = started(None);
@@ -309,4 +535,104 @@ fn mcp_server_conforms_for_the_official_python_sdk() {
         "conformance failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The evidence on `step` as the ledger holds it: (kind, ok, the command run).
+fn runs_of(dir: &Path, step: &str) -> Vec<(String, bool, String)> {
+    let show: serde_json::Value = serde_json::from_str(&ok_as(
+        dir,
+        "human:maintainer",
+        &["--json", "ledger", "show"],
+    ))
+    .expect("json");
+    let tasks = show["board"]["tasks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let task = tasks
+        .iter()
+        .find(|t| t["id"] == step)
+        .unwrap_or_else(|| panic!("no step {step}"));
+    task["evidence"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["run"].is_object())
+        .map(|e| {
+            let argv: Vec<&str> = e["run"]["command"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a.as_str())
+                .collect();
+            (
+                e["kind"].as_str().unwrap_or_default().to_owned(),
+                e["ok"].as_bool().unwrap_or_default(),
+                argv.join(" "),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn verify_runs_every_command_of_the_step_in_order_and_a_red_one_keeps_it_open() {
+    let dir = checkout(None);
+    let d = dir.path();
+    ok_as(
+        d,
+        "human:maintainer",
+        &[
+            "board",
+            "add",
+            "S3",
+            "--title",
+            "both",
+            "--validation",
+            "test",
+            "--command",
+            "test -f first.ok",
+            "--command",
+            "test -f second.ok",
+        ],
+    );
+    ok_as(d, AGENT, &["board", "start", "S3"]);
+
+    // Neither file: the first command fails and the second is not run.
+    let err = refused_as(d, AGENT, &["board", "verify", "S3"]);
+    assert!(err.contains("test -f first.ok"), "{err}");
+    assert_eq!(
+        runs_of(d, "S3"),
+        [("test_run".into(), false, "test -f first.ok".into())]
+    );
+
+    // The first passes, the second fails: both are recorded, and the red one is the
+    // newest for this commit, so the step stays open.
+    std::fs::write(d.join("first.ok"), "").expect("write");
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "first"]);
+    let err = refused_as(d, AGENT, &["board", "verify", "S3"]);
+    assert!(err.contains("test -f second.ok"), "{err}");
+    let runs = runs_of(d, "S3");
+    assert_eq!(
+        runs[1..],
+        [
+            ("test_run".into(), true, "test -f first.ok".into()),
+            ("test_run".into(), false, "test -f second.ok".into()),
+        ]
+    );
+    let err = refused_as(d, AGENT, &["board", "done", "S3"]);
+    assert!(
+        err.contains("newest test_run") && err.contains("failed"),
+        "{err}"
+    );
+
+    std::fs::write(d.join("second.ok"), "").expect("write");
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "second"]);
+    let out = ok_as(d, AGENT, &["--json", "board", "verify", "S3"]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["runs"].as_array().map(Vec::len), Some(2), "{v}");
+    ok_as(d, AGENT, &["board", "done", "S3"]);
+    assert_eq!(status_of(d, "S3"), "done");
 }

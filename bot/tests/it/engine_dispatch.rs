@@ -187,7 +187,7 @@ async fn cruise_hands_out_every_stage_of_an_approved_plan_at_once_with_the_dev_m
         .ledger_text(&navin_ledger::plan::record::text_path(&id))
         .unwrap();
     let doc = navin_ledger::plan::PlanDocument::parse(&text).unwrap();
-    let staged = navin_engine::rules::steps::plan_steps(doc.plan());
+    let staged = navin_ledger::plan::convert::plan_steps(doc.plan());
     assert_eq!(staged.len(), 2);
     assert_eq!(staged[1].depends_on, ["S1"], "staged: S2 waits for S1");
 

@@ -3,18 +3,22 @@
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
 mod engine_support;
+mod mcp_support;
 mod server_support;
 mod world;
 
 mod agents;
 mod cli_ledger;
 mod cli_plan;
+mod cli_plan_local;
 mod engine_dispatch;
 mod engine_e2e;
 mod engine_evidence;
 mod engine_lifecycle;
 mod engine_plan_files;
 mod engine_plans;
+mod mcp_crash;
+mod mcp_github;
 mod scenarios;
 mod server_binary;
 mod server_crash;

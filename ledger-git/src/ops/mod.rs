@@ -76,8 +76,8 @@ pub struct NewTask {
     pub acceptance: Option<String>,
     pub validation: Validation,
     pub agent: Option<String>,
-    /// The step's validation command (see [`crate::model::Task::command`]).
-    pub command: Option<String>,
+    /// The step's validation commands, in order (see [`crate::model::Task::commands`]).
+    pub commands: Vec<String>,
 }
 
 /// Starts (or replaces) the mission.

@@ -30,7 +30,12 @@ pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Arc<T
                 depends_on: n.depends_on.clone(),
                 acceptance: n.acceptance.clone().filter(|a| !a.trim().is_empty()),
                 validation: n.validation,
-                command: n.command.clone().filter(|c| !c.trim().is_empty()),
+                commands: n
+                    .commands
+                    .iter()
+                    .map(|c| c.trim().to_owned())
+                    .filter(|c| !c.is_empty())
+                    .collect(),
                 retry_count: 0,
                 max_retries,
                 agent: n.agent.clone(),
@@ -338,6 +343,22 @@ fn check_done_gate(task: &Task, given: Option<&Evidence>, ctx: &Ctx) -> Result<(
     };
     let human = ctx.actor.is_human();
     if task.validation.needs_run() {
+        if let (true, Some(checkout)) = (agent, checkout) {
+            // `navin board verify` records a step's commands in order and stops at the
+            // first red one: the newest run for this commit speaks for all of them.
+            let newest = task.evidence.iter().rev().find(|e| {
+                e.kind.proves(task.validation)
+                    && e.run.as_ref().is_some_and(|r| r.head == checkout.head)
+            });
+            if let Some(red) = newest.filter(|e| !e.ok) {
+                return Err(RuleError::RedRun {
+                    step,
+                    kind: red.kind.as_str(),
+                    head: short(&checkout.head),
+                    summary: red.summary.clone(),
+                });
+            }
+        }
         if candidates().any(|e| e.kind.proves(task.validation)) {
             return Ok(());
         }
@@ -647,9 +668,11 @@ pub(super) fn record_run(
         });
     }
     let e = stamp(evidence, ctx);
-    let exit = run
-        .exit_code
-        .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+    let exit = match run.exit_code {
+        _ if run.timed_out => "timed out".to_string(),
+        Some(c) => format!("exit {c}"),
+        None => "killed by a signal".to_string(),
+    };
     tx.change(format!(
         "{step}: {} {} (`{}`, {exit}, at {}{})",
         e.kind,

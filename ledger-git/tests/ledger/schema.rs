@@ -70,3 +70,19 @@ fn schemas_accept_a_real_ledger_and_name_the_seed_fields() {
         );
     }
 }
+
+#[test]
+fn a_board_written_with_one_step_command_still_reads_as_a_command_list() {
+    let old = r#"{"schema_version": 1, "tasks": [{"id": "S1", "title": "t", "description": null,
+        "status": "planned", "depends_on": [], "acceptance": null, "validation": "test",
+        "command": "cargo test", "retry_count": 0, "max_retries": 3, "agent": null,
+        "evidence": [], "links": {"prs": [], "head_sha": null, "branch": null, "issue": null}}]}"#;
+    let board: Board = serde_json::from_str(old).expect("an older board reads");
+    assert_eq!(board.tasks[0].commands, ["cargo test"]);
+    let written = serde_json::to_value(&board).expect("writes");
+    assert_eq!(
+        written["tasks"][0]["commands"],
+        serde_json::json!(["cargo test"])
+    );
+    assert!(written["tasks"][0].get("command").is_none());
+}

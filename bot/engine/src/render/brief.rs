@@ -200,7 +200,7 @@ pub fn step_branch(task: &Task) -> String {
 /// How to validate locally and report back, plus the digest: the same for the issue an
 /// agent is handed, `navin board brief` and the MCP `board_brief` tool.
 fn report_back(body: &mut String, ledger: &Ledger, task: &Task, model: Option<&str>) {
-    if task.command.is_some() || task.validation.needs_run() {
+    if !task.commands.is_empty() || task.validation.needs_run() {
         validation(body, task);
     }
     report(body, ledger, task, model);
@@ -208,13 +208,18 @@ fn report_back(body: &mut String, ledger: &Ledger, task: &Task, model: Option<&s
 
 fn validation(body: &mut String, task: &Task) {
     body.push_str("### Validation\n");
-    match task.command.as_deref() {
-        Some(c) => body.push_str(&format!(
+    match task.commands.as_slice() {
+        [c] => body.push_str(&format!(
             "- Command: {} (run it with `navin board verify {}`, which records the run).\n",
             code(c),
             task.id
         )),
-        None => body.push_str(&format!(
+        [_, _, ..] => body.push_str(&format!(
+            "- Commands, in order: {} (`navin board verify {}` runs them all and records each run; the step needs every one green).\n",
+            task.commands.iter().map(|c| code(c)).collect::<Vec<_>>().join(", "),
+            task.id
+        )),
+        [] => body.push_str(&format!(
             "- `navin board verify {}` runs the repository's `validation.commands.{}` and records the run.\n",
             task.id,
             match task.validation {
@@ -392,7 +397,7 @@ mod tests {
     fn a_step_command_from_the_plan_reaches_the_brief() {
         let mut l = ledger();
         let mut task = l.board.task("C1").unwrap().clone();
-        task.command = Some("cargo test -p navin-bot history".into());
+        task.commands = vec!["cargo test -p navin-bot history".into()];
         l.board.tasks[0] = std::sync::Arc::new(task.clone());
         let (_, body) = step_brief(
             &l,

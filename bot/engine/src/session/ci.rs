@@ -7,12 +7,9 @@ use navin_ledger::{Actor, Effect, Ledger, MissionStatus, TaskStatus};
 
 use super::{EngineError, Session};
 use crate::evidence::{
-    decide, evaluate, policy_from, steps_on_head, CheckObservation, CheckRunList, ConclusionClass,
-    RunKind, WorkflowRunPayload,
+    decide, evaluate, policy_from, steps_on_head, CheckObservation, ConclusionClass, RunKind,
+    WorkflowRunPayload,
 };
-
-/// Most check-run pages read for one head (100 runs a page).
-const MAX_CHECK_PAGES: u32 = 10;
 
 /// The actor the ledger names for what CI proved.
 pub(crate) fn ci_actor() -> Actor {
@@ -210,17 +207,7 @@ impl Session<'_> {
     /// Every check run on `sha`, newest states included (`filter=all`: the default
     /// `latest` can hide a queued re-run), paged up to `total_count`.
     pub(crate) async fn check_runs(&self, sha: &str) -> Result<Vec<CheckObservation>, EngineError> {
-        let mut out = Vec::new();
-        for page in 1..=MAX_CHECK_PAGES {
-            let path = ops::check_runs_all(&self.repo, sha, page);
-            let list: CheckRunList = self.client.get_json(&path).await?;
-            let got = list.check_runs.len();
-            out.extend(list.check_runs.iter().map(CheckObservation::from_check_run));
-            if got < 100 || out.len() as u64 >= list.total_count {
-                break;
-            }
-        }
-        Ok(out)
+        Ok(crate::reads::check_runs(&self.client, &self.repo, sha).await?)
     }
 
     /// The workflow run as the API has it now (the webhook only says which one).

@@ -14,6 +14,7 @@ use super::{blocking, plans, Answer, EngineError, Session};
 use crate::command::{help_text, CloseOutcome, Command};
 use crate::render::{reply, RepoRef};
 use crate::rules::steps;
+use navin_ledger::plan::convert;
 
 impl Session<'_> {
     pub(crate) async fn execute(
@@ -238,14 +239,7 @@ impl Session<'_> {
             None => match self.approved_plan().await? {
                 Some((record, doc)) => {
                     origin.plan_id = Some(record.id.clone());
-                    let goal = doc
-                        .plan()
-                        .handoff
-                        .as_ref()
-                        .map(|h| h.objective.clone())
-                        .filter(|o| !o.trim().is_empty())
-                        .unwrap_or_else(|| doc.plan().goal.clone());
-                    (goal, steps::plan_steps(doc.plan()))
+                    (convert::plan_goal(doc.plan()), convert::plan_steps(doc.plan()))
                 }
                 None => {
                     return Ok(Answer::refuse(
@@ -256,7 +250,7 @@ impl Session<'_> {
             },
         };
         let steps = match mode {
-            MissionMode::Cruise => steps::single_stage(steps),
+            MissionMode::Cruise => convert::single_stage(steps),
             MissionMode::Staged => steps,
         };
         let op = Operation::Init(InitArgs {

@@ -30,6 +30,7 @@ fn recorded(kind: EvidenceKind, exit: i32, head: &str, dirty: bool) -> Evidence 
         output_tail: "test result: ok".into(),
         head: head.into(),
         dirty,
+        timed_out: false,
     });
     e
 }
@@ -126,6 +127,25 @@ fn an_agent_closes_a_test_step_on_a_green_recorded_run_for_the_clean_head() {
 }
 
 #[test]
+fn a_red_run_after_a_green_one_on_the_same_commit_keeps_the_step_open() {
+    // The first of two commands passed, the second failed: the newest run speaks.
+    let green = verified(&test_step(), EvidenceKind::TestRun, 0, HEAD, false);
+    let red = verified(&green, EvidenceKind::TestRun, 1, HEAD, false);
+    let err = refused(Some(&red), done_s1(), &at(sub("codex"), HEAD, false));
+    assert!(matches!(err, RuleError::RedRun { .. }), "{err}");
+    assert_eq!(err.code(), "red_run");
+    assert!(err.to_string().contains("exited 1"), "{err}");
+    // A red run on another commit says nothing about this one.
+    let elsewhere = verified(&green, EvidenceKind::TestRun, 1, OTHER, false);
+    let done = run(&elsewhere, done_s1(), &at(sub("codex"), HEAD, false));
+    assert_eq!(status(&done, "S1"), TaskStatus::Done);
+    // Fixed and verified again on the same commit: green is the newest.
+    let again = verified(&red, EvidenceKind::TestRun, 0, HEAD, false);
+    let done = run(&again, done_s1(), &at(sub("codex"), HEAD, false));
+    assert_eq!(status(&done, "S1"), TaskStatus::Done);
+}
+
+#[test]
 fn an_agent_is_told_why_a_recorded_run_does_not_count() {
     let l = verified(&test_step(), EvidenceKind::TestRun, 0, HEAD, false);
     let err = refused(Some(&l), done_s1(), &at(agent(), OTHER, false));
@@ -152,7 +172,7 @@ fn an_agent_is_told_why_a_recorded_run_does_not_count() {
 fn red_wrong_kind_and_typed_runs_never_prove_an_agents_step() {
     let red = verified(&test_step(), EvidenceKind::TestRun, 1, HEAD, false);
     let err = refused(Some(&red), done_s1(), &at(agent(), HEAD, false));
-    assert!(matches!(err, RuleError::EvidenceRequired { .. }), "{err}");
+    assert!(matches!(err, RuleError::RedRun { .. }), "{err}");
     let lint = verified(&test_step(), EvidenceKind::LintRun, 0, HEAD, false);
     let err = refused(Some(&lint), done_s1(), &at(agent(), HEAD, false));
     assert!(matches!(err, RuleError::EvidenceRequired { .. }), "{err}");

@@ -1,0 +1,147 @@
+//! `board_done` on GitHub: the step's linked head judged by its check runs, read from the REST API as the engine reads them.
+//!
+//! Inside a GitHub Actions job (`GITHUB_REPOSITORY` and a token in the environment) an
+//! agent's `board_done` on a test, lint or verify step does not look for a local run:
+//! the server reads every check run on the head of the step's linked pull request,
+//! judges them with the repository's evidence policy (the engine's own functions), and
+//! records the outcome as `app:navin`, exactly as a CI webhook would have.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use navin_engine::config::RepoConfig;
+use navin_engine::evidence::{self, Verdict};
+use navin_github::{GitHubApp, GitHubConfig, InstallationClient, NoMetrics};
+use navin_ledger::{Actor, Ledger, Task};
+use secrecy::SecretString;
+
+use super::calls::ToolError;
+
+/// The installation id a token client is given; the token is used as it is.
+const TOKEN_INSTALLATION: u64 = 1;
+
+/// The REST client of the job and the repository it works on.
+#[derive(Clone)]
+pub struct GitHubCi {
+    client: InstallationClient,
+    repo: String,
+}
+
+impl std::fmt::Debug for GitHubCi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitHubCi")
+            .field("repo", &self.repo)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GitHubCi {
+    /// From the Actions environment (`lookup` reads a variable): `GITHUB_REPOSITORY`,
+    /// `GITHUB_API_URL` (default `https://api.github.com`) and a token from
+    /// `NAVIN_GITHUB_TOKEN` or `GITHUB_TOKEN`. `Ok(None)` outside Actions; an error
+    /// names what is set but unusable.
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, String> {
+        let get = |k: &str| lookup(k).filter(|v| !v.trim().is_empty());
+        let Some(repo) = get("GITHUB_REPOSITORY") else {
+            return Ok(None);
+        };
+        let Some(token) = get("NAVIN_GITHUB_TOKEN").or_else(|| get("GITHUB_TOKEN")) else {
+            tracing::warn!(
+                "GITHUB_REPOSITORY is set but neither NAVIN_GITHUB_TOKEN nor GITHUB_TOKEN is: board_done judges recorded runs only"
+            );
+            return Ok(None);
+        };
+        if repo.split('/').count() != 2 || repo.split('/').any(str::is_empty) {
+            return Err(format!("GITHUB_REPOSITORY is {repo:?}, not owner/name"));
+        }
+        let api = get("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".to_owned());
+        let server = get("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".to_owned());
+        let config = GitHubConfig::with_token(
+            api,
+            SecretString::from(token),
+            format!("{}/{{owner}}/{{repo}}.git", server.trim_end_matches('/')),
+            Duration::from_secs(1),
+        );
+        let app = GitHubApp::new(config, Arc::new(NoMetrics))
+            .map_err(|e| format!("cannot build the GitHub client: {e}"))?;
+        Ok(Some(Self {
+            client: app.installation(TOKEN_INSTALLATION),
+            repo,
+        }))
+    }
+
+    pub fn repo(&self) -> &str {
+        &self.repo
+    }
+
+    /// What CI proves for `task` now: the operations to record (as `app:navin`), or
+    /// why the step is not done, as a tool error naming what is missing.
+    pub fn judge(
+        &self,
+        handle: &tokio::runtime::Handle,
+        ledger: &Ledger,
+        task: &Task,
+        config: &RepoConfig,
+    ) -> Result<Vec<navin_ledger::Operation>, ToolError> {
+        let policy = evidence::policy_from(config);
+        let Some(head) = task.links.head_sha.as_deref().map(str::trim) else {
+            return Err(ToolError::new(
+                "no_linked_pr",
+                format!(
+                    "`{}` has validation `{}`: on GitHub it is done only when its checks are green on a linked pull request's head, and no pull request is linked yet",
+                    task.id, task.validation
+                ),
+            )
+            .hint(format!(
+                "push branch navin/{}-… and open a pull request whose body has a `Navin-Step: {}` line; then call board_done again once CI is green",
+                task.id, task.id
+            )));
+        };
+        let runs = handle
+            .block_on(navin_engine::reads::check_runs(
+                &self.client,
+                &self.repo,
+                head,
+            ))
+            .map_err(|e| {
+                tracing::warn!(error = %e, repo = %self.repo, head, "cannot read the check runs");
+                let what = if e.is_transient() {
+                    "GitHub did not answer"
+                } else {
+                    "GitHub refused the request"
+                };
+                ToolError::new(
+                    "github_unavailable",
+                    format!("{what} when reading the check runs of {head}; nothing changed"),
+                )
+                .hint("call board_done again in a minute; the job's token needs `checks: read`")
+            })?;
+        let verdict = evidence::evaluate(task, &runs, &policy, Utc::now());
+        if !verdict.is_green() {
+            let code = match verdict {
+                Verdict::Red { .. } => "checks_failed",
+                _ => "checks_not_green",
+            };
+            return Err(
+                ToolError::new(code, evidence::missing_checks_message(task, &verdict)).hint(
+                    "fix and push, or wait for CI; call board_done again when the checks are green",
+                ),
+            );
+        }
+        let decision = evidence::decide(task, &ledger.board, None, &verdict, &policy);
+        let ops = decision.operations(&task.id);
+        if ops.is_empty() {
+            return Err(ToolError::new(
+                "nothing_to_record",
+                decision.describe(&task.id),
+            ));
+        }
+        Ok(ops)
+    }
+}
+
+/// Who records what CI proved: Navin, never the agent that asked.
+pub fn ci_actor() -> Actor {
+    Actor::App("navin".to_owned())
+}
