@@ -14,9 +14,9 @@ use std::io::{Read, Write as _};
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -400,8 +400,8 @@ fn run_bounded(argv: &[String], dir: &Path, timeout: Duration) -> Result<Ran, Cl
     let deadline = Instant::now().checked_add(timeout);
     // With `process_group(0)` the group's id is the command's pid.
     let group = Pid::from_child(&child);
-    let running = Arc::new(AtomicBool::new(true));
-    forward_interrupts(group, running.clone());
+    RUNNING_GROUP.store(group.as_raw_nonzero().get(), Ordering::SeqCst);
+    forward_interrupts();
     let cannot_watch = |e: std::io::Error| {
         let _ = kill_process_group(group, Signal::KILL);
         CliError::usage(format!("cannot watch {program:?}: {e}"))
@@ -453,7 +453,7 @@ fn run_bounded(argv: &[String], dir: &Path, timeout: Duration) -> Result<Ran, Cl
             }
         }
     }
-    running.store(false, Ordering::SeqCst);
+    RUNNING_GROUP.store(0, Ordering::SeqCst);
     let status = match status {
         Some(Ok(status)) => status,
         Some(Err(e)) => return Err(CliError::usage(format!("waiting for {program:?}: {e}"))),
@@ -509,46 +509,55 @@ fn drain(
     Ok(buf)
 }
 
-/// In a group of its own, the command no longer gets the terminal's Ctrl-C: while it
+/// The process group of the command running now, 0 between commands.
+static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// In a group of its own, the command no longer gets the terminal's Ctrl-C: while one
 /// runs, SIGINT, SIGTERM and SIGHUP to Navin are passed on to its group, what is left of
 /// the group after [`INTERRUPT_GRACE`] is killed (a shell's background jobs ignore
-/// SIGINT), and Navin ends as the signal would have ended it (nothing is recorded).
-fn forward_interrupts(group: Pid, running: Arc<AtomicBool>) {
-    let _ = std::thread::Builder::new()
-        .name("verify-signals".to_owned())
-        .spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            let got = runtime.block_on(async {
-                use tokio::signal::unix::{signal, SignalKind};
-                let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
-                    signal(SignalKind::interrupt()),
-                    signal(SignalKind::terminate()),
-                    signal(SignalKind::hangup()),
-                ) else {
-                    return None;
-                };
-                tokio::select! {
-                    _ = int.recv() => Some(Signal::INT),
-                    _ = term.recv() => Some(Signal::TERM),
-                    _ = hup.recv() => Some(Signal::HUP),
-                }
-            });
-            let Some(signal) = got else { return };
-            if running.load(Ordering::SeqCst) {
-                let _ = kill_process_group(group, signal);
-                let until = Instant::now() + INTERRUPT_GRACE;
-                while Instant::now() < until && test_kill_process_group(group).is_ok() {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                let _ = kill_process_group(group, Signal::KILL);
-            }
-            std::process::exit(128 + signal.as_raw());
-        });
+/// SIGINT), and Navin ends as the signal would have ended it (nothing is recorded). One
+/// watcher serves every command of a verify, so no stale one exits first.
+fn forward_interrupts() {
+    static WATCHING: OnceLock<()> = OnceLock::new();
+    WATCHING.get_or_init(|| {
+        let _ = std::thread::Builder::new()
+            .name("verify-signals".to_owned())
+            .spawn(watch_interrupts);
+    });
+}
+
+fn watch_interrupts() {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let got = runtime.block_on(async {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return None;
+        };
+        tokio::select! {
+            _ = int.recv() => Some(Signal::INT),
+            _ = term.recv() => Some(Signal::TERM),
+            _ = hup.recv() => Some(Signal::HUP),
+        }
+    });
+    let Some(signal) = got else { return };
+    if let Some(group) = Pid::from_raw(RUNNING_GROUP.load(Ordering::SeqCst)) {
+        let _ = kill_process_group(group, signal);
+        let until = Instant::now() + INTERRUPT_GRACE;
+        while Instant::now() < until && test_kill_process_group(group).is_ok() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = kill_process_group(group, Signal::KILL);
+    }
+    std::process::exit(128 + signal.as_raw());
 }
 
 /// The last [`TAIL_LINES`] lines of `text`, at most [`TAIL_BYTES`] bytes.
