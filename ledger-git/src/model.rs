@@ -611,6 +611,10 @@ pub struct Links {
     pub branch: Option<String>,
     /// The issue a dispatched step got of its own.
     pub issue: Option<u64>,
+    /// The linked pull request that was merged, when one was: with `evidence.done_on:
+    /// merged` (the default) a step is done only once its pull request is merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_pr: Option<u64>,
 }
 
 /// What a piece of evidence is. Only run kinds can prove test/lint/verify steps.

@@ -178,6 +178,31 @@ impl Scenario {
         (number, self.send(&payload).await)
     }
 
+    /// Closes the PR in the fake (merged or not); returns the `pull_request.closed`
+    /// payload GitHub would send.
+    pub fn close_pull(&self, owner: &str, repo: &str, number: u64, merged: bool) -> Payload {
+        self.fake.close(owner, repo, number, merged);
+        let pull = self.fake.pull(owner, repo, number);
+        self.pull_payload("pull_request.closed", owner, repo, number)
+            .set("/pull_request/state", json!("closed"))
+            .set("/pull_request/merged", json!(merged))
+            .set(
+                "/pull_request/merged_at",
+                match (merged, pull.merged_at) {
+                    (true, Some(at)) => json!(at.to_rfc3339()),
+                    _ => serde_json::Value::Null,
+                },
+            )
+    }
+
+    /// Reopens a closed PR in the fake; returns the `pull_request.reopened` payload (the
+    /// `opened` example with its action changed: the payloads share their shape).
+    pub fn reopen_pull(&self, owner: &str, repo: &str, number: u64) -> Payload {
+        self.fake.reopen(owner, repo, number);
+        self.pull_payload("pull_request.opened", owner, repo, number)
+            .set("/action", json!("reopened"))
+    }
+
     /// Pushes files to the PR's head branch and delivers `pull_request.synchronize`.
     pub async fn push_to_pull(
         &self,

@@ -1,7 +1,8 @@
 //! Dispatch to a real agent process, end to end through `navin-action`: the engine hands
 //! a ready step to the agent workflow, the brief job renders the brief, a script agent
 //! (tests/agent/script-agent.sh) edits, commits, pushes and opens the pull request over
-//! the REST API, CI goes green, the step closes and the next step is dispatched.
+//! the REST API, CI goes green, the pull request is merged, the step closes and the next
+//! step is dispatched.
 
 use std::process::Command;
 
@@ -76,7 +77,8 @@ fn green_ci(job: &Job, token: &str, head: &str) -> RunResult {
 }
 
 #[test]
-fn a_script_agent_takes_a_dispatched_step_from_brief_to_green_ci_and_the_next_step_is_dispatched() {
+fn a_script_agent_takes_a_dispatched_step_from_brief_to_a_green_merged_pr_and_the_next_step_is_dispatched(
+) {
     let mut job = Job::for_events();
     let mut scopes = EVENT_SCOPES.to_vec();
     scopes.push(("actions", "write")); // starts the agent workflow
@@ -157,9 +159,31 @@ fn a_script_agent_takes_a_dispatched_step_from_brief_to_green_ci_and_the_next_st
     let ledger = job.ledger().expect("ledger");
     let t1 = ledger.board.task("T1").expect("T1");
     assert_eq!(t1.links.prs, [pr]);
+    assert_eq!(
+        t1.status.as_str(),
+        "in_progress",
+        "its pull request took T1 up"
+    );
 
-    // Green CI on that head closes T1; T2 becomes ready and is dispatched in turn.
+    // Green CI on that head; a maintainer merges it (pull_request.closed): T1 is done,
+    // T2 becomes ready and is dispatched in turn, starting from merged work.
     let r = green_ci(&job, &token, &head);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(
+        job.fake.dispatches().len(),
+        1,
+        "nothing more before the merge"
+    );
+    job.fake.close(OWNER, REPO, pr, true);
+    let merged = job.fixture_event("pull_request.closed", |p| {
+        p.number(pr)
+            .head_sha(&head)
+            .head_ref(&pull.head_ref)
+            .set("/pull_request/body", json!(body))
+            .set("/pull_request/merged", json!(true))
+            .set("/pull_request/state", json!("closed"))
+    });
+    let r = job.run("event", "pull_request", Some(&merged), Some(&token));
     assert_eq!(r.code, Some(0), "{r:?}");
     let ledger = job.ledger().expect("ledger");
     assert_eq!(ledger.board.task("T1").expect("T1").status.as_str(), "done");

@@ -7,6 +7,8 @@ use crate::harness::Job;
 #[test]
 fn green_run_on_the_linked_head_marks_the_step_done() {
     let job = Job::new();
+    // Green closes the step at once here: these runs are not on a pull request.
+    job.write_config("evidence:\n  done_on: green\n");
     let head = job.commit_head("v1");
     let seeded = job.seed(Some(&head));
     let run_id = job.workflow_run(&head, "success");
@@ -235,6 +237,8 @@ fn invalid_config_fails_naming_the_key() {
 #[test]
 fn rerun_after_done_changes_nothing() {
     let job = Job::new();
+    // Green closes the step at once here: these runs are not on a pull request.
+    job.write_config("evidence:\n  done_on: green\n");
     let head = job.commit_head("v1");
     job.seed(Some(&head));
     let run_id = job.workflow_run(&head, "success");
@@ -295,6 +299,8 @@ fn two_jobs_racing_on_the_same_run_count_one_attempt() {
 #[test]
 fn a_step_done_by_evidence_refreshes_the_mission_panel_on_its_issue() {
     let job = Job::new();
+    // Green closes the step at once here: these runs are not on a pull request.
+    job.write_config("evidence:\n  done_on: green\n");
     let issue = job
         .fake
         .create_issue("octo-org", "hello", "Widget API", "", "alice");

@@ -158,7 +158,7 @@ fn a_check_run_that_is_not_completed_is_one_notice() {
 /// `S1` links it to the PR's head, and a green check run on that head closes it, each a
 /// separate job with only `GITHUB_TOKEN`.
 #[test]
-fn a_linked_pull_request_and_a_green_check_run_close_the_step_in_event_mode() {
+fn a_linked_pull_request_its_green_check_run_and_its_merge_close_the_step_in_event_mode() {
     use navin_e2e::fake::{CheckRunSpec, PullSpec};
     let job = Job::for_events();
     let issue = job.fake.create_issue(
@@ -193,9 +193,11 @@ fn a_linked_pull_request_and_a_green_check_run_close_the_step_in_event_mode() {
     let s1 = linked.board.task("S1").expect("S1");
     assert_eq!(s1.links.head_sha.as_deref(), Some(head.as_str()));
     assert_eq!(s1.links.prs, [number]);
+    assert_eq!(s1.status.as_str(), "in_progress");
     assert_eq!(
         r.outputs["mission-version"],
-        (seeded.mission.version + 1).to_string()
+        (seeded.mission.version + 2).to_string(),
+        "linked, then taken up"
     );
 
     let run_id = job
@@ -210,18 +212,38 @@ fn a_linked_pull_request_and_a_green_check_run_close_the_step_in_event_mode() {
     });
     let r = job.run("event", "check_run", Some(&completed), Some(&job.token));
     assert_eq!(r.code, Some(0), "{r:?}");
-    let done = job.ledger().expect("ledger");
-    let s1 = done.board.task("S1").expect("S1");
-    assert_eq!(s1.status.as_str(), "done", "{r:?}");
-    assert_eq!(s1.evidence[0].check_run_id, Some(run_id));
-    assert_eq!(
-        r.outputs["mission-version"],
-        done.mission.version.to_string()
-    );
     assert!(
         r.summary.contains("Handled `check_run.completed`"),
         "{}",
         r.summary
+    );
+    let green = job.ledger().expect("ledger");
+    let s1 = green.board.task("S1").expect("S1");
+    assert_eq!(
+        s1.status.as_str(),
+        "in_progress",
+        "green waits for the merge: {r:?}"
+    );
+    assert_eq!(s1.evidence[0].check_run_id, Some(run_id));
+
+    // Merged: the job for `pull_request.closed` reads the final head's runs and closes it.
+    job.fake.close(owner, repo, number, true);
+    let merged = job.fixture_event("pull_request.closed", |p| {
+        p.number(number)
+            .head_sha(&head)
+            .head_ref("feature/widget")
+            .set("/pull_request/merged", json!(true))
+            .set("/pull_request/state", json!("closed"))
+    });
+    let r = job.run("event", "pull_request", Some(&merged), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let done = job.ledger().expect("ledger");
+    let s1 = done.board.task("S1").expect("S1");
+    assert_eq!(s1.status.as_str(), "done", "{r:?}");
+    assert_eq!(s1.links.merged_pr, Some(number));
+    assert_eq!(
+        r.outputs["mission-version"],
+        done.mission.version.to_string()
     );
     // The panel on the mission's issue shows the step done.
     let panel = job.navin_comments(issue);

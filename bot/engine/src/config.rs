@@ -214,6 +214,20 @@ pub struct Evidence {
     /// Seconds as a number, or a string like `90s`, `5m`, `1h`. Default: 0 (off).
     #[serde(deserialize_with = "deserialize_duration")]
     pub min_ci_time: Duration,
+    /// When a step its CI proves is done: once its pull request is merged with every
+    /// required check green on the final head (`merged`, the default), or as soon as
+    /// they are green on the linked head (`green`).
+    pub done_on: DoneOn,
+}
+
+/// See [`Evidence::done_on`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DoneOn {
+    /// Downstream work always starts from merged code.
+    #[default]
+    Merged,
+    Green,
 }
 
 impl Default for Evidence {
@@ -222,6 +236,7 @@ impl Default for Evidence {
             trusted_apps: [GITHUB_ACTIONS_APP_ID].into_iter().collect(),
             required_checks: RequiredChecks::default(),
             min_ci_time: Duration::ZERO,
+            done_on: DoneOn::Merged,
         }
     }
 }

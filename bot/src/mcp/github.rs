@@ -98,25 +98,40 @@ impl GitHubCi {
                 task.id, task.id
             )));
         };
+        // With done_on: merged, a merge on GitHub the ledger has not heard of yet counts.
+        let mut merged_now: Option<navin_ledger::Operation> = None;
+        let mut task = task.clone();
+        let unmerged = policy.done_on == navin_engine::config::DoneOn::Merged
+            && task.links.merged_pr.is_none();
+        if let (true, Some(&number)) = (unmerged, task.links.prs.last()) {
+            let path = navin_github::ops::pull_request(&self.repo, number);
+            let pr: navin_engine::event::PullRequest = handle
+                .block_on(self.client.get_json(&path))
+                .map_err(|e| unavailable(&self.repo, &e, "the pull request"))?;
+            if pr.merged == Some(true) || pr.merged_at.is_some() {
+                let sha = pr.head.sha.trim().to_owned();
+                merged_now = Some(navin_ledger::Operation::Merged {
+                    step: task.id.clone(),
+                    pr: number,
+                    head_sha: sha.clone(),
+                });
+                task.links.merged_pr = Some(number);
+                task.links.head_sha = Some(sha);
+            }
+        }
+        let head = task
+            .links
+            .head_sha
+            .clone()
+            .unwrap_or_else(|| head.to_owned());
+        let task = &task;
         let runs = handle
             .block_on(navin_engine::reads::check_runs(
                 &self.client,
                 &self.repo,
-                head,
+                &head,
             ))
-            .map_err(|e| {
-                tracing::warn!(error = %e, repo = %self.repo, head, "cannot read the check runs");
-                let what = if e.is_transient() {
-                    "GitHub did not answer"
-                } else {
-                    "GitHub refused the request"
-                };
-                ToolError::new(
-                    "github_unavailable",
-                    format!("{what} when reading the check runs of {head}; nothing changed"),
-                )
-                .hint("call board_done again in a minute; the job's token needs `checks: read`")
-            })?;
+            .map_err(|e| unavailable(&self.repo, &e, &format!("the check runs of {head}")))?;
         let verdict = evidence::evaluate(task, &runs, &policy, Utc::now());
         if !verdict.is_green() {
             let code = match verdict {
@@ -130,7 +145,18 @@ impl GitHubCi {
             );
         }
         let decision = evidence::decide(task, &ledger.board, None, &verdict, &policy);
-        let ops = decision.operations(&task.id);
+        if let evidence::Decision::Record { why, .. } = &decision {
+            // Green, but not done yet: waiting for the merge or for dependencies.
+            return Err(ToolError::new(
+                "not_done_yet",
+                format!("`{}`: {why}", task.id),
+            )
+            .hint("Navin marks the step done when its pull request is merged (or its dependencies are done); nothing for you to call"));
+        }
+        let ops: Vec<_> = merged_now
+            .into_iter()
+            .chain(decision.operations(&task.id))
+            .collect();
         if ops.is_empty() {
             return Err(ToolError::new(
                 "nothing_to_record",
@@ -139,6 +165,21 @@ impl GitHubCi {
         }
         Ok(ops)
     }
+}
+
+/// A read that failed, as the agent should hear it (details go to the log).
+fn unavailable(repo: &str, e: &navin_github::GitHubError, what: &str) -> ToolError {
+    tracing::warn!(error = %e, repo, what, "cannot read from GitHub");
+    let why = if e.is_transient() {
+        "GitHub did not answer"
+    } else {
+        "GitHub refused the request"
+    };
+    ToolError::new(
+        "github_unavailable",
+        format!("{why} when reading {what}; nothing changed"),
+    )
+    .hint("call board_done again in a minute; the job's token needs `checks: read` and `pull-requests: read`")
 }
 
 /// Who records what CI proved: Navin, never the agent that asked.

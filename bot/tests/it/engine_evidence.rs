@@ -13,8 +13,14 @@ const OTHER_APP: u64 = 4242;
 const PANEL: &str = "<!-- navin:panel";
 
 /// A running mission with two test steps, `S2` after `S1`, and the request log cleared.
+/// The repository closes a step as soon as its checks are green (`done_on: green`):
+/// these tests are about which runs count; merging is tested in engine_merge.
 async fn mission() -> World {
     let mut w = World::new().await;
+    w.commit(&[(
+        ".github/navin.yml",
+        "evidence:\n  done_on: green\n  required_checks:\n    test: [ci/test]\n",
+    )]);
     let issue = w.issue("Greetings", "Make greetings configurable.");
     let mission = "/mission configurable greetings\n\
                    /step add S1 \"Configurable greeting\" --validation test\n\
@@ -35,11 +41,11 @@ async fn a_pr_naming_its_step_links_it_and_a_green_required_check_on_its_head_ma
     assert_eq!(s1.links.prs, vec![pr], "{s1:?}");
     assert_eq!(s1.links.head_sha.as_deref(), Some(head.as_str()));
     assert_eq!(s1.links.branch.as_deref(), Some("feature-s1"));
-    assert_eq!(s1.status, TaskStatus::Planned);
+    assert_eq!(s1.status, TaskStatus::InProgress);
 
     // A check that is not required proves nothing on its own.
     w.ci(&head, "lint", "success").await;
-    assert_eq!(w.step("S1").status, TaskStatus::Planned);
+    assert_eq!(w.step("S1").status, TaskStatus::InProgress);
     w.clear_requests();
 
     let run = w.ci(&head, "ci/test", "success").await;
@@ -118,7 +124,7 @@ async fn a_check_run_with_the_right_name_from_an_untrusted_app_is_ignored() {
     assert_eq!(n, 0, "an untrusted run costs no request");
     assert_eq!(w.ledger_commits(), commits);
     let s1 = w.step("S1");
-    assert_eq!(s1.status, TaskStatus::Planned);
+    assert_eq!(s1.status, TaskStatus::InProgress);
     assert!(s1.evidence.is_empty(), "{s1:?}");
 
     // The same name from GitHub Actions counts, and only it is the evidence.
@@ -146,7 +152,7 @@ async fn a_green_run_on_an_old_head_after_synchronize_is_ignored() {
     let n = w.requests("check_run completed (old head)");
     assert_eq!(n, 0, "a run on no linked head costs no request");
     assert_eq!(w.ledger_commits(), commits);
-    assert_eq!(w.step("S1").status, TaskStatus::Planned);
+    assert_eq!(w.step("S1").status, TaskStatus::InProgress);
 
     w.ci(&new, "ci/test", "success").await;
     let s1 = w.step("S1");
@@ -171,7 +177,7 @@ async fn a_skipped_run_is_not_green() {
     }
     assert_eq!(w.ledger_commits(), commits, "nothing recorded");
     let s1 = w.step("S1");
-    assert_eq!(s1.status, TaskStatus::Planned, "{s1:?}");
+    assert_eq!(s1.status, TaskStatus::InProgress, "{s1:?}");
     assert_eq!(s1.retry_count, 0, "not green is not a failed attempt");
 
     // A run of the same check that passes is green.
@@ -211,7 +217,7 @@ async fn a_failed_required_check_counts_an_attempt_and_the_panel_names_the_faile
         .await;
     w.requests("pull_request synchronize (retry on the new head)");
     let s1 = w.step("S1");
-    assert_eq!(s1.status, TaskStatus::Planned, "{s1:?}");
+    assert_eq!(s1.status, TaskStatus::InProgress, "{s1:?}");
     assert_eq!(s1.retry_count, 1);
     w.ci(&fixed, "ci/test", "success").await;
     assert_eq!(w.step("S1").status, TaskStatus::Done);
@@ -311,7 +317,7 @@ async fn a_completed_check_suite_re_reads_its_runs_and_closes_the_step() {
     w.clear_requests();
     w.send(&suite.head_sha(&other).app_id(OTHER_APP)).await;
     assert_eq!(w.requests("check_suite completed (untrusted app)"), 0);
-    assert_eq!(w.step("S2").status, TaskStatus::Planned);
+    assert_eq!(w.step("S2").status, TaskStatus::InProgress);
     w.finish().await;
 }
 

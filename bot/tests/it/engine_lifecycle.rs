@@ -75,10 +75,10 @@ async fn plan_review_mission_and_green_ci_close_every_step_in_dependency_order()
             .title(&format!("Step {id}"))
             .body(&format!("Implements the step.\n\nNavin-Step: {id}\n"))
             .file(&format!("notes/{i}.md"), &format!("step {id}\n"));
-        let (_, head) = w.open_pull(spec).await;
-        heads.push((id.clone(), head));
+        let (pr, head) = w.open_pull(spec).await;
+        heads.push((id.clone(), head, pr));
     }
-    for (id, head) in &heads {
+    for (id, head, _) in &heads {
         let linked = w.step(id).links.head_sha;
         assert_eq!(
             linked.as_ref(),
@@ -86,7 +86,7 @@ async fn plan_review_mission_and_green_ci_close_every_step_in_dependency_order()
             "{id} is linked to its PR's head"
         );
     }
-    for (id, head) in heads.iter().rev() {
+    for (id, head, _) in heads.iter().rev() {
         w.ci(head, "ci/test", "success").await;
         if id == "D1" {
             let d1 = w.step("D1");
@@ -95,6 +95,14 @@ async fn plan_review_mission_and_green_ci_close_every_step_in_dependency_order()
                 TaskStatus::Planned,
                 "D1 is green but waits for C1"
             );
+        }
+    }
+    // Done on merge (the default): merged last step first, each waits for its
+    // dependencies, then they close in order as each one's dependency is done.
+    for (id, _, pr) in heads.iter().rev() {
+        w.merge(*pr).await;
+        if id == "D1" {
+            assert_ne!(w.step("D1").status, TaskStatus::Done, "D1 waits for C1");
         }
     }
     let ledger = w.ledger().unwrap();

@@ -15,6 +15,7 @@ mod engine_dispatch;
 mod engine_e2e;
 mod engine_evidence;
 mod engine_lifecycle;
+mod engine_merge;
 mod engine_plan_files;
 mod engine_plans;
 mod mcp_crash;

@@ -40,7 +40,8 @@ fn error_code(result: &Value) -> Option<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn board_done_in_an_actions_job_closes_a_step_only_when_its_linked_heads_checks_are_green() {
+async fn board_done_in_an_actions_job_closes_a_step_only_when_its_pull_request_is_merged_with_green_checks(
+) {
     let mut w = World::new().await;
     let issue = w.issue("Greetings", "Make greetings configurable.");
     let mission = "/mission configurable greetings\n\
@@ -48,7 +49,7 @@ async fn board_done_in_an_actions_job_closes_a_step_only_when_its_linked_heads_c
                    /step add S2 \"Farewell\" --after S1 --validation test";
     w.comment(issue, "alice", mission).await;
     w.reply().await;
-    let (_, head) = w.open_pr("S1", "navin/S1-greeting").await;
+    let (pr, head) = w.open_pr("S1", "navin/S1-greeting").await;
     // CI failed on the head; GitHub has the run, whatever became of its webhook.
     w.stored_run(CheckRunSpec::new("ci/test", &head).conclusion("failure"));
 
@@ -80,7 +81,7 @@ async fn board_done_in_an_actions_job_closes_a_step_only_when_its_linked_heads_c
     let repository = format!("{OWNER}/{REPO}");
 
     let dir = checkout.clone();
-    let (red, green, unlinked) = {
+    let (red, unmerged, green, unlinked) = {
         let token = token.clone();
         let fake = w.fake().clone();
         let head = head.clone();
@@ -105,10 +106,13 @@ async fn board_done_in_an_actions_job_closes_a_step_only_when_its_linked_heads_c
                 REPO,
                 CheckRunSpec::new("ci/test", &head).conclusion("success"),
             );
+            let unmerged = mcp.call_tool("board_done", json!({ "step": "S1" }));
+            // Merged on GitHub; the ledger has not heard of it: board_done asks the PR.
+            fake.close(OWNER, REPO, pr, true);
             let green = mcp.call_tool("board_done", json!({ "step": "S1" }));
             let unlinked = mcp.call_tool("board_done", json!({ "step": "S2" }));
             mcp.kill();
-            (red, green, unlinked)
+            (red, unmerged, green, unlinked)
         })
         .await
         .expect("the agent job ran")
@@ -119,6 +123,17 @@ async fn board_done_in_an_actions_job_closes_a_step_only_when_its_linked_heads_c
     assert!(
         text.contains("ci/test"),
         "the refusal names the failing check: {text}"
+    );
+
+    assert_eq!(
+        error_code(&unmerged).as_deref(),
+        Some("not_done_yet"),
+        "{unmerged}"
+    );
+    let text = unmerged["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("merged"),
+        "the refusal says it waits for the merge: {text}"
     );
 
     assert_eq!(error_code(&green), None, "{green}");

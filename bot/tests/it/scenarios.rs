@@ -11,14 +11,21 @@ const MISSION: &str = "/mission configurable greetings\n\
                        /step add S1 \"Configurable greeting\" --validation test";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_green_required_check_on_the_linked_pull_request_closes_its_step() {
+async fn a_green_required_check_on_the_linked_pull_request_closes_its_step_once_merged() {
     let mut w = World::new().await;
     let issue = w.issue("Greetings", "Make greetings configurable.");
     w.comment(issue, "alice", MISSION).await;
     assert!(w.reply().await.starts_with("<!-- navin:panel"));
-    let (_, head) = w.open_pr("S1", "navin/S1-greeting").await;
+    let (pr, head) = w.open_pr("S1", "navin/S1-greeting").await;
     assert_eq!(w.step("S1").links.head_sha.as_deref(), Some(head.as_str()));
+    assert_eq!(w.step("S1").status, TaskStatus::InProgress);
     w.ci(&head, "ci/test", "success").await;
+    assert_eq!(
+        w.step("S1").status,
+        TaskStatus::InProgress,
+        "green but not merged: evidence.done_on is merged by default"
+    );
+    w.merge(pr).await;
     assert_eq!(w.step("S1").status, TaskStatus::Done);
     w.finish().await;
 }
@@ -53,6 +60,16 @@ async fn done_closes_a_test_step_whose_required_check_is_green_on_its_head() {
     let (_, head) = w.open_pr("S1", "navin/S1-greeting").await;
     w.fake()
         .add_check_run(OWNER, REPO, CheckRunSpec::new("ci/test", &head));
+    let early = w.comment(issue, "alice", "/done S1").await;
+    let refusal = w.reply().await;
+    assert!(
+        refusal.contains("green but not done") && refusal.contains("merged"),
+        "{refusal}"
+    );
+    assert!(!w.reactions(early).contains(&"+1".to_owned()));
+    // Merged on GitHub; its webhook never arrived either: `/done` asks the pull request.
+    let pr = w.step("S1").links.prs[0];
+    w.fake().close(OWNER, REPO, pr, true);
     let done = w.comment(issue, "alice", "/done S1").await;
     assert!(w.reactions(done).contains(&"+1".to_owned()));
     assert_eq!(w.step("S1").status, TaskStatus::Done);

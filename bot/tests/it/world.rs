@@ -350,6 +350,24 @@ impl World {
         sha
     }
 
+    /// Merges PR `number`; returns the delivery once the engine handled it.
+    pub async fn merge(&mut self, number: u64) -> String {
+        let payload = self.sc.close_pull(OWNER, REPO, number, true);
+        self.send(&payload).await
+    }
+
+    /// Closes PR `number` without merging it; returns the delivery once handled.
+    pub async fn close_unmerged(&mut self, number: u64) -> String {
+        let payload = self.sc.close_pull(OWNER, REPO, number, false);
+        self.send(&payload).await
+    }
+
+    /// Reopens PR `number`; returns the delivery once the engine handled it.
+    pub async fn reopen(&mut self, number: u64) -> String {
+        let payload = self.sc.reopen_pull(OWNER, REPO, number);
+        self.send(&payload).await
+    }
+
     /// `reviewer` reviews PR `number`'s head as `state` (`approved`…); returns the review id.
     pub async fn review(&mut self, number: u64, reviewer: &str, state: &str) -> u64 {
         let (id, sent) = self.sc.review(OWNER, REPO, number, reviewer, state).await;

@@ -165,6 +165,20 @@ pub enum Operation {
         head_sha: Option<String>,
         branch: Option<String>,
     },
+    /// A pull request took the step up: a planned step whose dependencies are done goes
+    /// in progress, with `by` (the PR's author) as the next actor. Anything else is
+    /// left as it is: the link alone is recorded by [`Operation::Link`].
+    Claim {
+        step: String,
+        pr: u64,
+        by: crate::model::NextActor,
+    },
+    /// The step's linked pull request was merged at `head_sha`.
+    Merged {
+        step: String,
+        pr: u64,
+        head_sha: String,
+    },
     /// The step was handed to an issue of its own (the sub-agent brief). Recorded once:
     /// a step that already has an issue keeps it, so a retried dispatch opens no second one.
     Dispatched {
@@ -212,6 +226,8 @@ impl Operation {
             Operation::RecordEvidence { .. } => "evidence",
             Operation::RecordRun { .. } => "verify",
             Operation::Link { .. } => "link",
+            Operation::Claim { .. } => "claim",
+            Operation::Merged { .. } => "merged",
             Operation::Dispatched { .. } => "dispatch",
             Operation::Rewrite { .. } => "rewrite",
             Operation::Pause { .. } => "pause",
@@ -234,6 +250,8 @@ impl Operation {
             | Operation::RecordEvidence { step, .. }
             | Operation::RecordRun { step, .. }
             | Operation::Link { step, .. }
+            | Operation::Claim { step, .. }
+            | Operation::Merged { step, .. }
             | Operation::Dispatched { step, .. } => Some(step),
             Operation::Progress(args) => Some(&args.step),
             _ => None,
@@ -393,6 +411,8 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
             head_sha,
             branch,
         } => steps::link(&mut tx, step, *pr, head_sha.as_deref(), branch.as_deref())?,
+        Operation::Claim { step, pr, by } => steps::claim(&mut tx, step, *pr, by)?,
+        Operation::Merged { step, pr, head_sha } => steps::merged(&mut tx, step, *pr, head_sha)?,
         Operation::Dispatched { step, issue } => steps::dispatched(&mut tx, step, *issue)?,
         Operation::Rewrite {
             goal,
@@ -458,6 +478,8 @@ fn agent_gate(op: &Operation, ctx: &Ctx) -> Result<(), RuleError> {
         Operation::Pause { reason, .. } if *reason != PauseReason::Manual => {
             Err(RuleError::AgentPauseReason { reason: *reason })
         }
+        // A merge is GitHub's word, never an agent's: it can close a step.
+        Operation::Merged { step, .. } => refuse(step, "a merge".to_owned()),
         _ => Ok(()),
     }
 }

@@ -728,6 +728,55 @@ pub(super) fn link(
     Ok(())
 }
 
+/// A pull request took the step up: planned with its dependencies done → in progress,
+/// with the PR's author as the next actor. A step already in progress only gets its
+/// next actor; any other status, or dependencies not done, leaves the step as it is.
+pub(super) fn claim(tx: &mut Tx, step: &str, pr: u64, by: &NextActor) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let status = tx.ledger.board.tasks[pos].status;
+    match status {
+        TaskStatus::Planned if require_deps_done(tx, pos, "start").is_ok() => {
+            tx.ledger.board.task_mut(pos).status = TaskStatus::InProgress;
+            let progress = &mut tx.ledger.mission.progress;
+            progress.current_step_id = Some(step.to_string());
+            progress.replan_needed = false;
+            progress.next_actor = by.clone();
+            tx.change(format!("{step} in progress: PR #{pr} by {by}"));
+            tx.effects.push(Effect::StepStarted {
+                step: step.to_string(),
+            });
+        }
+        TaskStatus::InProgress if tx.ledger.mission.progress.next_actor != *by => {
+            tx.ledger.mission.progress.next_actor = by.clone();
+            tx.change(format!("{step}: PR #{pr} by {by}"));
+        }
+        _ => tx.change(format!("{step} is {status}: PR #{pr} noted")),
+    }
+    Ok(())
+}
+
+/// The linked pull request was merged: the step may now be done on green checks.
+pub(super) fn merged(tx: &mut Tx, step: &str, pr: u64, head_sha: &str) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let task = tx.ledger.board.task_mut(pos);
+    if task.links.merged_pr == Some(pr) {
+        tx.change(format!("{step}: PR #{pr} already merged"));
+        return Ok(());
+    }
+    task.links.merged_pr = Some(pr);
+    if !task.links.prs.contains(&pr) {
+        task.links.prs.push(pr);
+    }
+    if task.links.head_sha.as_deref() != Some(head_sha) {
+        task.evidence
+            .retain(|e| e.head_sha.as_deref().is_none_or(|h| h == head_sha));
+        task.links.head_sha = Some(head_sha.to_string());
+    }
+    let short = &head_sha[..head_sha.len().min(12)];
+    tx.change(format!("{step}: PR #{pr} merged at {short}"));
+    Ok(())
+}
+
 /// Remembers the issue a step was handed to; the first issue wins.
 pub(super) fn dispatched(tx: &mut Tx, step: &str, issue: u64) -> Result<(), RuleError> {
     let pos = position(tx, step)?;

@@ -364,6 +364,19 @@ impl FakeGitHub {
         }
     }
 
+    /// Reopens a closed issue or PR (an unmerged one: GitHub cannot reopen a merge).
+    pub fn reopen(&self, owner: &str, repo: &str, number: u64) {
+        let mut model = self.inner.model();
+        if let Some(issue) = model
+            .repo_mut(owner, repo)
+            .and_then(|r| r.issues.get_mut(&number))
+        {
+            issue.state = "open".into();
+            issue.closed_at = None;
+            issue.updated_at = Utc::now();
+        }
+    }
+
     /// A comment written by a person (not the bot); returns its id.
     pub fn add_comment(
         &self,

@@ -123,6 +123,9 @@ pub struct PullRequest {
     pub state: Option<String>,
     #[serde(default)]
     pub merged: Option<bool>,
+    /// Set once merged; the one merge field the REST "list" shapes also carry.
+    #[serde(default)]
+    pub merged_at: Option<String>,
     #[serde(default)]
     pub html_url: Option<String>,
 }

@@ -6,7 +6,7 @@ use navin_ledger::Operation;
 use super::link::step_from_pr_in;
 use super::observation::{CheckObservation, ConclusionClass};
 use super::verdict::{run_evidence, EvidencePolicy, Verdict, OWN_CHECK_PREFIX};
-use crate::config::RepoConfig;
+use crate::config::{DoneOn, RepoConfig};
 use crate::render::text::short_sha;
 
 /// The evidence policy `.github/navin.yml` describes (defaults when absent).
@@ -26,6 +26,7 @@ pub fn policy_from(config: &RepoConfig) -> EvidencePolicy {
         trusted_app_ids: e.trusted_apps.iter().copied().collect(),
         required_checks,
         min_ci_time: (!e.min_ci_time.is_zero()).then_some(e.min_ci_time),
+        done_on: e.done_on,
     }
 }
 
@@ -223,16 +224,27 @@ pub fn decide(
         Verdict::Green { .. } => {
             let unrecorded = this_first(verdict.unrecorded_evidence(task));
             let waiting = pending_dependencies(task, board);
-            if waiting.is_empty() {
+            let unmerged = policy.done_on == DoneOn::Merged && task.links.merged_pr.is_none();
+            if waiting.is_empty() && !unmerged {
                 return Decision::Done {
                     evidence: unrecorded,
                     retry: failed,
                 };
             }
-            let why = format!(
-                "green on {on}, but it waits for {} to be done",
-                waiting.join(", ")
-            );
+            let why = if waiting.is_empty() {
+                let pr = task
+                    .links
+                    .prs
+                    .last()
+                    .map(|n| format!("pull request #{n}"))
+                    .unwrap_or_else(|| "its pull request".to_owned());
+                format!("green on {on}; done when {pr} is merged (evidence.done_on: merged)")
+            } else {
+                format!(
+                    "green on {on}, but it waits for {} to be done",
+                    waiting.join(", ")
+                )
+            };
             if unrecorded.is_empty() || failed {
                 Decision::Skip(format!("step {} is {why}", task.id))
             } else {

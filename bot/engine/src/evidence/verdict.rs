@@ -29,6 +29,8 @@ pub struct EvidencePolicy {
     /// A green run shorter than this counts as failed ("finished suspiciously
     /// fast", as bors puts it): a workflow that exits early proves nothing.
     pub min_ci_time: Option<Duration>,
+    /// Whether green checks close a step at once or only on a merged pull request.
+    pub done_on: crate::config::DoneOn,
 }
 
 impl Default for EvidencePolicy {
@@ -37,6 +39,7 @@ impl Default for EvidencePolicy {
             trusted_app_ids: vec![GITHUB_ACTIONS_APP_ID],
             required_checks: HashMap::new(),
             min_ci_time: None,
+            done_on: crate::config::DoneOn::Merged,
         }
     }
 }

@@ -266,6 +266,41 @@ impl Session<'_> {
         Ok(Answer::React("+1"))
     }
 
+    /// With `done_on: merged`, a step whose linked pull request is merged on GitHub but
+    /// not on the ledger (the `closed` webhook was lost) gets its merge recorded now,
+    /// read from the pull request itself.
+    async fn merged_since(
+        &self,
+        ledger: &navin_ledger::Ledger,
+        step: &str,
+        policy: &crate::evidence::EvidencePolicy,
+    ) -> Result<Option<navin_ledger::Ledger>, EngineError> {
+        let Some(task) = ledger.board.task(step) else {
+            return Ok(None);
+        };
+        let Some(&number) = task.links.prs.last() else {
+            return Ok(None);
+        };
+        if policy.done_on != crate::config::DoneOn::Merged || task.links.merged_pr.is_some() {
+            return Ok(None);
+        }
+        let path = navin_github::ops::pull_request(&self.repo, number);
+        let pr: crate::event::PullRequest = self.client.get_json(&path).await?;
+        if pr.merged != Some(true) && pr.merged_at.is_none() {
+            return Ok(None);
+        }
+        let op = Operation::Merged {
+            step: step.to_owned(),
+            pr: number,
+            head_sha: pr.head.sha.trim().to_owned(),
+        };
+        let op_id = format!("{}#{step}#merged", self.delivery.id);
+        Ok(self
+            .transact(op, &op_id, super::ci::ci_actor())
+            .await?
+            .map(|(after, _)| after))
+    }
+
     async fn done(
         &self,
         step: &str,
@@ -307,12 +342,39 @@ impl Session<'_> {
                     ),
                 ));
             };
+            // A merge whose webhook never came: the pull request says so itself.
+            let ledger = match self.merged_since(&ledger, step, &policy).await? {
+                Some(after) => after,
+                None => ledger,
+            };
+            let Some(task) = ledger.board.task(step) else {
+                return Ok(no_mission());
+            };
+            let head = task.links.head_sha.clone().unwrap_or(head);
             let runs = self.check_runs(&head).await?;
             let verdict = crate::evidence::evaluate(task, &runs, &policy, self.now());
             if matches!(verdict, crate::evidence::Verdict::Green { .. }) {
-                let (ledger, _) = self.judge(ledger.clone(), &head, runs, None).await?;
-                self.refresh_panel_of(&ledger).await?;
-                return Ok(Answer::React("+1"));
+                let (after, _) = self
+                    .judge(ledger.clone(), &head, runs.clone(), None)
+                    .await?;
+                self.refresh_panel_of(&after).await?;
+                let done = after
+                    .board
+                    .task(step)
+                    .is_some_and(|t| t.status == navin_ledger::TaskStatus::Done);
+                if done {
+                    return Ok(Answer::React("+1"));
+                }
+                let why = after.board.task(step).map(|t| {
+                    crate::evidence::decide(t, &after.board, None, &verdict, &policy).describe(step)
+                });
+                return Ok(Answer::refuse(
+                    format!(
+                        "`{step}` is green but not done: {}.",
+                        why.unwrap_or_default()
+                    ),
+                    "Merge its pull request (or finish the steps it depends on); Navin marks it done then.",
+                ));
             }
             return Ok(Answer::refuse(
                 crate::evidence::missing_checks_message(task, &verdict),

@@ -2,7 +2,7 @@
 
 use navin_ledger::{Actor, Ledger, Operation, TaskStatus};
 
-use super::ci::takes_step_operations;
+use super::ci::{ci_actor, takes_step_operations};
 use super::{Engine, EngineError, Session};
 use crate::event::is_commit_sha;
 use crate::event::PullRequestEvent;
@@ -11,28 +11,21 @@ use crate::rules::token_scope::Need;
 use crate::Cx;
 
 impl Engine {
-    /// `opened`, `reopened`, `synchronize` and `edited` link the named step to
-    /// the PR's head. A PR closed without merging keeps its link: the step may
-    /// still be proven by a reopened PR or another one naming it, and a newer
-    /// PR's event moves the link anyway.
+    /// `opened`, `reopened`, `synchronize` and `edited` link the named step to the PR's
+    /// head and put it in progress (its dependencies done). `closed` and merged records
+    /// the merge and judges the final head (with `evidence.done_on: merged` that is when
+    /// the step can be done); closed unmerged is a failed attempt, and reopening links
+    /// the step again and gives it its next attempt.
     pub(crate) async fn link_steps(
         &self,
         event: &PullRequestEvent,
         cx: &Cx,
     ) -> Result<(), EngineError> {
-        match event.action.as_str() {
-            "opened" | "reopened" | "synchronize" | "edited" => {}
-            "closed" => {
-                if event.pull_request.merged != Some(true) {
-                    tracing::info!(
-                        repo = %event.repository.full_name,
-                        pr = event.pull_request.number,
-                        "pull request closed without merging: its step link is left as it is"
-                    );
-                }
-                return Ok(());
-            }
-            _ => return Ok(()),
+        if !matches!(
+            event.action.as_str(),
+            "opened" | "reopened" | "synchronize" | "edited" | "closed"
+        ) {
+            return Ok(());
         }
         let installation = cx.delivery.installation()?;
         let pr = &event.pull_request;
@@ -53,7 +46,11 @@ impl Engine {
         } else {
             Actor::Human(sender.login.clone())
         };
-        session.settle(session.link_pull(event, actor).await, "pull_request")
+        let outcome = match event.action.as_str() {
+            "closed" => session.closed_pull(event, actor).await,
+            _ => session.link_pull(event, actor).await,
+        };
+        session.settle(outcome, "pull_request")
     }
 }
 
@@ -112,9 +109,30 @@ impl Session<'_> {
                 written = true;
             }
         }
-        if let Some(after) = self.retry_on_new_head(&ledger, &step, actor).await? {
+        if let Some(after) = self
+            .retry_on_new_head(&ledger, &step, actor.clone())
+            .await?
+        {
             ledger = after;
             written = true;
+        }
+        // The PR is the step's work in flight: in progress, out of the ready queue.
+        let claimable = ledger.board.task(&step).is_some_and(|t| {
+            t.status == TaskStatus::Planned
+                || (t.status == TaskStatus::InProgress
+                    && ledger.mission.progress.next_actor != author_actor(&pr.user))
+        });
+        if claimable {
+            let op = Operation::Claim {
+                step: step.clone(),
+                pr: pr.number,
+                by: author_actor(&pr.user),
+            };
+            let op_id = format!("{}#{step}#claim", self.delivery.id);
+            if let Some((after, _)) = self.transact(op, &op_id, actor).await? {
+                ledger = after;
+                written = true;
+            }
         }
         // Runs may have finished on this head before the PR named the step.
         if !same_head {
@@ -127,6 +145,75 @@ impl Session<'_> {
                 let (after, judged) = self.judge(ledger, sha, runs, None).await?;
                 ledger = after;
                 written |= judged;
+            }
+        }
+        if written || self.delivery.is_retry() {
+            self.refresh_panel_of(&ledger).await?;
+        }
+        Ok(())
+    }
+
+    /// A linked pull request closed. Merged: the merge is recorded and the runs on its
+    /// final head are read again and judged, so a step waiting for the merge is done now
+    /// if they are green. Unmerged: one failed attempt of the step it carried (retries,
+    /// then a local replan, then a pause, as the budget says); the link stays, so a
+    /// reopened PR takes the step up again.
+    async fn closed_pull(&self, event: &PullRequestEvent, actor: Actor) -> Result<(), EngineError> {
+        if self.config.is_err() {
+            return Ok(());
+        }
+        let pr = &event.pull_request;
+        let sha = pr.head.sha.trim();
+        let Some(ledger) = self.read_ledger().await? else {
+            return Ok(());
+        };
+        if !takes_step_operations(&ledger) {
+            return Ok(());
+        }
+        // Only the step this PR carries: the one linked to it.
+        let Some(task) = ledger
+            .board
+            .tasks
+            .iter()
+            .find(|t| t.links.prs.last() == Some(&pr.number))
+        else {
+            return Ok(());
+        };
+        let step = task.id.clone();
+        let mut ledger = ledger.clone();
+        let mut written = false;
+        if pr.merged == Some(true) {
+            if !is_commit_sha(sha) || task.status == TaskStatus::Done {
+                return Ok(());
+            }
+            let op = Operation::Merged {
+                step: step.clone(),
+                pr: pr.number,
+                head_sha: sha.to_owned(),
+            };
+            let op_id = format!("{}#{step}#merged", self.delivery.id);
+            if let Some((after, _)) = self.transact(op, &op_id, ci_actor()).await? {
+                ledger = after;
+                written = true;
+            }
+            let runs = self.check_runs(sha).await?;
+            let (after, judged) = self.judge(ledger, sha, runs, None).await?;
+            ledger = after;
+            written |= judged;
+        } else {
+            let open = matches!(task.status, TaskStatus::Planned | TaskStatus::InProgress);
+            if !open || task.links.merged_pr.is_some() {
+                return Ok(());
+            }
+            let op = Operation::Fail {
+                step: step.clone(),
+                evidence: None,
+                reason: format!("pull request #{} was closed without merging", pr.number),
+            };
+            let op_id = format!("{}#{step}#closed", self.delivery.id);
+            if let Some((after, _)) = self.transact(op, &op_id, actor).await? {
+                ledger = after;
+                written = true;
             }
         }
         if written || self.delivery.is_retry() {
@@ -181,5 +268,17 @@ impl Session<'_> {
         };
         let op_id = format!("{}#{step}#retry", self.delivery.id);
         Ok(self.transact(op, &op_id, actor).await?.map(|(l, _)| l))
+    }
+}
+
+/// Who works a step its pull request carries: an agent for a bot account (the Copilot
+/// coding agent is `copilot-swe-agent[bot]`), a person otherwise.
+fn author_actor(user: &crate::event::User) -> navin_ledger::NextActor {
+    let login = user.login.trim();
+    let bot = user.kind.as_deref() == Some("Bot") || login.ends_with("[bot]");
+    if bot {
+        navin_ledger::NextActor::Subagent(login.trim_end_matches("[bot]").to_owned())
+    } else {
+        navin_ledger::NextActor::Human
     }
 }

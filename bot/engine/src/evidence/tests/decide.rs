@@ -72,6 +72,47 @@ fn decide_run(l: &Ledger, id: &str, run: &CheckObservation, policy: &EvidencePol
     decide_for(l, id, std::slice::from_ref(run), Some(run), policy)
 }
 
+/// `evidence.done_on: green`: green checks close a step at once.
+fn on_green() -> EvidencePolicy {
+    EvidencePolicy {
+        done_on: crate::config::DoneOn::Green,
+        ..EvidencePolicy::default()
+    }
+}
+
+#[test]
+fn by_default_a_green_step_waits_for_its_merge_and_is_done_once_merged() {
+    let l = ledger();
+    let run = workflow_run(42, HEAD, "success");
+    let decision = decide_run(&l, "S1", &run, &Default::default());
+    let Decision::Record { evidence, why } = &decision else {
+        panic!("expected record, got {decision:?}");
+    };
+    assert_eq!(evidence[0].workflow_run_id, Some(42));
+    assert!(why.contains("pull request #7 is merged"), "{why}");
+    let mut after = l.clone();
+    for op in decision.operations("S1") {
+        after = apply_ok(Some(&after), op);
+    }
+    let merged = apply_ok(
+        Some(&after),
+        Operation::Merged {
+            step: "S1".into(),
+            pr: 7,
+            head_sha: HEAD.into(),
+        },
+    );
+    let decision = decide_for(
+        &merged,
+        "S1",
+        std::slice::from_ref(&run),
+        None,
+        &Default::default(),
+    );
+    let ops = decision.operations("S1");
+    assert!(matches!(&ops[..], [Operation::Done { .. }]), "{ops:?}");
+}
+
 #[test]
 fn finds_the_step_by_linked_head_then_pr_body_then_branch() {
     let l = ledger();
@@ -109,7 +150,7 @@ fn only_movable_steps_on_the_head_are_found_by_sha_in_any_case() {
 fn green_run_on_the_linked_head_marks_the_step_done_with_its_evidence() {
     let l = ledger();
     let run = workflow_run(42, HEAD, "success");
-    let decision = decide_run(&l, "S1", &run, &Default::default());
+    let decision = decide_run(&l, "S1", &run, &on_green());
     let Decision::Done { evidence, retry } = &decision else {
         panic!("expected done, got {decision:?}");
     };
@@ -127,7 +168,7 @@ fn every_green_check_is_recorded_and_the_triggering_one_closes_the_step() {
     let l = ledger();
     let a = done_run(1, "build", "success", 0, 5);
     let b = done_run(2, "test", "success", 0, 5);
-    let decision = decide_for(&l, "S1", &[a, b.clone()], Some(&b), &Default::default());
+    let decision = decide_for(&l, "S1", &[a, b.clone()], Some(&b), &on_green());
     let ops = decision.operations("S1");
     assert!(
         matches!(&ops[..], [
@@ -152,7 +193,7 @@ fn run_on_another_head_is_ignored() {
 fn red_run_is_a_failed_attempt_once() {
     let l = ledger();
     let run = workflow_run(43, HEAD, "failure");
-    let decision = decide_run(&l, "S1", &run, &Default::default());
+    let decision = decide_run(&l, "S1", &run, &on_green());
     let Decision::Fail { evidence, reason } = &decision else {
         panic!("expected fail, got {decision:?}");
     };
@@ -163,7 +204,7 @@ fn red_run_is_a_failed_attempt_once() {
     for op in decision.operations("S1") {
         after = apply_ok(Some(&after), op);
     }
-    let again = decide_run(&after, "S1", &run, &Default::default());
+    let again = decide_run(&after, "S1", &run, &on_green());
     assert!(matches!(again, Decision::Skip(_)), "{again:?}");
 
     // A re-run of the check that passes on the same head is the next attempt, and proves it.
@@ -173,14 +214,8 @@ fn red_run_is_a_failed_attempt_once() {
         ..workflow_run(46, HEAD, "success")
     };
     let task = after.board.task("S1").expect("S1");
-    let verdict = evaluate(task, &[run, rerun.clone()], &Default::default(), t(30));
-    let decision = decide(
-        task,
-        &after.board,
-        Some(&rerun),
-        &verdict,
-        &Default::default(),
-    );
+    let verdict = evaluate(task, &[run, rerun.clone()], &on_green(), t(30));
+    let decision = decide(task, &after.board, Some(&rerun), &verdict, &on_green());
     let ops = decision.operations("S1");
     assert!(
         matches!(&ops[..], [Operation::Retry { .. }, Operation::Done { evidence: Some(e), .. }] if e.workflow_run_id == Some(46)),
