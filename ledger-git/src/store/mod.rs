@@ -302,11 +302,21 @@ impl Store {
     }
 
     /// Refuses a tip that does not descend from the newest tip this store saw.
-    fn check_seen(&self, repo: &Repository, tip: Option<Oid>) -> Result<(), StoreError> {
+    /// The last tip seen: this process's, else the record an earlier one wrote, so a
+    /// `git reset` between two runs is caught too. Read it *before* the tip: the record
+    /// moves only after the branch did, so a tip read later always descends from it,
+    /// while a tip read first may be overtaken by another writer's record.
+    fn last_seen(&self, repo: &Repository) -> Option<Oid> {
         let remembered = *self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        // A new process remembers nothing in memory; the record on disk says what an
-        // earlier one wrote, so a `git reset` between two runs is caught too.
-        let seen = remembered.or_else(|| repo.refname_to_id(&self.local_seen_ref()).ok());
+        remembered.or_else(|| repo.refname_to_id(&self.local_seen_ref()).ok())
+    }
+
+    fn check_seen(
+        &self,
+        repo: &Repository,
+        seen: Option<Oid>,
+        tip: Option<Oid>,
+    ) -> Result<(), StoreError> {
         match (seen, tip) {
             (Some(s), Some(t)) if s != t && !repo.graph_descendant_of(t, s)? => {
                 Err(StoreError::Rewritten {
@@ -329,8 +339,9 @@ impl Store {
         if self.cfg.remote.is_some() {
             return self.sync(repo);
         }
+        let seen = self.last_seen(repo);
         let tip = self.tip(repo)?;
-        self.check_seen(repo, tip)?;
+        self.check_seen(repo, seen, tip)?;
         Ok(tip)
     }
 
