@@ -157,6 +157,7 @@ fn main() {
             started_at: Some(start + chrono::Duration::seconds(i as i64)),
             completed_at: Some(start + chrono::Duration::seconds(i as i64 + 300)),
             html_url: None,
+            output: String::new(),
         })
         .collect();
     let policy = EvidencePolicy::default();

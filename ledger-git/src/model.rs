@@ -518,6 +518,22 @@ pub struct Task {
     pub agent: Option<String>,
     pub evidence: Vec<Evidence>,
     pub links: Links,
+    /// The newest CI round counted on the step's pull request: real progress is judged
+    /// against it, and a head counts as one action however many events report on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_round: Option<CiRound>,
+}
+
+/// One completed CI round on a step's linked head: which required checks were green and
+/// which red (names, sorted), and the failure's fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CiRound {
+    pub head_sha: String,
+    pub green: Vec<String>,
+    pub red: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
 }
 
 /// Step status. `planned` steps whose dependencies are all `done` are ready.

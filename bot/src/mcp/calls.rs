@@ -286,10 +286,10 @@ impl Desk<'_> {
                         }))
                     })?;
                     if task.validation.needs_run() {
-                        // On GitHub CI is the proof, read now from the API; Navin records it.
-                        let config = crate::cli::repo_config(self.repo)
-                            .map_err(|e| ToolError::new("config_invalid", e.message))?;
-                        let ops = github.judge(handle, &ledger, task, &config)?;
+                        // On GitHub CI is the proof, read now from the API with the
+                        // config on the default branch (not the agent's checkout, which
+                        // it could edit); Navin records it.
+                        let ops = github.judge(handle, &ledger, task)?;
                         let key = key(i.op_id);
                         let mut last = Value::Null;
                         for (n, op) in ops.into_iter().enumerate() {

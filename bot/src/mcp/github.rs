@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use navin_engine::config::RepoConfig;
+use navin_engine::cache::repo_config::RepoConfigCache;
 use navin_engine::evidence::{self, Verdict};
 use navin_github::{GitHubApp, GitHubConfig, InstallationClient, NoMetrics};
 use navin_ledger::{Actor, Ledger, Task};
@@ -26,6 +26,8 @@ const TOKEN_INSTALLATION: u64 = 1;
 pub struct GitHubCi {
     client: InstallationClient,
     repo: String,
+    /// `.github/navin.yml` of the default branch, as the engine reads it.
+    configs: Arc<RepoConfigCache>,
 }
 
 impl std::fmt::Debug for GitHubCi {
@@ -68,6 +70,7 @@ impl GitHubCi {
         Ok(Some(Self {
             client: app.installation(TOKEN_INSTALLATION),
             repo,
+            configs: Arc::new(RepoConfigCache::new(Duration::from_secs(60))),
         }))
     }
 
@@ -82,9 +85,15 @@ impl GitHubCi {
         handle: &tokio::runtime::Handle,
         ledger: &Ledger,
         task: &Task,
-        config: &RepoConfig,
     ) -> Result<Vec<navin_ledger::Operation>, ToolError> {
-        let policy = evidence::policy_from(config);
+        let config = handle
+            .block_on(self.configs.get(&self.client, &self.repo))
+            .map_err(|e| unavailable(&self.repo, &e, "`.github/navin.yml` on the default branch"))?
+            .map_err(|invalid| {
+                ToolError::new("config_invalid", invalid)
+                    .hint("a maintainer fixes `.github/navin.yml` on the default branch")
+            })?;
+        let policy = evidence::policy_from(&config);
         let Some(head) = task.links.head_sha.as_deref().map(str::trim) else {
             return Err(ToolError::new(
                 "no_linked_pr",

@@ -18,6 +18,7 @@ mod engine_lifecycle;
 mod engine_merge;
 mod engine_plan_files;
 mod engine_plans;
+mod engine_progress;
 mod mcp_crash;
 mod mcp_github;
 mod scenarios;

@@ -77,6 +77,13 @@ async fn board_done_in_an_actions_job_closes_a_step_only_when_its_pull_request_i
             &w.fake().git_remote_url(OWNER, REPO),
         ],
     );
+    // The agent edits its checkout's config to close steps on green: not the policy.
+    std::fs::create_dir_all(checkout.join(".github")).expect("mkdir");
+    std::fs::write(
+        checkout.join(".github/navin.yml"),
+        "evidence:\n  done_on: green\n",
+    )
+    .expect("write");
     let api = w.fake().base_url().to_owned();
     let repository = format!("{OWNER}/{REPO}");
 

@@ -173,6 +173,12 @@ pub enum Operation {
         pr: u64,
         by: crate::model::NextActor,
     },
+    /// A completed CI round on the step's linked head, as an action on the progress
+    /// ledger: real progress when a required check is green that was not green in the
+    /// previous round; the fingerprint of the failure drives loop detection; rounds
+    /// without progress count towards a stall. A head counts once: a later round on the
+    /// same head only updates what the step shows.
+    CiRound(crate::model::CiRound, String),
     /// The step's linked pull request was merged at `head_sha`.
     Merged {
         step: String,
@@ -228,6 +234,7 @@ impl Operation {
             Operation::Link { .. } => "link",
             Operation::Claim { .. } => "claim",
             Operation::Merged { .. } => "merged",
+            Operation::CiRound(..) => "ci-round",
             Operation::Dispatched { .. } => "dispatch",
             Operation::Rewrite { .. } => "rewrite",
             Operation::Pause { .. } => "pause",
@@ -252,6 +259,7 @@ impl Operation {
             | Operation::Link { step, .. }
             | Operation::Claim { step, .. }
             | Operation::Merged { step, .. }
+            | Operation::CiRound(_, step)
             | Operation::Dispatched { step, .. } => Some(step),
             Operation::Progress(args) => Some(&args.step),
             _ => None,
@@ -412,6 +420,7 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
             branch,
         } => steps::link(&mut tx, step, *pr, head_sha.as_deref(), branch.as_deref())?,
         Operation::Claim { step, pr, by } => steps::claim(&mut tx, step, *pr, by)?,
+        Operation::CiRound(round, step) => steps::ci_round(&mut tx, step, round, ctx)?,
         Operation::Merged { step, pr, head_sha } => steps::merged(&mut tx, step, *pr, head_sha)?,
         Operation::Dispatched { step, issue } => steps::dispatched(&mut tx, step, *issue)?,
         Operation::Rewrite {
@@ -478,8 +487,9 @@ fn agent_gate(op: &Operation, ctx: &Ctx) -> Result<(), RuleError> {
         Operation::Pause { reason, .. } if *reason != PauseReason::Manual => {
             Err(RuleError::AgentPauseReason { reason: *reason })
         }
-        // A merge is GitHub's word, never an agent's: it can close a step.
+        // A merge and a CI round are GitHub's word, never an agent's.
         Operation::Merged { step, .. } => refuse(step, "a merge".to_owned()),
+        Operation::CiRound(_, step) => refuse(step, "a CI round".to_owned()),
         _ => Ok(()),
     }
 }

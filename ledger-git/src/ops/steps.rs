@@ -41,6 +41,7 @@ pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Arc<T
                 agent: n.agent.clone(),
                 evidence: Vec::new(),
                 links: Links::default(),
+                ci_round: None,
             }))
         })
         .collect()
@@ -178,18 +179,8 @@ pub(super) fn progress(tx: &mut Tx, args: &ProgressArgs, ctx: &Ctx) -> Result<()
         }
     ));
 
-    let repeated = match &args.fingerprint {
-        Some(f) => {
-            let seen = p.recent_action_fingerprints.contains(f);
-            p.recent_action_fingerprints.push(f.clone());
-            if p.recent_action_fingerprints.len() > FINGERPRINT_WINDOW {
-                let excess = p.recent_action_fingerprints.len() - FINGERPRINT_WINDOW;
-                p.recent_action_fingerprints.drain(..excess);
-            }
-            seen.then(|| f.clone())
-        }
-        None => None,
-    };
+    let repeated = remember_fingerprint(tx, args.fingerprint.as_ref());
+    let p = &mut tx.ledger.mission.progress;
     if args.real_progress {
         p.stall_count = 0;
         p.stall_replanned = false;
@@ -201,7 +192,14 @@ pub(super) fn progress(tx: &mut Tx, args: &ProgressArgs, ctx: &Ctx) -> Result<()
         p.loop_replanned = false;
     }
 
-    // One escalation per report, most severe first: budget, loop, stall.
+    escalate(tx, pos, repeated, ctx);
+    Ok(())
+}
+
+/// After an action on the progress ledger: one escalation, most severe first: budget,
+/// loop, stall. `repeated` is the fingerprint when it was seen before.
+fn escalate(tx: &mut Tx, pos: usize, repeated: Option<String>, ctx: &Ctx) {
+    let p = &mut tx.ledger.mission.progress;
     let over_tokens = p.budget.max_tokens.is_some_and(|max| p.tokens_used > max);
     let over_cost = p
         .budget
@@ -222,7 +220,7 @@ pub(super) fn progress(tx: &mut Tx, args: &ProgressArgs, ctx: &Ctx) -> Result<()
             )
         };
         pause_for(tx, PauseReason::Budget, what, ctx);
-        return Ok(());
+        return;
     }
     if let Some(fingerprint) = repeated {
         if !p.loop_detected {
@@ -240,7 +238,7 @@ pub(super) fn progress(tx: &mut Tx, args: &ProgressArgs, ctx: &Ctx) -> Result<()
                 ctx,
             );
         }
-        return Ok(());
+        return;
     }
     if p.stall_count >= p.budget.max_stalls {
         if !p.stall_replanned {
@@ -257,6 +255,81 @@ pub(super) fn progress(tx: &mut Tx, args: &ProgressArgs, ctx: &Ctx) -> Result<()
             );
         }
     }
+}
+
+/// Remembers a fingerprint in the window; returns it when it was seen before.
+fn remember_fingerprint(tx: &mut Tx, fingerprint: Option<&String>) -> Option<String> {
+    let f = fingerprint?;
+    let p = &mut tx.ledger.mission.progress;
+    let seen = p.recent_action_fingerprints.contains(f);
+    p.recent_action_fingerprints.push(f.clone());
+    if p.recent_action_fingerprints.len() > FINGERPRINT_WINDOW {
+        let excess = p.recent_action_fingerprints.len() - FINGERPRINT_WINDOW;
+        p.recent_action_fingerprints.drain(..excess);
+    }
+    seen.then(|| f.clone())
+}
+
+/// A completed CI round on `step`'s head (see [`super::Operation::CiRound`]). Only an
+/// in-progress step counts it; the same head counts once.
+pub(super) fn ci_round(
+    tx: &mut Tx,
+    step: &str,
+    round: &crate::model::CiRound,
+    ctx: &Ctx,
+) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let task = &tx.ledger.board.tasks[pos];
+    let status = task.status;
+    let mut round = round.clone();
+    round.green.sort();
+    round.green.dedup();
+    round.red.sort();
+    round.red.dedup();
+    let previous = task.ci_round.clone();
+    if previous.as_ref() == Some(&round) {
+        tx.change(format!("{step}: CI round on this head already counted"));
+        return Ok(());
+    }
+    let same_head = previous
+        .as_ref()
+        .is_some_and(|r| r.head_sha == round.head_sha);
+    let short = round.head_sha.chars().take(12).collect::<String>();
+    tx.ledger.board.task_mut(pos).ci_round = Some(round.clone());
+    if same_head || status != TaskStatus::InProgress {
+        tx.change(format!(
+            "{step}: CI on {short}: {} green, {} red (not counted again)",
+            round.green.len(),
+            round.red.len()
+        ));
+        return Ok(());
+    }
+    let before: &[String] = previous.as_ref().map_or(&[], |r| r.green.as_slice());
+    let real = round.green.iter().any(|g| !before.contains(g));
+    let p = &mut tx.ledger.mission.progress;
+    p.current_step_id = Some(step.to_string());
+    p.real_progress = real;
+    p.last_result_ok = Some(round.red.is_empty());
+    if real {
+        p.stall_count = 0;
+        p.stall_replanned = false;
+    } else {
+        p.stall_count += 1;
+    }
+    let (stalls, max) = (p.stall_count, p.budget.max_stalls);
+    let repeated = remember_fingerprint(tx, round.fingerprint.as_ref());
+    if real && repeated.is_none() {
+        let p = &mut tx.ledger.mission.progress;
+        p.loop_detected = false;
+        p.loop_replanned = false;
+    }
+    tx.change(format!(
+        "CI round on {step} at {short}: {} ({} green, {} red; stall {stalls}/{max})",
+        if real { "real progress" } else { "no progress" },
+        round.green.len(),
+        round.red.len()
+    ));
+    escalate(tx, pos, repeated, ctx);
     Ok(())
 }
 
@@ -586,6 +659,7 @@ pub(super) fn local_replan(tx: &mut Tx, pos: usize, trigger: ReplanTrigger, why:
         task.status = TaskStatus::Planned;
         task.retry_count = 0;
         task.evidence.clear();
+        task.ci_round = None;
         reset.push(task.id.clone());
     }
     let p = &mut tx.ledger.mission.progress;

@@ -90,6 +90,8 @@ pub struct CheckRunSpec {
     pub started_at: DateTime<Utc>,
     pub completed_at: Option<DateTime<Utc>>,
     pub head_branch: Option<String>,
+    /// `output.summary` and `output.text`, as a test-report step writes them.
+    pub output: Option<(String, String)>,
 }
 
 impl CheckRunSpec {
@@ -104,7 +106,13 @@ impl CheckRunSpec {
             started_at: now - chrono::Duration::minutes(5),
             completed_at: Some(now),
             head_branch: None,
+            output: None,
         }
+    }
+    /// The run's own report: `output.summary` and `output.text`.
+    pub fn output(mut self, summary: &str, text: &str) -> Self {
+        self.output = Some((summary.into(), text.into()));
+        self
     }
     pub fn app(mut self, app_id: u64) -> Self {
         self.app_id = app_id;
@@ -512,7 +520,10 @@ impl FakeGitHub {
                 check_suite_id: suite,
                 external_id: None,
                 details_url: None,
-                output: json!({}),
+                output: match spec.output {
+                    Some((summary, text)) => json!({ "summary": summary, "text": text }),
+                    None => json!({}),
+                },
             },
         );
         model.refresh_suite(suite);

@@ -1,9 +1,11 @@
 //! The CI-evidence policy (docs/engine.md, "Links and evidence"): which CI runs prove a mission step, as pure decisions over observed runs.
 
 mod decide;
+pub mod fingerprint;
 mod link;
 mod message;
 mod observation;
+mod round;
 mod verdict;
 
 #[cfg(test)]
@@ -13,9 +15,10 @@ pub use decide::{decide, find_step, pending_dependencies, policy_from, steps_on_
 pub use link::{step_from_pr, step_from_pr_in};
 pub use message::missing_checks_message;
 pub use observation::{
-    parse_time, AppRef, CheckObservation, CheckRunList, CheckRunPayload, CheckStatus, Conclusion,
-    ConclusionClass, RunKind, WorkflowRunPayload, GITHUB_ACTIONS_APP_ID,
+    parse_time, AppRef, CheckObservation, CheckOutput, CheckRunList, CheckRunPayload, CheckStatus,
+    Conclusion, ConclusionClass, RunKind, WorkflowRunPayload, GITHUB_ACTIONS_APP_ID,
 };
+pub use round::ci_round;
 pub use verdict::{
     evaluate, run_evidence, EvidencePolicy, FinishedCheck, NotApplicable, RunningCheck, Verdict,
     OWN_CHECK_PREFIX,

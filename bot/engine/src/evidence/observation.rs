@@ -175,7 +175,13 @@ pub struct CheckObservation {
     pub started_at: Option<DateTime<Utc>>,
     pub completed_at: Option<DateTime<Utc>>,
     pub html_url: Option<String>,
+    /// What the run reports about itself (`output` title, summary and text), bounded:
+    /// the failure text a fingerprint is made of. Empty for workflow runs.
+    pub output: String,
 }
+
+/// Bytes of a run's own output kept for its fingerprint.
+const MAX_OUTPUT: usize = 16 * 1024;
 
 impl CheckObservation {
     /// The conclusion, parsed; `None` while the run is not completed.
@@ -201,6 +207,11 @@ impl CheckObservation {
             started_at: run.started_at,
             completed_at: run.completed_at,
             html_url: run.html_url.clone(),
+            output: run
+                .output
+                .as_ref()
+                .map(CheckOutput::text)
+                .unwrap_or_default(),
         }
     }
 
@@ -230,6 +241,7 @@ impl CheckObservation {
                 .then_some(run.updated_at)
                 .flatten(),
             html_url: run.html_url.clone(),
+            output: String::new(),
         }
     }
 }
@@ -255,6 +267,39 @@ pub struct CheckRunPayload {
     pub html_url: Option<String>,
     #[serde(default)]
     pub app: Option<AppRef>,
+    #[serde(default)]
+    pub output: Option<CheckOutput>,
+}
+
+/// `output` of a check run: what the check says about itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct CheckOutput {
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub annotations_count: Option<u64>,
+}
+
+impl CheckOutput {
+    /// Title, summary and text, one per line, at most [`MAX_OUTPUT`] bytes.
+    pub fn text(&self) -> String {
+        let joined = [&self.title, &self.summary, &self.text]
+            .into_iter()
+            .flatten()
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut cut = joined.len().min(MAX_OUTPUT);
+        while !joined.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        joined[..cut].to_owned()
+    }
 }
 
 /// `app` of a check run; identified by id because `slug` is often absent.

@@ -216,7 +216,12 @@ pub(crate) fn badges(ledger: &Ledger) -> Vec<String> {
         p.stall_count, b.max_stalls
     ));
     if p.loop_detected {
-        out.push("🔁 loop detected".to_owned());
+        let repeated = p
+            .recent_action_fingerprints
+            .last()
+            .map(|f| format!(": {}", code(short_fingerprint(f))))
+            .unwrap_or_default();
+        out.push(format!("🔁 loop detected{repeated}"));
     }
     let replan_icon = if p.replan_count >= b.max_replans {
         "🛑"
@@ -348,11 +353,23 @@ fn last_failure(ledger: &Ledger) -> Option<String> {
         .as_deref()
         .map(|s| format!(" on {}", code(&short_sha(s))))
         .unwrap_or_default();
+    // The same failure again is a loop: its fingerprint lets a reader see that.
+    let fingerprint = task
+        .ci_round
+        .as_ref()
+        .and_then(|r| r.fingerprint.as_deref())
+        .map(|f| format!(" · failure {}", code(short_fingerprint(f))))
+        .unwrap_or_default();
     Some(format!(
-        "**What failed last:** step {}{on}: {}",
+        "**What failed last:** step {}{on}: {}{fingerprint}",
         code(&task.id),
         names.join(", ")
     ))
+}
+
+/// `fp:` and the first 8 hex digits: enough to tell two failures apart at a glance.
+fn short_fingerprint(f: &str) -> &str {
+    f.char_indices().nth(11).map_or(f, |(cut, _)| &f[..cut])
 }
 
 fn list(out: &mut String, title: &str, items: &[String], limits: Limits) {

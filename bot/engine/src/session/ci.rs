@@ -178,6 +178,21 @@ impl Session<'_> {
             let verdict = evaluate(task, runs, &policy, self.now());
             let decision = decide(task, &ledger.board, this, &verdict, &policy);
             tracing::info!(repo = %self.repo, step = %id, "{}", decision.describe(&id));
+            // The round goes on the progress ledger first (stall, loop, fingerprint); if
+            // it escalated (a replan, a pause), the decision it was made with is stale.
+            if let Some(round) = crate::evidence::ci_round(sha, &verdict, runs, &policy) {
+                let status = task.status;
+                let op_id = format!("{}#{id}#round", self.delivery.id);
+                let op = navin_ledger::Operation::CiRound(round, id.clone());
+                if let Some((after, _)) = self.transact(op, &op_id, ci_actor()).await? {
+                    ledger = after;
+                    written = true;
+                }
+                let moved = ledger.board.task(&id).map(|t| t.status) != Some(status);
+                if moved || !takes_step_operations(&ledger) {
+                    continue;
+                }
+            }
             for (i, op) in decision.operations(&id).into_iter().enumerate() {
                 let op_id = format!("{}#{id}#{i}", self.delivery.id);
                 if let Some((after, effects)) = self.transact(op, &op_id, ci_actor()).await? {

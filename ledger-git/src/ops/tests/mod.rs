@@ -129,3 +129,4 @@ mod agents;
 mod budgets;
 mod gate;
 mod mission;
+mod rounds;

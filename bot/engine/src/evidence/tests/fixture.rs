@@ -83,6 +83,7 @@ pub(crate) fn done_run(
         started_at: Some(t(start)),
         completed_at: Some(t(start + minutes)),
         html_url: Some(format!("https://github.com/o/r/runs/{id}")),
+        output: String::new(),
     }
 }
 
