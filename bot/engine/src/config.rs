@@ -771,4 +771,17 @@ budgets:
         let err = parse_repo_config("evidence:\n  min_ci_time: soon\n").unwrap_err();
         assert_eq!(err.key.as_deref(), Some("evidence.min_ci_time"));
     }
+
+    #[test]
+    fn the_example_in_the_config_reference_is_a_valid_config() {
+        let doc = include_str!("../../../docs/config.md");
+        let start = doc
+            .find("```yaml\n")
+            .expect("docs/config.md has a yaml example")
+            + 8;
+        let end = start + doc[start..].find("```").expect("the example ends");
+        let config = parse_repo_config(&doc[start..end]).expect("the documented example parses");
+        assert_eq!(config.evidence.done_on, DoneOn::Merged);
+        assert_eq!(config.approval.required_approvals, 2);
+    }
 }
