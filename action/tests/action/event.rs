@@ -233,3 +233,31 @@ fn a_deleted_comment_is_one_notice_and_nothing_else() {
     assert_eq!(job.ledger_tip(), None);
     assert!(job.fake.bot_comments().is_empty());
 }
+
+#[test]
+fn update_and_rollback_comments_edit_the_ledger_in_event_mode() {
+    let job = Job::for_events();
+    let issue = new_issue(&job, "- [ ] write the API\n");
+    let (_, event) = job.comment_event(issue, "alice", "/mission ship the widget API");
+    let r = job.run("event", "issue_comment", Some(&event), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let started = job.ledger().expect("ledger").mission.version;
+    let (_, event) = job.comment_event(
+        issue,
+        "alice",
+        "/update fact the API is frozen until Friday\n/update goal ship the widget API v2",
+    );
+    let r = job.run("event", "issue_comment", Some(&event), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let ledger = job.ledger().expect("ledger");
+    assert_eq!(ledger.mission.goal, "ship the widget API v2");
+    assert_eq!(ledger.mission.facts, ["the API is frozen until Friday"]);
+    assert_eq!(ledger.mission.version, started + 2);
+
+    let (_, event) = job.comment_event(issue, "alice", &format!("/rollback v{started}"));
+    let r = job.run("event", "issue_comment", Some(&event), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let ledger = job.ledger().expect("ledger");
+    assert_eq!(ledger.mission.goal, "ship the widget API");
+    assert_eq!(ledger.mission.version, started + 3);
+}

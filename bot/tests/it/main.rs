@@ -13,6 +13,7 @@ mod cli_plan;
 mod cli_plan_local;
 mod engine_dispatch;
 mod engine_e2e;
+mod engine_edits;
 mod engine_evidence;
 mod engine_lifecycle;
 mod engine_merge;

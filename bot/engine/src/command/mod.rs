@@ -121,8 +121,24 @@ pub enum Command {
     /// flag; a flag value with spaces is quoted (`--acceptance "docs build"`); `--after` takes
     /// comma-separated ids and may be repeated.
     StepAdd(Box<StepAdd>),
+    /// `/update <goal|fact|constraint|missing> <text>`: edit the task ledger. A new goal is
+    /// the one way to a whole-plan rewrite; a fact, a constraint or a missing-info entry is
+    /// added. Each bumps the version with the writer as actor.
+    Update { field: UpdateField, text: String },
+    /// `/rollback v<N>`: write the content of version N as a new version (history is never
+    /// rewritten).
+    Rollback { version: u64 },
     /// `/help`: list the commands.
     Help,
+}
+
+/// What `/update` edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateField {
+    Goal,
+    Fact,
+    Constraint,
+    Missing,
 }
 
 impl Command {
@@ -138,6 +154,8 @@ impl Command {
             Command::MissionClose { .. } => CommandKind::MissionClose,
             Command::Status => CommandKind::Status,
             Command::Next => CommandKind::Next,
+            Command::Update { .. } => CommandKind::Update,
+            Command::Rollback { .. } => CommandKind::Rollback,
             Command::Pause { .. } => CommandKind::Pause,
             Command::Resume => CommandKind::Resume,
             Command::Done { .. } => CommandKind::Done,
@@ -173,6 +191,7 @@ impl Command {
             | Command::Pause { reason }
             | Command::Replan { reason, .. } => [("reason", reason.as_deref()), ("", None)],
             Command::Done { evidence, .. } => [("evidence", evidence.as_deref()), ("", None)],
+            Command::Update { text, .. } => [("text", Some(text)), ("", None)],
             Command::StepAdd(add) => [
                 ("title", Some(&add.title)),
                 ("acceptance", add.acceptance.as_deref()),
@@ -183,6 +202,7 @@ impl Command {
             | Command::Next
             | Command::Resume
             | Command::Retry { .. }
+            | Command::Rollback { .. }
             | Command::Help => [("", None), ("", None)],
         };
         texts

@@ -3,7 +3,7 @@
 use super::lexer::{free_text, next_token, split_word, tokens, Token};
 use super::markdown::{self, Fence, SlashLine};
 use super::suggest::{is_command_name, nearest, typo_of};
-use super::{CloseOutcome, Command, CommandError, StepAdd, StepId, Validation};
+use super::{CloseOutcome, Command, CommandError, StepAdd, StepId, UpdateField, Validation};
 
 /// What a rejected step id should have looked like.
 const STEP_ID_RULE: &str = "letters, digits, `-`, `_` or `.` (at most 100), like `S3`";
@@ -138,12 +138,68 @@ fn parse_line(text: &str, fences: &Fences<'_>) -> Result<Command, CommandError> 
             })
         }
         "step" => parse_step(rest),
+        "update" => parse_update(rest),
+        "rollback" => parse_rollback(rest),
         "help" => no_arguments("help", rest, Command::Help),
         _ => Err(CommandError::UnknownCommand {
             name: word.to_string(),
             did_you_mean: typo_of(word),
         }),
     }
+}
+
+/// `/update <goal|fact|constraint|missing> <text>`.
+fn parse_update(rest: &str) -> Result<Command, CommandError> {
+    const FIELDS: &str = "`goal`, `fact`, `constraint` or `missing`";
+    let (word, text) = split_word(rest.trim_start());
+    let field = match word.to_ascii_lowercase().as_str() {
+        "" => {
+            return Err(CommandError::MissingArgument {
+                command: "update",
+                argument: "what to update (goal, fact, constraint or missing)",
+            })
+        }
+        "goal" => UpdateField::Goal,
+        "fact" => UpdateField::Fact,
+        "constraint" => UpdateField::Constraint,
+        "missing" => UpdateField::Missing,
+        _ => {
+            return Err(CommandError::InvalidArgument {
+                command: "update",
+                argument: "something to update",
+                value: word.to_string(),
+                expected: FIELDS,
+            })
+        }
+    };
+    let text = free_text(text).ok_or(CommandError::MissingArgument {
+        command: "update",
+        argument: "the text",
+    })?;
+    Ok(Command::Update { field, text })
+}
+
+/// `/rollback v<N>` (or `N`).
+fn parse_rollback(rest: &str) -> Result<Command, CommandError> {
+    let (word, tail) = split_word(rest.trim_start());
+    if word.is_empty() {
+        return Err(CommandError::MissingArgument {
+            command: "rollback",
+            argument: "a version",
+        });
+    }
+    let digits = word.strip_prefix(['v', 'V']).unwrap_or(word);
+    let version = digits
+        .parse::<u64>()
+        .ok()
+        .filter(|v| *v > 0)
+        .ok_or_else(|| CommandError::InvalidArgument {
+            command: "rollback",
+            argument: "a version",
+            value: word.to_string(),
+            expected: "`v` and a version number, as the panel shows it (`v3`)",
+        })?;
+    no_arguments("rollback", tail, Command::Rollback { version })
 }
 
 fn no_arguments(

@@ -35,6 +35,8 @@ command_kinds!(
     Retry,
     Replan,
     StepAdd,
+    Update,
+    Rollback,
     Help,
 );
 
@@ -152,6 +154,20 @@ impl CommandKind {
                 "/replan <step> [reason]",
                 "Replan the mission around a step.",
                 "/replan S3 the API changed",
+                true,
+            ),
+            CommandKind::Update => (
+                "update",
+                "/update <goal|fact|constraint|missing> <text>",
+                "Edit the task ledger: a new goal, or add a fact, constraint or missing info.",
+                "/update fact the API is frozen until Friday",
+                true,
+            ),
+            CommandKind::Rollback => (
+                "rollback",
+                "/rollback v<N>",
+                "Restore version N of the ledger as a new version.",
+                "/rollback v3",
                 true,
             ),
             CommandKind::StepAdd => (

@@ -6,12 +6,12 @@ use navin_ledger::model::MissionMode;
 use navin_ledger::store::{Committed, Store};
 use navin_ledger::{
     Actor, Effect, Evidence, InitArgs, Ledger, MissionStatus, NewTask, Operation, Origin,
-    PauseReason, TaskStatus,
+    PauseReason, TaskStatus, UpdateArgs,
 };
 
 use super::comments::Upserted;
 use super::{blocking, plans, Answer, EngineError, Session};
-use crate::command::{help_text, CloseOutcome, Command};
+use crate::command::{help_text, CloseOutcome, Command, UpdateField};
 use crate::render::{reply, RepoRef};
 use crate::rules::steps;
 use navin_ledger::plan::convert;
@@ -78,6 +78,25 @@ impl Session<'_> {
                 step: step.into_string(),
                 reason: reason.unwrap_or_else(|| format!("requested by {who}")),
             },
+            Command::Update { field, text } => {
+                let mut args = UpdateArgs {
+                    reason: match field {
+                        UpdateField::Goal => format!("goal changed by {who}"),
+                        UpdateField::Fact => format!("fact added by {who}"),
+                        UpdateField::Constraint => format!("constraint added by {who}"),
+                        UpdateField::Missing => format!("missing info added by {who}"),
+                    },
+                    ..UpdateArgs::default()
+                };
+                match field {
+                    UpdateField::Goal => args.goal = Some(text),
+                    UpdateField::Fact => args.add_facts = vec![text],
+                    UpdateField::Constraint => args.add_constraints = vec![text],
+                    UpdateField::Missing => args.add_missing_info = vec![text],
+                }
+                Operation::Update(args)
+            }
+            Command::Rollback { version } => return self.rollback(version, op_id).await,
             Command::StepAdd(add) => Operation::AddSteps(vec![NewTask {
                 id: add.id.into_string(),
                 title: add.title,
@@ -263,6 +282,32 @@ impl Session<'_> {
             ..InitArgs::default()
         });
         self.apply(op, op_id).await?;
+        Ok(Answer::React("+1"))
+    }
+
+    /// `/rollback v<N>`: the content of version N written as a new version, by the
+    /// writer who asked; ready steps are handed out and the panel refreshed.
+    async fn rollback(&self, version: u64, op_id: &str) -> Result<Answer, EngineError> {
+        if self.read_ledger().await?.is_none() {
+            return Ok(no_mission());
+        }
+        let store = self.store().await?;
+        let ctx = self.ledger_ctx(Actor::Human(self.author.clone()), op_id);
+        // An unknown version is a rule refusal (`unknown_version`), answered as any other.
+        let ledger = blocking(move || match store.rollback(version, &ctx)? {
+            Committed::Written { ledger, .. } => Ok(Some(*ledger)),
+            Committed::AlreadyApplied { .. } => Ok(None),
+        })
+        .await?;
+        let ledger = match ledger {
+            Some(ledger) => ledger,
+            None => match self.read_ledger().await? {
+                Some(ledger) => ledger,
+                None => return Ok(no_mission()),
+            },
+        };
+        let ledger = self.dispatch_ready(ledger).await;
+        self.refresh_panel(&ledger).await?;
         Ok(Answer::React("+1"))
     }
 

@@ -494,3 +494,70 @@ fn two_plan_edits_each_take_their_own_block() {
         ]
     );
 }
+
+#[test]
+fn update_names_what_it_edits_then_takes_the_rest_of_the_line() {
+    use crate::command::UpdateField;
+    for (line, field, text) in [
+        (
+            "/update goal ship the parser first",
+            UpdateField::Goal,
+            "ship the parser first",
+        ),
+        (
+            "/update Fact the API is frozen",
+            UpdateField::Fact,
+            "the API is frozen",
+        ),
+        (
+            "/update constraint no new deps",
+            UpdateField::Constraint,
+            "no new deps",
+        ),
+        (
+            "/update missing which locale?",
+            UpdateField::Missing,
+            "which locale?",
+        ),
+    ] {
+        assert_eq!(
+            one(line),
+            Ok(Command::Update {
+                field,
+                text: text.into()
+            }),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn update_without_a_field_or_text_or_with_another_word_is_refused_naming_the_choices() {
+    let err = one("/update").expect_err("refused");
+    assert!(
+        err.to_string()
+            .contains("goal, fact, constraint or missing"),
+        "{err}"
+    );
+    let err = one("/update goal").expect_err("refused");
+    assert!(err.to_string().contains("needs the text"), "{err}");
+    let err = one("/update status done").expect_err("refused");
+    assert!(
+        err.to_string().contains("`status`") && err.to_string().contains("`missing`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rollback_takes_a_version_as_the_panel_shows_it() {
+    assert_eq!(one("/rollback v3"), Ok(Command::Rollback { version: 3 }));
+    assert_eq!(one("/rollback 12"), Ok(Command::Rollback { version: 12 }));
+    for bad in [
+        "/rollback",
+        "/rollback v0",
+        "/rollback latest",
+        "/rollback v2 now",
+    ] {
+        assert!(one(bad).is_err(), "{bad}");
+    }
+}

@@ -285,6 +285,8 @@ fn the_help_text() {
     | `` /retry <step> `` | Retry a failed step. | yes |
     | `` /replan <step> [reason] `` | Replan the mission around a step. | yes |
     | `` /step add <ID> <title> [--after ID,ID] [--validation test\|lint\|verify\|manual\|none] [--acceptance "text"] `` | Add a step to the mission. | yes |
+    | `` /update <goal\|fact\|constraint\|missing> <text> `` | Edit the task ledger: a new goal, or add a fact, constraint or missing info. | yes |
+    | `` /rollback v<N> `` | Restore version N of the ledger as a new version. | yes |
     | `` /help `` | Show this list. | no |
 
     Commands inside code, quotes, links or HTML are ignored. Quote values with spaces (`--acceptance "docs build"`). Start a request or goal with `--` when its first word is `edit` or `close` (`/plan -- edit the README`).

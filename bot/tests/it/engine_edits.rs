@@ -1,0 +1,87 @@
+//! Human edits of a mission on GitHub, end to end: `/update goal|fact|constraint|missing`
+//! bump the version with the writer as actor and show on the panel; `/rollback v<N>`
+//! restores an older version as a new one; readers cannot edit.
+
+use navin_ledger::model::{Actor, TaskStatus};
+
+use crate::world::World;
+
+const PANEL: &str = "<!-- navin:panel";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writers_edit_the_task_ledger_and_roll_it_back_as_a_new_version() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(
+        issue,
+        "alice",
+        "/mission configurable greetings\n/step add S1 \"Greeting\" --validation manual",
+    )
+    .await;
+    assert!(w.reply().await.starts_with(PANEL));
+    let v1 = w.ledger().expect("ledger").mission.version;
+
+    w.comment(
+        issue,
+        "alice",
+        "/update fact the API is frozen until Friday",
+    )
+    .await;
+    w.comment(issue, "alice", "/update constraint no new dependencies")
+        .await;
+    w.comment(issue, "alice", "/update missing which locales ship first?")
+        .await;
+    w.comment(issue, "alice", "/update goal greetings in every locale")
+        .await;
+    let ledger = w.ledger().expect("ledger");
+    let m = &ledger.mission;
+    assert_eq!(m.goal, "greetings in every locale");
+    assert!(
+        m.facts
+            .iter()
+            .any(|f| f == "the API is frozen until Friday"),
+        "{:?}",
+        m.facts
+    );
+    assert!(m.constraints.iter().any(|c| c == "no new dependencies"));
+    assert!(m
+        .missing_info
+        .iter()
+        .any(|q| q == "which locales ship first?"));
+    assert_eq!(m.version, v1 + 4, "one version per edit");
+    let last = m.history.last().expect("history");
+    assert_eq!(last.actor, Actor::Human("alice".into()));
+    assert!(last.reason.contains("goal changed by @alice"), "{last:?}");
+    let panel = w.latest(PANEL);
+    assert!(panel.contains("greetings in every locale"), "{panel}");
+
+    // A reader cannot edit.
+    w.comment(issue, "mallory", "/update goal something else")
+        .await;
+    let refusal = w.reply().await;
+    assert!(refusal.contains("write access"), "{refusal}");
+    assert_eq!(
+        w.ledger().expect("ledger").mission.goal,
+        "greetings in every locale"
+    );
+
+    // Back to the first version, written as a new one.
+    w.comment(issue, "alice", &format!("/rollback v{v1}")).await;
+    let ledger = w.ledger().expect("ledger");
+    assert_eq!(ledger.mission.goal, "configurable greetings");
+    assert!(
+        ledger.mission.facts.is_empty(),
+        "{:?}",
+        ledger.mission.facts
+    );
+    assert_eq!(ledger.mission.version, v1 + 5, "history is never rewritten");
+    assert_eq!(w.step("S1").status, TaskStatus::Planned);
+
+    w.comment(issue, "alice", "/rollback v99").await;
+    let refusal = w.reply().await;
+    assert!(
+        refusal.contains("Nothing changed") && refusal.contains("version 99"),
+        "{refusal}"
+    );
+    w.finish().await;
+}
