@@ -13,6 +13,8 @@ pub enum Mode {
     Evidence,
     /// One step's brief, digest, branch and model as outputs, for an agent job.
     Brief,
+    /// An agent job's usage (tokens, cost) debited against the mission's budget.
+    Progress,
 }
 
 impl Mode {
@@ -23,6 +25,7 @@ impl Mode {
             "summary" => Ok(Mode::Summary),
             "evidence" => Ok(Mode::Evidence),
             "brief" => Ok(Mode::Brief),
+            "progress" => Ok(Mode::Progress),
             other => Err(ActionError::UnknownMode(other.to_string())),
         }
     }
@@ -57,6 +60,9 @@ pub struct ActionEnv {
     pub step: Option<String>,
     /// `INPUT_AGENT_TOKEN`: a user token for assigning step issues to Copilot.
     pub agent_token: Option<String>,
+    /// `INPUT_TOKENS` and `INPUT_COST_USD`: what `progress` mode debits.
+    pub tokens: Option<String>,
+    pub cost_usd: Option<String>,
 }
 
 impl std::fmt::Debug for ActionEnv {
@@ -125,6 +131,8 @@ impl ActionEnv {
                 .map(std::time::Duration::from_millis),
             step: var("INPUT_STEP").map(|s| s.trim().to_owned()),
             agent_token: var("INPUT_AGENT_TOKEN").map(|t| t.trim().to_owned()),
+            tokens: var("INPUT_TOKENS").map(|t| t.trim().to_owned()),
+            cost_usd: var("INPUT_COST_USD").map(|c| c.trim().to_owned()),
         })
     }
 

@@ -9,6 +9,7 @@ mod event;
 mod failure;
 mod ledger;
 mod modes;
+mod progress;
 
 use std::process::ExitCode;
 

@@ -1,4 +1,4 @@
-//! The four modes and what they share: token and repository checks, config, the ledger snapshot and step outputs.
+//! The modes and what they share: token and repository checks, config, the ledger snapshot and step outputs.
 
 use navin_engine::config::{parse_repo_config, RepoConfig};
 use navin_engine::render::{mission_panel, PanelContext, RepoRef};
@@ -39,7 +39,7 @@ pub fn run(env: &ActionEnv) -> Result<(), ActionError> {
             );
             return Ok(());
         }
-        Mode::ReadyMatrix | Mode::Summary | Mode::Brief => {}
+        Mode::ReadyMatrix | Mode::Summary | Mode::Brief | Mode::Progress => {}
     }
     let config = load_config(env)?;
     let branch = env
@@ -56,6 +56,7 @@ pub fn run(env: &ActionEnv) -> Result<(), ActionError> {
         Mode::ReadyMatrix => ready_matrix(&run),
         Mode::Summary => summary(&run),
         Mode::Brief => crate::brief::brief(&run, &config),
+        Mode::Progress => crate::progress::progress(&run),
         Mode::Event | Mode::Evidence => Ok(()),
     }
 }

@@ -119,6 +119,8 @@ pub enum RuleError {
     EmptyGoal,
     #[error("{what} must not be empty")]
     Empty { what: &'static str },
+    #[error("a cost must be a finite amount of 0 or more US dollars, not {value}")]
+    InvalidCost { value: String },
     #[error("only a human may {operation} (actor is {actor})")]
     HumanOnly {
         operation: &'static str,
@@ -171,6 +173,7 @@ impl RuleError {
             RuleError::ReasonRequired { .. } => "reason_required",
             RuleError::EmptyGoal => "empty_goal",
             RuleError::Empty { .. } => "empty",
+            RuleError::InvalidCost { .. } => "invalid_cost",
             RuleError::HumanOnly { .. } => "human_only",
             RuleError::StepsNotDone { .. } => "steps_not_done",
             RuleError::InvalidCloseStatus { .. } => "invalid_close_status",

@@ -6,5 +6,6 @@ mod agent_loop;
 mod event;
 mod evidence;
 mod other_events;
+mod progress;
 mod read_modes;
 mod startup;

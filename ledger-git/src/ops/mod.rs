@@ -179,6 +179,15 @@ pub enum Operation {
     /// without progress count towards a stall. A head counts once: a later round on the
     /// same head only updates what the step shows.
     CiRound(crate::model::CiRound, String),
+    /// What an agent's work on a step cost (its tokens and dollars, as its runner
+    /// reports them): debited against the budget, which pauses the mission (`budget`)
+    /// once exceeded. Not a progress report: it counts towards no stall. Accepted while
+    /// paused, since the spend happened.
+    Usage {
+        step: String,
+        tokens: u64,
+        cost_usd: f64,
+    },
     /// The step's linked pull request was merged at `head_sha`.
     Merged {
         step: String,
@@ -235,6 +244,7 @@ impl Operation {
             Operation::Claim { .. } => "claim",
             Operation::Merged { .. } => "merged",
             Operation::CiRound(..) => "ci-round",
+            Operation::Usage { .. } => "usage",
             Operation::Dispatched { .. } => "dispatch",
             Operation::Rewrite { .. } => "rewrite",
             Operation::Pause { .. } => "pause",
@@ -260,6 +270,7 @@ impl Operation {
             | Operation::Claim { step, .. }
             | Operation::Merged { step, .. }
             | Operation::CiRound(_, step)
+            | Operation::Usage { step, .. }
             | Operation::Dispatched { step, .. } => Some(step),
             Operation::Progress(args) => Some(&args.step),
             _ => None,
@@ -270,7 +281,10 @@ impl Operation {
     fn allowed_while_paused(&self) -> bool {
         matches!(
             self,
-            Operation::Resume { .. } | Operation::Update(_) | Operation::Close { .. }
+            Operation::Resume { .. }
+                | Operation::Update(_)
+                | Operation::Close { .. }
+                | Operation::Usage { .. }
         )
     }
 }
@@ -421,6 +435,11 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
         } => steps::link(&mut tx, step, *pr, head_sha.as_deref(), branch.as_deref())?,
         Operation::Claim { step, pr, by } => steps::claim(&mut tx, step, *pr, by)?,
         Operation::CiRound(round, step) => steps::ci_round(&mut tx, step, round, ctx)?,
+        Operation::Usage {
+            step,
+            tokens,
+            cost_usd,
+        } => steps::usage(&mut tx, step, *tokens, *cost_usd, ctx)?,
         Operation::Merged { step, pr, head_sha } => steps::merged(&mut tx, step, *pr, head_sha)?,
         Operation::Dispatched { step, issue } => steps::dispatched(&mut tx, step, *issue)?,
         Operation::Rewrite {

@@ -199,6 +199,17 @@ pub(super) fn progress(tx: &mut Tx, args: &ProgressArgs, ctx: &Ctx) -> Result<()
 /// After an action on the progress ledger: one escalation, most severe first: budget,
 /// loop, stall. `repeated` is the fingerprint when it was seen before.
 fn escalate(tx: &mut Tx, pos: usize, repeated: Option<String>, ctx: &Ctx) {
+    if over_budget(tx, ctx) {
+        return;
+    }
+    loop_or_stall(tx, pos, repeated, ctx);
+}
+
+/// Pauses the mission (`budget`) when tokens or cost passed their cap; says whether.
+fn over_budget(tx: &mut Tx, ctx: &Ctx) -> bool {
+    if tx.ledger.mission.status == crate::model::MissionStatus::Paused {
+        return false;
+    }
     let p = &mut tx.ledger.mission.progress;
     let over_tokens = p.budget.max_tokens.is_some_and(|max| p.tokens_used > max);
     let over_cost = p
@@ -220,8 +231,14 @@ fn escalate(tx: &mut Tx, pos: usize, repeated: Option<String>, ctx: &Ctx) {
             )
         };
         pause_for(tx, PauseReason::Budget, what, ctx);
-        return;
+        return true;
     }
+    false
+}
+
+/// The loop escalation for a repeated fingerprint, else the stall escalation.
+fn loop_or_stall(tx: &mut Tx, pos: usize, repeated: Option<String>, ctx: &Ctx) {
+    let p = &mut tx.ledger.mission.progress;
     if let Some(fingerprint) = repeated {
         if !p.loop_detected {
             p.loop_detected = true;
@@ -255,6 +272,31 @@ fn escalate(tx: &mut Tx, pos: usize, repeated: Option<String>, ctx: &Ctx) {
             );
         }
     }
+}
+
+/// What a step's work cost (see [`super::Operation::Usage`]).
+pub(super) fn usage(
+    tx: &mut Tx,
+    step: &str,
+    tokens: u64,
+    cost_usd: f64,
+    ctx: &Ctx,
+) -> Result<(), RuleError> {
+    position(tx, step)?;
+    if !cost_usd.is_finite() || cost_usd < 0.0 {
+        return Err(RuleError::InvalidCost {
+            value: cost_usd.to_string(),
+        });
+    }
+    let p = &mut tx.ledger.mission.progress;
+    p.tokens_used = p.tokens_used.saturating_add(tokens);
+    p.cost_used_usd += cost_usd;
+    tx.change(format!(
+        "usage on {step}: {tokens} tokens, {cost_usd:.2} USD (total {} tokens, {:.2} USD)",
+        tx.ledger.mission.progress.tokens_used, tx.ledger.mission.progress.cost_used_usd
+    ));
+    over_budget(tx, ctx);
+    Ok(())
 }
 
 /// Remembers a fingerprint in the window; returns it when it was seen before.

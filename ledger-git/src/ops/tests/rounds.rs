@@ -114,3 +114,34 @@ fn an_agent_cannot_report_a_ci_round() {
     );
     assert!(matches!(err, RuleError::AgentEvidence { .. }), "{err}");
 }
+
+#[test]
+fn usage_debits_the_budget_pauses_past_a_cap_and_counts_no_stall() {
+    let mut l = started();
+    l.mission.progress.budget.max_tokens = Some(1000);
+    let usage = |tokens| Operation::Usage {
+        step: "S1".into(),
+        tokens,
+        cost_usd: 0.25,
+    };
+    let l = run(&l, usage(600), &navin());
+    assert_eq!(l.mission.progress.tokens_used, 600);
+    assert_eq!(l.mission.progress.stall_count, 0, "spending is not a stall");
+    assert_eq!(l.mission.status, MissionStatus::Running);
+    let l = run(&l, usage(600), &navin());
+    assert_eq!(l.mission.status, MissionStatus::Paused);
+    assert_eq!(l.mission.pause_reason, Some(PauseReason::Budget));
+    // Spend reported while paused is still recorded.
+    let l = run(&l, usage(10), &navin());
+    assert_eq!(l.mission.progress.tokens_used, 1210);
+    assert!((l.mission.progress.cost_used_usd - 0.75).abs() < 1e-9);
+    let bad = Operation::Usage {
+        step: "S1".into(),
+        tokens: 1,
+        cost_usd: f64::NAN,
+    };
+    assert!(matches!(
+        refused(Some(&l), bad, &navin()),
+        RuleError::InvalidCost { .. }
+    ));
+}
