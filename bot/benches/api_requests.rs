@@ -141,7 +141,11 @@ async fn main() {
     let (number, sent) = sc.open_pull(OWNER, REPO, spec).await;
     processed(&server, &sent.guid).await;
     let log = settle(&fake).await;
-    rows.push(row("pull_request opened (links a step)", &log, None));
+    rows.push(row(
+        "pull_request opened (links, takes the step up)",
+        &log,
+        Some(6),
+    ));
     let head = fake.pull(OWNER, REPO, number).head_sha;
 
     let (_, sent) = sc
@@ -164,12 +168,35 @@ async fn main() {
         &log,
         Some(5),
     ));
+    let (head, sent) = sc
+        .push_to_pull(OWNER, REPO, number, &[("notes/bench.md", "fixed\n")], "fix")
+        .await;
+    processed(&server, &sent.guid).await;
+    let log = settle(&fake).await;
+    rows.push(row(
+        "pull_request synchronize (push: next attempt)",
+        &log,
+        Some(6),
+    ));
     let (_, sent) = sc
         .complete_check_run(OWNER, REPO, CheckRunSpec::new("ci/test", &head))
         .await;
     processed(&server, &sent.guid).await;
     let log = settle(&fake).await;
-    rows.push(row("check_run completed green (step done)", &log, Some(5)));
+    rows.push(row(
+        "check_run completed green (CI round; waits for merge)",
+        &log,
+        Some(6),
+    ));
+    let merged = sc.close_pull(OWNER, REPO, number, true);
+    let sent = sc.send(&merged).await;
+    processed(&server, &sent.guid).await;
+    let log = settle(&fake).await;
+    rows.push(row(
+        "pull_request closed, merged (step done)",
+        &log,
+        Some(6),
+    ));
 
     // A plan on a PR, its check run, and a review approval.
     fake.set_role(OWNER, REPO, "carol", "write");

@@ -399,8 +399,11 @@ pub(super) fn start(
         MissionMode::Cruise => convert::single_stage(steps),
         MissionMode::Staged => steps,
     };
+    let (facts, missing_info) = convert::plan_knowledge(doc.plan());
     let op = Operation::Init(InitArgs {
         goal: convert::plan_goal(doc.plan()),
+        facts,
+        missing_info,
         replace,
         origin: Some(Origin {
             repository: None,

@@ -213,6 +213,16 @@ fn only_a_person_decides_a_plan_and_only_an_approved_plan_starts_a_mission() {
     let m = mission(d);
     assert_eq!(m["mission"]["goal"], "make the greeting configurable");
     assert_eq!(m["mission"]["origin"]["plan_id"], id.as_str());
+    let facts: Vec<&str> = m["mission"]["facts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str())
+        .collect();
+    assert!(
+        facts.iter().any(|f| f.ends_with("(default)")),
+        "the plan's questions with defaults are facts: {facts:?}"
+    );
     let steps = step_ids(d);
     assert_eq!(
         steps,

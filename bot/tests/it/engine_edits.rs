@@ -54,6 +54,30 @@ async fn writers_edit_the_task_ledger_and_roll_it_back_as_a_new_version() {
     assert!(last.reason.contains("goal changed by @alice"), "{last:?}");
     let panel = w.latest(PANEL);
     assert!(panel.contains("greetings in every locale"), "{panel}");
+    assert!(
+        panel.contains("1. which locales ship first?"),
+        "numbered for /answer: {panel}"
+    );
+
+    // The open question answered by its number: it becomes a fact.
+    w.comment(issue, "alice", "/answer 2 French").await;
+    let refusal = w.reply().await;
+    assert!(
+        refusal.contains("no open question 2") && refusal.contains("1. which locales ship first?"),
+        "{refusal}"
+    );
+    w.comment(issue, "alice", "/answer 1 French first, then German")
+        .await;
+    let m = w.ledger().expect("ledger").mission;
+    assert!(m.missing_info.is_empty(), "{:?}", m.missing_info);
+    assert!(
+        m.facts
+            .iter()
+            .any(|f| f == "which locales ship first? → French first, then German"),
+        "{:?}",
+        m.facts
+    );
+    let v_answered = m.version;
 
     // A reader cannot edit.
     w.comment(issue, "mallory", "/update goal something else")
@@ -74,7 +98,11 @@ async fn writers_edit_the_task_ledger_and_roll_it_back_as_a_new_version() {
         "{:?}",
         ledger.mission.facts
     );
-    assert_eq!(ledger.mission.version, v1 + 5, "history is never rewritten");
+    assert_eq!(
+        ledger.mission.version,
+        v_answered + 1,
+        "history is never rewritten"
+    );
     assert_eq!(w.step("S1").status, TaskStatus::Planned);
 
     w.comment(issue, "alice", "/rollback v99").await;

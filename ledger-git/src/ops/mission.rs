@@ -66,8 +66,8 @@ pub(super) fn init(
         },
         version,
         constraints: clean(&args.constraints),
-        facts: Vec::new(),
-        missing_info: Vec::new(),
+        facts: clean(&args.facts),
+        missing_info: clean(&args.missing_info),
         acceptance_criteria: clean(&args.acceptance_criteria),
         origin: args.origin.clone(),
         history: vec![HistoryEntry {
@@ -213,6 +213,20 @@ pub(super) fn update(tx: &mut Tx, args: &UpdateArgs) -> Result<(), RuleError> {
             if !list.contains(&item) {
                 changes.push(format!("{what} added: {item}"));
                 list.push(item);
+            }
+        }
+    }
+    for (item, answer) in &args.answers {
+        let (item, answer) = (item.trim(), answer.trim());
+        if answer.is_empty() {
+            continue;
+        }
+        if let Some(i) = mission.missing_info.iter().position(|m| m == item) {
+            mission.missing_info.remove(i);
+            let fact = format!("{item} → {answer}");
+            changes.push(format!("answered: {fact}"));
+            if !mission.facts.contains(&fact) {
+                mission.facts.push(fact);
             }
         }
     }

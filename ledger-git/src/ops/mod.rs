@@ -86,6 +86,11 @@ pub struct InitArgs {
     pub goal: String,
     pub constraints: Vec<String>,
     pub acceptance_criteria: Vec<String>,
+    /// What is known when the mission starts (a plan's answered questions and accepted
+    /// defaults).
+    pub facts: Vec<String>,
+    /// What a person still has to say (a plan's questions with neither answer nor default).
+    pub missing_info: Vec<String>,
     pub replace: bool,
     /// A draft mission (from an approved plan) waits for an explicit start.
     pub draft: bool,
@@ -113,6 +118,9 @@ pub struct UpdateArgs {
     pub goal: Option<String>,
     pub add_facts: Vec<String>,
     pub add_missing_info: Vec<String>,
+    /// Missing-info entries with their answers: each entry leaves missing info and
+    /// `entry → answer` becomes a fact (`/answer`).
+    pub answers: Vec<(String, String)>,
     /// Missing-info entries now answered (matched exactly); they move to facts.
     pub resolve_missing_info: Vec<String>,
     pub add_constraints: Vec<String>,

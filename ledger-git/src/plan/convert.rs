@@ -21,6 +21,25 @@ pub fn plan_goal(plan: &Plan) -> String {
         .map_or_else(|| plan.goal.clone(), str::to_owned)
 }
 
+/// The plan's questions as the mission's knowledge: an answered question, or one whose
+/// default stands, is a fact (`question → answer`); one with neither is missing info
+/// a person must give (`/answer`). Returns (facts, missing info), in the plan's order.
+pub fn plan_knowledge(plan: &Plan) -> (Vec<String>, Vec<String>) {
+    let mut facts = Vec::new();
+    let mut missing = Vec::new();
+    for q in &plan.questions {
+        let question = q.question.trim();
+        let answer = q.answer.as_deref().map(str::trim).filter(|a| !a.is_empty());
+        let default = Some(q.default.trim()).filter(|d| !d.is_empty());
+        match (answer, default) {
+            (Some(a), _) => facts.push(clip(&format!("{question} → {a}"))),
+            (None, Some(d)) => facts.push(clip(&format!("{question} → {d} (default)"))),
+            (None, None) => missing.push(clip(question)),
+        }
+    }
+    (facts, missing)
+}
+
 /// The same steps as one stage: no step waits for another, so every one is ready (and
 /// handed out) at once. What `/cruise` makes of a plan's stages.
 pub fn single_stage(mut steps: Vec<NewTask>) -> Vec<NewTask> {
@@ -250,6 +269,31 @@ mod tests {
         assert_eq!(plan_goal(&p), "g");
         p.handoff = None;
         assert_eq!(plan_goal(&p), "g");
+    }
+
+    #[test]
+    fn answered_questions_and_defaults_are_facts_and_the_rest_is_missing_info() {
+        use crate::plan::Question;
+        let mut p = plan(vec![], vec![]);
+        let q = |question: &str, default: &str, answer: Option<&str>| Question {
+            question: question.into(),
+            default: default.into(),
+            answer: answer.map(str::to_owned),
+        };
+        p.questions = vec![
+            q("Which locale first?", "en", Some("fr")),
+            q("Keep the old flag?", "Yes", None),
+            q("Who signs off?", "", Some("  ")),
+        ];
+        let (facts, missing) = plan_knowledge(&p);
+        assert_eq!(
+            facts,
+            [
+                "Which locale first? → fr",
+                "Keep the old flag? → Yes (default)"
+            ]
+        );
+        assert_eq!(missing, ["Who signs off?"]);
     }
 
     #[test]

@@ -418,6 +418,19 @@ impl Store {
                 self.mark_seen(commit);
                 self.persist_seen(&repo, commit);
                 let version = applied.ledger.mission.version;
+                // Automatic checkpoints: a mission's start, and the state just before
+                // any replan, so a `/rollback` to either is one ref away.
+                if matches!(op, Operation::Init(_)) {
+                    self.auto_checkpoint(&repo, commit, version);
+                }
+                let replanned = applied
+                    .effects
+                    .iter()
+                    .any(|e| matches!(e, Effect::Replanned { .. }))
+                    || matches!(op, Operation::Rewrite { .. });
+                if let (true, Some(before), Some(old)) = (replanned, base, current.as_ref()) {
+                    self.auto_checkpoint(&repo, before, old.mission.version);
+                }
                 *self.cache.lock().unwrap_or_else(|p| p.into_inner()) =
                     Some((commit, applied.ledger.clone()));
                 return Ok(Committed::Written {
@@ -717,6 +730,28 @@ impl Store {
             }
         }
         Ok((name, version))
+    }
+
+    /// Marks `commit` (version `version`) with its checkpoint ref, when it has none yet,
+    /// and pushes it when there is a remote. Best effort: the write it follows has
+    /// landed, and a checkpoint only saves walking the branch later.
+    fn auto_checkpoint(&self, repo: &Repository, commit: Oid, version: u64) {
+        let name = checkpoint_ref(version);
+        if repo.refname_to_id(&name).is_ok() {
+            return;
+        }
+        let made = locks::move_ref(repo, &name, || {
+            repo.reference(&name, commit, false, "navin: automatic checkpoint")
+        });
+        if !matches!(made, Ok(Ok(_))) {
+            tracing::warn!(checkpoint = %name, "cannot write an automatic checkpoint");
+            return;
+        }
+        if let Some(remote) = self.cfg.remote.as_deref() {
+            if let Err(PushError::Failed(e)) = self.target(remote).push(repo, &name, commit, None) {
+                tracing::warn!(checkpoint = %name, error = %e, "cannot push an automatic checkpoint");
+            }
+        }
     }
 
     /// The ledger as it was at `version`: from its checkpoint ref, else by walking the branch.

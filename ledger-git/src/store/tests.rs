@@ -646,3 +646,37 @@ fn a_ref_held_by_a_live_writer_gives_up_naming_the_lock() {
     assert!(lock.exists(), "a fresh lock is not touched");
     assert_eq!(tip(&repo, DEFAULT_BRANCH), before, "nothing was written");
 }
+
+#[test]
+fn a_mission_start_and_the_state_before_a_replan_are_checkpointed_on_their_own() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = repo_in(dir.path());
+    let s = store(dir.path(), StoreConfig::default());
+    let (v1, c1) = written(s.transact(&init_op("g"), &ctx()).expect("init"));
+    assert_eq!(
+        repo.refname_to_id(&checkpoint_ref(v1))
+            .map(|o| o.to_string())
+            .ok(),
+        Some(c1),
+        "the mission's start"
+    );
+    let (v2, c2) = written(s.transact(&fact(1), &ctx()).expect("fact"));
+    assert!(
+        repo.refname_to_id(&checkpoint_ref(v2)).is_err(),
+        "an edit is no checkpoint"
+    );
+    let replan = Operation::Replan {
+        step: "S1".into(),
+        reason: "the API changed".into(),
+    };
+    let (v3, _) = written(s.transact(&replan, &ctx()).expect("replan"));
+    assert_eq!(v3, v2 + 1);
+    assert_eq!(
+        repo.refname_to_id(&checkpoint_ref(v2))
+            .map(|o| o.to_string())
+            .ok(),
+        Some(c2),
+        "the state just before the replan"
+    );
+    assert_eq!(s.read_version(v2).expect("v2").mission.version, v2);
+}

@@ -128,6 +128,9 @@ pub enum Command {
     /// `/rollback v<N>`: write the content of version N as a new version (history is never
     /// rewritten).
     Rollback { version: u64 },
+    /// `/answer <n> <text>`: answer open question n of the mission's missing info; the
+    /// answer becomes a fact.
+    Answer { number: usize, text: String },
     /// `/help`: list the commands.
     Help,
 }
@@ -156,6 +159,7 @@ impl Command {
             Command::Next => CommandKind::Next,
             Command::Update { .. } => CommandKind::Update,
             Command::Rollback { .. } => CommandKind::Rollback,
+            Command::Answer { .. } => CommandKind::Answer,
             Command::Pause { .. } => CommandKind::Pause,
             Command::Resume => CommandKind::Resume,
             Command::Done { .. } => CommandKind::Done,
@@ -191,7 +195,9 @@ impl Command {
             | Command::Pause { reason }
             | Command::Replan { reason, .. } => [("reason", reason.as_deref()), ("", None)],
             Command::Done { evidence, .. } => [("evidence", evidence.as_deref()), ("", None)],
-            Command::Update { text, .. } => [("text", Some(text)), ("", None)],
+            Command::Update { text, .. } | Command::Answer { text, .. } => {
+                [("text", Some(text)), ("", None)]
+            }
             Command::StepAdd(add) => [
                 ("title", Some(&add.title)),
                 ("acceptance", add.acceptance.as_deref()),

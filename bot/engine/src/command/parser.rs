@@ -140,6 +140,7 @@ fn parse_line(text: &str, fences: &Fences<'_>) -> Result<Command, CommandError> 
         "step" => parse_step(rest),
         "update" => parse_update(rest),
         "rollback" => parse_rollback(rest),
+        "answer" => parse_answer(rest),
         "help" => no_arguments("help", rest, Command::Help),
         _ => Err(CommandError::UnknownCommand {
             name: word.to_string(),
@@ -177,6 +178,34 @@ fn parse_update(rest: &str) -> Result<Command, CommandError> {
         argument: "the text",
     })?;
     Ok(Command::Update { field, text })
+}
+
+/// `/answer <n> <text>`.
+fn parse_answer(rest: &str) -> Result<Command, CommandError> {
+    let (word, text) = split_word(rest.trim_start());
+    if word.is_empty() {
+        return Err(CommandError::MissingArgument {
+            command: "answer",
+            argument: "the number of the question",
+        });
+    }
+    let number = word
+        .trim_start_matches('#')
+        .trim_end_matches(['.', ':'])
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| CommandError::InvalidArgument {
+            command: "answer",
+            argument: "a question number",
+            value: word.to_string(),
+            expected: "the number the panel shows before the question (`1`)",
+        })?;
+    let text = free_text(text).ok_or(CommandError::MissingArgument {
+        command: "answer",
+        argument: "the answer",
+    })?;
+    Ok(Command::Answer { number, text })
 }
 
 /// `/rollback v<N>` (or `N`).

@@ -37,6 +37,7 @@ command_kinds!(
     StepAdd,
     Update,
     Rollback,
+    Answer,
     Help,
 );
 
@@ -161,6 +162,13 @@ impl CommandKind {
                 "/update <goal|fact|constraint|missing> <text>",
                 "Edit the task ledger: a new goal, or add a fact, constraint or missing info.",
                 "/update fact the API is frozen until Friday",
+                true,
+            ),
+            CommandKind::Answer => (
+                "answer",
+                "/answer <n> <text>",
+                "Answer open question n of the mission's missing info.",
+                "/answer 1 French first, then German",
                 true,
             ),
             CommandKind::Rollback => (

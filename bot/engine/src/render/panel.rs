@@ -159,9 +159,10 @@ fn summary(ledger: &Ledger, ready: &[&Task], limits: Limits) -> String {
     if let Some(line) = last_failure(ledger) {
         let _ = writeln!(out, "{line}\n");
     }
-    list(
+    // Numbered as `/answer <n>` takes them.
+    numbered_list(
         &mut out,
-        "❓ Missing info (answer to unblock)",
+        "❓ Missing info (`/answer <n> <text>` to unblock)",
         &m.missing_info,
         limits,
     );
@@ -370,6 +371,25 @@ fn last_failure(ledger: &Ledger) -> Option<String> {
 /// `fp:` and the first 8 hex digits: enough to tell two failures apart at a glance.
 fn short_fingerprint(f: &str) -> &str {
     f.char_indices().nth(11).map_or(f, |(cut, _)| &f[..cut])
+}
+
+/// [`list`] as an ordered list, so each item has the number a command refers to it by.
+fn numbered_list(out: &mut String, title: &str, items: &[String], limits: Limits) {
+    if items.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "**{title}:**\n");
+    for (i, item) in items.iter().take(limits.items).enumerate() {
+        let _ = writeln!(out, "{}. {}", i + 1, inline(item, limits.item_chars));
+    }
+    if items.len() > limits.items {
+        let _ = writeln!(
+            out,
+            "\n_…and {} more in `.navin/board/mission.json`_",
+            items.len() - limits.items
+        );
+    }
+    out.push('\n');
 }
 
 fn list(out: &mut String, title: &str, items: &[String], limits: Limits) {

@@ -97,6 +97,32 @@ impl Session<'_> {
                 Operation::Update(args)
             }
             Command::Rollback { version } => return self.rollback(version, op_id).await,
+            Command::Answer { number, text } => {
+                let Some(ledger) = self.read_ledger().await? else {
+                    return Ok(no_mission());
+                };
+                let open = &ledger.mission.missing_info;
+                let Some(question) = number.checked_sub(1).and_then(|i| open.get(i)) else {
+                    let listed = if open.is_empty() {
+                        "nothing is missing".to_owned()
+                    } else {
+                        open.iter()
+                            .enumerate()
+                            .map(|(i, q)| format!("{}. {q}", i + 1))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    };
+                    return Ok(Answer::refuse(
+                        format!("there is no open question {number}: {listed}."),
+                        "Answer with `/answer <n> <text>`, n as the panel numbers the missing info.",
+                    ));
+                };
+                Operation::Update(UpdateArgs {
+                    answers: vec![(question.clone(), text)],
+                    reason: format!("answered by {who}"),
+                    ..UpdateArgs::default()
+                })
+            }
             Command::StepAdd(add) => Operation::AddSteps(vec![NewTask {
                 id: add.id.into_string(),
                 title: add.title,
@@ -253,11 +279,13 @@ impl Session<'_> {
             issue: Some(self.issue),
             plan_id: None,
         };
+        let mut knowledge = (Vec::new(), Vec::new());
         let (goal, steps) = match goal {
             Some(goal) => (goal, steps::task_list_steps(&self.issue_body)),
             None => match self.approved_plan().await? {
                 Some((record, doc)) => {
                     origin.plan_id = Some(record.id.clone());
+                    knowledge = convert::plan_knowledge(doc.plan());
                     (convert::plan_goal(doc.plan()), convert::plan_steps(doc.plan()))
                 }
                 None => {
@@ -272,12 +300,15 @@ impl Session<'_> {
             MissionMode::Cruise => convert::single_stage(steps),
             MissionMode::Staged => steps,
         };
+        let (facts, missing_info) = knowledge;
         let op = Operation::Init(InitArgs {
             goal,
             replace,
             origin: Some(origin),
             steps,
             mode,
+            facts,
+            missing_info,
             budget: Some(crate::cache::repo_config::budget(&self.repo_config())),
             ..InitArgs::default()
         });

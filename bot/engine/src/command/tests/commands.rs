@@ -561,3 +561,24 @@ fn rollback_takes_a_version_as_the_panel_shows_it() {
         assert!(one(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn answer_takes_the_question_number_then_the_answer() {
+    assert_eq!(
+        one("/answer 2 French first"),
+        Ok(Command::Answer {
+            number: 2,
+            text: "French first".into()
+        })
+    );
+    assert_eq!(
+        one("/answer #1: yes"),
+        Ok(Command::Answer {
+            number: 1,
+            text: "yes".into()
+        })
+    );
+    for bad in ["/answer", "/answer 0 no", "/answer first yes", "/answer 3"] {
+        assert!(one(bad).is_err(), "{bad}");
+    }
+}

@@ -212,7 +212,9 @@ fn panel_shows_missing_info_and_facts() {
     );
     let panel = mission_panel(&l, &ctx());
     assert!(
-        panel.contains("**❓ Missing info (answer to unblock):**\n\n- Which YAML version?"),
+        panel.contains(
+            "**❓ Missing info (`/answer <n> <text>` to unblock):**\n\n1. Which YAML version?"
+        ),
         "{panel}"
     );
     assert!(

@@ -287,6 +287,7 @@ fn the_help_text() {
     | `` /step add <ID> <title> [--after ID,ID] [--validation test\|lint\|verify\|manual\|none] [--acceptance "text"] `` | Add a step to the mission. | yes |
     | `` /update <goal\|fact\|constraint\|missing> <text> `` | Edit the task ledger: a new goal, or add a fact, constraint or missing info. | yes |
     | `` /rollback v<N> `` | Restore version N of the ledger as a new version. | yes |
+    | `` /answer <n> <text> `` | Answer open question n of the mission's missing info. | yes |
     | `` /help `` | Show this list. | no |
 
     Commands inside code, quotes, links or HTML are ignored. Quote values with spaces (`--acceptance "docs build"`). Start a request or goal with `--` when its first word is `edit` or `close` (`/plan -- edit the README`).
