@@ -127,7 +127,13 @@ async fn a_pull_request_by_a_coding_agent_makes_the_agent_the_next_actor() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pull_request_for_a_step_whose_dependencies_are_open_is_linked_but_waits() {
     let mut w = mission().await;
+    let commits = w.ledger_commits();
     let (_, head) = w.open_pr("S2", "navin/S2-farewell").await;
+    assert_eq!(
+        w.ledger_commits(),
+        commits + 1,
+        "the link, and nothing more"
+    );
     let s2 = w.step("S2");
     assert_eq!(s2.links.head_sha.as_deref(), Some(head.as_str()));
     assert_eq!(s2.status, TaskStatus::Planned, "S1 is not done: {s2:?}");

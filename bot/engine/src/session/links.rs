@@ -117,8 +117,10 @@ impl Session<'_> {
             written = true;
         }
         // The PR is the step's work in flight: in progress, out of the ready queue.
+        // A step whose dependencies are open stays planned: nothing to write.
         let claimable = ledger.board.task(&step).is_some_and(|t| {
-            t.status == TaskStatus::Planned
+            (t.status == TaskStatus::Planned
+                && crate::evidence::pending_dependencies(t, &ledger.board).is_empty())
                 || (t.status == TaskStatus::InProgress
                     && ledger.mission.progress.next_actor != author_actor(&pr.user))
         });
