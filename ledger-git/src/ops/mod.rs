@@ -1,6 +1,7 @@
 //! Pure ledger operations: `(ledger, operation, now, actor) -> (ledger', effects)`, no I/O.
 
 mod mission;
+mod progress;
 mod steps;
 
 use chrono::{DateTime, Utc};
@@ -422,7 +423,7 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
         Operation::Init(_) => {} // returned above: init builds a fresh ledger
         Operation::AddSteps(tasks) => steps::add(&mut tx, tasks)?,
         Operation::Start { step } => steps::start(&mut tx, step)?,
-        Operation::Progress(args) => steps::progress(&mut tx, args, ctx)?,
+        Operation::Progress(args) => progress::progress(&mut tx, args, ctx)?,
         Operation::Done { step, evidence } => steps::done(&mut tx, step, evidence.as_ref(), ctx)?,
         Operation::Fail {
             step,
@@ -442,12 +443,12 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
             branch,
         } => steps::link(&mut tx, step, *pr, head_sha.as_deref(), branch.as_deref())?,
         Operation::Claim { step, pr, by } => steps::claim(&mut tx, step, *pr, by)?,
-        Operation::CiRound(round, step) => steps::ci_round(&mut tx, step, round, ctx)?,
+        Operation::CiRound(round, step) => progress::ci_round(&mut tx, step, round, ctx)?,
         Operation::Usage {
             step,
             tokens,
             cost_usd,
-        } => steps::usage(&mut tx, step, *tokens, *cost_usd, ctx)?,
+        } => progress::usage(&mut tx, step, *tokens, *cost_usd, ctx)?,
         Operation::Merged { step, pr, head_sha } => steps::merged(&mut tx, step, *pr, head_sha)?,
         Operation::Dispatched { step, issue } => steps::dispatched(&mut tx, step, *issue)?,
         Operation::Rewrite {

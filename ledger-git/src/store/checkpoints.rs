@@ -1,0 +1,106 @@
+//! Checkpoints and rollback: `refs/navin/checkpoints/v<N>` made on request and on their own (a mission's start, the state before a replan), and old versions read back and written anew.
+
+use git2::{Oid, Repository};
+
+use super::remote::PushError;
+use super::{locks, read_ledger_at, Committed, Store, StoreError};
+use crate::error::RuleError;
+use crate::model::Ledger;
+use crate::ops::{Ctx, Operation};
+
+impl Store {
+    /// Creates `refs/navin/checkpoints/v<version>` at the tip (and pushes it with a remote).
+    pub fn checkpoint(&self) -> Result<(String, u64), StoreError> {
+        let snapshot = self.read()?.ok_or(RuleError::NoMission)?;
+        let repo = self.repo()?;
+        let version = snapshot.ledger.mission.version;
+        let name = checkpoint_ref(version);
+        let oid = Oid::from_str(&snapshot.commit)?;
+        match repo.refname_to_id(&name) {
+            Ok(existing) if existing == oid => {}
+            Ok(existing) => {
+                return Err(StoreError::NotFound(format!(
+                    "{name} already points at {existing}, not the tip {oid}; refusing to move a checkpoint"
+                )))
+            }
+            Err(_) => {
+                repo.reference(&name, oid, false, "navin: checkpoint")?;
+            }
+        }
+        if let Some(remote) = self.cfg.remote.as_deref() {
+            match self.target(remote).push(&repo, &name, oid, None) {
+                Ok(()) | Err(PushError::Rejected) => {}
+                Err(PushError::Failed(e)) => return Err(e),
+            }
+        }
+        Ok((name, version))
+    }
+
+    /// Marks `commit` (version `version`) with its checkpoint ref, when it has none yet,
+    /// and pushes it when there is a remote. Best effort: the write it follows has
+    /// landed, and a checkpoint only saves walking the branch later.
+    pub(super) fn auto_checkpoint(&self, repo: &Repository, commit: Oid, version: u64) {
+        let name = checkpoint_ref(version);
+        if repo.refname_to_id(&name).is_ok() {
+            return;
+        }
+        let made = locks::move_ref(repo, &name, || {
+            repo.reference(&name, commit, false, "navin: automatic checkpoint")
+        });
+        if !matches!(made, Ok(Ok(_))) {
+            tracing::warn!(checkpoint = %name, "cannot write an automatic checkpoint");
+            return;
+        }
+        if let Some(remote) = self.cfg.remote.as_deref() {
+            if let Err(PushError::Failed(e)) = self.target(remote).push(repo, &name, commit, None) {
+                tracing::warn!(checkpoint = %name, error = %e, "cannot push an automatic checkpoint");
+            }
+        }
+    }
+
+    /// The ledger as it was at `version`: from its checkpoint ref, else by walking the branch.
+    pub fn read_version(&self, version: u64) -> Result<Ledger, StoreError> {
+        let repo = self.repo()?;
+        if let Ok(oid) = repo.refname_to_id(&checkpoint_ref(version)) {
+            return read_ledger_at(&repo, oid);
+        }
+        let tip = self.tip(&repo)?.ok_or(RuleError::NoMission)?;
+        let mut walk = repo.revwalk()?;
+        walk.push(tip)?;
+        walk.simplify_first_parent()?;
+        for oid in walk {
+            let oid = oid?;
+            let commit = repo.find_commit(oid)?;
+            if subject_version(commit.summary().ok().flatten().unwrap_or_default()) == Some(version)
+            {
+                return read_ledger_at(&repo, oid);
+            }
+        }
+        let current = self.load(&repo, tip)?.mission.version;
+        Err(RuleError::UnknownVersion { version, current }.into())
+    }
+
+    /// Writes the content of `version` as a new commit on top.
+    pub fn rollback(&self, version: u64, ctx: &Ctx) -> Result<Committed, StoreError> {
+        let target = self.read_version(version)?;
+        self.transact(
+            &Operation::Rollback {
+                to_version: version,
+                target: Box::new(target),
+            },
+            ctx,
+        )
+    }
+}
+
+/// The ref of version `version`'s checkpoint.
+pub fn checkpoint_ref(version: u64) -> String {
+    format!("refs/navin/checkpoints/v{version}")
+}
+
+/// Parses the version out of `navin: <operation> v<version> by <actor>`.
+pub(super) fn subject_version(subject: &str) -> Option<u64> {
+    let rest = subject.strip_prefix("navin: ")?;
+    rest.split_whitespace()
+        .find_map(|w| w.strip_prefix('v')?.parse().ok())
+}
