@@ -180,7 +180,12 @@ impl Session<'_> {
             tracing::info!(repo = %self.repo, step = %id, "{}", decision.describe(&id));
             // The round goes on the progress ledger first (stall, loop, fingerprint); if
             // it escalated (a replan, a pause), the decision it was made with is stale.
-            if let Some(round) = crate::evidence::ci_round(sha, &verdict, runs, &policy) {
+            // Only a step in progress counts rounds: a done or waiting step's extra checks
+            // would write commits that change nothing.
+            let round = (task.status == TaskStatus::InProgress)
+                .then(|| crate::evidence::ci_round(sha, &verdict, runs, &policy))
+                .flatten();
+            if let Some(round) = round {
                 let status = task.status;
                 let op_id = format!("{}#{id}#round", self.delivery.id);
                 let op = navin_ledger::Operation::CiRound(round, id.clone());
