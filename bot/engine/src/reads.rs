@@ -1,8 +1,11 @@
-//! Reads of the GitHub state evidence is judged by, shared by the engine and `navin mcp`: every check run on a commit.
+//! Reads of the GitHub state evidence is judged by, shared by the engine and `navin mcp`: every check run on a commit, and a step's merge the ledger has not heard of.
 
 use navin_github::{ops, GitHubError, InstallationClient};
 
-use crate::evidence::{CheckObservation, CheckRunList};
+use navin_ledger::{Operation, Task};
+
+use crate::config::DoneOn;
+use crate::evidence::{CheckObservation, CheckRunList, EvidencePolicy};
 
 /// Pages of check runs read per commit (100 each): more than any real CI reports.
 const MAX_CHECK_PAGES: u32 = 10;
@@ -24,4 +27,31 @@ pub async fn check_runs(
         }
     }
     Ok(out)
+}
+
+/// With `done_on: merged`, the `merged` operation for `task` when its pull request is
+/// merged on GitHub but not on the ledger (the `closed` webhook was lost); `None`
+/// otherwise, without a request when there is nothing to ask.
+pub async fn unrecorded_merge(
+    client: &InstallationClient,
+    repo: &str,
+    task: &Task,
+    policy: &EvidencePolicy,
+) -> Result<Option<Operation>, GitHubError> {
+    let Some(&number) = task.links.prs.last() else {
+        return Ok(None);
+    };
+    if policy.done_on != DoneOn::Merged || task.links.merged_pr.is_some() {
+        return Ok(None);
+    }
+    let path = ops::pull_request(repo, number);
+    let pr: crate::event::PullRequest = client.get_json(&path).await?;
+    if pr.merged != Some(true) && pr.merged_at.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Operation::Merged {
+        step: task.id.clone(),
+        pr: number,
+        head_sha: pr.head.sha.trim().to_owned(),
+    }))
 }

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use navin_ledger::model::{Actor, MissionMode, Origin};
 use navin_ledger::ops::{Ctx, InitArgs, Operation};
 use navin_ledger::plan::record::{
-    record_path, text_path, ApprovalEntry, EditEntry, PlanRecord, RecordStatus, RejectionEntry,
+    record_path, text_path, ApprovalEntry, EditEntry, PlanRecord, RecordStatus,
 };
 use navin_ledger::plan::{convert, PlanDocument};
 use navin_ledger::store::{Store, StoreError};
@@ -198,29 +198,11 @@ pub(super) fn save(
             return Ok(None);
         }
         Ok(Some(PlanRecord {
-            id: id.clone(),
-            status: RecordStatus::Pending,
-            hash: doc.hash().to_owned(),
             source: source.to_owned(),
             request: request.to_owned(),
             repository: repository.to_owned(),
-            issue: 0,
-            pull_request: false,
             requested_by: login(actor),
-            created_at: now,
-            updated_at: now,
-            text_at: Some(now),
-            approvals: Vec::new(),
-            rejections: Vec::new(),
-            edits: Vec::new(),
-            original: None,
-            diff: None,
-            superseded: Vec::new(),
-            safe_operations: 0,
-            counted_hash: None,
-            auto_accept: None,
-            op_ids: Vec::new(),
-            file_hash: None,
+            ..PlanRecord::pending(&id, doc.hash(), now)
         }))
     })?;
     Ok((record, fresh))
@@ -282,21 +264,7 @@ pub(super) fn reject(
         if record.status == RecordStatus::Rejected {
             return Err(format!("plan {id} is already rejected"));
         }
-        record.status = RecordStatus::Rejected;
-        for a in record
-            .approvals
-            .iter_mut()
-            .filter(|a| a.revoked_at.is_none())
-        {
-            a.revoked_at = Some(now);
-            a.revoked_because = Some(format!("the plan was rejected by {who}"));
-        }
-        record.rejections.push(RejectionEntry {
-            by: who.clone(),
-            feedback: feedback.map(str::to_owned),
-            plan_hash: record.hash.clone(),
-            at: now,
-        });
+        record.reject(&who, &who, feedback.map(str::to_owned), now);
         record.updated_at = now;
         Ok(Some(record))
     })

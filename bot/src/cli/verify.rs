@@ -87,13 +87,7 @@ impl WorkTree {
 
     /// `.github/navin.yml` of the checkout, or defaults when there is none.
     fn repo_config(&self) -> Result<navin_engine::config::RepoConfig, CliError> {
-        let path = self.root.join(".github/navin.yml");
-        match std::fs::read_to_string(&path) {
-            Ok(text) => navin_engine::config::parse_repo_config(&text)
-                .map_err(|e| CliError::usage(format!("{}: {e}", path.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Default::default()),
-            Err(e) => Err(CliError::usage(format!("reading {}: {e}", path.display()))),
-        }
+        super::plan_local::repo_config(&self.root)
     }
 }
 

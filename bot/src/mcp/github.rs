@@ -108,25 +108,19 @@ impl GitHubCi {
             )));
         };
         // With done_on: merged, a merge on GitHub the ledger has not heard of yet counts.
-        let mut merged_now: Option<navin_ledger::Operation> = None;
+        let merged_now = handle
+            .block_on(navin_engine::reads::unrecorded_merge(
+                &self.client,
+                &self.repo,
+                task,
+                &policy,
+            ))
+            .map_err(|e| unavailable(&self.repo, &e, "the pull request"))?;
+        // Judged as the ledger will have it once the merge is recorded.
         let mut task = task.clone();
-        let unmerged = policy.done_on == navin_engine::config::DoneOn::Merged
-            && task.links.merged_pr.is_none();
-        if let (true, Some(&number)) = (unmerged, task.links.prs.last()) {
-            let path = navin_github::ops::pull_request(&self.repo, number);
-            let pr: navin_engine::event::PullRequest = handle
-                .block_on(self.client.get_json(&path))
-                .map_err(|e| unavailable(&self.repo, &e, "the pull request"))?;
-            if pr.merged == Some(true) || pr.merged_at.is_some() {
-                let sha = pr.head.sha.trim().to_owned();
-                merged_now = Some(navin_ledger::Operation::Merged {
-                    step: task.id.clone(),
-                    pr: number,
-                    head_sha: sha.clone(),
-                });
-                task.links.merged_pr = Some(number);
-                task.links.head_sha = Some(sha);
-            }
+        if let Some(navin_ledger::Operation::Merged { pr, head_sha, .. }) = &merged_now {
+            task.links.merged_pr = Some(*pr);
+            task.links.head_sha = Some(head_sha.clone());
         }
         let head = task
             .links

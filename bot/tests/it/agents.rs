@@ -51,12 +51,15 @@ fn refused_as(dir: &Path, actor: &str, args: &[&str]) -> String {
     String::from_utf8(out.stderr).expect("utf8")
 }
 
-fn git(dir: &Path, args: &[&str]) {
+/// `git ARGS` in `dir` with a clean config and a fixed identity; its stdout. A failure
+/// fails the test with git's own message.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
@@ -68,6 +71,7 @@ fn git(dir: &Path, args: &[&str]) {
         "git {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A checkout with one commit and a mission: S1 (validation test), S2 after S1.

@@ -2,32 +2,14 @@
 //! ledger branch fetched from and pushed to the repository, and `board_done` judging a
 //! step by the check runs on its linked head, read from the REST API as the engine does.
 
-use std::path::Path;
-use std::process::Command;
-
 use navin_e2e::fake::{CheckRunSpec, GITHUB_ACTIONS_APP_ID};
 use navin_ledger::model::{Actor, EvidenceKind, TaskStatus};
 use serde_json::{json, Value};
 
+use crate::agents::git;
 use crate::engine_support::{OWNER, REPO};
 use crate::mcp_support::McpClient;
 use crate::world::World;
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 fn error_code(result: &Value) -> Option<String> {
     (result["isError"] == true).then(|| {

@@ -187,6 +187,53 @@ impl ApprovalEntry {
 }
 
 impl PlanRecord {
+    /// A new plan's record, pending approval of the text with content hash `hash`, with
+    /// no history yet. Callers set where it came from (source, request, repository,
+    /// issue, who asked) with struct update syntax.
+    pub fn pending(id: &str, hash: &str, now: DateTime<Utc>) -> Self {
+        Self {
+            id: id.to_owned(),
+            status: RecordStatus::Pending,
+            hash: hash.to_owned(),
+            source: String::new(),
+            request: String::new(),
+            repository: String::new(),
+            issue: 0,
+            pull_request: false,
+            requested_by: String::new(),
+            created_at: now,
+            updated_at: now,
+            text_at: Some(now),
+            approvals: Vec::new(),
+            rejections: Vec::new(),
+            edits: Vec::new(),
+            original: None,
+            diff: None,
+            superseded: Vec::new(),
+            safe_operations: 0,
+            counted_hash: None,
+            auto_accept: None,
+            op_ids: Vec::new(),
+            file_hash: None,
+        }
+    }
+
+    /// Rejects the current text: every live approval is revoked, naming `shown` (how
+    /// the rejecter is written for people), and the rejection by `by` is logged.
+    pub fn reject(&mut self, by: &str, shown: &str, feedback: Option<String>, now: DateTime<Utc>) {
+        self.status = RecordStatus::Rejected;
+        for a in self.approvals.iter_mut().filter(|a| a.revoked_at.is_none()) {
+            a.revoked_at = Some(now);
+            a.revoked_because = Some(format!("the plan was rejected by {shown}"));
+        }
+        self.rejections.push(RejectionEntry {
+            by: by.to_owned(),
+            feedback,
+            plan_hash: self.hash.clone(),
+            at: now,
+        });
+    }
+
     /// What people changed since the plan was first written, as Markdown: binding on
     /// whoever executes it (a step's brief carries it). `None` when never edited, or
     /// edited back to the first text.

@@ -354,21 +354,9 @@ impl Session<'_> {
         let Some(task) = ledger.board.task(step) else {
             return Ok(None);
         };
-        let Some(&number) = task.links.prs.last() else {
+        let merge = crate::reads::unrecorded_merge(&self.client, &self.repo, task, policy);
+        let Some(op) = merge.await? else {
             return Ok(None);
-        };
-        if policy.done_on != crate::config::DoneOn::Merged || task.links.merged_pr.is_some() {
-            return Ok(None);
-        }
-        let path = navin_github::ops::pull_request(&self.repo, number);
-        let pr: crate::event::PullRequest = self.client.get_json(&path).await?;
-        if pr.merged != Some(true) && pr.merged_at.is_none() {
-            return Ok(None);
-        }
-        let op = Operation::Merged {
-            step: step.to_owned(),
-            pr: number,
-            head_sha: pr.head.sha.trim().to_owned(),
         };
         let op_id = format!("{}#{step}#merged", self.delivery.id);
         Ok(self
@@ -430,9 +418,7 @@ impl Session<'_> {
             let runs = self.check_runs(&head).await?;
             let verdict = crate::evidence::evaluate(task, &runs, &policy, self.now());
             if matches!(verdict, crate::evidence::Verdict::Green { .. }) {
-                let (after, _) = self
-                    .judge(ledger.clone(), &head, runs.clone(), None)
-                    .await?;
+                let (after, _) = self.judge(ledger.clone(), &head, runs, None).await?;
                 self.refresh_panel_of(&after).await?;
                 let done = after
                     .board

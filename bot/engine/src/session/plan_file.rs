@@ -10,7 +10,7 @@ use super::plans::{json_path, pr_plan_id, PullInfo, Seen};
 use super::{EngineError, Session};
 use crate::effects::plan_check::{CheckState, PlanCheck, BROKEN_TITLE};
 use crate::rules::plan_policy;
-use navin_ledger::plan::record::{EditEntry, PlanRecord, RecordStatus};
+use navin_ledger::plan::record::{EditEntry, PlanRecord};
 
 /// Whether `path` follows the plan-file convention: a `.md` file named `*.plan.md` or
 /// lying under a directory called `plans` at any depth (case-insensitive).
@@ -196,29 +196,15 @@ impl Session<'_> {
             .unwrap_or(0);
         let source = format!("pull request file {path}");
         let fresh = PlanRecord {
-            id: id.clone(),
-            status: RecordStatus::Pending,
-            hash: doc.hash().to_owned(),
             source: source.clone(),
             request: format!("the plan in {path} of pull request #{}", pr.number),
             repository: self.repo.clone(),
             issue: pr.number,
             pull_request: true,
             requested_by: pr.author.clone(),
-            created_at: now,
-            updated_at: now,
-            text_at: Some(now),
-            approvals: Vec::new(),
-            rejections: Vec::new(),
-            edits: Vec::new(),
-            original: None,
-            diff: None,
-            superseded: Vec::new(),
             safe_operations: safe_ops,
-            counted_hash: None,
-            auto_accept: None,
-            op_ids: Vec::new(),
             file_hash: Some(doc.hash().to_owned()),
+            ..PlanRecord::pending(&id, doc.hash(), now)
         };
         let message = format!(
             "navin: plan {id} from {source} by human:{}\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n",

@@ -416,29 +416,14 @@ impl Session<'_> {
             self.author, request
         );
         let fresh = PlanRecord {
-            id: id.clone(),
-            status: RecordStatus::Pending,
-            hash: doc.hash().to_owned(),
             source: SOURCE.to_owned(),
             request: request.to_owned(),
             repository: self.repo.clone(),
             issue: self.issue,
             pull_request: self.on_pull_request,
             requested_by: self.author.clone(),
-            created_at: now,
-            updated_at: now,
-            text_at: Some(now),
-            approvals: Vec::new(),
-            rejections: Vec::new(),
-            edits: Vec::new(),
-            original: None,
-            diff: None,
-            superseded: Vec::new(),
             safe_operations: safe_ops,
-            counted_hash: None,
-            auto_accept: None,
-            op_ids: Vec::new(),
-            file_hash: None,
+            ..PlanRecord::pending(&id, doc.hash(), now)
         };
         let who = self.author.clone();
         let required = config.approval.required_approvals;
@@ -551,21 +536,7 @@ impl Session<'_> {
             if record.status == RecordStatus::Rejected {
                 return Err("the plan is already rejected.".to_owned());
             }
-            record.status = RecordStatus::Rejected;
-            for a in record
-                .approvals
-                .iter_mut()
-                .filter(|a| a.revoked_at.is_none())
-            {
-                a.revoked_at = Some(now);
-                a.revoked_because = Some(format!("the plan was rejected by @{who}"));
-            }
-            record.rejections.push(RejectionEntry {
-                by: who.clone(),
-                feedback: None,
-                plan_hash: record.hash.clone(),
-                at: now,
-            });
+            record.reject(&who, &format!("@{who}"), None, now);
             Ok(())
         })
         .await
