@@ -146,7 +146,7 @@ pub fn matrix_entry(task: &Task) -> Value {
 pub fn ready_steps(ledger: Option<&Ledger>) -> Value {
     match ledger {
         Some(l) if l.mission.status == MissionStatus::Running => {
-            Value::Array(l.board.ready().into_iter().map(matrix_entry).collect())
+            Value::Array(l.ready().into_iter().map(matrix_entry).collect())
         }
         _ => Value::Array(Vec::new()),
     }

@@ -187,7 +187,7 @@ fn board_ops(n: usize) {
     let ready: Vec<Duration> = (0..11)
         .map(|_| {
             let t = Instant::now();
-            let r = ledger.board.ready();
+            let r = ledger.ready();
             std::hint::black_box(r.len());
             t.elapsed()
         })

@@ -50,6 +50,10 @@ pub struct Digest {
     pub last_reason: Option<String>,
     pub steps_done: usize,
     pub steps_total: usize,
+    /// A staged mission's stage (`2/3`), when the board has stages.
+    pub stage: Option<String>,
+    /// The finished stage waits for a person's `/continue`: nothing new to start.
+    pub waiting_for_continue: bool,
     /// The rendered lines, at most [`MAX_CHARS`].
     pub text: String,
 }
@@ -58,7 +62,7 @@ pub struct Digest {
 pub fn digest(ledger: &Ledger) -> Digest {
     let m = &ledger.mission;
     let p = &m.progress;
-    let ready: Vec<String> = ledger.board.ready().iter().map(|t| t.id.clone()).collect();
+    let ready: Vec<String> = ledger.ready().iter().map(|t| t.id.clone()).collect();
     let steps_done = ledger
         .board
         .tasks
@@ -86,6 +90,10 @@ pub fn digest(ledger: &Ledger) -> Digest {
         last_reason: m.history.last().map(|h| h.reason.clone()),
         steps_done,
         steps_total: ledger.board.tasks.len(),
+        stage: ledger
+            .stages()
+            .map(|v| format!("{}/{}", v.current, v.total)),
+        waiting_for_continue: ledger.stages().is_some_and(|v| v.waiting_for_continue),
         text: String::new(),
     };
     d.text = render(&d);
@@ -118,6 +126,13 @@ fn render(d: &Digest) -> String {
         d.current_step.as_deref().unwrap_or("none"),
         list(&d.ready, MAX_READY, 40)
     ));
+    if let Some(stage) = &d.stage {
+        lines.push(if d.waiting_for_continue {
+            format!("Stage {stage} is done: wait for a person's /continue before starting the next stage.")
+        } else {
+            format!("Stage {stage}: later stages stay closed until this one is done.")
+        });
+    }
     let mut budget = format!(
         "Stall {}/{}; loop {}; replans {}/{}; tokens {}",
         d.stall_count,

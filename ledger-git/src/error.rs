@@ -134,6 +134,18 @@ pub enum RuleError {
     UnknownVersion { version: u64, current: u64 },
     #[error("nothing to update: give at least one change")]
     NothingToUpdate,
+    #[error("{step} is in stage {stage}, which is not released yet (released: stage {released}); a writer releases it with /continue once stage {released} is done")]
+    StageHeld {
+        step: String,
+        stage: u32,
+        released: u32,
+    },
+    #[error("this mission has no stages to continue to{}", detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
+    NoStageToRelease { detail: Option<String> },
+    #[error("stage {stage} is not done yet: {} still open; /continue releases the next stage once it is", open.join(", "))]
+    StageNotDone { stage: u32, open: Vec<String> },
+    #[error("no question has a default due yet")]
+    NoDefaultDue,
 }
 
 impl RuleError {
@@ -179,6 +191,10 @@ impl RuleError {
             RuleError::InvalidCloseStatus { .. } => "invalid_close_status",
             RuleError::UnknownVersion { .. } => "unknown_version",
             RuleError::NothingToUpdate => "nothing_to_update",
+            RuleError::StageHeld { .. } => "stage_held",
+            RuleError::NoStageToRelease { .. } => "no_stage_to_release",
+            RuleError::StageNotDone { .. } => "stage_not_done",
+            RuleError::NoDefaultDue => "no_default_due",
         }
     }
 }

@@ -171,8 +171,9 @@ impl Board {
         self.index.position(id)
     }
 
-    /// The ready queue: planned tasks whose dependencies are all done.
-    pub fn ready(&self) -> Vec<&Task> {
+    /// Planned tasks whose dependencies are all done, stage gate aside: the ready
+    /// queue is [`crate::Ledger::ready`], which also holds back unreleased stages.
+    pub fn unblocked(&self) -> Vec<&Task> {
         self.index
             .ready(&self.tasks)
             .into_iter()

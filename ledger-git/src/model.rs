@@ -14,7 +14,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::index::BoardIndex;
 
 mod evidence;
+mod stages;
 pub use evidence::{CommandSource, Evidence, EvidenceKind, RunRecord};
+pub use stages::{
+    CheckpointMark, InfoBlock, PendingDefault, StageGate, StagePolicy, StageView, CHECKPOINT_WINDOW,
+};
 
 /// The only schema version this build reads and writes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -71,6 +75,19 @@ pub struct Mission {
     /// `cruise` (every step at once, `/cruise`). Picks the model agents get.
     #[serde(default, skip_serializing_if = "MissionMode::is_staged")]
     pub mode: MissionMode,
+    /// How a staged plan's stages are released, when the board has stages: stage N+1
+    /// waits for every step of stage N and, under `pause`, for a writer's `/continue`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage_gate: Option<StageGate>,
+    /// The newest checkpoints Navin took on its own (mission start, before a replan,
+    /// before destructive work), newest last: what `/rollback v<N>` can go back to
+    /// without digging through the log. At most [`CHECKPOINT_WINDOW`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<CheckpointMark>,
+    /// Plan questions whose default becomes a fact at `due_at` unless someone answers
+    /// first (`questions.default_after`); each is also listed in `missing_info`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_defaults: Vec<PendingDefault>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub progress: Progress,
@@ -525,6 +542,14 @@ pub struct Task {
     /// against it, and a head counts as one action however many events report on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci_round: Option<CiRound>,
+    /// The plan stage this step belongs to (1-based), when the plan had stages; with a
+    /// [`Mission::stage_gate`] it is ready only once its stage is released.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<u32>,
+    /// Why starting this step is destructive (a delete, a new dependency, a migration):
+    /// Navin checkpoints the ledger just before it goes in progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<String>,
 }
 
 /// One completed CI round on a step's linked head: which required checks were green and

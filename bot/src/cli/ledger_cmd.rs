@@ -78,13 +78,14 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 true => navin_ledger::model::MissionMode::Cruise,
                 false => navin_ledger::model::MissionMode::Staged,
             };
-            let budget = super::plan_local::repo_config(&cli.repo)?
-                .budgets
-                .to_budget();
+            let config = super::plan_local::repo_config(&cli.repo)?;
             let done =
-                super::plan_local::start(&store, &ctx(cli), from_plan, mode, *replace, budget)?;
+                super::plan_local::start(&store, &ctx(cli), from_plan, mode, *replace, &config)?;
             return report(cli.json, &done);
         }
+        Command::Mission(super::MissionCommand::Continue { note }) => Operation::Continue {
+            note: note.clone().unwrap_or_default(),
+        },
         Command::Ledger(cmd) => match cmd {
             LedgerCommand::Show => return show::mission(&store, cli.json),
             LedgerCommand::History { limit } => return show::history(&store, *limit, cli.json),
@@ -181,6 +182,7 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 validation: *validation,
                 agent: agent.clone(),
                 commands: commands.clone(),
+                ..NewTask::default()
             }]),
             BoardCommand::Start { id } => Operation::Start { step: id.clone() },
             BoardCommand::Progress {

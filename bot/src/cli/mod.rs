@@ -158,6 +158,13 @@ pub enum MissionCommand {
         #[arg(long)]
         replace: bool,
     },
+    /// Release the next stage of a staged mission once every step of the current one
+    /// is done (`/continue` on GitHub). Only a person may.
+    Continue {
+        /// What you checked, for the history.
+        #[arg(long)]
+        note: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

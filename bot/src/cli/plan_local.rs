@@ -9,7 +9,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use navin_ledger::model::{Actor, MissionMode, Origin};
-use navin_ledger::ops::{Ctx, InitArgs, Operation};
+use navin_ledger::ops::{Ctx, Operation};
 use navin_ledger::plan::record::{
     record_path, text_path, ApprovalEntry, EditEntry, PlanRecord, RecordStatus,
 };
@@ -344,7 +344,7 @@ pub(super) fn start(
     id: &str,
     mode: MissionMode,
     replace: bool,
-    budget: navin_ledger::model::Budget,
+    config: &navin_engine::config::RepoConfig,
 ) -> Result<navin_ledger::store::Committed, CliError> {
     let (record, doc) = load(store, id)?;
     if !record.is_approved() {
@@ -362,27 +362,15 @@ pub(super) fn start(
             record.status.word()
         )));
     }
-    let steps = convert::plan_steps(doc.plan());
-    let steps = match mode {
-        MissionMode::Cruise => convert::single_stage(steps),
-        MissionMode::Staged => steps,
-    };
-    let (facts, missing_info) = convert::plan_knowledge(doc.plan());
-    let op = Operation::Init(InitArgs {
-        goal: convert::plan_goal(doc.plan()),
-        facts,
-        missing_info,
-        replace,
-        origin: Some(Origin {
-            repository: None,
-            issue: None,
-            plan_id: Some(record.id.clone()),
-        }),
-        steps,
-        mode,
-        budget: Some(budget),
-        ..InitArgs::default()
+    let mut init = convert::plan_init(doc.plan(), mode, &config.plan_knobs(), ctx.now);
+    init.replace = replace;
+    init.origin = Some(Origin {
+        repository: None,
+        issue: None,
+        plan_id: Some(record.id.clone()),
     });
+    init.budget = Some(config.budgets.to_budget());
+    let op = Operation::Init(init);
     Ok(store.transact(&op, ctx)?)
 }
 

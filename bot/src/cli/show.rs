@@ -99,7 +99,7 @@ pub(super) fn mission(store: &Store, json: bool) -> Result<(), CliError> {
         }
         println!("  {mark} {} {} ({})", t.id, t.title, notes.join(", "));
     }
-    let ready: Vec<&str> = ledger.board.ready().iter().map(|t| t.id.as_str()).collect();
+    let ready: Vec<&str> = ledger.ready().iter().map(|t| t.id.as_str()).collect();
     println!(
         "Ready: {}",
         if ready.is_empty() {
@@ -113,7 +113,7 @@ pub(super) fn mission(store: &Store, json: bool) -> Result<(), CliError> {
 
 pub(super) fn next(store: &Store, json: bool) -> Result<(), CliError> {
     let ledger = load(store)?;
-    let ready = ledger.board.ready();
+    let ready = ledger.ready();
     if json {
         println!(
             "{}",

@@ -215,7 +215,6 @@ impl Desk<'_> {
                 input::<NoInput>(tool.name, args)?;
                 let (ledger, _) = self.ledger()?;
                 let ready: Vec<Value> = ledger
-                    .board
                     .ready()
                     .iter()
                     .map(|t| {

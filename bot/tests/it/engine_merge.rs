@@ -21,7 +21,7 @@ async fn mission() -> World {
 
 fn ready(w: &World) -> Vec<String> {
     let ledger = w.ledger().expect("a mission");
-    ledger.board.ready().iter().map(|t| t.id.clone()).collect()
+    ledger.ready().iter().map(|t| t.id.clone()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,6 +20,7 @@ mod engine_merge;
 mod engine_plan_files;
 mod engine_plans;
 mod engine_progress;
+mod engine_stages;
 mod mcp_crash;
 mod mcp_github;
 mod scenarios;

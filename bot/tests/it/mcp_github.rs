@@ -150,7 +150,7 @@ async fn board_done_in_an_actions_job_closes_a_step_only_when_its_pull_request_i
         "Navin records what CI proved, not the agent: {closing:?}"
     );
     assert_eq!(w.step("S2").status, TaskStatus::Planned);
-    assert!(ledger.board.ready().iter().any(|t| t.id == "S2"));
+    assert!(ledger.ready().iter().any(|t| t.id == "S2"));
 
     assert_eq!(
         error_code(&unlinked).as_deref(),

@@ -545,6 +545,12 @@ impl World {
         walk.count()
     }
 
+    /// Whether `name` (a checkpoint ref) exists in the repository on GitHub.
+    pub fn ledger_ref(&self, name: &str) -> bool {
+        let repo = git2::Repository::open_bare(self.fake().git_dir_path(OWNER, REPO)).unwrap();
+        repo.refname_to_id(name).is_ok()
+    }
+
     /// The newest ledger commit's message (its trailers name what it changed).
     pub fn ledger_message(&self) -> String {
         let repo = git2::Repository::open_bare(self.fake().git_dir_path(OWNER, REPO)).unwrap();

@@ -4,8 +4,8 @@ use super::steps::{build_tasks, graph_rule};
 use super::{require_reason, Applied, Ctx, Effect, InitArgs, NewTask, Tx, UpdateArgs};
 use crate::error::RuleError;
 use crate::model::{
-    Board, HistoryEntry, Ledger, Mission, MissionStatus, NextActor, PauseReason, Progress,
-    TaskStatus, SCHEMA_VERSION,
+    Board, CheckpointMark, HistoryEntry, Ledger, Mission, MissionMode, MissionStatus, NextActor,
+    PauseReason, Progress, StageGate, StagePolicy, TaskStatus, SCHEMA_VERSION,
 };
 
 fn clean(items: &[String]) -> Vec<String> {
@@ -83,15 +83,26 @@ pub(super) fn init(
         pause_reason: None,
         paused_by: None,
         mode: args.mode,
+        stage_gate: stage_gate(&board, args.mode, args.stages),
+        checkpoints: vec![CheckpointMark {
+            version,
+            reason: "mission start".to_owned(),
+            at: ctx.now,
+        }],
+        pending_defaults: args
+            .pending_defaults
+            .iter()
+            .filter(|d| clean(&args.missing_info).contains(&d.question))
+            .cloned()
+            .collect(),
         created_at: ctx.now,
         updated_at: ctx.now,
         progress,
     };
     let mut ledger = Ledger { mission, board };
     super::refresh_status(&mut ledger);
-    let effects = vec![Effect::NowReady {
-        steps: ledger.board.ready().iter().map(|t| t.id.clone()).collect(),
-    }];
+    let ready: Vec<String> = ledger.ready().iter().map(|t| t.id.clone()).collect();
+    let effects = vec![Effect::NowReady { steps: ready }];
     Ok(Applied {
         ledger,
         reason,
@@ -119,6 +130,12 @@ pub(super) fn rewrite(
     };
     board.reindex().map_err(graph_rule)?;
     let old = std::mem::replace(&mut tx.ledger.mission.goal, goal.to_string());
+    let policy = tx
+        .ledger
+        .mission
+        .stage_gate
+        .map_or(StagePolicy::default(), |g| g.policy);
+    tx.ledger.mission.stage_gate = stage_gate(&board, tx.ledger.mission.mode, policy);
     tx.ledger.board = board;
     let p = &mut tx.ledger.mission.progress;
     p.current_step_id = None;
@@ -126,6 +143,102 @@ pub(super) fn rewrite(
     tx.reason = format!("goal changed, whole plan rewritten: {reason}");
     tx.change(format!("goal: {old:?} -> {goal:?}"));
     tx.change(format!("plan rewritten with {} steps", steps.len()));
+    Ok(())
+}
+
+/// A staged board gets a gate starting at stage 1; a cruise mission, or a board
+/// without stages, has none.
+fn stage_gate(board: &Board, mode: MissionMode, policy: StagePolicy) -> Option<StageGate> {
+    let staged = board.tasks.iter().any(|t| t.stage.is_some());
+    (staged && mode == MissionMode::Staged).then_some(StageGate {
+        policy,
+        released: 1,
+    })
+}
+
+/// Releases the stage after the finished one: `/continue`.
+pub(super) fn continue_stage(tx: &mut Tx, note: &str, ctx: &Ctx) -> Result<(), RuleError> {
+    if !ctx.actor.is_human() {
+        return Err(RuleError::HumanOnly {
+            operation: "release the next stage",
+            actor: ctx.actor.to_string(),
+        });
+    }
+    let Some(gate) = tx.ledger.mission.stage_gate else {
+        return Err(RuleError::NoStageToRelease { detail: None });
+    };
+    if gate.policy == StagePolicy::RunAll {
+        return Err(RuleError::NoStageToRelease {
+            detail: Some("stages run one after another without a pause (stages: run-all)".into()),
+        });
+    }
+    let board = &tx.ledger.board;
+    let total = board
+        .tasks
+        .iter()
+        .filter_map(|t| t.stage)
+        .max()
+        .unwrap_or(0);
+    if gate.released >= total {
+        return Err(RuleError::NoStageToRelease {
+            detail: Some(format!("stage {total} is the last, and it is released")),
+        });
+    }
+    for stage in 1..=gate.released {
+        let open: Vec<String> = board
+            .tasks
+            .iter()
+            .filter(|t| t.stage == Some(stage) && t.status != TaskStatus::Done)
+            .map(|t| t.id.clone())
+            .collect();
+        if !open.is_empty() {
+            return Err(RuleError::StageNotDone { stage, open });
+        }
+    }
+    let next = gate.released + 1;
+    let released: Vec<String> = board
+        .tasks
+        .iter()
+        .filter(|t| t.stage == Some(next))
+        .map(|t| t.id.clone())
+        .collect();
+    tx.ledger.mission.stage_gate = Some(StageGate {
+        released: next,
+        ..gate
+    });
+    let note = note.trim();
+    tx.reason = format!("stage {next} released: {}", released.join(", "));
+    if !note.is_empty() {
+        tx.reason.push_str(&format!(" ({note})"));
+    }
+    tx.change(tx.reason.clone());
+    Ok(())
+}
+
+/// Questions past their `questions.default_after` get their default as a fact.
+pub(super) fn apply_defaults(tx: &mut Tx, ctx: &Ctx) -> Result<(), RuleError> {
+    let mission = &mut tx.ledger.mission;
+    let (due, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut mission.pending_defaults)
+        .into_iter()
+        .partition(|d| d.due_at <= ctx.now);
+    mission.pending_defaults = waiting;
+    let mut applied = Vec::new();
+    for d in due {
+        let Some(i) = mission.missing_info.iter().position(|m| *m == d.question) else {
+            continue;
+        };
+        mission.missing_info.remove(i);
+        let fact = format!("{} → {} (default)", d.question, d.default);
+        if !mission.facts.contains(&fact) {
+            mission.facts.push(fact.clone());
+        }
+        tx.changes.push(format!("fact: {fact}"));
+        applied.push(d.after);
+    }
+    let Some(after) = applied.first() else {
+        return Err(RuleError::NoDefaultDue);
+    };
+    tx.reason = format!("default applied after {after}");
     Ok(())
 }
 
@@ -223,6 +336,7 @@ pub(super) fn update(tx: &mut Tx, args: &UpdateArgs) -> Result<(), RuleError> {
         }
         if let Some(i) = mission.missing_info.iter().position(|m| m == item) {
             mission.missing_info.remove(i);
+            mission.pending_defaults.retain(|d| d.question != item);
             let fact = format!("{item} → {answer}");
             changes.push(format!("answered: {fact}"));
             if !mission.facts.contains(&fact) {
@@ -233,6 +347,7 @@ pub(super) fn update(tx: &mut Tx, args: &UpdateArgs) -> Result<(), RuleError> {
     for item in clean(&args.resolve_missing_info) {
         if let Some(i) = mission.missing_info.iter().position(|m| *m == item) {
             mission.missing_info.remove(i);
+            mission.pending_defaults.retain(|d| d.question != item);
             changes.push(format!("missing info resolved: {item}"));
             if !mission.facts.contains(&item) {
                 mission.facts.push(item);
@@ -335,12 +450,15 @@ pub(super) fn rollback(
             current: tx.ledger.mission.version,
         });
     }
-    // Old content, current history: the rollback is itself a change on top.
+    // Old content, current history: the rollback is itself a change on top. The
+    // checkpoint list is kept too: those refs still exist and stay worth going back to.
     let history = std::mem::take(&mut tx.ledger.mission.history);
+    let checkpoints = std::mem::take(&mut tx.ledger.mission.checkpoints);
     let version = tx.ledger.mission.version;
     let created = tx.ledger.mission.created_at;
     tx.ledger = target.clone();
     tx.ledger.mission.history = history;
+    tx.ledger.mission.checkpoints = checkpoints;
     tx.ledger.mission.version = version;
     tx.ledger.mission.created_at = created;
     tx.reason = format!("rolled back to the content of v{to_version}");

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use crate::error::RuleError;
 use crate::model::{
     Actor, Budget, Evidence, HistoryEntry, Ledger, MissionMode, MissionStatus, NextActor, Origin,
-    PauseReason, TaskStatus, Validation, HISTORY_WINDOW,
+    PauseReason, StagePolicy, TaskStatus, Validation, HISTORY_WINDOW,
 };
 
 /// Who does an operation, when, and under which idempotency key.
@@ -79,6 +79,10 @@ pub struct NewTask {
     pub agent: Option<String>,
     /// The step's validation commands, in order (see [`crate::model::Task::commands`]).
     pub commands: Vec<String>,
+    /// The plan stage it belongs to (see [`crate::model::Task::stage`]).
+    pub stage: Option<u32>,
+    /// Why starting it is destructive (see [`crate::model::Task::destructive`]).
+    pub destructive: Option<String>,
 }
 
 /// Starts (or replaces) the mission.
@@ -99,6 +103,11 @@ pub struct InitArgs {
     pub budget: Option<Budget>,
     pub steps: Vec<NewTask>,
     pub mode: MissionMode,
+    /// Whether finished stages wait for `/continue` (used when the steps have stages).
+    pub stages: StagePolicy,
+    /// Plan questions whose default stands after a wait (`questions.default_after`);
+    /// each question is also in `missing_info`.
+    pub pending_defaults: Vec<crate::model::PendingDefault>,
 }
 
 /// One `progress` report on the current step.
@@ -223,6 +232,12 @@ pub enum Operation {
         note: String,
     },
     Update(UpdateArgs),
+    /// A writer inspected the finished stage and releases the next one.
+    Continue {
+        note: String,
+    },
+    /// Questions whose default was due by `now` get it as a fact (`questions.default_after`).
+    ApplyDefaults,
     Activate,
     Close {
         status: MissionStatus,
@@ -259,6 +274,8 @@ impl Operation {
             Operation::Pause { .. } => "pause",
             Operation::Resume { .. } => "resume",
             Operation::Update(_) => "update",
+            Operation::Continue { .. } => "continue",
+            Operation::ApplyDefaults => "default",
             Operation::Activate => "activate",
             Operation::Close { .. } => "close",
             Operation::Rollback { .. } => "rollback",
@@ -292,6 +309,7 @@ impl Operation {
             self,
             Operation::Resume { .. }
                 | Operation::Update(_)
+                | Operation::ApplyDefaults
                 | Operation::Close { .. }
                 | Operation::Usage { .. }
         )
@@ -407,12 +425,8 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
     };
     gate(current, op)?;
     agent_gate(op, ctx)?;
-    let ready_before: std::collections::HashSet<&str> = current
-        .board
-        .ready()
-        .iter()
-        .map(|t| t.id.as_str())
-        .collect();
+    let ready_before: std::collections::HashSet<&str> =
+        current.ready().iter().map(|t| t.id.as_str()).collect();
     let mut tx = Tx {
         ledger: current.clone(),
         changes: Vec::new(),
@@ -459,16 +473,18 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
         Operation::Pause { reason, note } => mission::pause(&mut tx, *reason, note, ctx),
         Operation::Resume { note } => mission::resume(&mut tx, note, ctx)?,
         Operation::Update(args) => mission::update(&mut tx, args)?,
+        Operation::Continue { note } => mission::continue_stage(&mut tx, note, ctx)?,
+        Operation::ApplyDefaults => mission::apply_defaults(&mut tx, ctx)?,
         Operation::Activate => mission::activate(&mut tx)?,
         Operation::Close { status, reason } => mission::close(&mut tx, *status, reason, ctx)?,
         Operation::Rollback { to_version, target } => {
             mission::rollback(&mut tx, *to_version, target, ctx)?
         }
     }
+    mark_checkpoints(&mut tx, current, op, ctx);
     refresh_status(&mut tx.ledger);
     let now_ready: Vec<String> = tx
         .ledger
-        .board
         .ready()
         .iter()
         .filter(|t| !ready_before.contains(t.id.as_str()))
@@ -547,20 +563,62 @@ fn gate(ledger: &Ledger, op: &Operation) -> Result<(), RuleError> {
     }
 }
 
+/// Records the automatic checkpoints this operation calls for, all of the state just
+/// before it (the store points `refs/navin/checkpoints/v<N>` at that commit): before a
+/// replan or a whole-plan rewrite, and before a destructive step goes in progress.
+fn mark_checkpoints(tx: &mut Tx, before: &Ledger, op: &Operation, ctx: &Ctx) {
+    let mut why: Vec<String> = Vec::new();
+    if matches!(op, Operation::Rewrite { .. }) {
+        why.push("before the whole-plan rewrite".to_owned());
+    }
+    for effect in &tx.effects {
+        match effect {
+            Effect::Replanned { steps, .. } => {
+                why.push(format!("before the replan of {}", steps.join(", ")))
+            }
+            Effect::StepStarted { step } => {
+                if let Some(reason) = tx
+                    .ledger
+                    .board
+                    .task(step)
+                    .and_then(|t| t.destructive.as_deref())
+                {
+                    why.push(format!("before {step}, which {reason}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    if why.is_empty() {
+        return;
+    }
+    let marks = &mut tx.ledger.mission.checkpoints;
+    marks.push(crate::model::CheckpointMark {
+        version: before.mission.version,
+        reason: why.join("; "),
+        at: ctx.now,
+    });
+    if marks.len() > crate::model::CHECKPOINT_WINDOW {
+        let excess = marks.len() - crate::model::CHECKPOINT_WINDOW;
+        marks.drain(..excess);
+    }
+}
+
 /// Running and blocked follow the board: blocked when nothing can move.
 fn refresh_status(ledger: &mut Ledger) {
-    let mission = &mut ledger.mission;
     if !matches!(
-        mission.status,
+        ledger.mission.status,
         MissionStatus::Running | MissionStatus::Blocked
     ) {
         return;
     }
     let tasks = &ledger.board.tasks;
     let unfinished = tasks.iter().any(|t| t.status != TaskStatus::Done);
+    // A finished stage waiting for `/continue` is waiting for a person, not stuck.
     let moving = tasks.iter().any(|t| t.status == TaskStatus::InProgress)
-        || !ledger.board.ready().is_empty();
-    mission.status = if unfinished && !moving {
+        || !ledger.ready().is_empty()
+        || ledger.stages().is_some_and(|s| s.waiting_for_continue);
+    ledger.mission.status = if unfinished && !moving {
         MissionStatus::Blocked
     } else {
         MissionStatus::Running

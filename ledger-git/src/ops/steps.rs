@@ -42,6 +42,8 @@ pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Arc<T
                 evidence: Vec::new(),
                 links: Links::default(),
                 ci_round: None,
+                stage: n.stage.filter(|&s| s > 0),
+                destructive: n.destructive.clone().filter(|d| !d.trim().is_empty()),
             }))
         })
         .collect()
@@ -94,6 +96,24 @@ pub(super) fn position(tx: &Tx, step: &str) -> Result<usize, RuleError> {
         })
 }
 
+/// A step of a stage not yet released may not start: the stage gate holds it back
+/// until a writer's `/continue`.
+fn require_released(tx: &Tx, pos: usize) -> Result<(), RuleError> {
+    let task = &tx.ledger.board.tasks[pos];
+    match (tx.ledger.mission.stage_gate, task.stage) {
+        (Some(gate), Some(stage))
+            if gate.policy == crate::model::StagePolicy::Pause && stage > gate.released =>
+        {
+            Err(RuleError::StageHeld {
+                step: task.id.clone(),
+                stage,
+                released: gate.released,
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 fn require_deps_done(tx: &Tx, pos: usize, operation: &'static str) -> Result<(), RuleError> {
     let board = &tx.ledger.board;
     let pending = board.index.pending_deps(&board.tasks, pos);
@@ -121,6 +141,7 @@ pub(super) fn start(tx: &mut Tx, step: &str) -> Result<(), RuleError> {
         });
     }
     require_deps_done(tx, pos, "start")?;
+    require_released(tx, pos)?;
     let task = tx.ledger.board.task_mut(pos);
     task.status = TaskStatus::InProgress;
     let progress = &mut tx.ledger.mission.progress;
@@ -331,6 +352,10 @@ pub(super) fn done(
         });
     }
     require_deps_done(tx, pos, "be marked done")?;
+    // A writer's explicit done is their call; evidence from a PR opened early waits.
+    if !ctx.actor.is_human() {
+        require_released(tx, pos)?;
+    }
     check_done_gate(&tx.ledger.board.tasks[pos], evidence, ctx)?;
     let task = tx.ledger.board.task_mut(pos);
     task.status = TaskStatus::Done;
@@ -621,7 +646,9 @@ pub(super) fn claim(tx: &mut Tx, step: &str, pr: u64, by: &NextActor) -> Result<
     let pos = position(tx, step)?;
     let status = tx.ledger.board.tasks[pos].status;
     match status {
-        TaskStatus::Planned if require_deps_done(tx, pos, "start").is_ok() => {
+        TaskStatus::Planned
+            if require_deps_done(tx, pos, "start").is_ok() && require_released(tx, pos).is_ok() =>
+        {
             tx.ledger.board.task_mut(pos).status = TaskStatus::InProgress;
             let progress = &mut tx.ledger.mission.progress;
             progress.current_step_id = Some(step.to_string());

@@ -4,9 +4,52 @@
 //! locally) converts through here, so a plan becomes the same board wherever it is
 //! started.
 
-use crate::ops::NewTask;
+use chrono::{DateTime, Utc};
+
+use crate::model::{MissionMode, PendingDefault, StagePolicy};
+use crate::ops::{InitArgs, NewTask};
 use crate::plan::{Operation as FileOp, Plan};
 use crate::Validation;
+
+/// The repository's say in how a plan becomes a mission (`.github/navin.yml`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Knobs {
+    /// `stages:`: whether a finished stage waits for `/continue`.
+    pub stages: StagePolicy,
+    /// `questions.default_after`: how long an unanswered question's default waits before
+    /// it stands, with the wait as written (`48h`). `None`: defaults stand at once.
+    pub default_after: Option<(chrono::Duration, String)>,
+}
+
+/// An approved plan as the mission to start: goal, steps, knowledge, stage policy and
+/// pending defaults. The front end adds the origin, the budget and `replace`.
+pub fn plan_init(plan: &Plan, mode: MissionMode, knobs: &Knobs, now: DateTime<Utc>) -> InitArgs {
+    let steps = plan_steps(plan);
+    let steps = match mode {
+        MissionMode::Cruise => single_stage(steps),
+        MissionMode::Staged => steps,
+    };
+    let knowledge = plan_knowledge(plan, knobs.default_after.as_ref(), now);
+    InitArgs {
+        goal: plan_goal(plan),
+        facts: knowledge.facts,
+        missing_info: knowledge.missing,
+        pending_defaults: knowledge.pending,
+        steps,
+        mode,
+        stages: knobs.stages,
+        ..InitArgs::default()
+    }
+}
+
+/// What a plan's questions tell the mission (see [`plan_knowledge`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Knowledge {
+    pub facts: Vec<String>,
+    pub missing: Vec<String>,
+    /// Questions in `missing` whose default stands after the wait.
+    pub pending: Vec<PendingDefault>,
+}
 
 /// Longest step title kept; the board is not a place for essays.
 pub const MAX_TITLE: usize = 200;
@@ -21,23 +64,38 @@ pub fn plan_goal(plan: &Plan) -> String {
         .map_or_else(|| plan.goal.clone(), str::to_owned)
 }
 
-/// The plan's questions as the mission's knowledge: an answered question, or one whose
-/// default stands, is a fact (`question → answer`); one with neither is missing info
-/// a person must give (`/answer`). Returns (facts, missing info), in the plan's order.
-pub fn plan_knowledge(plan: &Plan) -> (Vec<String>, Vec<String>) {
-    let mut facts = Vec::new();
-    let mut missing = Vec::new();
+/// The plan's questions as the mission's knowledge: an answered question is a fact
+/// (`question → answer`); one with a default is a fact too (`… (default)`), unless
+/// `default_after` gives people time to answer: then it is missing info whose default
+/// stands at `now + wait`. One with neither is missing info a person must give
+/// (`/answer`). In the plan's order.
+pub fn plan_knowledge(
+    plan: &Plan,
+    default_after: Option<&(chrono::Duration, String)>,
+    now: DateTime<Utc>,
+) -> Knowledge {
+    let mut k = Knowledge::default();
     for q in &plan.questions {
         let question = q.question.trim();
         let answer = q.answer.as_deref().map(str::trim).filter(|a| !a.is_empty());
         let default = Some(q.default.trim()).filter(|d| !d.is_empty());
-        match (answer, default) {
-            (Some(a), _) => facts.push(clip(&format!("{question} → {a}"))),
-            (None, Some(d)) => facts.push(clip(&format!("{question} → {d} (default)"))),
-            (None, None) => missing.push(clip(question)),
+        match (answer, default, default_after) {
+            (Some(a), _, _) => k.facts.push(clip(&format!("{question} → {a}"))),
+            (None, Some(d), Some((wait, after))) => {
+                let question = clip(question);
+                k.pending.push(PendingDefault {
+                    question: question.clone(),
+                    default: clip(d),
+                    due_at: now + *wait,
+                    after: after.clone(),
+                });
+                k.missing.push(question);
+            }
+            (None, Some(d), None) => k.facts.push(clip(&format!("{question} → {d} (default)"))),
+            (None, None, _) => k.missing.push(clip(question)),
         }
     }
-    (facts, missing)
+    k
 }
 
 /// The same steps as one stage: no step waits for another, so every one is ready (and
@@ -45,6 +103,7 @@ pub fn plan_knowledge(plan: &Plan) -> (Vec<String>, Vec<String>) {
 pub fn single_stage(mut steps: Vec<NewTask>) -> Vec<NewTask> {
     for step in &mut steps {
         step.depends_on.clear();
+        step.stage = None;
     }
     steps
 }
@@ -86,6 +145,8 @@ pub fn plan_steps(plan: &Plan) -> Vec<NewTask> {
                     }
                 }
                 let checks = !commands.is_empty();
+                let destructive =
+                    destructive(plan, stage.files.iter().map(String::as_str), &stage.title);
                 NewTask {
                     id: format!("S{}", i + 1),
                     title: clip(&stage.title),
@@ -102,6 +163,8 @@ pub fn plan_steps(plan: &Plan) -> Vec<NewTask> {
                     },
                     acceptance: acceptance.clone().filter(|_| checks),
                     commands,
+                    stage: Some(u32::try_from(i + 1).unwrap_or(u32::MAX)),
+                    destructive,
                     ..NewTask::default()
                 }
             })
@@ -127,10 +190,56 @@ pub fn plan_steps(plan: &Plan) -> Vec<NewTask> {
                 },
                 acceptance: acceptance.clone(),
                 commands: verification.clone(),
+                destructive: destructive(plan, [change.path.as_str()], ""),
                 ..NewTask::default()
             }
         })
         .collect()
+}
+
+/// Manifests whose change under a plan with new dependencies adds them.
+const MANIFESTS: [&str; 10] = [
+    "Cargo.toml",
+    "package.json",
+    "pyproject.toml",
+    "requirements.txt",
+    "go.mod",
+    "Gemfile",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "composer.json",
+];
+
+/// Why a step touching `files` (or titled `title`) is destructive, seed-wise: it deletes
+/// a file, adds a dependency, or migrates data. Navin checkpoints before it starts.
+fn destructive<'a>(
+    plan: &Plan,
+    files: impl IntoIterator<Item = &'a str>,
+    title: &str,
+) -> Option<String> {
+    let mut why: Vec<String> = Vec::new();
+    let migration = |text: &str| text.to_ascii_lowercase().contains("migrat");
+    let mut migrates = migration(title);
+    for file in files {
+        let op = plan
+            .changes
+            .iter()
+            .find(|c| c.path == file)
+            .map(|c| c.operation);
+        if op == Some(FileOp::Delete) {
+            why.push(format!("deletes {file}"));
+        }
+        let name = file.rsplit('/').next().unwrap_or(file);
+        if !plan.new_dependencies.is_empty() && MANIFESTS.contains(&name) {
+            why.push(format!("adds dependencies in {file}"));
+        }
+        migrates |= migration(file);
+    }
+    if migrates {
+        why.push("runs a migration".to_owned());
+    }
+    (!why.is_empty()).then(|| clip(&why.join(", ")))
 }
 
 fn describe_stage(files: &[String], verification: &str) -> String {
@@ -285,15 +394,88 @@ mod tests {
             q("Keep the old flag?", "Yes", None),
             q("Who signs off?", "", Some("  ")),
         ];
-        let (facts, missing) = plan_knowledge(&p);
+        let now = chrono::Utc::now();
+        let k = plan_knowledge(&p, None, now);
         assert_eq!(
-            facts,
+            k.facts,
             [
                 "Which locale first? → fr",
                 "Keep the old flag? → Yes (default)"
             ]
         );
-        assert_eq!(missing, ["Who signs off?"]);
+        assert_eq!(k.missing, ["Who signs off?"]);
+        assert!(k.pending.is_empty());
+        let wait = (chrono::Duration::hours(48), "48h".to_owned());
+        let k = plan_knowledge(&p, Some(&wait), now);
+        assert_eq!(k.facts, ["Which locale first? → fr"]);
+        assert_eq!(k.missing, ["Keep the old flag?", "Who signs off?"]);
+        assert_eq!(k.pending.len(), 1);
+        assert_eq!(k.pending[0].question, "Keep the old flag?");
+        assert_eq!(k.pending[0].default, "Yes");
+        assert_eq!(k.pending[0].due_at, now + chrono::Duration::hours(48));
+    }
+
+    #[test]
+    fn deletes_new_dependencies_and_migrations_are_destructive_steps() {
+        let mut p = plan(vec![], vec![]);
+        p.changes[1].operation = FileOp::Delete;
+        p.changes.push(FileChange {
+            path: "Cargo.toml".into(),
+            operation: FileOp::Edit,
+            change: "add serde".into(),
+            rationale: "r".into(),
+        });
+        p.changes.push(FileChange {
+            path: "db/migrations/001_add.sql".into(),
+            operation: FileOp::Create,
+            change: "c".into(),
+            rationale: "r".into(),
+        });
+        let why = |p: &Plan| -> Vec<Option<String>> {
+            plan_steps(p).into_iter().map(|s| s.destructive).collect()
+        };
+        assert_eq!(
+            why(&p),
+            [
+                None,
+                Some("deletes src/b.rs".to_owned()),
+                None,
+                Some("runs a migration".to_owned())
+            ]
+        );
+        p.new_dependencies = vec!["serde 1".into()];
+        assert_eq!(
+            why(&p)[2].as_deref(),
+            Some("adds dependencies in Cargo.toml")
+        );
+        p.stages = vec![Stage {
+            title: "Migrate read paths".into(),
+            files: vec!["src/a.rs".into()],
+            verification: String::new(),
+        }];
+        assert_eq!(why(&p)[0].as_deref(), Some("runs a migration"));
+    }
+
+    #[test]
+    fn stage_steps_carry_their_stage_number_and_cruise_drops_it() {
+        let stage = |t: &str| Stage {
+            title: t.into(),
+            files: vec![],
+            verification: String::new(),
+        };
+        let p = plan(vec![stage("a"), stage("b")], vec![]);
+        let stages: Vec<Option<u32>> = plan_steps(&p).iter().map(|s| s.stage).collect();
+        assert_eq!(stages, [Some(1), Some(2)]);
+        let init = plan_init(
+            &p,
+            MissionMode::Cruise,
+            &Knobs::default(),
+            chrono::Utc::now(),
+        );
+        assert!(init
+            .steps
+            .iter()
+            .all(|s| s.stage.is_none() && s.depends_on.is_empty()));
     }
 
     #[test]

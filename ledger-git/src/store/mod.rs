@@ -421,18 +421,22 @@ impl Store {
                 self.mark_seen(commit);
                 self.persist_seen(&repo, commit);
                 let version = applied.ledger.mission.version;
-                // Automatic checkpoints: a mission's start, and the state just before
-                // any replan, so a `/rollback` to either is one ref away.
-                if matches!(op, Operation::Init(_)) {
-                    self.auto_checkpoint(&repo, commit, version);
-                }
-                let replanned = applied
-                    .effects
-                    .iter()
-                    .any(|e| matches!(e, Effect::Replanned { .. }))
-                    || matches!(op, Operation::Rewrite { .. });
-                if let (true, Some(before), Some(old)) = (replanned, base, current.as_ref()) {
-                    self.auto_checkpoint(&repo, before, old.mission.version);
+                // Automatic checkpoints, as the operation marked them: the mission's
+                // start at its own commit, the others at the state just before.
+                let known = current
+                    .as_ref()
+                    .map_or(&[][..], |l| &l.mission.checkpoints[..]);
+                for mark in &applied.ledger.mission.checkpoints {
+                    if known.contains(mark) {
+                        continue;
+                    }
+                    if mark.version == version {
+                        self.auto_checkpoint(&repo, commit, version);
+                    } else if let (Some(before), Some(old)) = (base, current.as_ref()) {
+                        if mark.version == old.mission.version {
+                            self.auto_checkpoint(&repo, before, mark.version);
+                        }
+                    }
                 }
                 *self.cache.lock().unwrap_or_else(|p| p.into_inner()) =
                     Some((commit, applied.ledger.clone()));

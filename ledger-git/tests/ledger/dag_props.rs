@@ -83,7 +83,7 @@ proptest! {
     #[test]
     fn ready_queue_is_exactly_planned_tasks_with_all_dependencies_done((deps, statuses) in dag()) {
         let ledger = build(&deps, &statuses);
-        let got: Vec<String> = ledger.board.ready().iter().map(|t| t.id.clone()).collect();
+        let got: Vec<String> = ledger.ready().iter().map(|t| t.id.clone()).collect();
         let want: Vec<String> = (0..deps.len())
             .filter(|&i| statuses[i] == TaskStatus::Planned && deps[i].iter().all(|&d| statuses[d] == TaskStatus::Done))
             .map(|i| format!("T{i}"))
@@ -119,7 +119,7 @@ proptest! {
             }
         }
         // Nothing downstream of the replanned step can be ready before it is done again.
-        for t in a.ledger.board.ready() {
+        for t in a.ledger.ready() {
             let i: usize = t.id[1..].parse().expect("id");
             prop_assert!(i == x || !closure.contains(&i), "{} is ready but depends on the replanned step", t.id);
         }

@@ -103,6 +103,8 @@ pub enum Command {
     Pause { reason: Option<String> },
     /// `/resume`: resume a paused mission.
     Resume,
+    /// `/continue [note]`: a writer inspected the finished stage and releases the next.
+    Continue { note: Option<String> },
     /// `/done <step> [evidence]`: mark a step done; steps whose validation needs a green run
     /// still need one, the evidence text is recorded for manual steps.
     Done {
@@ -162,6 +164,7 @@ impl Command {
             Command::Answer { .. } => CommandKind::Answer,
             Command::Pause { .. } => CommandKind::Pause,
             Command::Resume => CommandKind::Resume,
+            Command::Continue { .. } => CommandKind::Continue,
             Command::Done { .. } => CommandKind::Done,
             Command::Retry { .. } => CommandKind::Retry,
             Command::Replan { .. } => CommandKind::Replan,
@@ -191,7 +194,8 @@ impl Command {
             Command::Mission { goal, .. } | Command::Cruise { goal, .. } => {
                 [("goal", goal.as_deref()), ("", None)]
             }
-            Command::MissionClose { reason, .. }
+            Command::Continue { note: reason }
+            | Command::MissionClose { reason, .. }
             | Command::Pause { reason }
             | Command::Replan { reason, .. } => [("reason", reason.as_deref()), ("", None)],
             Command::Done { evidence, .. } => [("evidence", evidence.as_deref()), ("", None)],

@@ -119,6 +119,9 @@ fn parse_line(text: &str, fences: &Fences<'_>) -> Result<Command, CommandError> 
             reason: free_text(rest),
         }),
         "resume" => no_arguments("resume", rest, Command::Resume),
+        "continue" => Ok(Command::Continue {
+            note: free_text(rest),
+        }),
         "done" => {
             let (step, rest) = step_argument("done", rest)?;
             Ok(Command::Done {

@@ -31,6 +31,7 @@ command_kinds!(
     Next,
     Pause,
     Resume,
+    Continue,
     Done,
     Retry,
     Replan,
@@ -134,6 +135,13 @@ impl CommandKind {
                 "/resume",
                 "Resume a paused mission.",
                 "/resume",
+                true,
+            ),
+            CommandKind::Continue => (
+                "continue",
+                "/continue [note]",
+                "Release the next stage once every step of the current one is done.",
+                "/continue stage 1 looks right on staging",
                 true,
             ),
             CommandKind::Done => (

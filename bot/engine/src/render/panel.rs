@@ -86,7 +86,7 @@ const HEAD_MAX_BYTES: usize = 16_000;
 /// fold into `<details>`; when the table does not fit, unfinished steps are
 /// kept first and the rest are counted in an "N more steps" note.
 pub fn mission_panel(ledger: &Ledger, ctx: &PanelContext) -> String {
-    let ready_tasks = ledger.board.ready();
+    let ready_tasks = ledger.ready();
     let ready: HashSet<&str> = ready_tasks.iter().map(|t| t.id.as_str()).collect();
 
     let mut head = summary(ledger, &ready_tasks, Limits::NORMAL);
@@ -156,18 +156,105 @@ fn summary(ledger: &Ledger, ready: &[&Task], limits: Limits) -> String {
     }
     let _ = writeln!(out, "{}\n", progress_line(ledger));
     let _ = writeln!(out, "{}\n", queue_line(ledger, ready));
+    if let Some(line) = stage_line(ledger) {
+        let _ = writeln!(out, "{line}\n");
+    }
     if let Some(line) = last_failure(ledger) {
         let _ = writeln!(out, "{line}\n");
     }
-    // Numbered as `/answer <n>` takes them.
+    // Numbered as `/answer <n>` takes them; a pending default says when it stands.
+    let missing: Vec<String> = m
+        .missing_info
+        .iter()
+        .map(
+            |item| match m.pending_defaults.iter().find(|d| d.question == *item) {
+                Some(d) => format!(
+                    "{item} (default \"{}\" applies from {})",
+                    d.default,
+                    when(d.due_at)
+                ),
+                None => item.clone(),
+            },
+        )
+        .collect();
     numbered_list(
         &mut out,
         "❓ Missing info (`/answer <n> <text>` to unblock)",
-        &m.missing_info,
+        &missing,
         limits,
     );
     list(&mut out, "📌 Facts", &m.facts, limits);
+    if let Some(line) = checkpoints_line(ledger) {
+        let _ = writeln!(out, "{line}\n");
+    }
     out
+}
+
+/// `Stage 2/3`, and what `/continue` would release when a finished stage waits.
+fn stage_line(ledger: &Ledger) -> Option<String> {
+    let view = ledger.stages()?;
+    let title = |n: u32| {
+        ledger
+            .board
+            .tasks
+            .iter()
+            .find(|t| t.stage == Some(n))
+            .map(|t| inline(&t.title, 80))
+            .unwrap_or_default()
+    };
+    let mut line = format!(
+        "**Stage:** {}/{} {}",
+        view.current,
+        view.total,
+        title(view.current)
+    );
+    if view.all_done {
+        line.push_str(" · every stage done");
+    } else if view.waiting_for_continue {
+        let ids: Vec<String> = view
+            .release
+            .iter()
+            .take(QUEUE_SHOWN)
+            .map(|id| code(id))
+            .collect();
+        let _ = write!(
+            line,
+            " · ✅ done, waiting for a writer: `/continue` releases stage {} ({}: {})",
+            view.current + 1,
+            title(view.current + 1),
+            ids.join(", ")
+        );
+    } else if view.policy == navin_ledger::model::StagePolicy::RunAll {
+        line.push_str(" · stages run one after another (`stages: run-all`)");
+    }
+    Some(line)
+}
+
+/// How many checkpoints the panel lists, newest first.
+const CHECKPOINTS_SHOWN: usize = 5;
+
+/// The newest automatic checkpoints, each one `/rollback` away.
+fn checkpoints_line(ledger: &Ledger) -> Option<String> {
+    let marks = &ledger.mission.checkpoints;
+    if marks.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = marks
+        .iter()
+        .rev()
+        .take(CHECKPOINTS_SHOWN)
+        .map(|c| {
+            format!(
+                "{} {}",
+                code(&format!("v{}", c.version)),
+                inline(&c.reason, 120)
+            )
+        })
+        .collect();
+    Some(format!(
+        "**🛟 Checkpoints** (`/rollback v<N>`): {}",
+        shown.join(" · ")
+    ))
 }
 
 fn when(at: DateTime<Utc>) -> String {
@@ -459,8 +546,13 @@ fn footer(ledger: &Ledger, ctx: &PanelContext) -> String {
     for l in ctx.links.iter().take(10) {
         links.push(link(&l.label, Some(&l.url), 60));
     }
+    let stages = if ledger.stages().is_some() {
+        " `/continue`"
+    } else {
+        ""
+    };
     format!(
-        "\n<sub>{} · commands: `/status` `/next` `/done <step>` `/pause` `/resume` `/help`</sub>\n",
+        "\n<sub>{} · commands: `/status` `/next` `/done <step>`{stages} `/pause` `/resume` `/help`</sub>\n",
         links.join(" · ")
     )
 }

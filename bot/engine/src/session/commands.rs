@@ -71,6 +71,9 @@ impl Session<'_> {
             Command::Resume => Operation::Resume {
                 note: format!("resumed by {who}"),
             },
+            Command::Continue { note } => Operation::Continue {
+                note: note.map_or_else(|| format!("by {who}"), |n| format!("by {who}: {n}")),
+            },
             Command::Retry { step } => Operation::Retry {
                 step: step.into_string(),
             },
@@ -117,11 +120,12 @@ impl Session<'_> {
                         "Answer with `/answer <n> <text>`, n as the panel numbers the missing info.",
                     ));
                 };
-                Operation::Update(UpdateArgs {
+                let op = Operation::Update(UpdateArgs {
                     answers: vec![(question.clone(), text)],
                     reason: format!("answered by {who}"),
                     ..UpdateArgs::default()
-                })
+                });
+                return self.answer(op, op_id).await;
             }
             Command::StepAdd(add) => Operation::AddSteps(vec![NewTask {
                 id: add.id.into_string(),
@@ -133,6 +137,16 @@ impl Session<'_> {
             }]),
         };
         self.apply(op, op_id).await?;
+        Ok(Answer::React("+1"))
+    }
+
+    /// `/answer`: the fact recorded as the writer, then a mission Navin paused for that
+    /// question resumed, then ready steps handed out and the panel refreshed.
+    async fn answer(&self, op: Operation, op_id: &str) -> Result<Answer, EngineError> {
+        let ledger = self.land(op, op_id).await?;
+        let ledger = self.resume_if_answered(ledger, op_id).await?;
+        let ledger = self.dispatch_ready(ledger).await;
+        self.refresh_panel(&ledger).await?;
         Ok(Answer::React("+1"))
     }
 
@@ -159,17 +173,22 @@ impl Session<'_> {
     /// history), then ready steps handed out and the panel refreshed either way, so a
     /// retry after a failed edit still lands it.
     async fn apply(&self, op: Operation, op_id: &str) -> Result<Ledger, EngineError> {
-        let actor = Actor::Human(self.author.clone());
-        let ledger = match self.transact(op, op_id, actor).await? {
-            Some((ledger, _)) => ledger,
-            None => self
-                .read_ledger()
-                .await?
-                .ok_or_else(|| EngineError::Internal("the ledger vanished after a write".into()))?,
-        };
+        let ledger = self.land(op, op_id).await?;
         let ledger = self.dispatch_ready(ledger).await;
         self.refresh_panel(&ledger).await?;
         Ok(ledger)
+    }
+
+    /// The command's operation as its author; on a redelivery, the ledger as it stands.
+    async fn land(&self, op: Operation, op_id: &str) -> Result<Ledger, EngineError> {
+        let actor = Actor::Human(self.author.clone());
+        match self.transact(op, op_id, actor).await? {
+            Some((ledger, _)) => Ok(ledger),
+            None => self
+                .read_ledger()
+                .await?
+                .ok_or_else(|| EngineError::Internal("the ledger vanished after a write".into())),
+        }
     }
 
     pub(crate) async fn read_ledger(&self) -> Result<Option<Ledger>, EngineError> {
@@ -222,7 +241,6 @@ impl Session<'_> {
             return Ok(no_mission());
         };
         let ready: Vec<String> = ledger
-            .board
             .ready()
             .iter()
             .map(|t| format!("`{}` {}", t.id, t.title))
@@ -279,14 +297,24 @@ impl Session<'_> {
             issue: Some(self.issue),
             plan_id: None,
         };
-        let mut knowledge = (Vec::new(), Vec::new());
-        let (goal, steps) = match goal {
-            Some(goal) => (goal, steps::task_list_steps(&self.issue_body)),
+        let config = self.repo_config();
+        let mut init = match goal {
+            Some(goal) => {
+                let steps = steps::task_list_steps(&self.issue_body);
+                InitArgs {
+                    goal,
+                    steps: match mode {
+                        MissionMode::Cruise => convert::single_stage(steps),
+                        MissionMode::Staged => steps,
+                    },
+                    mode,
+                    ..InitArgs::default()
+                }
+            }
             None => match self.approved_plan().await? {
                 Some((record, doc)) => {
                     origin.plan_id = Some(record.id.clone());
-                    knowledge = convert::plan_knowledge(doc.plan());
-                    (convert::plan_goal(doc.plan()), convert::plan_steps(doc.plan()))
+                    convert::plan_init(doc.plan(), mode, &config.plan_knobs(), self.now())
                 }
                 None => {
                     return Ok(Answer::refuse(
@@ -296,22 +324,10 @@ impl Session<'_> {
                 }
             },
         };
-        let steps = match mode {
-            MissionMode::Cruise => convert::single_stage(steps),
-            MissionMode::Staged => steps,
-        };
-        let (facts, missing_info) = knowledge;
-        let op = Operation::Init(InitArgs {
-            goal,
-            replace,
-            origin: Some(origin),
-            steps,
-            mode,
-            facts,
-            missing_info,
-            budget: Some(crate::cache::repo_config::budget(&self.repo_config())),
-            ..InitArgs::default()
-        });
+        init.replace = replace;
+        init.origin = Some(origin);
+        init.budget = Some(crate::cache::repo_config::budget(&config));
+        let op = Operation::Init(init);
         self.apply(op, op_id).await?;
         Ok(Answer::React("+1"))
     }

@@ -66,12 +66,12 @@ impl Session<'_> {
     /// step for the next change to retry: it never undoes or fails the command that
     /// made the step ready.
     pub(crate) async fn dispatch_ready(&self, ledger: Ledger) -> Ledger {
+        let ledger = self.hold_for_answers(ledger).await;
         let config = self.repo_config();
         if !config.dispatch.opens_issues() || ledger.mission.status != MissionStatus::Running {
             return ledger;
         }
         let waiting: Vec<Task> = ledger
-            .board
             .ready()
             .into_iter()
             .filter(|t| t.links.issue.is_none())

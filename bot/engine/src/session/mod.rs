@@ -1,5 +1,6 @@
 //! The context one event is handled in (installation client, repository config, who acted, the delivery's keys) and the features that run in it.
 
+mod answers;
 mod ci;
 mod commands;
 mod dispatch;

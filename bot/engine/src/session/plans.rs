@@ -566,13 +566,17 @@ impl Session<'_> {
                 "",
             ));
         }
+        let plan = edited.plan().clone();
         let edit = TextEdit {
             edited,
             via: "edited with /plan edit".to_owned(),
             file_hash: None,
         };
         match self.store_edit(record, &current, edit, op_id, None).await? {
-            Ok(Some(_)) => Ok(Answer::React("+1")),
+            Ok(Some(_)) => {
+                self.answers_from_plan(&plan, op_id).await?;
+                Ok(Answer::React("+1"))
+            }
             Ok(None) => Ok(no_plan("edit")),
             Err(reason) => Ok(Answer::refuse(reason, "")),
         }

@@ -94,7 +94,7 @@ pub(super) fn green(kind: EvidenceKind) -> Evidence {
 }
 
 pub(super) fn ready_ids(l: &Ledger) -> Vec<String> {
-    l.board.ready().iter().map(|t| t.id.clone()).collect()
+    l.ready().iter().map(|t| t.id.clone()).collect()
 }
 
 pub(super) fn finish_s1_s2(l: &Ledger) -> Ledger {
@@ -130,3 +130,4 @@ mod budgets;
 mod gate;
 mod mission;
 mod rounds;
+mod stages;

@@ -31,6 +31,8 @@ fn the_mission_panel_of_a_small_mission() {
 
     **What failed last:** step `S2` on `8f14e45`: [lint](https://github.com/octo/widgets/runs/9) (failure)
 
+    **🛟 Checkpoints** (`/rollback v<N>`): `v1` mission start
+
     #### Steps
 
     | Step | Title | Status | Depends on | Validation | Attempts | Evidence |
@@ -281,6 +283,7 @@ fn the_help_text() {
     | `` /next `` | Show the steps ready to start. | no |
     | `` /pause [reason] `` | Pause the mission until `/resume`. | yes |
     | `` /resume `` | Resume a paused mission. | yes |
+    | `` /continue [note] `` | Release the next stage once every step of the current one is done. | yes |
     | `` /done <step> [evidence] `` | Mark a step done (steps validated by checks still need a green run). | yes |
     | `` /retry <step> `` | Retry a failed step. | yes |
     | `` /replan <step> [reason] `` | Replan the mission around a step. | yes |

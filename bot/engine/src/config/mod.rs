@@ -43,6 +43,52 @@ pub struct RepoConfig {
     pub validation: ValidationConfig,
     /// Models for plan mode and for the steps of `/cruise` and `/mission`. Default: none.
     pub models: Models,
+    /// Whether a finished stage of a staged plan waits for a writer's `/continue`
+    /// (`pause`) or the next starts at once (`run-all`). Default: `pause`.
+    pub stages: StagesPolicy,
+    /// How a plan's open questions are treated once its mission starts.
+    pub questions: Questions,
+}
+
+/// `stages:` (see [`RepoConfig::stages`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StagesPolicy {
+    #[default]
+    Pause,
+    RunAll,
+}
+
+impl StagesPolicy {
+    pub fn to_ledger(self) -> navin_ledger::model::StagePolicy {
+        match self {
+            StagesPolicy::Pause => navin_ledger::model::StagePolicy::Pause,
+            StagesPolicy::RunAll => navin_ledger::model::StagePolicy::RunAll,
+        }
+    }
+}
+
+/// `questions:` (see [`RepoConfig::questions`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Questions {
+    /// How long people have to answer a plan question that has a default before the
+    /// default becomes a fact (`48h`). Default: none, a default stands at once.
+    #[serde(deserialize_with = "deserialize_optional_duration")]
+    pub default_after: Option<Duration>,
+}
+
+impl RepoConfig {
+    /// The knobs plan conversion takes from this file.
+    pub fn plan_knobs(&self) -> navin_ledger::plan::convert::Knobs {
+        navin_ledger::plan::convert::Knobs {
+            stages: self.stages.to_ledger(),
+            default_after: self.questions.default_after.and_then(|d| {
+                let wait = chrono::Duration::from_std(d).ok()?;
+                Some((wait, compact_duration(d)))
+            }),
+        }
+    }
 }
 
 /// Commands that validate a step in a checkout, by validation kind.
@@ -110,6 +156,8 @@ impl Default for RepoConfig {
             limits: Limits::default(),
             validation: ValidationConfig::default(),
             models: Models::default(),
+            stages: StagesPolicy::default(),
+            questions: Questions::default(),
         }
     }
 }
@@ -558,6 +606,22 @@ fn deserialize_duration<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Du
     }
 }
 
+/// A wait as a person would write it in the file: `48h`, `90m`, `30s`.
+fn compact_duration(d: Duration) -> String {
+    let secs = d.as_secs();
+    match secs {
+        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
+}
+
+fn deserialize_optional_duration<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Duration>, D::Error> {
+    deserialize_duration(deserializer).map(Some)
+}
+
 /// Accepts `90`, `90s`, `5m`, `1h`, `1h30m`.
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("`{text}` is not a duration (write e.g. 90s, 5m or 1h)");
@@ -596,192 +660,4 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 
 #[cfg(test)]
 #[expect(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn empty_or_comment_only_file_means_all_defaults() {
-        assert_eq!(parse_repo_config("").unwrap(), RepoConfig::default());
-        assert_eq!(
-            parse_repo_config("# nothing yet\n").unwrap(),
-            RepoConfig::default()
-        );
-    }
-
-    #[test]
-    fn defaults_match_the_documented_values() {
-        let c = RepoConfig::default();
-        assert_eq!(c.ledger_branch, "navin/ledger");
-        assert!(!c.approval.allow_author_approval);
-        assert_eq!(c.evidence.trusted_apps, BTreeSet::from([15368]));
-        assert_eq!(c.auto_accept.after_n_safe_operations, None);
-        assert_eq!(
-            (
-                c.budgets.max_retries,
-                c.budgets.max_replans,
-                c.budgets.max_stalls
-            ),
-            (3, 5, 3)
-        );
-        assert_eq!(c.evidence.min_ci_time, Duration::ZERO);
-    }
-
-    #[test]
-    fn full_file_is_read() {
-        let text = r"
-ledger_branch: ops/navin-ledger
-require_plan_for: [multi-file-change, dependency-add, schema-migration]
-auto_accept:
-  after_n_safe_operations: 10
-  safe_operation_classes: [read-only-tool-use, in-workspace-file-edit]
-  require_approval_for: [multi-file-change]
-approval:
-  allow_author_approval: true
-  required_approvals: 2
-evidence:
-  trusted_apps: [15368, 99]
-  required_checks:
-    test: [ci / test]
-    lint: [ci / clippy]
-    verify: []
-  min_ci_time: 5m
-dispatch:
-  issues: true
-  workflow: agent.yml
-budgets:
-  max_retries: 4
-  max_tokens: 100000
-";
-        let c = parse_repo_config(text).unwrap();
-        assert_eq!(c.ledger_branch, "ops/navin-ledger");
-        assert!(c.require_plan_for.contains(&ChangeClass::SchemaMigration));
-        assert_eq!(c.auto_accept.after_n_safe_operations, Some(10));
-        assert!(c.auto_accept.needs_human(ChangeClass::MultiFileChange));
-        assert!(c.auto_accept.needs_human(ChangeClass::FileDelete));
-        assert_eq!(c.approval.required_approvals, 2);
-        assert_eq!(c.evidence.required_checks.test, ["ci / test"]);
-        assert_eq!(c.evidence.min_ci_time, Duration::from_secs(300));
-        assert!(c.dispatch.issues);
-        assert_eq!(c.dispatch.workflow.as_deref(), Some("agent.yml"));
-        assert_eq!(c.dispatch.label(), "navin-step");
-        assert_eq!(c.budgets.max_retries, 4);
-        assert_eq!(c.budgets.max_replans, 5, "unset fields keep their default");
-    }
-
-    #[test]
-    fn dispatch_agent_defaults_from_the_workflow_and_opens_issues_when_set() {
-        let plain = parse_repo_config("dispatch:\n  workflow: agent.yml\n").unwrap();
-        assert_eq!(plain.dispatch.agent(), AgentKind::Workflow);
-        assert!(
-            !plain.dispatch.opens_issues(),
-            "issues stay off unless asked"
-        );
-        let copilot = parse_repo_config("dispatch:\n  agent: copilot\n").unwrap();
-        assert_eq!(copilot.dispatch.agent(), AgentKind::Copilot);
-        assert!(copilot.dispatch.opens_issues());
-        let none = parse_repo_config("dispatch:\n  agent: none\n").unwrap();
-        assert!(!none.dispatch.opens_issues());
-        let err = parse_repo_config("dispatch:\n  agent: workflow\n").unwrap_err();
-        assert_eq!(err.key.as_deref(), Some("dispatch.agent"));
-        assert!(err.message.contains("dispatch.workflow"), "{err}");
-        let err = parse_repo_config("dispatch:\n  agent: devin\n").unwrap_err();
-        assert!(err.message.contains("copilot"), "names the choices: {err}");
-    }
-
-    #[test]
-    fn models_route_cruise_to_dev_and_missions_to_deep() {
-        use navin_ledger::model::MissionMode;
-        let c = parse_repo_config("models:\n  plan: p\n  dev: d\n  deep: x\n").unwrap();
-        assert_eq!(c.models.for_mode(MissionMode::Cruise), Some("d"));
-        assert_eq!(c.models.for_mode(MissionMode::Staged), Some("x"));
-        assert_eq!(
-            RepoConfig::default().models.for_mode(MissionMode::Cruise),
-            None
-        );
-        let err = parse_repo_config("models:\n  dev: \"\"\n").unwrap_err();
-        assert_eq!(err.key.as_deref(), Some("models.dev"));
-    }
-
-    #[test]
-    fn allow_on_closed_takes_command_names_and_names_an_unknown_one() {
-        let c = parse_repo_config("allow_on_closed: [mission close, /pause]\n").unwrap();
-        assert!(c.allow_on_closed.contains("mission close"));
-        let err = parse_repo_config("allow_on_closed: [mission stop]\n").unwrap_err();
-        assert_eq!(err.key.as_deref(), Some("allow_on_closed"));
-        assert!(err.message.contains("mission stop"), "{err}");
-    }
-
-    #[test]
-    fn unknown_key_is_reported_with_line_column_and_key() {
-        let text = "ledger_branch: navin/ledger\nevidence:\n  trusted_app: [1]\n";
-        let err = parse_repo_config(text).unwrap_err();
-        assert_eq!(err.line, Some(3));
-        assert_eq!(err.column, Some(3));
-        assert!(err.message.contains("trusted_app"), "{err}");
-        assert_eq!(err.key.as_deref(), Some("evidence.trusted_app"));
-        let shown = err.to_string();
-        assert!(shown.contains("line 3 column 3"), "{shown}");
-    }
-
-    #[test]
-    fn wrong_type_names_the_full_key_path() {
-        let text = "budgets:\n  max_retries: lots\n";
-        let err = parse_repo_config(text).unwrap_err();
-        assert_eq!(err.key.as_deref(), Some("budgets.max_retries"));
-        assert_eq!(err.line, Some(2));
-    }
-
-    #[test]
-    fn broken_file_applies_nothing_even_when_earlier_keys_were_valid() {
-        // A valid ledger branch precedes the error: the caller gets only the error,
-        // never a config carrying the new branch.
-        let text = "ledger_branch: elsewhere\nbudgets:\n  max_stalls: -1\n";
-        let result = parse_repo_config(text);
-        assert!(result.is_err());
-    }
-
-    #[test]
-    fn unsafe_class_cannot_be_declared_safe() {
-        let text = "auto_accept:\n  safe_operation_classes: [dependency-add]\n";
-        let err = parse_repo_config(text).unwrap_err();
-        assert_eq!(
-            err.key.as_deref(),
-            Some("auto_accept.safe_operation_classes")
-        );
-        assert!(err.message.contains("dependency-add"));
-    }
-
-    #[test]
-    fn unknown_change_class_is_rejected() {
-        let err = parse_repo_config("require_plan_for: [everything]\n").unwrap_err();
-        assert!(err
-            .key
-            .as_deref()
-            .unwrap_or("")
-            .starts_with("require_plan_for"));
-        assert!(err.message.contains("everything"));
-    }
-
-    #[test]
-    fn durations_accept_seconds_and_units() {
-        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
-        assert!(parse_duration("5 minutes").is_err());
-        assert!(parse_duration("5x").is_err());
-        let err = parse_repo_config("evidence:\n  min_ci_time: soon\n").unwrap_err();
-        assert_eq!(err.key.as_deref(), Some("evidence.min_ci_time"));
-    }
-
-    #[test]
-    fn the_example_in_the_config_reference_is_a_valid_config() {
-        let doc = include_str!("../../../docs/config.md");
-        let start = doc
-            .find("```yaml\n")
-            .expect("docs/config.md has a yaml example")
-            + 8;
-        let end = start + doc[start..].find("```").expect("the example ends");
-        let config = parse_repo_config(&doc[start..end]).expect("the documented example parses");
-        assert_eq!(config.evidence.done_on, DoneOn::Merged);
-        assert_eq!(config.approval.required_approvals, 2);
-    }
-}
+mod tests;

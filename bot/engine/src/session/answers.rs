@@ -1,0 +1,219 @@
+//! Missing info on GitHub: due defaults applied, a ready step that names an open question paused and asked about once, and the mission resumed once it is answered.
+
+use navin_ledger::model::{Ledger, MissionStatus, PauseReason};
+use navin_ledger::{Actor, Operation};
+use sha2::{Digest, Sha256};
+
+use super::{EngineError, Session};
+use crate::effects::comments;
+use crate::render::text::{code, inline};
+
+/// The actor Navin writes its own decisions as.
+fn navin() -> Actor {
+    Actor::App("navin".to_owned())
+}
+
+/// The op id of the pause that asks about `blocks`: the same open questions on the same
+/// steps ask once, even after a person resumes without answering.
+fn ask_id(ledger: &Ledger, blocks: &[navin_ledger::model::InfoBlock]) -> String {
+    let mut hash = Sha256::new();
+    hash.update(ledger.mission.created_at.timestamp().to_be_bytes());
+    for b in blocks {
+        hash.update(b.step.as_bytes());
+        for item in &b.items {
+            hash.update([0]);
+            hash.update(item.as_bytes());
+        }
+        hash.update([1]);
+    }
+    let digest = hash.finalize();
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("ask:{hex}")
+}
+
+impl Session<'_> {
+    /// Before anything is handed out: defaults whose wait is over become facts, then a
+    /// ready step that names missing info pauses the mission (`human`) and the question
+    /// is asked on the mission's issue. A failure is logged and leaves the ledger as it
+    /// was read: it never fails the change that got here.
+    pub(crate) async fn hold_for_answers(&self, ledger: Ledger) -> Ledger {
+        match self.try_hold(ledger.clone()).await {
+            Ok(after) => after,
+            Err(e) => {
+                tracing::warn!(error = %e, repo = %self.repo, "checking missing info failed; the next change retries");
+                self.report.engine("pause for missing info", &e);
+                ledger
+            }
+        }
+    }
+
+    async fn try_hold(&self, mut ledger: Ledger) -> Result<Ledger, EngineError> {
+        let now = self.now();
+        if ledger.mission.status.is_live()
+            && ledger
+                .mission
+                .pending_defaults
+                .iter()
+                .any(|d| d.due_at <= now)
+        {
+            let op_id = format!("defaults:v{}", ledger.mission.version);
+            if let Some((after, _)) = self
+                .transact(Operation::ApplyDefaults, &op_id, navin())
+                .await?
+            {
+                let note = "the defaults stand".to_owned();
+                ledger = self
+                    .resume_if_unblocked(after, &op_id, navin(), note)
+                    .await?;
+            }
+        }
+        if ledger.mission.status != MissionStatus::Running {
+            return Ok(ledger);
+        }
+        let blocks = ledger.info_blocks();
+        if blocks.is_empty() {
+            return Ok(ledger);
+        }
+        let op_id = ask_id(&ledger, &blocks);
+        let steps: Vec<&str> = blocks.iter().map(|b| b.step.as_str()).collect();
+        let op = Operation::Pause {
+            reason: PauseReason::Human,
+            note: format!("{} needs an answer first", steps.join(", ")),
+        };
+        let Some((after, _)) = self.transact(op, &op_id, navin()).await? else {
+            // Asked before (and someone resumed without answering): go ahead.
+            return Ok(ledger);
+        };
+        let issue = self.panel_issue(&after);
+        let body = ask_body(&after, &blocks);
+        comments::reply_once(
+            &self.client,
+            &self.repo,
+            issue,
+            &op_id,
+            &body,
+            self.delivery.is_retry(),
+        )
+        .await?;
+        Ok(after)
+    }
+
+    /// A plan edit that answers questions of the mission started from that plan: each
+    /// answer becomes a fact (as the editor), and the mission resumes if that was all it
+    /// waited for. A plan with no live mission of its own changes no mission.
+    pub(crate) async fn answers_from_plan(
+        &self,
+        plan: &navin_ledger::plan::Plan,
+        op_id: &str,
+    ) -> Result<(), EngineError> {
+        let Some(ledger) = self.read_ledger().await? else {
+            return Ok(());
+        };
+        let own = ledger
+            .mission
+            .origin
+            .as_ref()
+            .and_then(|o| o.plan_id.as_deref())
+            == Some(self.plan_id().as_str());
+        if !own || !ledger.mission.status.is_live() {
+            return Ok(());
+        }
+        let answers: Vec<(String, String)> = plan
+            .questions
+            .iter()
+            .filter_map(|q| {
+                let question = navin_ledger::plan::convert::clip(q.question.trim());
+                let answer = q
+                    .answer
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())?;
+                ledger
+                    .mission
+                    .missing_info
+                    .contains(&question)
+                    .then(|| (question, answer.to_owned()))
+            })
+            .collect();
+        if answers.is_empty() {
+            return Ok(());
+        }
+        let op = Operation::Update(navin_ledger::UpdateArgs {
+            answers,
+            reason: format!("answered in the plan by @{}", self.author),
+            ..navin_ledger::UpdateArgs::default()
+        });
+        let op_id = format!("{op_id}:answers");
+        let ledger = match self
+            .transact(op, &op_id, Actor::Human(self.author.clone()))
+            .await?
+        {
+            Some((after, _)) => after,
+            None => ledger,
+        };
+        let ledger = self.resume_if_answered(ledger, &op_id).await?;
+        let ledger = self.dispatch_ready(ledger).await;
+        self.refresh_panel(&ledger).await?;
+        Ok(())
+    }
+
+    /// After an answer: a mission Navin paused for missing info resumes, as the person
+    /// who answered, once no ready step names an open question any more.
+    pub(crate) async fn resume_if_answered(
+        &self,
+        ledger: Ledger,
+        op_id: &str,
+    ) -> Result<Ledger, EngineError> {
+        let who = Actor::Human(self.author.clone());
+        let note = format!("answered by @{}", self.author);
+        self.resume_if_unblocked(ledger, op_id, who, note).await
+    }
+
+    /// A mission Navin paused for missing info resumes as `actor` once no ready step
+    /// names an open question.
+    async fn resume_if_unblocked(
+        &self,
+        ledger: Ledger,
+        op_id: &str,
+        actor: Actor,
+        note: String,
+    ) -> Result<Ledger, EngineError> {
+        let m = &ledger.mission;
+        let ours = m.status == MissionStatus::Paused
+            && m.pause_reason == Some(PauseReason::Human)
+            && m.paused_by.as_ref() == Some(&navin());
+        // A paused ledger has the same ready queue, so the same blocks, as a running one.
+        if !ours || !ledger.info_blocks().is_empty() {
+            return Ok(ledger);
+        }
+        let op = Operation::Resume { note };
+        match self.transact(op, &format!("{op_id}:resume"), actor).await? {
+            Some((after, _)) => Ok(after),
+            None => Ok(ledger),
+        }
+    }
+}
+
+/// The question on the mission's issue: which step waits, on what, and how to answer.
+fn ask_body(ledger: &Ledger, blocks: &[navin_ledger::model::InfoBlock]) -> String {
+    let mut out = String::from("### ❓ Navin needs an answer before it goes on\n\n");
+    for b in blocks {
+        out.push_str(&format!("Step {} names open questions:\n\n", code(&b.step)));
+        for item in &b.items {
+            let n = ledger
+                .mission
+                .missing_info
+                .iter()
+                .position(|m| m == item)
+                .map_or(0, |i| i + 1);
+            out.push_str(&format!("- **{n}.** {}\n", inline(item, 300)));
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "The mission is paused (`human`) so nothing is invented. A writer answers with \
+         `/answer <n> <text>`; the answer becomes a fact and the mission resumes. \
+         `/resume` goes on without an answer.\n",
+    );
+    out
+}
