@@ -8,4 +8,5 @@ mod evidence;
 mod other_events;
 mod progress;
 mod read_modes;
+mod stages;
 mod startup;
