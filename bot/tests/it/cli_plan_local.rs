@@ -421,3 +421,45 @@ fn a_plan_whose_text_no_longer_matches_its_record_is_reported_not_used() {
         "no mission was started from a tampered plan"
     );
 }
+
+#[test]
+fn a_staged_plan_starts_stage_by_stage_and_continue_waits_for_the_stage() {
+    let repo = project();
+    let d = repo.path();
+    let (id, text) = save(d, "make the greeting configurable");
+    let files: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("### File: "))
+        .collect();
+    assert!(!files.is_empty(), "{text}");
+    let mut staged = format!("{}\n\n## Stages", text.trim_end());
+    for n in 1..=2 {
+        staged.push_str(&format!(
+            "\n\n### Stage {n}: Part {n}\n\n- File: {}\n- Verification: true",
+            files[0]
+        ));
+    }
+    let aside = tempfile::tempdir().expect("tmp");
+    let file = aside.path().join("plan.md");
+    std::fs::write(&file, format!("{staged}\n")).expect("write");
+    ok(
+        d,
+        HUMAN,
+        &["plan", "edit", &id, file.to_str().expect("utf8")],
+    );
+    ok(d, HUMAN, &["plan", "approve", &id]);
+    ok(d, HUMAN, &["mission", "start", "--from-plan", &id]);
+    let m = mission(d);
+    assert_eq!(m["mission"]["stage_gate"]["policy"], "pause");
+    assert_eq!(m["mission"]["stage_gate"]["released"], 1);
+    assert_eq!(m["board"]["tasks"][0]["stage"], 1);
+    let digest = ok(d, AGENT, &["digest"]);
+    assert!(digest.contains("Stage 1/2"), "{digest}");
+    let tip = ledger_tip(d);
+    let err = refused(d, HUMAN, &["mission", "continue"]);
+    assert!(
+        err.contains("stage 1 is not done yet: S1 still open"),
+        "{err}"
+    );
+    assert_eq!(ledger_tip(d), tip, "a refused continue writes nothing");
+}
