@@ -158,13 +158,16 @@ async fn main() {
         .complete_check_run(
             OWNER,
             REPO,
-            CheckRunSpec::new("ci/test", &head).conclusion("failure"),
+            CheckRunSpec::new("ci/test", &head)
+                .conclusion("failure")
+                .output("1 test failed", "")
+                .annotation("src/parser.rs", 88, "rejects_tabs panicked"),
         )
         .await;
     processed(&server, &sent.guid).await;
     let log = settle(&fake).await;
     rows.push(row(
-        "check_run completed red (attempt counted)",
+        "check_run completed red, annotated (attempt counted)",
         &log,
         Some(5),
     ));

@@ -29,6 +29,50 @@ pub async fn check_runs(
     Ok(out)
 }
 
+/// Annotations read per failing check: a reporter's first failures name the failure.
+pub const ANNOTATIONS_READ: u32 = 50;
+
+/// One item of `GET /repos/{o}/{r}/check-runs/{id}/annotations`, the fields a
+/// fingerprint reads.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Annotation {
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// Each annotation as `path: title: message` (line numbers left out: they move with
+/// every edit above the failure).
+pub fn annotation_lines(list: &[Annotation]) -> Vec<String> {
+    list.iter()
+        .map(|a| {
+            [&a.path, &a.title, &a.message]
+                .into_iter()
+                .flatten()
+                .map(|s| s.trim())
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join(": ")
+        })
+        .filter(|m| !m.is_empty())
+        .collect()
+}
+
+/// The first [`ANNOTATIONS_READ`] annotations of a check run as [`annotation_lines`],
+/// for its failure fingerprint. One request.
+pub async fn annotation_messages(
+    client: &InstallationClient,
+    repo: &str,
+    run_id: u64,
+) -> Result<Vec<String>, GitHubError> {
+    let path = ops::check_run_annotations(repo, run_id, ANNOTATIONS_READ);
+    let list: Vec<Annotation> = client.get_json(&path).await?;
+    Ok(annotation_lines(&list))
+}
+
 /// With `done_on: merged`, the `merged` operation for `task` when its pull request is
 /// merged on GitHub but not on the ledger (the `closed` webhook was lost); `None`
 /// otherwise, without a request when there is nothing to ask.

@@ -180,6 +180,12 @@ pub fn check_runs_named(repo: &str, sha: &str, name: &str) -> String {
     )
 }
 
+/// [List check run annotations](https://docs.github.com/rest/checks/runs#list-check-run-annotations),
+/// the first `per_page` of them.
+pub fn check_run_annotations(repo: &str, id: u64, per_page: u32) -> String {
+    format!("/repos/{repo}/check-runs/{id}/annotations?per_page={per_page}")
+}
+
 /// [Create a check run](https://docs.github.com/rest/checks/runs#create-a-check-run)
 pub fn create_check_run(repo: &str, body: Value) -> ApiRequest {
     ApiRequest::post(format!("/repos/{repo}/check-runs"), body)

@@ -166,3 +166,66 @@ async fn rounds_that_turn_nothing_green_are_a_stall_and_one_that_does_is_progres
     assert_eq!(p.stall_count, 0);
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_told_only_by_annotations_is_read_for_the_fingerprint() {
+    let mut w = World::new().await;
+    // Retries and stalls to spare: the third failure is still an attempt, not a replan.
+    w.commit(&[(
+        ".github/navin.yml",
+        "budgets:\n  max_retries: 5\n  max_stalls: 5\n",
+    )]);
+    let issue = w.issue("Parser", "Reject tabs.");
+    w.comment(
+        issue,
+        "alice",
+        "/mission reject tabs\n/step add S1 \"Reject tabs\" --validation test",
+    )
+    .await;
+    assert!(w.reply().await.starts_with(PANEL));
+    let (pr, head) = w.open_pr("S1", "navin/S1-tabs").await;
+    let annotated = |head: &str, line: u64, test: &str| {
+        CheckRunSpec::new("ci/test", head)
+            .conclusion("failure")
+            .output("1 test failed", "")
+            .annotation(
+                "src/parser.rs",
+                line,
+                &format!("{test} panicked: assertion failed"),
+            )
+    };
+    let fingerprint = |w: &World| {
+        let s1 = w.step("S1");
+        s1.ci_round
+            .clone()
+            .and_then(|r| r.fingerprint)
+            .unwrap_or_else(|| {
+                panic!(
+                    "no fingerprint: {s1:#?}\n{:#?}",
+                    w.ledger().map(|l| l.mission.history)
+                )
+            })
+    };
+    let run = w.ci_run(annotated(&head, 88, "rejects_tabs")).await;
+    assert!(
+        w.called("GET", &format!("/check-runs/{run}/annotations")),
+        "the red check's annotations are read"
+    );
+    let first = fingerprint(&w);
+
+    // The same test fails again on a new head, a few lines lower: the same failure.
+    let head = w
+        .push(pr, &[("src/s1.rs", "pub fn f() -> u8 { 2 }\n")])
+        .await;
+    w.ci_run(annotated(&head, 93, "rejects_tabs")).await;
+    assert_eq!(fingerprint(&w), first);
+    assert!(w.ledger().expect("ledger").mission.progress.loop_detected);
+
+    // Another test failing under the same summary is another failure.
+    let head = w
+        .push(pr, &[("src/s1.rs", "pub fn f() -> u8 { 3 }\n")])
+        .await;
+    w.ci_run(annotated(&head, 12, "keeps_newlines")).await;
+    assert_ne!(fingerprint(&w), first);
+    w.finish().await;
+}

@@ -506,9 +506,37 @@ impl Renderer<'_> {
                 output[key] = value.clone();
             }
         }
+        output["annotations_count"] = json!(self.annotations(run).len());
         v["output"] = output;
         v["pull_requests"] = json!(self.pull_refs_for_sha(&run.repo, &run.head_sha));
         v
+    }
+
+    /// A run's annotations as `GET /repos/{o}/{r}/check-runs/{id}/annotations` lists them
+    /// (GitHub stores those sent in `output.annotations`; the rest of `output` has none).
+    pub fn annotations(&self, run: &CheckRun) -> Vec<Value> {
+        let blob = format!("{}/{}/blob/{}", self.base, run.repo, run.head_sha);
+        run.output
+            .get("annotations")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|a| {
+                let path = a.get("path").and_then(Value::as_str).unwrap_or_default();
+                json!({
+                    "path": path,
+                    "start_line": a.get("start_line").cloned().unwrap_or(json!(1)),
+                    "end_line": a.get("end_line").cloned().unwrap_or(json!(1)),
+                    "start_column": a.get("start_column").cloned().unwrap_or(Value::Null),
+                    "end_column": a.get("end_column").cloned().unwrap_or(Value::Null),
+                    "annotation_level": a.get("annotation_level").cloned().unwrap_or(json!("notice")),
+                    "title": a.get("title").cloned().unwrap_or(Value::Null),
+                    "message": a.get("message").cloned().unwrap_or(json!("")),
+                    "raw_details": a.get("raw_details").cloned().unwrap_or(Value::Null),
+                    "blob_href": format!("{blob}/{path}"),
+                })
+            })
+            .collect()
     }
 
     /// Minimal PR references GitHub attaches to check runs/suites; empty for fork PRs.

@@ -27,6 +27,10 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
             get(get_run).patch(update_run).post(update_run),
         )
         .route(
+            "/repos/{owner}/{repo}/check-runs/{id}/annotations",
+            get(list_annotations),
+        )
+        .route(
             "/repos/{owner}/{repo}/commits/{ref}/check-runs",
             get(list_runs_for_ref),
         )
@@ -187,6 +191,30 @@ async fn get_run(
         model: &model,
     }
     .check_run(run))
+}
+
+/// `GET /repos/{o}/{r}/check-runs/{id}/annotations`: a plain array, paginated.
+async fn list_annotations(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, id)): Path<(String, String, u64)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult {
+    let model = inner.model();
+    let r = access(&model, &caller, &owner, &repo, "checks", "read")?;
+    let full = r.full_name();
+    let run = find_run(&model, &full, id)?;
+    let items = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .annotations(run);
+    let page_url = format!(
+        "{}/repos/{full}/check-runs/{id}/annotations",
+        inner.base_url
+    );
+    let (page, link) = paginate(items, &query, &page_url);
+    Ok(with_link(StatusCode::OK, json!(page), link))
 }
 
 /// Only the app that created a run may update it.

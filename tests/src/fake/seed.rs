@@ -92,6 +92,8 @@ pub struct CheckRunSpec {
     pub head_branch: Option<String>,
     /// `output.summary` and `output.text`, as a test-report step writes them.
     pub output: Option<(String, String)>,
+    /// `output.annotations` as a reporter posts them: (path, line, message) each.
+    pub annotations: Vec<(String, u64, String)>,
 }
 
 impl CheckRunSpec {
@@ -107,7 +109,13 @@ impl CheckRunSpec {
             completed_at: Some(now),
             head_branch: None,
             output: None,
+            annotations: Vec::new(),
         }
+    }
+    /// One failure annotation, as a test reporter posts it on a line of a file.
+    pub fn annotation(mut self, path: &str, line: u64, message: &str) -> Self {
+        self.annotations.push((path.into(), line, message.into()));
+        self
     }
     /// The run's own report: `output.summary` and `output.text`.
     pub fn output(mut self, summary: &str, text: &str) -> Self {
@@ -520,9 +528,28 @@ impl FakeGitHub {
                 check_suite_id: suite,
                 external_id: None,
                 details_url: None,
-                output: match spec.output {
-                    Some((summary, text)) => json!({ "summary": summary, "text": text }),
-                    None => json!({}),
+                output: {
+                    let mut output = match spec.output {
+                        Some((summary, text)) => json!({ "summary": summary, "text": text }),
+                        None => json!({}),
+                    };
+                    if !spec.annotations.is_empty() {
+                        output["annotations"] = spec
+                            .annotations
+                            .iter()
+                            .map(|(path, line, message)| {
+                                json!({
+                                    "path": path,
+                                    "start_line": line,
+                                    "end_line": line,
+                                    "annotation_level": "failure",
+                                    "title": "test failed",
+                                    "message": message,
+                                })
+                            })
+                            .collect();
+                    }
+                    output
                 },
             },
         );

@@ -178,6 +178,9 @@ pub struct CheckObservation {
     /// What the run reports about itself (`output` title, summary and text), bounded:
     /// the failure text a fingerprint is made of. Empty for workflow runs.
     pub output: String,
+    /// How many annotations the run has (`output.annotations_count`): test reporters
+    /// put each failure there, so a red run's are read for its fingerprint.
+    pub annotations: u64,
 }
 
 /// Bytes of a run's own output kept for its fingerprint.
@@ -212,6 +215,11 @@ impl CheckObservation {
                 .as_ref()
                 .map(CheckOutput::text)
                 .unwrap_or_default(),
+            annotations: run
+                .output
+                .as_ref()
+                .and_then(|o| o.annotations_count)
+                .unwrap_or(0),
         }
     }
 
@@ -242,6 +250,7 @@ impl CheckObservation {
                 .flatten(),
             html_url: run.html_url.clone(),
             output: String::new(),
+            annotations: 0,
         }
     }
 }

@@ -11,6 +11,9 @@ use crate::evidence::{
     WorkflowRunPayload,
 };
 
+/// Red checks whose annotations one round reads (one request each).
+const ANNOTATED_CHECKS: usize = 2;
+
 /// The actor the ledger names for what CI proved.
 pub(crate) fn ci_actor() -> Actor {
     Actor::App("navin".to_owned())
@@ -182,9 +185,13 @@ impl Session<'_> {
             // it escalated (a replan, a pause), the decision it was made with is stale.
             // Only a step in progress counts rounds: a done or waiting step's extra checks
             // would write commits that change nothing.
-            let round = (task.status == TaskStatus::InProgress)
-                .then(|| crate::evidence::ci_round(sha, &verdict, runs, &policy))
-                .flatten();
+            let round = match task.status == TaskStatus::InProgress {
+                true => {
+                    let annotated = self.with_annotations(runs, &verdict).await?;
+                    crate::evidence::ci_round(sha, &verdict, &annotated, &policy)
+                }
+                false => None,
+            };
             if let Some(round) = round {
                 let status = task.status;
                 let op_id = format!("{}#{id}#round", self.delivery.id);
@@ -212,6 +219,36 @@ impl Session<'_> {
             }
         }
         Ok((ledger, written))
+    }
+
+    /// `runs` with the annotations of the red required checks appended to their output,
+    /// so the failure's fingerprint sees the failing tests a reporter annotated. At most
+    /// [`ANNOTATED_CHECKS`] checks are read, one request each, and only those that have
+    /// annotations: a round stays a handful of requests.
+    async fn with_annotations(
+        &self,
+        runs: &[CheckObservation],
+        verdict: &crate::evidence::Verdict,
+    ) -> Result<Vec<CheckObservation>, EngineError> {
+        let mut runs = runs.to_vec();
+        let crate::evidence::Verdict::Red { failed, .. } = verdict else {
+            return Ok(runs);
+        };
+        let ids: Vec<u64> = failed.iter().map(|f| f.run_id).collect();
+        let mut read = 0;
+        for run in runs.iter_mut().filter(|r| ids.contains(&r.id)) {
+            if run.annotations == 0 || run.kind != RunKind::CheckRun || read == ANNOTATED_CHECKS {
+                continue;
+            }
+            read += 1;
+            let messages =
+                crate::reads::annotation_messages(&self.client, &self.repo, run.id).await?;
+            for message in messages {
+                run.output.push('\n');
+                run.output.push_str(&message);
+            }
+        }
+        Ok(runs)
     }
 
     /// Steps the change made ready are handed out (when configured), then the panel

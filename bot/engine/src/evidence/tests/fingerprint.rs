@@ -220,3 +220,137 @@ fn normalization_replaces_what_varies_between_runs() {
 fn nothing_failed_has_no_fingerprint() {
     assert_eq!(fingerprint(&[]), None);
 }
+
+/// GitHub's own example of `GET /repos/{o}/{r}/check-runs/{id}/annotations`
+/// (@octokit/openapi 23.0.2, `checks/list-annotations`), in the fixture the fake serves.
+const OPENAPI_EXAMPLES: &str =
+    include_str!("../../../../../tests/fixtures/openapi/response-examples.json");
+
+fn annotations(items: &[(&str, u64, &str, &str)]) -> Vec<crate::reads::Annotation> {
+    let examples: serde_json::Value = serde_json::from_str(OPENAPI_EXAMPLES).expect("JSON");
+    let template = examples["examples"]["checks/list-annotations"][0].clone();
+    items
+        .iter()
+        .map(|(path, line, title, message)| {
+            let mut a = template.clone();
+            a["path"] = (*path).into();
+            a["start_line"] = (*line).into();
+            a["end_line"] = (*line).into();
+            a["title"] = (*title).into();
+            a["message"] = (*message).into();
+            serde_json::from_value(a).expect("an annotation")
+        })
+        .collect()
+}
+
+/// A red run whose failure is only in its annotations (a reporter that writes a bare
+/// summary), as the engine assembles it: output, then one line per annotation.
+fn annotated(name: &str, items: &[(&str, u64, &str, &str)]) -> CheckObservation {
+    let mut run = failed_run(name, "1 failed", "");
+    for line in crate::reads::annotation_lines(&annotations(items)) {
+        run.output.push('\n');
+        run.output.push_str(&line);
+    }
+    run
+}
+
+#[test]
+fn the_example_annotation_reads_as_path_title_and_message() {
+    let examples: serde_json::Value = serde_json::from_str(OPENAPI_EXAMPLES).expect("JSON");
+    let list: Vec<crate::reads::Annotation> =
+        serde_json::from_value(examples["examples"]["checks/list-annotations"].clone())
+            .expect("the example parses");
+    assert_eq!(
+        crate::reads::annotation_lines(&list),
+        ["README.md: Spell Checker: Check your spelling for 'banaas'."]
+    );
+}
+
+#[test]
+fn annotations_tell_failures_apart_that_the_summary_does_not() {
+    let table: [(
+        &str,
+        [(&str, u64, &str, &str); 1],
+        [(&str, u64, &str, &str); 1],
+        [(&str, u64, &str, &str); 1],
+    ); 3] = [
+        (
+            "cargo test",
+            [(
+                "src/parser.rs",
+                88,
+                "parser::tests::rejects_tabs",
+                "assertion `left == right` failed\n  left: 3\n right: 4",
+            )],
+            [(
+                "src/parser.rs",
+                91,
+                "parser::tests::rejects_tabs",
+                "assertion `left == right` failed\n  left: 5\n right: 6",
+            )],
+            [(
+                "src/lexer.rs",
+                12,
+                "lexer::tests::keeps_newlines",
+                "assertion failed: tokens.is_empty()",
+            )],
+        ),
+        (
+            "pytest",
+            [(
+                "tests/test_api.py",
+                41,
+                "test_create_user",
+                "AssertionError: assert 500 == 201",
+            )],
+            [(
+                "tests/test_api.py",
+                44,
+                "test_create_user",
+                "AssertionError: assert 502 == 201",
+            )],
+            [(
+                "tests/test_api.py",
+                60,
+                "test_delete_user",
+                "KeyError: 'id'",
+            )],
+        ),
+        (
+            "jest",
+            [(
+                "src/cart.test.ts",
+                17,
+                "Cart › totals",
+                "expect(received).toBe(expected)\n\nExpected: 30\nReceived: 29.99",
+            )],
+            [(
+                "src/cart.test.ts",
+                19,
+                "Cart › totals",
+                "expect(received).toBe(expected)\n\nExpected: 31\nReceived: 30.99",
+            )],
+            [(
+                "src/cart.test.ts",
+                40,
+                "Cart › discounts",
+                "TypeError: Cannot read properties of undefined (reading 'rate')",
+            )],
+        ),
+    ];
+    for (check, first, again, other) in table {
+        let a = fp(&[annotated(check, &first)]);
+        let b = fp(&[annotated(check, &again)]);
+        let c = fp(&[annotated(check, &other)]);
+        assert_eq!(
+            a, b,
+            "{check}: the same failure, moved and with other numbers"
+        );
+        assert_ne!(a, c, "{check}: another failing test");
+        assert_ne!(
+            fp(&[failed_run(check, "1 failed", "")]),
+            c,
+            "{check}: the annotations are part of the fingerprint"
+        );
+    }
+}

@@ -84,6 +84,7 @@ pub(crate) fn done_run(
         completed_at: Some(t(start + minutes)),
         html_url: Some(format!("https://github.com/o/r/runs/{id}")),
         output: String::new(),
+        annotations: 0,
     }
 }
 
