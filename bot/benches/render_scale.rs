@@ -158,6 +158,7 @@ fn main() {
             completed_at: Some(start + chrono::Duration::seconds(i as i64 + 300)),
             html_url: None,
             output: String::new(),
+            annotations: 0,
         })
         .collect();
     let policy = EvidencePolicy::default();

@@ -266,14 +266,14 @@ fn the_example_annotation_reads_as_path_title_and_message() {
     );
 }
 
+/// One annotation: path, line, title (the test), message.
+type Item = (&'static str, u64, &'static str, &'static str);
+/// A reporter's check, its failure, the same failure again, and another failure.
+type Case = (&'static str, [Item; 1], [Item; 1], [Item; 1]);
+
 #[test]
 fn annotations_tell_failures_apart_that_the_summary_does_not() {
-    let table: [(
-        &str,
-        [(&str, u64, &str, &str); 1],
-        [(&str, u64, &str, &str); 1],
-        [(&str, u64, &str, &str); 1],
-    ); 3] = [
+    let table: [Case; 3] = [
         (
             "cargo test",
             [(
