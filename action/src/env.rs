@@ -15,6 +15,9 @@ pub enum Mode {
     Brief,
     /// An agent job's usage (tokens, cost) debited against the mission's budget.
     Progress,
+    /// A plan stage's verification commands run on its pull request (the
+    /// `navin/verify` check).
+    Verify,
 }
 
 impl Mode {
@@ -26,6 +29,7 @@ impl Mode {
             "evidence" => Ok(Mode::Evidence),
             "brief" => Ok(Mode::Brief),
             "progress" => Ok(Mode::Progress),
+            "verify" => Ok(Mode::Verify),
             other => Err(ActionError::UnknownMode(other.to_string())),
         }
     }
@@ -63,6 +67,8 @@ pub struct ActionEnv {
     /// `INPUT_TOKENS` and `INPUT_COST_USD`: what `progress` mode debits.
     pub tokens: Option<String>,
     pub cost_usd: Option<String>,
+    /// `NAVIN_VERIFY_TIMEOUT`: seconds one command of `verify` mode may run.
+    pub verify_timeout: Option<String>,
 }
 
 impl std::fmt::Debug for ActionEnv {
@@ -133,6 +139,7 @@ impl ActionEnv {
             agent_token: var("INPUT_AGENT_TOKEN").map(|t| t.trim().to_owned()),
             tokens: var("INPUT_TOKENS").map(|t| t.trim().to_owned()),
             cost_usd: var("INPUT_COST_USD").map(|c| c.trim().to_owned()),
+            verify_timeout: var("NAVIN_VERIFY_TIMEOUT").map(|t| t.trim().to_owned()),
         })
     }
 

@@ -9,7 +9,9 @@ pub enum ActionError {
     MissingToken,
     #[error("{0} is not set: navin-action must run inside a GitHub Actions job")]
     MissingEnv(&'static str),
-    #[error("unknown mode {0:?}: use event, ready-matrix, summary, evidence, brief or progress")]
+    #[error(
+        "unknown mode {0:?}: use event, ready-matrix, summary, evidence, brief, progress or verify"
+    )]
     UnknownMode(String),
     /// The token lacks a scope; `scope` is what to add to `permissions:`.
     #[error(

@@ -10,6 +10,7 @@ mod failure;
 mod ledger;
 mod modes;
 mod progress;
+mod verify;
 
 use std::process::ExitCode;
 

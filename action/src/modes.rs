@@ -39,7 +39,7 @@ pub fn run(env: &ActionEnv) -> Result<(), ActionError> {
             );
             return Ok(());
         }
-        Mode::ReadyMatrix | Mode::Summary | Mode::Brief | Mode::Progress => {}
+        Mode::ReadyMatrix | Mode::Summary | Mode::Brief | Mode::Progress | Mode::Verify => {}
     }
     let config = load_config(env)?;
     let branch = env
@@ -57,6 +57,7 @@ pub fn run(env: &ActionEnv) -> Result<(), ActionError> {
         Mode::Summary => summary(&run),
         Mode::Brief => crate::brief::brief(&run, &config),
         Mode::Progress => crate::progress::progress(&run),
+        Mode::Verify => crate::verify::verify(&run),
         Mode::Event | Mode::Evidence => Ok(()),
     }
 }

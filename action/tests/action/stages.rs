@@ -134,3 +134,101 @@ fn a_step_named_by_missing_info_pauses_the_mission_and_the_answer_resumes_it() {
         .facts
         .contains(&"Which version does src/api.rs serve? → v2".to_owned()));
 }
+
+/// A `pull_request` event for a pull request on `branch` with `body`.
+fn pull_request_event(job: &Job, branch: &str, body: &str) -> std::path::PathBuf {
+    let event = serde_json::json!({
+        "action": "synchronize",
+        "number": 7,
+        "pull_request": {
+            "number": 7,
+            "body": body,
+            "head": {"ref": branch, "sha": "8f14e45fceea167a5a36dedd4bea2543a1b2c3d4"},
+        },
+    });
+    job.write_event("pull_request", &event)
+}
+
+fn verified(steps: Vec<(&str, Vec<&str>)>) -> Vec<NewTask> {
+    steps
+        .into_iter()
+        .enumerate()
+        .map(|(i, (id, commands))| NewTask {
+            commands: commands.into_iter().map(str::to_owned).collect(),
+            validation: Validation::Test,
+            ..stage(
+                id,
+                &[],
+                u32::try_from(i + 1).unwrap_or(1),
+                "Files: src/api.rs.",
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn verify_runs_the_stage_commands_of_the_pull_requests_step_and_fails_the_job_when_one_fails() {
+    let job = Job::for_events();
+    let issue = new_issue(&job);
+    seed(
+        &job,
+        issue,
+        verified(vec![
+            ("S1", vec!["true", "sh -c 'echo checked > verified.txt'"]),
+            ("S2", vec!["true", "sh -c 'echo broken widget >&2; exit 3'"]),
+        ]),
+        vec![],
+    );
+    let event = pull_request_event(&job, "navin/S1-api", "Builds the API.");
+    let r = job.run("verify", "pull_request", Some(&event), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.summary.contains("## Navin verify: S1"), "{}", r.summary);
+    assert!(r.summary.contains("✅ passed"), "{}", r.summary);
+    assert_eq!(r.outputs["step"], "S1");
+    let ran = std::fs::read_to_string(job.dir.path().join("workspace/verified.txt"))
+        .expect("the command ran in the checkout");
+    assert_eq!(ran.trim(), "checked");
+
+    let event = pull_request_event(&job, "feature/x", "Navin-Step: S2\n");
+    let r = job.run("verify", "pull_request", Some(&event), Some(&job.token));
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let errors = r.lines_starting("::error");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("S2's verification failed") && e.contains("exit 3")),
+        "{}",
+        r.stdout
+    );
+    assert!(r.summary.contains("❌ exited 3"), "{}", r.summary);
+    assert!(
+        r.summary.contains("broken widget"),
+        "the failing output: {}",
+        r.summary
+    );
+    // Running it changes nothing on the ledger: the job's own check is the evidence.
+    assert!(job
+        .ledger()
+        .expect("ledger")
+        .board
+        .tasks
+        .iter()
+        .all(|t| t.evidence.is_empty()));
+}
+
+#[test]
+fn verify_passes_a_pull_request_that_names_no_step() {
+    let job = Job::for_events();
+    let issue = new_issue(&job);
+    seed(&job, issue, verified(vec![("S1", vec!["false"])]), vec![]);
+    let event = pull_request_event(&job, "fix/typo", "Fixes a typo.");
+    let r = job.run("verify", "pull_request", Some(&event), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        r.lines_starting("::notice")
+            .iter()
+            .any(|n| n.contains("names no step")),
+        "{}",
+        r.stdout
+    );
+}

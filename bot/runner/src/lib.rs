@@ -74,9 +74,7 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 /// happened within `timeout`, the whole group (the command and whatever it started)
 /// is killed and the run counts as timed out.
 pub fn run_bounded(argv: &[String], dir: &Path, timeout: Duration) -> Result<Ran, RunError> {
-    let (program, args) = argv
-        .split_first()
-        .ok_or(RunError::Empty)?;
+    let (program, args) = argv.split_first().ok_or(RunError::Empty)?;
     let mut child = Command::new(program)
         .args(args)
         .current_dir(dir)

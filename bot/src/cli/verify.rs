@@ -23,7 +23,6 @@ use sha2::{Digest as _, Sha256};
 
 use super::CliError;
 
-
 /// The repository's working tree: where commands run and `HEAD` is read.
 pub(super) struct WorkTree {
     repo: git2::Repository,
@@ -341,4 +340,3 @@ fn run_one(
         output_tail,
     })
 }
-

@@ -55,10 +55,12 @@ async fn approved_plan(w: &mut World, issue: u64, extra: &str, questions: Option
 
 const STAGES: &str = "\n\n## Stages\n\n### Stage 1: The greeting\n\n- File: src/greet.rs\n- Verification: cargo test\n\n### Stage 2: The library root\n\n- File: src/lib.rs\n- Verification: cargo test\n";
 
-/// Opens S<n>'s pull request, turns its checks green and merges it.
+/// Opens the step's pull request, turns CI and the stage's own verification
+/// (`navin/verify`) green and merges it.
 async fn land(w: &mut World, step: &str) {
     let (pr, head) = w.open_pr(step, &format!("navin/{step}-work")).await;
     w.ci(&head, "ci/test", "success").await;
+    w.ci(&head, "navin/verify", "success").await;
     w.merge(pr).await;
 }
 
@@ -92,7 +94,16 @@ async fn the_next_stage_waits_for_a_writers_continue_and_an_early_continue_chang
         "a refused command changes nothing"
     );
 
-    land(&mut w, "S1").await;
+    // CI alone is not enough: the stage's own verification is its required check.
+    let (pr, head) = w.open_pr("S1", "navin/S1-work").await;
+    w.ci(&head, "ci/test", "success").await;
+    w.merge(pr).await;
+    assert_eq!(
+        w.step("S1").status,
+        TaskStatus::InProgress,
+        "merged with ci/test green, but navin/verify has not run"
+    );
+    w.ci(&head, "navin/verify", "success").await;
     assert_eq!(w.step("S1").status, TaskStatus::Done);
     assert!(ready(&w).is_empty(), "stage 2 is held for a person");
     let ledger = w.ledger().expect("ledger");

@@ -328,6 +328,9 @@ pub fn pending_dependencies(task: &Task, board: &Board) -> Vec<String> {
 }
 
 fn is_required(policy: &EvidencePolicy, task: &Task, name: &str) -> bool {
+    if super::verdict::own_checks(task).iter().any(|c| c == name) {
+        return true;
+    }
     let required = policy.required_for(task.validation);
     if required.is_empty() {
         !name.starts_with(OWN_CHECK_PREFIX)

@@ -20,6 +20,6 @@ pub use observation::{
 };
 pub use round::ci_round;
 pub use verdict::{
-    evaluate, run_evidence, EvidencePolicy, FinishedCheck, NotApplicable, RunningCheck, Verdict,
-    OWN_CHECK_PREFIX,
+    evaluate, own_checks, run_evidence, EvidencePolicy, FinishedCheck, NotApplicable, RunningCheck,
+    Verdict, OWN_CHECK_PREFIX, VERIFY_CHECK,
 };

@@ -14,6 +14,21 @@ use crate::render::text::{human_duration, short_sha};
 /// Check names Navin itself publishes start with this.
 pub const OWN_CHECK_PREFIX: &str = "navin/";
 
+/// The check a stage's verification commands are run under: the job that runs
+/// `navin-action --mode verify` on the step's pull request is named this.
+pub const VERIFY_CHECK: &str = "navin/verify";
+
+/// Checks `task` needs green besides those the config names: a plan stage's verification
+/// commands become that stage's required check, [`VERIFY_CHECK`], so a stage is done only
+/// when its own commands passed on its head, not merely whatever else CI ran.
+pub fn own_checks(task: &Task) -> Vec<String> {
+    if task.stage.is_some() && !task.commands.is_empty() {
+        vec![VERIFY_CHECK.to_owned()]
+    } else {
+        Vec::new()
+    }
+}
+
 /// Which runs can prove a step (from `.github/navin.yml`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EvidencePolicy {
@@ -229,6 +244,7 @@ pub fn evaluate(
         } else {
             configured.iter().map(|n| n.trim().to_owned()).collect()
         };
+        names.extend(own_checks(step));
         names.sort();
         names.dedup();
         names

@@ -133,7 +133,7 @@ pub fn step_brief(
     ));
     match task.validation {
         Validation::Test | Validation::Lint | Validation::Verify => {
-            let checks = if required_checks.is_empty() {
+            let mut checks = if required_checks.is_empty() {
                 "every check run from a trusted app".to_owned()
             } else {
                 required_checks
@@ -142,6 +142,14 @@ pub fn step_brief(
                     .collect::<Vec<_>>()
                     .join(", ")
             };
+            for own in crate::evidence::own_checks(task) {
+                let commands: Vec<String> = task.commands.iter().map(|c| code(c)).collect();
+                checks.push_str(&format!(
+                    ", and {} (this stage's verification: {}, run on the pull request by the `verify` job)",
+                    code(&own),
+                    commands.join(", ")
+                ));
+            }
             body.push_str(&format!(
                 "- Validation `{}`: {checks} green on the pull request's latest head commit. Navin marks the step done itself when they pass.\n",
                 task.validation
@@ -412,6 +420,23 @@ mod tests {
         assert_eq!(step_branch(&task), "navin/C1-edit-src-cli-history-rs");
         task.title = "!!!".into();
         assert_eq!(step_branch(&task), "navin/C1");
+    }
+
+    #[test]
+    fn a_stage_step_names_its_verification_as_the_navin_verify_check() {
+        let l = ledger();
+        let mut task = l.board.task("C1").unwrap().clone();
+        task.commands = vec!["cargo test -p parser".into()];
+        let repo = RepoRef::new("o/r", "https://github.com");
+        let (_, plain) = step_brief(&l, &task, &repo, BriefOptions::default());
+        assert!(!plain.contains("navin/verify"), "{plain}");
+        task.stage = Some(1);
+        let (_, staged) = step_brief(&l, &task, &repo, BriefOptions::default());
+        assert!(
+            staged
+                .contains("and `navin/verify` (this stage's verification: `cargo test -p parser`"),
+            "{staged}"
+        );
     }
 
     #[test]

@@ -404,7 +404,7 @@ impl Session<'_> {
             let policy = crate::evidence::policy_from(&self.repo_config());
             let Some(head) = task.links.head_sha.clone() else {
                 let required = policy.required_for(validation);
-                let checks = if required.is_empty() {
+                let mut checks = if required.is_empty() {
                     "every check run by a trusted app".to_owned()
                 } else {
                     required
@@ -413,6 +413,9 @@ impl Session<'_> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
+                for own in crate::evidence::own_checks(task) {
+                    checks.push_str(&format!(" and `{own}`"));
+                }
                 return Ok(Answer::refuse(
                     format!(
                         "`{step}` has validation `{validation}`: it is done only when {checks} is green on a linked pull request's head, and no pull request is linked yet. A comment is not evidence for it."

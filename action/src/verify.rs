@@ -1,0 +1,194 @@
+//! `verify` mode: a plan stage's verification commands run on its pull request, so the job (named `navin/verify`) is the check that stage needs green.
+//!
+//! The step is the pull request's (`Navin-Step:` line, else its `navin/<step>-…` branch),
+//! or the `step` input. Its commands come from the ledger, written when an approved plan
+//! became the mission, never from the pull request; they run in the checkout with no
+//! shell, one after another, each within the time limit, the same runner as
+//! `navin board verify`. Any that fails fails the job, and so the check.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::commands;
+use crate::error::ActionError;
+use crate::modes::Run;
+
+/// Seconds one command may run (`NAVIN_VERIFY_TIMEOUT`), as `navin board verify` allows.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 1800;
+
+/// One command's outcome, for the log and the job summary.
+struct Outcome {
+    command: String,
+    ok: bool,
+    how: String,
+    tail: String,
+}
+
+pub fn verify(run: &Run<'_>) -> Result<(), ActionError> {
+    let (_access, ledger) = run.read()?;
+    let Some(ledger) = ledger else {
+        println!(
+            "{}",
+            commands::notice("no mission yet: there is no stage to verify")
+        );
+        return Ok(());
+    };
+    let step = match run.env.step.clone() {
+        Some(step) => Some(step),
+        None => pull_request_step(run, &ledger.board)?,
+    };
+    let Some(step) = step else {
+        println!(
+            "{}",
+            commands::notice(
+                "this pull request names no step (no `Navin-Step:` line, no `navin/<step>-…` branch): nothing to verify"
+            )
+        );
+        return Ok(());
+    };
+    let Some(task) = ledger.board.task(&step) else {
+        return Err(ActionError::Step(format!(
+            "the pull request names step {step:?}, which is not on the board"
+        )));
+    };
+    if task.commands.is_empty() {
+        println!(
+            "{}",
+            commands::notice(&format!(
+                "{step} has no verification commands: nothing to verify"
+            ))
+        );
+        return Ok(());
+    }
+    let timeout = Duration::from_secs(timeout_secs(run)?);
+    let mut outcomes = Vec::new();
+    for line in &task.commands {
+        let argv = shlex::split(line).filter(|a| !a.is_empty()).ok_or_else(|| {
+            ActionError::Step(format!(
+                "{step}'s command {line:?} cannot be split into words (an unclosed quote?); fix the plan"
+            ))
+        })?;
+        println!("::group::{step}: {line}");
+        let outcome = run_one(&argv, line, &run.env.workspace, timeout);
+        println!("{}", outcome.tail);
+        println!("::endgroup::");
+        println!("{line}: {}", outcome.how);
+        outcomes.push(outcome);
+    }
+    let summary = summary(&step, &outcomes);
+    match &run.env.step_summary {
+        Some(path) => commands::append(path, &summary)?,
+        None => print!("{summary}"),
+    }
+    let failed: Vec<&str> = outcomes
+        .iter()
+        .filter(|o| !o.ok)
+        .map(|o| o.command.as_str())
+        .collect();
+    run.outputs(&[("step", step.clone())])?;
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err(ActionError::Step(format!(
+        "{step}'s verification failed: {}",
+        failed.join("; ")
+    )))
+}
+
+/// The step the event's pull request works on, if any.
+fn pull_request_step(
+    run: &Run<'_>,
+    board: &navin_ledger::model::Board,
+) -> Result<Option<String>, ActionError> {
+    if !run.env.event_name.starts_with("pull_request") {
+        return Err(ActionError::Step(format!(
+            "verify mode runs on pull_request events (or with the `step` input); this is {:?}",
+            run.env.event_name
+        )));
+    }
+    let path = run
+        .env
+        .event_path
+        .as_deref()
+        .ok_or(ActionError::MissingEnv("GITHUB_EVENT_PATH"))?;
+    let text = std::fs::read_to_string(path).map_err(|e| ActionError::Payload {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let payload: Value = serde_json::from_str(&text).map_err(|e| ActionError::Payload {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let pr = &payload["pull_request"];
+    let body = pr["body"].as_str().unwrap_or_default();
+    let head_ref = pr["head"]["ref"].as_str().unwrap_or_default();
+    Ok(navin_engine::evidence::step_from_pr_in(
+        body, head_ref, board,
+    ))
+}
+
+fn timeout_secs(run: &Run<'_>) -> Result<u64, ActionError> {
+    match run.env.verify_timeout.as_deref() {
+        None => Ok(DEFAULT_TIMEOUT_SECS),
+        Some(text) => text.parse::<u64>().ok().filter(|&s| s > 0).ok_or_else(|| {
+            ActionError::Step(format!(
+                "NAVIN_VERIFY_TIMEOUT must be a whole number of seconds above 0, not {text:?}"
+            ))
+        }),
+    }
+}
+
+fn run_one(argv: &[String], line: &str, dir: &Path, timeout: Duration) -> Outcome {
+    let clock = Instant::now();
+    match navin_runner::run_bounded(argv, dir, timeout) {
+        Ok(ran) => {
+            let secs = clock.elapsed().as_secs_f64();
+            let mut output = ran.stdout;
+            output.extend_from_slice(&ran.stderr);
+            let how = match ran.exit_code {
+                _ if ran.timed_out => format!(
+                    "timed out after {} s and was killed, with everything it started",
+                    timeout.as_secs()
+                ),
+                Some(0) => format!("passed in {secs:.1} s"),
+                Some(code) => format!("exited {code} after {secs:.1} s"),
+                None => "was killed by a signal".to_owned(),
+            };
+            Outcome {
+                command: line.to_owned(),
+                ok: ran.exit_code == Some(0) && !ran.timed_out,
+                how,
+                tail: navin_runner::tail(&String::from_utf8_lossy(&output)),
+            }
+        }
+        Err(e) => Outcome {
+            command: line.to_owned(),
+            ok: false,
+            how: e.to_string(),
+            tail: String::new(),
+        },
+    }
+}
+
+/// The job summary: one row per command, the output's tail of each that failed.
+fn summary(step: &str, outcomes: &[Outcome]) -> String {
+    let mut out = format!("## Navin verify: {step}\n\n| Command | Result |\n| --- | --- |\n");
+    for o in outcomes {
+        let mark = if o.ok { "✅" } else { "❌" };
+        out.push_str(&format!(
+            "| `{}` | {mark} {} |\n",
+            o.command.replace('|', "\\|").replace('`', "'"),
+            o.how
+        ));
+    }
+    for o in outcomes.iter().filter(|o| !o.ok && !o.tail.is_empty()) {
+        out.push_str(&format!(
+            "\n<details><summary>{}</summary>\n\n```text\n{}\n```\n</details>\n",
+            o.command.replace('<', "&lt;"),
+            o.tail.replace("```", "'''")
+        ));
+    }
+    out
+}
