@@ -232,3 +232,58 @@ fn verify_passes_a_pull_request_that_names_no_step() {
         r.stdout
     );
 }
+
+#[test]
+fn a_destructive_step_taken_up_in_event_mode_is_checkpointed_before_it_starts() {
+    use navin_e2e::fake::PullSpec;
+    let job = Job::for_events();
+    let issue = new_issue(&job);
+    seed(
+        &job,
+        issue,
+        vec![NewTask {
+            destructive: Some("deletes src/old.rs".into()),
+            ..stage("S1", &[], 1, "Files: src/old.rs.")
+        }],
+        vec![],
+    );
+    let spec = PullSpec::new("navin/S1-drop")
+        .author("alice")
+        .title("Drop the old API")
+        .body("Navin-Step: S1\n")
+        .file("src/new.rs", "pub fn f() {}\n");
+    let number = job.fake.create_pull(OWNER, REPO, spec);
+    let head = job.fake.pull(OWNER, REPO, number).head_sha;
+    let opened = job.fixture_event("pull_request.opened", |p| {
+        p.number(number)
+            .head_sha(&head)
+            .head_ref("navin/S1-drop")
+            .set("/pull_request/body", serde_json::json!("Navin-Step: S1\n"))
+    });
+    let r = job.run("event", "pull_request", Some(&opened), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let ledger = job.ledger().expect("ledger");
+    assert_eq!(
+        ledger.board.task("S1").map(|t| t.status.as_str()),
+        Some("in_progress")
+    );
+    let mark = ledger
+        .mission
+        .checkpoints
+        .last()
+        .cloned()
+        .expect("a checkpoint");
+    assert_eq!(mark.reason, "before S1, which deletes src/old.rs");
+    assert_eq!(mark.version, ledger.mission.version - 1);
+    // The ref is pushed with the ledger, so `/rollback` finds it from any clone.
+    let name = format!("refs/navin/checkpoints/v{}", mark.version);
+    let remote = git2::Repository::open_bare(job.fake.git_dir_path(OWNER, REPO)).expect("repo");
+    assert!(remote.refname_to_id(&name).is_ok(), "{name} is on GitHub");
+    let (store, _dir) = job.store();
+    store.read().expect("sync");
+    let before = store.read_version(mark.version).expect("v is readable");
+    assert_eq!(
+        before.board.task("S1").map(|t| t.status.as_str()),
+        Some("planned")
+    );
+}
