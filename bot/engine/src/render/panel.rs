@@ -290,9 +290,16 @@ pub(crate) fn badges(ledger: &Ledger) -> Vec<String> {
             .paused_at
             .map(|t| format!(" since {}", when(t)))
             .unwrap_or_default();
-        out.push(format!(
-            "⏸️ paused: {reason}{since} (`/resume` to continue)"
-        ));
+        // Navin's own pause for an open question is lifted by answering it.
+        let asked = m.pause_reason == Some(navin_ledger::model::PauseReason::Human)
+            && matches!(m.paused_by, Some(navin_ledger::model::Actor::App(_)))
+            && !m.missing_info.is_empty();
+        let how = if asked {
+            "`/answer <n> <text>` below, or `/resume` to go on without"
+        } else {
+            "`/resume` to continue"
+        };
+        out.push(format!("⏸️ paused: {reason}{since} ({how})"));
     }
     let stall_icon = if p.stall_count >= b.max_stalls {
         "🛑"
