@@ -85,7 +85,8 @@ impl EngineError {
                 | StoreError::ForcePushed { .. }
                 | StoreError::BranchVanished { .. }
                 | StoreError::Diverged { .. }
-                | StoreError::Rewritten { .. }),
+                | StoreError::Rewritten { .. }
+                | StoreError::Foreign { .. }),
             ) => Some(e.to_string()),
             EngineError::Store(StoreError::Refused { .. }) => Some(
                 "Navin may not write the ledger branch: the git server refused its credentials. \

@@ -361,3 +361,104 @@ fn a_ledger_branch_rewound_between_two_runs_is_refused_by_the_next() {
         "nothing written on top of the rewound tip"
     );
 }
+
+/// Defect 7 of the hardening review: a consistent hand edit of both ledger files that
+/// marks a `test` step done, committed by someone other than Navin, is refused on read
+/// and nothing is built on it; a foreign commit that proves nothing is read as usual.
+#[test]
+fn a_hand_committed_done_of_a_gated_step_is_refused_and_not_built_upon() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    git(d, &["init", "-q"]);
+    ok(d, &["ledger", "init", "--goal", "Ship it"]);
+    ok(
+        d,
+        &[
+            "board",
+            "add",
+            "S1",
+            "--title",
+            "Tests",
+            "--validation",
+            "test",
+        ],
+    );
+    ok(d, &["board", "add", "S2", "--title", "Notes"]);
+    let edit = |files: &dyn Fn(&mut serde_json::Value, &mut serde_json::Value), who: &str| {
+        let tree = d.join(format!("edit-{who}"));
+        git(
+            d,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                tree.to_str().expect("utf8"),
+                "navin/ledger",
+            ],
+        );
+        let read = |name: &str| -> serde_json::Value {
+            let text = std::fs::read_to_string(tree.join(".navin/board").join(name)).expect("read");
+            serde_json::from_str(&text).expect("json")
+        };
+        let (mut mission, mut board) = (read("mission.json"), read("board.json"));
+        files(&mut mission, &mut board);
+        for (name, value) in [("mission.json", &mission), ("board.json", &board)] {
+            let text = serde_json::to_string_pretty(value).expect("json") + "\n";
+            std::fs::write(tree.join(".navin/board").join(name), text).expect("write");
+        }
+        git(
+            &tree,
+            &[
+                "-c",
+                &format!("user.name={who}"),
+                "-c",
+                "user.email=x@example.com",
+                "commit",
+                "-qam",
+                "hand edit",
+            ],
+        );
+        git(
+            d,
+            &[
+                "worktree",
+                "remove",
+                "--force",
+                tree.to_str().expect("utf8"),
+            ],
+        );
+    };
+    // Harmless: a fact added by hand.
+    edit(
+        &|m, _| m["facts"] = serde_json::json!(["added by hand"]),
+        "carol",
+    );
+    assert!(ok(d, &["ledger", "show"]).contains("Ship it"));
+    // A forged done, both files consistent.
+    edit(
+        &|m, b| {
+            b["tasks"][0]["status"] = "done".into();
+            m["steps"][0]["status"] = "done".into();
+        },
+        "mallory",
+    );
+    let tip = git(d, &["rev-parse", "navin/ledger"]);
+    let refused = navin(d, &["ledger", "show"]);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "a ledger that is not built upon exits 2"
+    );
+    let msg = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        msg.contains("by mallory was not made by Navin and marks S1 done"),
+        "{msg}"
+    );
+    let write = navin(d, &["board", "start", "S2"]);
+    assert_eq!(write.status.code(), Some(2));
+    assert_eq!(
+        git(d, &["rev-parse", "navin/ledger"]),
+        tip,
+        "nothing written on top"
+    );
+}

@@ -113,3 +113,64 @@ async fn writers_edit_the_task_ledger_and_roll_it_back_as_a_new_version() {
     );
     w.finish().await;
 }
+
+/// Defect 7 of the hardening review on GitHub: someone with push access commits a
+/// consistent edit of both ledger files marking a `test` step done. Navin refuses to build
+/// on it and says so in the reply; the branch keeps the forged tip for a person to revert.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_done_forged_by_a_push_to_the_ledger_branch_is_reported_and_not_built_upon() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(
+        issue,
+        "alice",
+        "/mission configurable greetings\n/step add S1 \"Greeting\" --validation test",
+    )
+    .await;
+    w.reply().await;
+    let mut ledger = w.ledger().expect("ledger");
+    let mut s1 = (*ledger.board.tasks[0]).clone();
+    s1.status = TaskStatus::Done;
+    ledger.board.tasks[0] = std::sync::Arc::new(s1);
+    let (mission, board) = navin_ledger::encode(&ledger).expect("encode");
+    let forged = w.fake().commit_files(
+        "octo-org",
+        "hello",
+        "navin/ledger",
+        &[
+            (
+                ".navin/board/mission.json",
+                std::str::from_utf8(&mission).expect("utf8"),
+            ),
+            (
+                ".navin/board/board.json",
+                std::str::from_utf8(&board).expect("utf8"),
+            ),
+        ],
+        "mark S1 done",
+    );
+    assert_eq!(
+        w.step("S1").status,
+        TaskStatus::Done,
+        "the forged tip is there"
+    );
+
+    let commits = w.ledger_commits();
+    w.comment(issue, "alice", "/update fact the API is frozen")
+        .await;
+    let reply = w.reply().await;
+    assert!(
+        reply.contains(&forged[..12]),
+        "the reply names the commit: {reply}"
+    );
+    assert!(
+        reply.contains("was not made by Navin and marks S1 done"),
+        "{reply}"
+    );
+    assert_eq!(
+        w.ledger_commits(),
+        commits,
+        "nothing built on the forged tip"
+    );
+    w.finish().await;
+}

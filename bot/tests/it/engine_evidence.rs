@@ -376,3 +376,78 @@ async fn a_fork_pr_by_someone_without_write_access_cannot_link_a_step() {
     assert_eq!(s1.links.head_sha, Some(head));
     w.finish().await;
 }
+
+/// Item 31 of the reliability checklist at engine level: the runs on a head are paged
+/// past 100 (`filter=all`), and a queued re-run of the required check on page 1 blocks
+/// its older success on page 2 until it finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_are_read_past_the_first_hundred_and_a_queued_rerun_blocks_its_older_success() {
+    let mut w = World::new().await;
+    w.commit(&[(
+        ".github/navin.yml",
+        "evidence:\n  done_on: green\n  required_checks:\n    test: [ci/test]\n",
+    )]);
+    let issue = w.issue("Paging", "");
+    w.comment(
+        issue,
+        "alice",
+        "/mission page the runs\n/step add S1 \"Paged\" --validation test\n/step add S2 \"Paged too\" --validation test",
+    )
+    .await;
+    w.reply().await;
+    let old = chrono::Utc::now() - chrono::Duration::hours(1);
+    // S2: its only ci/test run, green, is behind 120 newer runs: only page 2 proves it.
+    let (_, head2) = w.open_pr("S2", "navin/S2-paged").await;
+    w.stored_run(
+        CheckRunSpec::new("ci/test", &head2)
+            .started_at(old)
+            .completed_at(old + chrono::Duration::minutes(5)),
+    );
+    for i in 0..120 {
+        w.stored_run(CheckRunSpec::new(&format!("matrix ({i})"), &head2));
+    }
+    w.ci(&head2, "docs", "success").await;
+    assert_eq!(
+        w.step("S2").status,
+        TaskStatus::Done,
+        "the green on page 2 counts"
+    );
+
+    let (_, head) = w.open_pr("S1", "navin/S1-paged").await;
+    // The required check's success is the oldest run: listed last, on page 2.
+    w.stored_run(
+        CheckRunSpec::new("ci/test", &head)
+            .started_at(old)
+            .completed_at(old + chrono::Duration::minutes(5)),
+    );
+    for i in 0..120 {
+        w.stored_run(CheckRunSpec::new(&format!("matrix ({i})"), &head));
+    }
+    // "Re-run failed jobs": a newer run of the same check, still queued, on page 1.
+    w.stored_run(CheckRunSpec::new("ci/test", &head).pending("queued"));
+    // Any completion on the head makes the engine read every page.
+    w.ci(&head, "docs", "success").await;
+    let pages: Vec<String> = w
+        .fake()
+        .requests_to(
+            "GET",
+            &format!("/repos/octo-org/hello/commits/{head}/check-runs"),
+        )
+        .into_iter()
+        .filter_map(|r| r.query)
+        .collect();
+    assert!(
+        pages
+            .iter()
+            .any(|q| q.contains("filter=all") && q.contains("page=2")),
+        "page 2 is read: {pages:?}"
+    );
+    assert_eq!(
+        w.step("S1").status,
+        TaskStatus::InProgress,
+        "the queued re-run is the newest ci/test, so the old success does not count yet"
+    );
+    w.ci(&head, "ci/test", "success").await;
+    assert_eq!(w.step("S1").status, TaskStatus::Done);
+    w.finish().await;
+}

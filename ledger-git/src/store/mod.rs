@@ -6,9 +6,10 @@
 //! and re-applies, with bounded jittered retries. With a remote, the same
 //! happens against the remote's tip and the push never forces.
 
+mod authorship;
 mod checkpoints;
+mod log;
 pub use checkpoints::checkpoint_ref;
-use checkpoints::subject_version;
 mod files;
 pub use files::{FileChanges, PLANS_DIR};
 mod locks;
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use git2::{Commit, ErrorCode, Oid, Repository, Signature, Time};
 use rand::Rng;
 use thiserror::Error;
@@ -80,6 +81,14 @@ pub enum StoreError {
         op: RemoteOp,
         /// The HTTP status, when the transport reported one.
         status: Option<u16>,
+    },
+    /// A commit Navin did not make marks a step done that needs a green run: the ledger
+    /// is not built on until a person looks (roll back, or revert the commit).
+    #[error("the ledger commit {commit} by {by} was not made by Navin and marks {step} done, which needs a recorded green run; refusing to build on it (revert it, or roll back with /rollback)")]
+    Foreign {
+        commit: String,
+        by: String,
+        step: String,
     },
     #[error("{0}")]
     NotFound(String),
@@ -183,6 +192,8 @@ pub struct Store {
     seen: Mutex<Option<Oid>>,
     /// Op ids read from commit trailers for retried deliveries, extended as the tip moves.
     trailers: Mutex<Option<TrailerIndex>>,
+    /// The newest tip whose commits were checked for foreign edits of gated steps.
+    vetted: Mutex<Option<Oid>>,
 }
 
 /// The `Navin-Delivery` trailers of the commits from `tip` back to `since` (seconds).
@@ -241,6 +252,7 @@ impl Store {
                 cache: Mutex::new(None),
                 trailers: Mutex::new(None),
                 seen: Mutex::new(None),
+                vetted: Mutex::new(None),
             })
         } else {
             Err(StoreError::NotFound(format!(
@@ -281,7 +293,10 @@ impl Store {
             None => Ok(None),
             Some(oid) if !has_ledger(&repo, oid)? => Ok(None),
             Some(oid) => Ok(Some(Snapshot {
-                ledger: self.load(&repo, oid)?,
+                ledger: {
+                    self.vet(&repo, oid)?;
+                    self.load(&repo, oid)?
+                },
                 commit: oid_str(oid),
             })),
         }
@@ -340,11 +355,18 @@ impl Store {
     /// branch's, refused when it does not descend from the last tip seen.
     fn base_tip(&self, repo: &Repository) -> Result<Option<Oid>, StoreError> {
         if self.cfg.remote.is_some() {
-            return self.sync(repo);
+            let tip = self.sync(repo)?;
+            if let Some(t) = tip {
+                self.vet(repo, t)?;
+            }
+            return Ok(tip);
         }
         let seen = self.last_seen(repo);
         let tip = self.tip(repo)?;
         self.check_seen(repo, seen, tip)?;
+        if let Some(t) = tip {
+            self.vet(repo, t)?;
+        }
         Ok(tip)
     }
 
@@ -676,40 +698,6 @@ impl Store {
         let message = commit_message(applied, op, ctx);
         let parents: Vec<&Commit<'_>> = parent.iter().collect();
         Ok(repo.commit(None, &sig, &sig, &message, &tree, &parents)?)
-    }
-
-    /// The branch's commits, newest first (the complete history; mission.json keeps a window).
-    pub fn history(&self, limit: usize) -> Result<Vec<HistoryCommit>, StoreError> {
-        let repo = self.repo()?;
-        let Some(tip) = self.tip(&repo)? else {
-            return Ok(Vec::new());
-        };
-        let mut walk = repo.revwalk()?;
-        walk.push(tip)?;
-        walk.simplify_first_parent()?;
-        let mut out = Vec::new();
-        for oid in walk.take(limit) {
-            let commit = repo.find_commit(oid?)?;
-            let subject = commit
-                .summary()
-                .ok()
-                .flatten()
-                .unwrap_or_default()
-                .to_string();
-            let body = commit.body().ok().flatten().unwrap_or_default().to_string();
-            let at = Utc
-                .timestamp_opt(commit.time().seconds(), 0)
-                .single()
-                .unwrap_or_default();
-            out.push(HistoryCommit {
-                commit: oid_str(commit.id()),
-                version: subject_version(&subject),
-                subject,
-                body,
-                at,
-            });
-        }
-        Ok(out)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Tests of the command parser, named after what a commenter would see.
 
+mod campaign;
 mod commands;
 mod edits;
 mod errors;
