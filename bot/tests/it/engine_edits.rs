@@ -174,3 +174,42 @@ async fn a_done_forged_by_a_push_to_the_ledger_branch_is_reported_and_not_built_
     );
     w.finish().await;
 }
+
+/// Item 35 of the reliability checklist: the ledger push lands on GitHub but its answer
+/// is lost (502). The delivery is retried; the retry finds its operation in the ledger
+/// and applies nothing twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ledger_push_that_lands_but_reports_an_error_is_not_applied_twice() {
+    use navin_e2e::fake::Fault;
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", "/mission configurable greetings").await;
+    w.reply().await;
+    let commits = w.ledger_commits();
+    let lost = w.fake().inject(
+        Fault::on("POST", "/{owner}/{repo}/git-receive-pack")
+            .land_then_fail(502)
+            .once(),
+    );
+    let c = w
+        .comment(issue, "alice", "/update fact the API is frozen until Friday")
+        .await;
+    assert_eq!(w.fake().fault_hits(lost), 1, "the push's answer was lost");
+    let m = w.ledger().expect("ledger").mission;
+    assert_eq!(
+        m.facts
+            .iter()
+            .filter(|f| *f == "the API is frozen until Friday")
+            .count(),
+        1,
+        "{:?}",
+        m.facts
+    );
+    assert_eq!(w.ledger_commits(), commits + 1, "one commit, not two");
+    assert!(
+        w.reactions(c).contains(&"+1".to_owned()),
+        "the retry still answers: {:?}",
+        w.reactions(c)
+    );
+    w.finish().await;
+}

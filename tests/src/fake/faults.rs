@@ -36,6 +36,9 @@ pub enum FaultAction {
     },
     /// Wait, then handle the request normally.
     Delay(Duration),
+    /// Handle the request normally (a push lands, a comment is created), then answer
+    /// with this status as if it had failed: the "it worked but said it didn't" case.
+    LandThenFail(u16),
 }
 
 /// One injected fault: a method (or any), a path pattern, a count limit and an action.
@@ -95,6 +98,13 @@ impl Fault {
             headers: vec![],
             body: error_body(status, message),
         };
+        self
+    }
+
+    /// The request is carried out, then answered with `status` (see
+    /// [`FaultAction::LandThenFail`]).
+    pub fn land_then_fail(mut self, status: u16) -> Fault {
+        self.action = FaultAction::LandThenFail(status);
         self
     }
 

@@ -474,6 +474,7 @@ async fn front(State(inner): State<Arc<Inner>>, req: Request, next: Next) -> Res
         .git_path(&path)
         .map(|(o, r, t)| (o.to_string(), r.to_string(), t.to_string()));
     let mut faulted = false;
+    let mut lost: Option<u16> = None;
     let mut caller_login = None;
     let mut response = None;
     match inner.take_fault(&method, &path) {
@@ -499,6 +500,7 @@ async fn front(State(inner): State<Arc<Inner>>, req: Request, next: Next) -> Res
             response = Some(resp);
         }
         Some(FaultAction::Delay(latency)) => tokio::time::sleep(latency).await,
+        Some(FaultAction::LandThenFail(status)) => lost = Some(status),
         None => {}
     }
     let response = match response {
@@ -536,6 +538,17 @@ async fn front(State(inner): State<Arc<Inner>>, req: Request, next: Next) -> Res
                 }
             }
         },
+    };
+    let response = match lost {
+        Some(status) => {
+            faulted = true;
+            (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+                "the request was carried out, but the answer was lost\n",
+            )
+                .into_response()
+        }
+        None => response,
     };
     let status = response.status().as_u16();
     let (response, response_json) = if git.is_none() {
