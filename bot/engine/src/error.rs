@@ -86,7 +86,8 @@ impl EngineError {
                 | StoreError::BranchVanished { .. }
                 | StoreError::Diverged { .. }
                 | StoreError::Rewritten { .. }
-                | StoreError::Foreign { .. }),
+                | StoreError::Foreign { .. }
+                | StoreError::Rewound { .. }),
             ) => Some(e.to_string()),
             EngineError::Store(StoreError::Refused { .. }) => Some(
                 "Navin may not write the ledger branch: the git server refused its credentials. \

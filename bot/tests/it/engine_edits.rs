@@ -183,7 +183,8 @@ async fn a_ledger_push_that_lands_but_reports_an_error_is_not_applied_twice() {
     use navin_e2e::fake::Fault;
     let mut w = World::new().await;
     let issue = w.issue("Greetings", "");
-    w.comment(issue, "alice", "/mission configurable greetings").await;
+    w.comment(issue, "alice", "/mission configurable greetings")
+        .await;
     w.reply().await;
     let commits = w.ledger_commits();
     let lost = w.fake().inject(
@@ -192,7 +193,11 @@ async fn a_ledger_push_that_lands_but_reports_an_error_is_not_applied_twice() {
             .once(),
     );
     let c = w
-        .comment(issue, "alice", "/update fact the API is frozen until Friday")
+        .comment(
+            issue,
+            "alice",
+            "/update fact the API is frozen until Friday",
+        )
         .await;
     assert_eq!(w.fake().fault_hits(lost), 1, "the push's answer was lost");
     let m = w.ledger().expect("ledger").mission;

@@ -3,7 +3,7 @@
 use git2::{Oid, Repository};
 
 use super::remote::PushError;
-use super::{locks, read_ledger_at, Committed, Store, StoreError};
+use super::{locks, oid_str, read_ledger_at, Committed, Store, StoreError};
 use crate::error::RuleError;
 use crate::model::Ledger;
 use crate::ops::{Ctx, Operation};
@@ -93,9 +93,12 @@ impl Store {
     }
 }
 
+/// Where checkpoint refs live.
+pub(crate) const CHECKPOINT_PREFIX: &str = "refs/navin/checkpoints/";
+
 /// The ref of version `version`'s checkpoint.
 pub fn checkpoint_ref(version: u64) -> String {
-    format!("refs/navin/checkpoints/v{version}")
+    format!("{CHECKPOINT_PREFIX}v{version}")
 }
 
 /// Parses the version out of `navin: <operation> v<version> by <actor>`.
@@ -103,4 +106,42 @@ pub(super) fn subject_version(subject: &str) -> Option<u64> {
     let rest = subject.strip_prefix("navin: ")?;
     rest.split_whitespace()
         .find_map(|w| w.strip_prefix('v')?.parse().ok())
+}
+
+impl Store {
+    /// A store that never saw the remote (a fresh clone, a server with a new data
+    /// directory) has no last tip to compare with; the remote's own checkpoints stand in.
+    /// Checkpoints are never moved and versions only grow, so every checkpoint is in the
+    /// branch's history: one that is not means the branch was rewound past it.
+    pub(super) fn check_checkpoints(
+        &self,
+        repo: &Repository,
+        remote: &str,
+        tip: Oid,
+    ) -> Result<(), StoreError> {
+        let prefix = super::remote::incoming_checkpoints(remote);
+        for reference in repo.references_glob(&format!("{prefix}*"))? {
+            let reference = reference?;
+            let (Ok(name), Some(commit)) = (reference.name(), reference.target()) else {
+                continue;
+            };
+            let Some(version) = name
+                .strip_prefix(&prefix)
+                .and_then(|v| v.strip_prefix('v'))
+                .and_then(|v| v.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            if commit != tip && !repo.graph_descendant_of(tip, commit)? {
+                return Err(StoreError::Rewound {
+                    branch: self.cfg.branch.clone(),
+                    remote: remote.to_owned(),
+                    checkpoint: version,
+                    commit: oid_str(commit),
+                    tip: oid_str(tip),
+                });
+            }
+        }
+        Ok(())
+    }
 }

@@ -8,6 +8,8 @@
 
 mod authorship;
 mod checkpoints;
+mod error;
+pub use error::{RemoteOp, StoreError};
 mod log;
 pub use checkpoints::checkpoint_ref;
 mod files;
@@ -24,10 +26,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use git2::{Commit, ErrorCode, Oid, Repository, Signature, Time};
 use rand::Rng;
-use thiserror::Error;
 
 use crate::codec::{self, Corrupt};
-use crate::error::RuleError;
 use crate::model::Ledger;
 use crate::ops::{self, Ctx, Effect, Operation, Outcome};
 
@@ -36,92 +36,6 @@ use remote::{PushError, RemoteTarget};
 /// Where the ledger files live on the branch.
 pub const BOARD_DIR: &str = ".navin/board";
 pub const DEFAULT_BRANCH: &str = "navin/ledger";
-
-/// Why a store operation failed.
-#[derive(Debug, Error)]
-pub enum StoreError {
-    #[error(transparent)]
-    Rule(#[from] RuleError),
-    #[error("the ledger at {commit} is unreadable: {path}: {field}: {message} (left untouched; fix or roll back by hand)")]
-    Corrupt {
-        commit: String,
-        path: String,
-        field: String,
-        message: String,
-    },
-    #[error("the ledger branch {branch} was rewritten on {remote}: its tip {remote_tip} does not descend from {seen}, the last tip seen; refusing to write (restore the branch or investigate)")]
-    ForcePushed {
-        branch: String,
-        remote: String,
-        seen: String,
-        remote_tip: String,
-    },
-    #[error("the ledger branch {branch} vanished from {remote} (last seen at {seen}); refusing to write or recreate it")]
-    BranchVanished {
-        branch: String,
-        remote: String,
-        seen: String,
-    },
-    #[error("the local ledger branch {branch} and {remote} have diverged; refusing to write")]
-    Diverged { branch: String, remote: String },
-    #[error("the ledger tip moved from {seen} to {tip}, which does not descend from it: the branch was rewritten; refusing to write")]
-    Rewritten { seen: String, tip: String },
-    #[error("gave up after {attempts} attempts: other writers kept moving {branch}")]
-    Contention { branch: String, attempts: u32 },
-    /// The ref stayed locked by a live writer (or one killed moments ago) for every attempt.
-    #[error("{branch} is locked by {path}: another navin or git process is writing it; if none is running, delete that file")]
-    Locked { branch: String, path: String },
-    #[error("remote {remote}: {message}")]
-    Remote { remote: String, message: String },
-    /// The git server refused us (401, 403 or 404: no credentials, no permission, or a
-    /// repository the token cannot see). Retrying will not help.
-    #[error("remote {remote} refused the {op}{}", status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
-    Refused {
-        remote: String,
-        op: RemoteOp,
-        /// The HTTP status, when the transport reported one.
-        status: Option<u16>,
-    },
-    /// A commit Navin did not make marks a step done that needs a green run: the ledger
-    /// is not built on until a person looks (roll back, or revert the commit).
-    #[error("the ledger commit {commit} by {by} was not made by Navin and marks {step} done, which needs a recorded green run; refusing to build on it (revert it, or roll back with /rollback)")]
-    Foreign {
-        commit: String,
-        by: String,
-        step: String,
-    },
-    #[error("{0}")]
-    NotFound(String),
-    #[error("git: {0}")]
-    Git(#[from] git2::Error),
-    #[error("io: {0}")]
-    Io(#[from] std::io::Error),
-    #[error("encoding the ledger failed: {0}")]
-    Encode(#[from] serde_json::Error),
-}
-
-/// Which remote operation failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RemoteOp {
-    Fetch,
-    Push,
-}
-
-impl std::fmt::Display for RemoteOp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            RemoteOp::Fetch => "fetch",
-            RemoteOp::Push => "push",
-        })
-    }
-}
-
-impl StoreError {
-    /// Whether a rule refused the operation (exit 1) rather than the store failing (exit 2).
-    pub fn is_rule(&self) -> bool {
-        matches!(self, StoreError::Rule(_))
-    }
-}
 
 /// How to open the ledger.
 #[derive(Debug, Clone)]
@@ -581,7 +495,12 @@ impl Store {
         let tracking = self.tracking_ref(name);
         let seen = repo.refname_to_id(&tracking).ok();
         let scratch = format!("refs/navin/incoming/{name}/{}", self.cfg.branch);
-        let incoming = self.target(name).fetch(repo, &self.cfg.branch, &scratch)?;
+        let incoming = self
+            .target(name)
+            .fetch(repo, &self.cfg.branch, &scratch, seen.is_none())?;
+        if let (None, Some(i)) = (seen, incoming) {
+            self.check_checkpoints(repo, name, i)?;
+        }
         match (seen, incoming) {
             (Some(s), None) => {
                 return Err(StoreError::BranchVanished {

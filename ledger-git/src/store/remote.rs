@@ -81,13 +81,16 @@ impl RemoteTarget<'_> {
         cb
     }
 
-    /// Fetches the remote branch into `scratch` (forced: it is only a landing spot).
-    /// Returns the remote tip, or None when the remote has no such branch.
+    /// Fetches the remote branch into `scratch` (forced: it is only a landing spot),
+    /// and with `checkpoints` the remote's checkpoint refs into
+    /// [`incoming_checkpoints`] in the same round trip. Returns the remote tip, or None
+    /// when the remote has no such branch.
     pub(crate) fn fetch(
         &self,
         repo: &Repository,
         branch: &str,
         scratch: &str,
+        checkpoints: bool,
     ) -> Result<Option<Oid>, StoreError> {
         if let Ok(mut r) = repo.find_reference(scratch) {
             r.delete()?;
@@ -103,8 +106,18 @@ impl RemoteTarget<'_> {
         opts.download_tags(git2::AutotagOption::None);
         opts.update_fetchhead(false);
         let spec = format!("+refs/heads/{branch}:{scratch}");
+        let marks = format!(
+            "+{}*:{}*",
+            super::checkpoints::CHECKPOINT_PREFIX,
+            incoming_checkpoints(self.name)
+        );
+        let mut specs = vec![spec.as_str()];
+        if checkpoints {
+            opts.prune(git2::FetchPrune::On);
+            specs.push(marks.as_str());
+        }
         remote
-            .fetch(&[spec.as_str()], Some(&mut opts), None)
+            .fetch(&specs, Some(&mut opts), None)
             .map_err(|e| transport_error(self.name, RemoteOp::Fetch, &e))?;
         match repo.refname_to_id(scratch) {
             Ok(oid) => Ok(Some(oid)),
@@ -156,6 +169,11 @@ impl RemoteTarget<'_> {
             None => Ok(()),
         }
     }
+}
+
+/// Where the checkpoint refs of remote `name` land on a first fetch.
+pub(crate) fn incoming_checkpoints(name: &str) -> String {
+    format!("refs/navin/incoming-checkpoints/{name}/")
 }
 
 /// A remote URL that names a repository on this machine.

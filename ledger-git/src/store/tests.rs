@@ -680,3 +680,52 @@ fn a_mission_start_and_the_state_before_a_replan_are_checkpointed_on_their_own()
     );
     assert_eq!(s.read_version(v2).expect("v2").mission.version, v2);
 }
+
+/// Defect 6 of the hardening review: a fresh clone (or a server with a new data
+/// directory) has no last tip of its own, so a remote rewound past a checkpoint is
+/// caught by the checkpoint that is no longer in the branch's history.
+#[test]
+fn a_fresh_clone_refuses_a_remote_rewound_past_a_checkpoint() {
+    let root = tempfile::tempdir().expect("tmp");
+    let (bare, clones) = remote_and_clones(root.path(), 2);
+    let s = store(&clones[0], remote_cfg());
+    s.transact(&init_op("shared"), &ctx()).expect("init");
+    s.transact(&fact(1), &ctx()).expect("v2");
+    let remote = Repository::open_bare(&bare).expect("bare");
+    let v2 = tip(&remote, DEFAULT_BRANCH).expect("v2");
+    s.transact(&fact(2), &ctx()).expect("v3");
+    let (name, version) = s.checkpoint().expect("checkpoint v3");
+    assert_eq!(version, 3);
+    s.transact(&fact(3), &ctx()).expect("v4");
+    let v4 = tip(&remote, DEFAULT_BRANCH).expect("v4");
+    // Someone moves the branch back to v2 on the remote.
+    remote
+        .reference(&format!("refs/heads/{DEFAULT_BRANCH}"), v2, true, "rewind")
+        .expect("rewind");
+    let fresh = store(&clones[1], remote_cfg());
+    let err = fresh.read().expect_err("the rewind is caught");
+    assert!(
+        matches!(&err, StoreError::Rewound { checkpoint: 3, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains(&name), "{err}");
+    let err = fresh
+        .transact(&fact(9), &ctx())
+        .expect_err("nothing is written");
+    assert!(matches!(err, StoreError::Rewound { .. }), "{err}");
+    assert_eq!(
+        tip(&remote, DEFAULT_BRANCH),
+        Some(v2),
+        "remote left as found"
+    );
+    // Restored: the same fresh clone reads it as before.
+    remote
+        .reference(&format!("refs/heads/{DEFAULT_BRANCH}"), v4, true, "restore")
+        .expect("restore");
+    let ledger = store(&clones[1], remote_cfg())
+        .read()
+        .expect("read")
+        .expect("ledger")
+        .ledger;
+    assert_eq!(ledger.mission.version, 4);
+}

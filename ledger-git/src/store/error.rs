@@ -1,0 +1,99 @@
+//! Why a store operation failed, typed: rule refusals, corruption, rewritten or foreign history, remotes, git and I/O.
+
+use thiserror::Error;
+
+use crate::error::RuleError;
+
+/// Why a store operation failed.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    #[error("the ledger at {commit} is unreadable: {path}: {field}: {message} (left untouched; fix or roll back by hand)")]
+    Corrupt {
+        commit: String,
+        path: String,
+        field: String,
+        message: String,
+    },
+    #[error("the ledger branch {branch} was rewritten on {remote}: its tip {remote_tip} does not descend from {seen}, the last tip seen; refusing to write (restore the branch or investigate)")]
+    ForcePushed {
+        branch: String,
+        remote: String,
+        seen: String,
+        remote_tip: String,
+    },
+    #[error("the ledger branch {branch} vanished from {remote} (last seen at {seen}); refusing to write or recreate it")]
+    BranchVanished {
+        branch: String,
+        remote: String,
+        seen: String,
+    },
+    #[error("the local ledger branch {branch} and {remote} have diverged; refusing to write")]
+    Diverged { branch: String, remote: String },
+    #[error("the ledger tip moved from {seen} to {tip}, which does not descend from it: the branch was rewritten; refusing to write")]
+    Rewritten { seen: String, tip: String },
+    #[error("gave up after {attempts} attempts: other writers kept moving {branch}")]
+    Contention { branch: String, attempts: u32 },
+    /// The ref stayed locked by a live writer (or one killed moments ago) for every attempt.
+    #[error("{branch} is locked by {path}: another navin or git process is writing it; if none is running, delete that file")]
+    Locked { branch: String, path: String },
+    #[error("remote {remote}: {message}")]
+    Remote { remote: String, message: String },
+    /// The git server refused us (401, 403 or 404: no credentials, no permission, or a
+    /// repository the token cannot see). Retrying will not help.
+    #[error("remote {remote} refused the {op}{}", status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
+    Refused {
+        remote: String,
+        op: RemoteOp,
+        /// The HTTP status, when the transport reported one.
+        status: Option<u16>,
+    },
+    /// A commit Navin did not make marks a step done that needs a green run: the ledger
+    /// is not built on until a person looks (roll back, or revert the commit).
+    #[error("the ledger commit {commit} by {by} was not made by Navin and marks {step} done, which needs a recorded green run; refusing to build on it (revert it, or roll back with /rollback)")]
+    Foreign {
+        commit: String,
+        by: String,
+        step: String,
+    },
+    #[error("the ledger branch {branch} on {remote} was rewound: checkpoint v{checkpoint} ({commit}) is not in the history of its tip {tip}; refusing to build on it (restore the branch, or delete refs/navin/checkpoints/v{checkpoint} if the rewind was deliberate)")]
+    Rewound {
+        branch: String,
+        remote: String,
+        checkpoint: u64,
+        commit: String,
+        tip: String,
+    },
+    #[error("{0}")]
+    NotFound(String),
+    #[error("git: {0}")]
+    Git(#[from] git2::Error),
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("encoding the ledger failed: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// Which remote operation failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteOp {
+    Fetch,
+    Push,
+}
+
+impl std::fmt::Display for RemoteOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RemoteOp::Fetch => "fetch",
+            RemoteOp::Push => "push",
+        })
+    }
+}
+
+impl StoreError {
+    /// Whether a rule refused the operation (exit 1) rather than the store failing (exit 2).
+    pub fn is_rule(&self) -> bool {
+        matches!(self, StoreError::Rule(_))
+    }
+}
