@@ -49,8 +49,14 @@ impl Visit for Line {
     }
 }
 
+/// Characters kept of one field value: text from outside (a refused argument, an error
+/// body) must not blow up the job log.
+const MAX_FIELD_CHARS: usize = 512;
+
 impl Line {
     fn push(&mut self, field: &Field, value: &str) {
+        let value = navin_engine::render::text::truncate_chars(value, MAX_FIELD_CHARS);
+        let value = value.as_str();
         if !self.0.is_empty() {
             self.0.push_str(": ");
         }
@@ -114,5 +120,12 @@ mod tests {
             .iter()
             .chain(captured.errors().iter())
             .any(|m| m.contains("not kept")));
+        tracing::warn!(value = %"y".repeat(100_000), "huge");
+        let huge = captured
+            .warnings()
+            .into_iter()
+            .find(|w| w.starts_with("huge"))
+            .unwrap_or_default();
+        assert!(huge.len() < 2 * MAX_FIELD_CHARS, "{} bytes", huge.len());
     }
 }

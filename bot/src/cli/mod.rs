@@ -365,6 +365,7 @@ pub fn main() -> ExitCode {
 /// `navin serve`: logs to stderr (RUST_LOG filters, default info), runs until SIGTERM.
 fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
     tracing_subscriber::fmt()
+        .fmt_fields(crate::logging::ClippedFields)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -397,6 +398,7 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
 /// go to stderr (stdout carries the protocol).
 fn mcp(cli: &Cli, args: &McpArgs) -> Result<(), CliError> {
     let _ = tracing_subscriber::fmt()
+        .fmt_fields(crate::logging::ClippedFields)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
