@@ -65,8 +65,7 @@ impl Visit for Visitor<'_> {
 /// characters, with how much was left out.
 pub fn clip(value: &str) -> String {
     let mut out = String::with_capacity(value.len().min(MAX_FIELD_CHARS + 32));
-    let mut kept = 0;
-    for (i, c) in value.char_indices() {
+    for (kept, (i, c)) in value.char_indices().enumerate() {
         if kept == MAX_FIELD_CHARS {
             let _ = write!(out, "…({} more bytes)", value.len() - i);
             return out;
@@ -76,7 +75,6 @@ pub fn clip(value: &str) -> String {
         } else {
             out.push(c);
         }
-        kept += 1;
     }
     out
 }
