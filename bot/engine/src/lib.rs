@@ -160,6 +160,8 @@ pub struct Engine {
     slug: tokio::sync::OnceCell<String>,
     /// The client acting with [`EngineConfig::agent_token`], when one is set.
     agent: Option<GitHubApp>,
+    /// Replies sent per person per issue, for `limits.max_replies_per_person_per_hour`.
+    replies: cache::replies::ReplyBudget,
 }
 
 impl Engine {
@@ -175,6 +177,7 @@ impl Engine {
         });
         Self {
             agent,
+            replies: cache::replies::ReplyBudget::default(),
             github,
             config,
             permissions,

@@ -354,3 +354,33 @@ async fn several_commands_in_one_comment_get_one_reply() {
     assert_eq!(eyes, 1, "{:?}", w.reactions(asked));
     w.finish().await;
 }
+
+/// Defect 2 of the hardening review, across comments: one person's replies on one issue
+/// are capped per hour (`limits.max_replies_per_person_per_hour`); past the cap their
+/// commands still run and get reactions, and other people still get answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_person_cannot_make_navin_reply_more_than_the_hourly_cap_on_an_issue() {
+    let mut w = World::new().await;
+    w.commit(&[(
+        ".github/navin.yml",
+        "limits:\n  max_replies_per_person_per_hour: 2\n",
+    )]);
+    let issue = w.issue("Greetings", "");
+    for _ in 0..2 {
+        w.comment(issue, "mallory", "/help").await;
+        assert!(w.reply().await.contains("/plan"));
+    }
+    let third = w.comment(issue, "mallory", "/help").await;
+    w.no_reply().await;
+    assert!(
+        w.reactions(third).contains(&"eyes".to_owned()),
+        "still seen: {:?}",
+        w.reactions(third)
+    );
+    w.comment(issue, "alice", "/help").await;
+    assert!(
+        w.reply().await.contains("/plan"),
+        "another person is answered"
+    );
+    w.finish().await;
+}

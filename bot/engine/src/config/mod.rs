@@ -131,6 +131,10 @@ pub struct Limits {
     /// Longest request, goal, reason, title or evidence text, in bytes; a longer one is
     /// refused and nothing is stored. Default: 4096.
     pub max_text_bytes: usize,
+    /// Replies one person gets on one issue or pull request in an hour; past it their
+    /// commands still run (and get reactions) but no reply is posted. 0: no cap.
+    /// Default: 20.
+    pub max_replies_per_person_per_hour: usize,
 }
 
 impl Default for Limits {
@@ -138,6 +142,7 @@ impl Default for Limits {
         Self {
             max_commands_per_comment: 10,
             max_text_bytes: 4096,
+            max_replies_per_person_per_hour: 20,
         }
     }
 }

@@ -193,7 +193,24 @@ impl Session<'_> {
         if seen {
             reactions.push("eyes");
         }
-        if !bodies.is_empty() {
+        let cap = self.config.as_ref().map_or(
+            crate::config::Limits::default().max_replies_per_person_per_hour,
+            |c| c.limits.max_replies_per_person_per_hour,
+        );
+        // A retry may still owe the reply it counted the first time.
+        let allowed = !bodies.is_empty()
+            && (self.delivery.is_retry()
+                || self.engine.replies.take(
+                    &self.repo,
+                    self.issue,
+                    &self.author,
+                    cap,
+                    std::time::Instant::now(),
+                ));
+        if !bodies.is_empty() && !allowed {
+            tracing::warn!(repo = %self.repo, issue = self.issue, author = %self.author, cap, "reply cap reached for this person on this issue; answering with reactions only");
+        }
+        if allowed {
             let body = join_answers(&bodies);
             comments::reply_once(
                 &self.client,
