@@ -87,7 +87,8 @@ impl EngineError {
                 | StoreError::Diverged { .. }
                 | StoreError::Rewritten { .. }
                 | StoreError::Foreign { .. }
-                | StoreError::Rewound { .. }),
+                | StoreError::Rewound { .. }
+                | StoreError::VersionGap { .. }),
             ) => Some(e.to_string()),
             EngineError::Store(StoreError::Refused { .. }) => Some(
                 "Navin may not write the ledger branch: the git server refused its credentials. \

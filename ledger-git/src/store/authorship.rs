@@ -1,4 +1,4 @@
-//! Foreign commits: a ledger commit Navin did not make (no `Navin-Operation` trailer, or another committer) that marks a gated step done is refused, not built upon.
+//! Foreign commits and cut histories: a ledger commit Navin did not make (no `Navin-Operation` trailer, or another committer) that marks a gated step done, or a version sequence with a gap, is refused, not built upon.
 //!
 //! Anyone who can push to the branch can edit both ledger files consistently, so reading
 //! them alone cannot tell a forged `done` from a real one. Navin's own commits carry its
@@ -33,6 +33,7 @@ impl Store {
         }
         for oid in walk.take(VET_LIMIT) {
             let commit = repo.find_commit(oid?)?;
+            check_sequence(&commit)?;
             if self.made_by_navin(&commit) || !has_ledger(repo, commit.id())? {
                 continue;
             }
@@ -65,6 +66,46 @@ impl Store {
                 .message()
                 .is_ok_and(|m| m.contains("\nNavin-Operation: ") || m.contains("\nNavin-Plan: "))
     }
+}
+
+/// How far back along first parents the previous version is looked for (plan commits
+/// carry none).
+const SEQUENCE_LOOKBACK: usize = 200;
+
+/// A commit's `Navin-Version` trailer.
+fn version_of(commit: &git2::Commit<'_>) -> Option<u64> {
+    commit
+        .message()
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Navin-Version: ")?.trim().parse().ok())
+}
+
+/// Every change bumps the version by one, across replaces and rollbacks, so a commit
+/// whose version is not one more than the previous versioned commit's means versions
+/// were cut out or rewritten.
+fn check_sequence(commit: &git2::Commit<'_>) -> Result<(), StoreError> {
+    let Some(version) = version_of(commit) else {
+        return Ok(());
+    };
+    let mut parent = commit.parent(0).ok();
+    for _ in 0..SEQUENCE_LOOKBACK {
+        let Some(p) = parent else {
+            return Ok(());
+        };
+        if let Some(previous) = version_of(&p) {
+            if version != previous + 1 {
+                return Err(StoreError::VersionGap {
+                    commit: oid_str(commit.id()),
+                    version,
+                    previous,
+                });
+            }
+            return Ok(());
+        }
+        parent = p.parent(0).ok();
+    }
+    Ok(())
 }
 
 /// The first step that needs a green run and is done in `after` but was not in `before`.

@@ -65,6 +65,12 @@ pub enum StoreError {
         commit: String,
         tip: String,
     },
+    #[error("the ledger branch's history goes from v{previous} to v{version} at {commit}: versions were cut out or rewritten; refusing to build on it (restore the branch)")]
+    VersionGap {
+        commit: String,
+        version: u64,
+        previous: u64,
+    },
     #[error("{0}")]
     NotFound(String),
     #[error("git: {0}")]

@@ -729,3 +729,54 @@ fn a_fresh_clone_refuses_a_remote_rewound_past_a_checkpoint() {
         .ledger;
     assert_eq!(ledger.mission.version, 4);
 }
+
+/// Defect 6 of the hardening review: versions only grow by one, so a branch whose
+/// commit log skips a version (history cut out and the rest re-parented) is refused,
+/// even by a store with no record of its own to compare with.
+#[test]
+fn a_ledger_history_with_a_version_cut_out_is_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = repo_in(dir.path());
+    let s = store(dir.path(), StoreConfig::default());
+    s.transact(&init_op("g"), &ctx()).expect("v1");
+    s.transact(&fact(1), &ctx()).expect("v2");
+    let v2 = tip(&repo, DEFAULT_BRANCH).expect("v2");
+    s.transact(&fact(2), &ctx()).expect("v3");
+    s.transact(&fact(3), &ctx()).expect("v4");
+    let v4 = repo
+        .find_commit(tip(&repo, DEFAULT_BRANCH).expect("v4"))
+        .expect("commit");
+    // v3 cut out: v4's content and message re-parented onto v2.
+    let parent = repo.find_commit(v2).expect("v2");
+    let cut = repo
+        .commit(
+            None,
+            &v4.author(),
+            &v4.committer(),
+            v4.message().expect("utf8"),
+            &v4.tree().expect("tree"),
+            &[&parent],
+        )
+        .expect("commit");
+    repo.reference(&format!("refs/heads/{DEFAULT_BRANCH}"), cut, true, "cut")
+        .expect("move");
+    // No record of the old tip: as a fresh clone would be.
+    repo.find_reference(&format!("refs/navin/seen/local/{DEFAULT_BRANCH}"))
+        .expect("seen ref")
+        .delete()
+        .expect("delete");
+    let err = store(dir.path(), StoreConfig::default())
+        .read()
+        .expect_err("the gap is caught");
+    assert!(
+        matches!(
+            err,
+            StoreError::VersionGap {
+                version: 4,
+                previous: 2,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
