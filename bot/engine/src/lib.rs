@@ -149,6 +149,9 @@ pub(crate) struct Cx {
     pub report: Report,
 }
 
+/// How long a ledger branch's protection is trusted before it is read again.
+const PROTECTION_TTL: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// The engine. Build it around a GitHub client and hand it [`Event`]s.
 #[derive(Debug)]
 pub struct Engine {
@@ -162,6 +165,8 @@ pub struct Engine {
     agent: Option<GitHubApp>,
     /// Replies sent per person per issue, for `limits.max_replies_per_person_per_hour`.
     replies: cache::replies::ReplyBudget,
+    /// Whether each repository's ledger branch is guarded, for the panel's warning.
+    protection: cache::protection::ProtectionCache,
 }
 
 impl Engine {
@@ -178,6 +183,7 @@ impl Engine {
         Self {
             agent,
             replies: cache::replies::ReplyBudget::default(),
+            protection: cache::protection::ProtectionCache::new(PROTECTION_TTL),
             github,
             config,
             permissions,

@@ -137,6 +137,20 @@ pub fn create_comment_reaction(repo: &str, comment_id: u64, content: &str) -> Ap
     )
 }
 
+// --- branches --------------------------------------------------------------------------
+
+/// [Get a branch](https://docs.github.com/rest/branches/branches#get-a-branch): its
+/// `protected` flag needs only read access (the protection settings need admin).
+pub fn branch(repo: &str, branch: &str) -> String {
+    format!("/repos/{repo}/branches/{}", encode(branch))
+}
+
+/// [Get rules for a branch](https://docs.github.com/rest/repos/rules#get-rules-for-a-branch):
+/// every active ruleset rule that applies to it.
+pub fn branch_rules(repo: &str, branch: &str) -> String {
+    format!("/repos/{repo}/rules/branches/{}", encode(branch))
+}
+
 // --- pull requests ---------------------------------------------------------------------
 
 /// [Get a pull request](https://docs.github.com/rest/pulls/pulls#get-a-pull-request)

@@ -218,3 +218,29 @@ async fn a_ledger_push_that_lands_but_reports_an_error_is_not_applied_twice() {
     );
     w.finish().await;
 }
+
+/// Defect 6 of the hardening review: the panel warns while the ledger branch is not
+/// protected against rewrites, and says nothing once a ruleset guards it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_panel_warns_while_the_ledger_branch_is_unprotected() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", "/mission configurable greetings")
+        .await;
+    let panel = w.reply().await;
+    assert!(
+        panel.contains("The ledger branch `navin/ledger` is not protected"),
+        "{panel}"
+    );
+    assert!(w.called("GET", "/rules/branches/navin%2Fledger"));
+    w.finish().await;
+
+    let mut w = World::new().await;
+    w.fake().protect_branch("octo-org", "hello", "navin/ledger");
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", "/mission configurable greetings")
+        .await;
+    let panel = w.reply().await;
+    assert!(!panel.contains("is not protected"), "{panel}");
+    w.finish().await;
+}

@@ -52,9 +52,22 @@ impl FakeGitHub {
                 next_number: 1,
                 workflows: BTreeMap::new(),
                 created_at: Utc::now(),
+                protected: Default::default(),
+                branch_rules: BTreeMap::new(),
             },
         );
         sha
+    }
+
+    /// A ruleset rule of `rule_type` (`update`, `non_fast_forward`, …) now applies to `branch`.
+    pub fn add_branch_rule(&self, owner: &str, repo: &str, branch: &str, rule_type: &str) {
+        let mut model = self.inner.model();
+        if let Some(r) = model.repo_mut(owner, repo) {
+            r.branch_rules
+                .entry(branch.to_owned())
+                .or_default()
+                .push(rule_type.to_owned());
+        }
     }
 
     pub(super) fn git_dir(&self, owner: &str, repo: &str) -> std::path::PathBuf {
@@ -130,8 +143,11 @@ impl FakeGitHub {
         self.git_dir(owner, repo)
     }
 
-    /// Installs a pre-receive hook refusing force pushes and deletions of `branch`, like a ruleset.
+    /// Installs a pre-receive hook refusing force pushes and deletions of `branch`, like a
+    /// ruleset, and lists those rules (`non_fast_forward`, `deletion`) for the branch.
     pub fn protect_branch(&self, owner: &str, repo: &str, branch: &str) {
+        self.add_branch_rule(owner, repo, branch, "non_fast_forward");
+        self.add_branch_rule(owner, repo, branch, "deletion");
         let hook = self.git_dir(owner, repo).join("hooks").join("pre-receive");
         let script = format!(
             "#!/bin/sh\nzero=0000000000000000000000000000000000000000\nwhile read old new ref; do\n  \

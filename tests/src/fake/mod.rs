@@ -12,6 +12,7 @@ pub mod log;
 pub mod model;
 pub mod render;
 mod routes_apps;
+mod routes_branches;
 mod routes_checks;
 mod routes_issues;
 mod routes_pulls;
@@ -409,6 +410,7 @@ fn router(inner: Arc<Inner>) -> Router {
     Router::new()
         .merge(routes_apps::routes())
         .merge(routes_repos::routes())
+        .merge(routes_branches::routes())
         .merge(routes_issues::routes())
         .merge(routes_pulls::routes())
         .merge(routes_checks::routes())

@@ -110,6 +110,10 @@ pub struct Repo {
     pub next_number: u64,
     pub workflows: BTreeMap<String, Workflow>,
     pub created_at: DateTime<Utc>,
+    /// Branches with classic branch protection.
+    pub protected: std::collections::BTreeSet<String>,
+    /// Ruleset rule types (`update`, `non_fast_forward`, …) that apply to a branch.
+    pub branch_rules: BTreeMap<String, Vec<String>>,
 }
 
 impl Repo {

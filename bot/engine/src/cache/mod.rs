@@ -2,5 +2,6 @@
 
 pub mod grants;
 pub mod permission;
+pub mod protection;
 pub mod replies;
 pub mod repo_config;

@@ -212,6 +212,14 @@ impl Session<'_> {
         let issue = self.panel_issue(ledger);
         let mut ctx = crate::render::PanelContext::new(self.repo_ref());
         let config = self.repo_config();
+        if let Some(notice) = self
+            .engine
+            .protection
+            .notice(&self.client, &self.repo, &config.ledger_branch)
+            .await
+        {
+            ctx.notices.push(notice);
+        }
         if config.dispatch.agent() == crate::config::AgentKind::Copilot
             && self.engine.agent_app().is_none()
         {
