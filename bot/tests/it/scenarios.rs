@@ -384,3 +384,33 @@ async fn one_person_cannot_make_navin_reply_more_than_the_hourly_cap_on_an_issue
     );
     w.finish().await;
 }
+
+/// Defect 2's figure: a writer's 500-line `/step add` comment costs four REST requests
+/// (it made ~1,500 before the cap, 22 with the cap alone) and ten ledger commits, not 500.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_line_comment_costs_ten_commands_and_a_handful_of_requests() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", "/mission greetings").await;
+    w.reply().await;
+    let commits = w.ledger_commits();
+    w.clear_requests();
+    let mut body = String::new();
+    for n in 1..=500 {
+        body.push_str(&format!("/step add S{n} \"Step {n}\"\n"));
+    }
+    w.comment(issue, "alice", &body).await;
+    let skipped = w.reply().await;
+    assert!(skipped.contains("these 490 were skipped"), "{skipped}");
+    let log: Vec<String> = w
+        .fake()
+        .api_requests()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    let requests = w.requests("a 500-line /step add comment");
+    // The panel found and edited once for the comment, one reply, one reaction.
+    assert!(requests <= 4, "{requests} REST requests: {log:#?}");
+    assert_eq!(w.ledger_commits(), commits + 10);
+    w.finish().await;
+}

@@ -61,10 +61,13 @@ impl Engine {
         let mut parsed = parsed;
         let skipped = parsed.split_off(cap.min(parsed.len()));
         let mut answers = Vec::new();
+        // The panel is written once, after the last command, with the newest ledger.
+        session.defer_panel();
         for (index, command) in parsed.into_iter().enumerate() {
             let op_id = format!("{}#{index}", cx.delivery.id);
             answers.push(session.run(command, &op_id).await?);
         }
+        session.flush_panel().await?;
         if !skipped.is_empty() {
             answers.push(session.skipped(&skipped, cap));
         }

@@ -209,6 +209,43 @@ impl Session<'_> {
     }
 
     pub(crate) async fn refresh_panel(&self, ledger: &Ledger) -> Result<Upserted, EngineError> {
+        {
+            let mut deferred = self
+                .deferred_panel
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(due) = deferred.as_mut() {
+                *due = Some(ledger.clone());
+                return Ok(Upserted::Unchanged);
+            }
+        }
+        self.write_panel(ledger).await
+    }
+
+    /// From here until [`Session::flush_panel`], panel refreshes only note the newest
+    /// ledger: a comment of ten commands edits the panel once.
+    pub(crate) fn defer_panel(&self) {
+        *self
+            .deferred_panel
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(None);
+    }
+
+    /// Writes the panel of the newest ledger noted since [`Session::defer_panel`], if any.
+    pub(crate) async fn flush_panel(&self) -> Result<(), EngineError> {
+        let due = self
+            .deferred_panel
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+            .flatten();
+        if let Some(ledger) = due {
+            self.write_panel(&ledger).await?;
+        }
+        Ok(())
+    }
+
+    async fn write_panel(&self, ledger: &Ledger) -> Result<Upserted, EngineError> {
         let issue = self.panel_issue(ledger);
         let mut ctx = crate::render::PanelContext::new(self.repo_ref());
         let config = self.repo_config();

@@ -78,6 +78,7 @@ impl Engine {
             author_id: None,
             delivery: cx.delivery.clone(),
             report: cx.report.clone(),
+            deferred_panel: std::sync::Mutex::new(None),
         })
     }
 }
@@ -110,6 +111,9 @@ pub(crate) struct Session<'e> {
     pub(crate) delivery: crate::Delivery,
     /// Where setbacks that do not stop the event are recorded.
     pub(crate) report: Report,
+    /// While a comment's commands run: `Some`, holding the newest ledger whose panel is
+    /// due, so the panel is rendered and written once per comment, not once per command.
+    pub(crate) deferred_panel: std::sync::Mutex<Option<Option<navin_ledger::Ledger>>>,
 }
 
 /// How a command is answered when it went through.
