@@ -6,6 +6,7 @@ pub mod error;
 mod index;
 pub mod model;
 pub mod ops;
+pub mod paths;
 pub mod plan;
 pub mod store;
 

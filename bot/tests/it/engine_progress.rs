@@ -26,7 +26,11 @@ fn cargo_failure(n: u32) -> String {
 }
 
 async fn mission() -> World {
-    let mut w = World::new().await;
+    start(World::new().await).await
+}
+
+/// The one-step mission (S1, a test step) started in `w`.
+async fn start(mut w: World) -> World {
     let issue = w.issue("Parser", "Reject tabs.");
     w.comment(
         issue,
@@ -169,20 +173,13 @@ async fn rounds_that_turn_nothing_green_are_a_stall_and_one_that_does_is_progres
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failure_told_only_by_annotations_is_read_for_the_fingerprint() {
-    let mut w = World::new().await;
+    let w = World::new().await;
     // Retries and stalls to spare: the third failure is still an attempt, not a replan.
     w.commit(&[(
         ".github/navin.yml",
         "budgets:\n  max_retries: 5\n  max_stalls: 5\n",
     )]);
-    let issue = w.issue("Parser", "Reject tabs.");
-    w.comment(
-        issue,
-        "alice",
-        "/mission reject tabs\n/step add S1 \"Reject tabs\" --validation test",
-    )
-    .await;
-    assert!(w.reply().await.starts_with(PANEL));
+    let mut w = start(w).await;
     let (pr, head) = w.open_pr("S1", "navin/S1-tabs").await;
     let annotated = |head: &str, line: u64, test: &str| {
         CheckRunSpec::new("ci/test", head)

@@ -168,17 +168,24 @@ async fn with_run_all_the_next_stage_starts_as_soon_as_the_previous_is_merged() 
 
 const QUESTION: &str = "1. Which locale should src/greet.rs fall back to?\n   - **Default:** English\n   - **Answer:**";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_ready_step_that_names_an_open_question_pauses_the_mission_asks_once_and_an_answer_resumes_it(
-) {
+/// A staged mission started from a plan whose one question names S1's file, under
+/// `config`: Navin asks on the issue (the first reply), then posts the panel.
+async fn asked(config: &str) -> (World, u64) {
     let mut w = World::new().await;
-    w.commit(&[(".github/navin.yml", "questions:\n  default_after: 48h\n")]);
+    w.commit(&[(".github/navin.yml", config)]);
     let issue = w.issue("Greetings", "Make the greeting configurable.");
     approved_plan(&mut w, issue, STAGES, Some(QUESTION)).await;
     w.comment(issue, "alice", "/mission").await;
     let ask = w.reply().await;
     assert!(ask.contains("Navin needs an answer"), "{ask}");
     assert!(w.reply().await.starts_with(PANEL));
+    (w, issue)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ready_step_that_names_an_open_question_pauses_the_mission_asks_once_and_an_answer_resumes_it(
+) {
+    let (mut w, issue) = asked("questions:\n  default_after: 48h\n").await;
     let ledger = w.ledger().expect("ledger");
     let m = &ledger.mission;
     assert_eq!(
@@ -240,13 +247,7 @@ async fn a_ready_step_that_names_an_open_question_pauses_the_mission_asks_once_a
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_written_into_the_plan_records_the_fact_and_resumes_the_mission() {
-    let mut w = World::new().await;
-    w.commit(&[(".github/navin.yml", "questions:\n  default_after: 48h\n")]);
-    let issue = w.issue("Greetings", "Make the greeting configurable.");
-    approved_plan(&mut w, issue, STAGES, Some(QUESTION)).await;
-    w.comment(issue, "alice", "/mission").await;
-    assert!(w.reply().await.contains("Navin needs an answer"));
-    assert!(w.reply().await.starts_with(PANEL));
+    let (mut w, issue) = asked("questions:\n  default_after: 48h\n").await;
     assert_eq!(
         w.ledger().expect("ledger").mission.status,
         MissionStatus::Paused
@@ -274,13 +275,7 @@ async fn an_answer_written_into_the_plan_records_the_fact_and_resumes_the_missio
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_default_whose_wait_is_over_becomes_a_fact_and_the_mission_goes_on() {
-    let mut w = World::new().await;
-    w.commit(&[(".github/navin.yml", "questions:\n  default_after: 1s\n")]);
-    let issue = w.issue("Greetings", "Make the greeting configurable.");
-    approved_plan(&mut w, issue, STAGES, Some(QUESTION)).await;
-    w.comment(issue, "alice", "/mission").await;
-    assert!(w.reply().await.contains("Navin needs an answer"));
-    assert!(w.reply().await.starts_with(PANEL));
+    let (mut w, issue) = asked("questions:\n  default_after: 1s\n").await;
     assert_eq!(
         w.ledger().expect("ledger").mission.status,
         MissionStatus::Paused

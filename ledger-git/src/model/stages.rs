@@ -143,15 +143,15 @@ impl Ledger {
         if missing.is_empty() {
             return Vec::new();
         }
-        let item_words: Vec<Vec<&str>> = missing.iter().map(|m| words(m).collect()).collect();
+        let item_names: Vec<Vec<String>> = missing.iter().map(|m| item_names(m)).collect();
         self.ready()
             .into_iter()
             .filter_map(|task| {
                 let names = step_names(task);
                 let items: Vec<String> = missing
                     .iter()
-                    .zip(&item_words)
-                    .filter(|(_, ws)| ws.iter().any(|w| names.iter().any(|n| n == w)))
+                    .zip(&item_names)
+                    .filter(|(_, ws)| ws.iter().any(|w| names.contains(w)))
                     .map(|(m, _)| m.clone())
                     .collect();
                 (!items.is_empty()).then(|| InfoBlock {
@@ -163,36 +163,35 @@ impl Ledger {
     }
 }
 
-/// Words of free text with surrounding punctuation trimmed (`src/a.rs?` is `src/a.rs`).
-fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || matches!(c, '/' | '_' | '-'))))
+/// What an open question can name a step by: its words (a step id is one) and its paths.
+fn item_names(item: &str) -> Vec<String> {
+    let mut names: Vec<String> = item
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
+                .trim_end_matches('.')
+        })
         .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    names.extend(crate::paths::text_paths(item));
+    names
 }
 
-/// What a step answers to in free text: its id and every path-like word of its context.
-fn step_names(task: &Task) -> Vec<&str> {
-    let mut names = vec![task.id.as_str()];
+/// What a step answers to in free text: its id and every path its context names.
+fn step_names(task: &Task) -> Vec<String> {
     let texts = [
         Some(task.title.as_str()),
         task.description.as_deref(),
         task.acceptance.as_deref(),
     ];
+    let mut names = vec![task.id.clone()];
     for text in texts
         .into_iter()
         .flatten()
         .chain(task.commands.iter().map(String::as_str))
     {
-        names.extend(words(text).filter(|w| is_path(w)));
+        names.extend(crate::paths::text_paths(text));
     }
     names
-}
-
-/// `src/a.rs`, `Cargo.toml`, `db/migrations`: a slash, or a dot between letters.
-fn is_path(word: &str) -> bool {
-    word.len() >= 3
-        && (word.contains('/')
-            || word.split_once('.').is_some_and(|(a, b)| {
-                !a.is_empty() && b.chars().next().is_some_and(char::is_alphanumeric)
-            }))
 }

@@ -267,42 +267,11 @@ fn report(body: &mut String, ledger: &Ledger, task: &Task, model: Option<&str>) 
 /// Repository paths the step names in its title or description (plan steps carry
 /// `Files: a, b.` and titles like `Edit src/lib.rs`), in order, without duplicates.
 pub fn context_paths(task: &Task) -> Vec<String> {
-    let text = format!(
+    navin_ledger::paths::text_paths(&format!(
         "{} {}",
         task.title,
         task.description.as_deref().unwrap_or_default()
-    );
-    let mut out: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
-        let w = word
-            .trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '`' | '(' | ')' | '"' | '\''))
-            .trim_end_matches('.');
-        if looks_like_path(w) && !out.iter().any(|p| p == w) {
-            out.push(w.to_owned());
-        }
-    }
-    out
-}
-
-fn looks_like_path(w: &str) -> bool {
-    if w.len() < 3 || w.contains("://") || w.starts_with('-') {
-        return false;
-    }
-    if !w
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'))
-    {
-        return false;
-    }
-    let name = w.rsplit('/').next().unwrap_or(w);
-    // `e.g` and `i.e` are prose; `main.c` and `a.rs` are files.
-    let has_ext = name.rsplit_once('.').is_some_and(|(stem, ext)| {
-        !ext.is_empty()
-            && ext.len() <= 5
-            && ext.chars().any(|c| c.is_ascii_alphabetic())
-            && (stem.len() + ext.len() > 2 || name.starts_with('.'))
-    });
-    (w.contains('/') && !w.ends_with('/') && !name.is_empty()) || has_ext
+    ))
 }
 
 #[cfg(test)]

@@ -26,9 +26,7 @@ fn ask_id(ledger: &Ledger, blocks: &[navin_ledger::model::InfoBlock]) -> String 
         }
         hash.update([1]);
     }
-    let digest = hash.finalize();
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("ask:{hex}")
+    format!("ask:{}", hex::encode(&hash.finalize()[..8]))
 }
 
 impl Session<'_> {
