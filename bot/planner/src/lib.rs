@@ -8,6 +8,7 @@
 
 mod build;
 mod commands;
+mod commit_tree;
 pub mod external;
 mod imports;
 mod intent;
@@ -21,6 +22,7 @@ mod scan;
 mod sections;
 mod source;
 mod stages;
+mod symbols;
 mod targets;
 mod text;
 
@@ -38,12 +40,14 @@ use std::path::PathBuf;
 use navin_ledger::plan::Plan;
 use serde::Serialize;
 
+pub use commit_tree::CommitTree;
 pub use map::{
     CiConfig, DetectedCommand, EntryPoint, Framework, HubFile, LanguageStat, Manifest, Module,
     RepoCommandKind, RepoMap, ScanStats, TestConvention,
 };
 pub use rank::RankedFile;
 pub use source::{LocalSource, MemorySource, RepoSource, SourceEntry};
+pub use symbols::{definitions, Symbol};
 
 /// Limits that keep planning fast on large repositories. Defaults plan a
 /// 10k-file repository in well under the 2 s target on two cores.

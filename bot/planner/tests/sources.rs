@@ -1,226 +1,21 @@
 //! External plan sources against a fake OpenAI-compatible endpoint on 127.0.0.1 and small bash plan commands.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+mod support;
 
-use navin_ledger::plan::{render, FileChange, Operation, Plan, PlanErrorKind, READ_ONLY_PERSONA};
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use navin_ledger::plan::{PlanErrorKind, READ_ONLY_PERSONA};
 use navin_planner::external::{
     generate, generate_async, ApiKey, ExternalConfig, ExternalError, ExternalKind, ENV_API_KEY,
     ENV_BASE_URL, ENV_COMMAND, ENV_MODEL, ENV_TIMEOUT,
 };
-use serde_json::{json, Value};
+use serde_json::Value;
+use support::*;
 use tempfile::TempDir;
-
-const REQUEST: &str = "Add retries with exponential backoff to send_webhook in the webhook client";
-
-// ---------------------------------------------------------------- fixtures
-
-fn valid_plan() -> Plan {
-    Plan {
-        title: "Retry webhook deliveries with backoff".to_owned(),
-        persona: READ_ONLY_PERSONA.to_owned(),
-        goal: "Retry failed webhook deliveries. Back off exponentially.".to_owned(),
-        architecture: "One crate; `src/webhook.rs` sends deliveries.".to_owned(),
-        capabilities: "Sends webhooks.".to_owned(),
-        data_flow: "Caller -> send_webhook -> HTTP.".to_owned(),
-        target_state: "send_webhook retries up to 3 times.".to_owned(),
-        impact_isolation: "Only `src/webhook.rs` changes.".to_owned(),
-        changes: vec![FileChange {
-            path: "src/webhook.rs".to_owned(),
-            operation: Operation::Edit,
-            change: "Wrap the send in a retry loop with backoff.".to_owned(),
-            rationale: "Transient failures lose deliveries today.".to_owned(),
-        }],
-        new_dependencies: vec![],
-        risks: vec![
-            "Retries delay the caller.".to_owned(),
-            "Duplicate deliveries if the receiver is slow.".to_owned(),
-            "Backoff hides a dead endpoint.".to_owned(),
-        ],
-        next_steps: vec!["Run `cargo test`.".to_owned()],
-        questions: vec![],
-        handoff: None,
-        stages: vec![],
-    }
-}
-
-fn valid_text() -> String {
-    render(&valid_plan())
-}
-
-/// Renders fine but breaks the 3-5 risks rule.
-fn two_risk_text() -> String {
-    let mut plan = valid_plan();
-    plan.risks.truncate(2);
-    render(&plan)
-}
-
-fn repo() -> TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let files = [
-        ("Cargo.toml", "[package]\nname = \"hooks\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nureq = \"2\"\n"),
-        ("src/lib.rs", "pub mod webhook;\n"),
-        ("src/webhook.rs", "/// Sends one webhook delivery.\npub fn send_webhook(url: &str) -> Result<(), String> {\n    let _ = url;\n    Ok(())\n}\n"),
-        ("tests/webhook_test.rs", "#[test]\nfn sends() { hooks::webhook::send_webhook(\"x\").unwrap(); }\n"),
-    ];
-    for (path, text) in files {
-        let full = dir.path().join(path);
-        std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
-        std::fs::write(full, text).expect("write");
-    }
-    dir
-}
-
-/// A key made up at test time; no real service ever sees it.
-fn test_key() -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!("sk-navin-test-{}-{nanos}", std::process::id())
-}
-
-fn assert_no_key(err: &ExternalError, key: &str) {
-    assert!(!err.to_string().contains(key), "key in message: {err}");
-    assert!(!format!("{err:?}").contains(key), "key in Debug: {err:?}");
-}
-
-// ------------------------------------------------------- fake chat endpoint
-
-struct Reply {
-    status: u16,
-    body: String,
-    delay: Duration,
-}
-
-fn chat(content: &str) -> Reply {
-    Reply {
-        status: 200,
-        body: json!({
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]
-        })
-        .to_string(),
-        delay: Duration::ZERO,
-    }
-}
-
-fn raw(status: u16, body: &str) -> Reply {
-    Reply {
-        status,
-        body: body.to_owned(),
-        delay: Duration::ZERO,
-    }
-}
-
-struct Recorded {
-    head: String,
-    body: Value,
-}
-
-impl Recorded {
-    fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|line| {
-            let (k, v) = line.split_once(':')?;
-            k.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| v.trim().to_owned())
-        })
-    }
-
-    fn message(&self, i: usize) -> (&str, &str) {
-        let m = &self.body["messages"][i];
-        (
-            m["role"].as_str().unwrap_or_default(),
-            m["content"].as_str().unwrap_or_default(),
-        )
-    }
-}
-
-/// Serves the scripted replies, one connection each, then stops listening,
-/// so an unexpected extra request fails to connect.
-struct FakeLlm {
-    base_url: String,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-}
-
-impl FakeLlm {
-    fn start(replies: Vec<Reply>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&requests);
-        thread::spawn(move || {
-            for reply in replies {
-                let Ok((mut stream, _)) = listener.accept() else {
-                    return;
-                };
-                let (head, body) = read_request(&mut stream);
-                let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                log.lock().expect("lock").push(Recorded { head, body });
-                thread::sleep(reply.delay);
-                let response = format!(
-                    "HTTP/1.1 {} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                    reply.status,
-                    reply.body.len(),
-                    reply.body
-                );
-                let _ = stream.write_all(response.as_bytes());
-            }
-        });
-        Self {
-            base_url: format!("http://{addr}/v1"),
-            requests,
-        }
-    }
-
-    fn config(&self) -> ExternalConfig {
-        ExternalConfig {
-            base_url: Some(self.base_url.clone()),
-            model: Some("test-model".to_owned()),
-            ..ExternalConfig::default()
-        }
-    }
-
-    fn requests(&self) -> std::sync::MutexGuard<'_, Vec<Recorded>> {
-        self.requests.lock().expect("lock")
-    }
-}
-
-fn read_request(stream: &mut TcpStream) -> (String, Vec<u8>) {
-    let mut data = Vec::new();
-    let mut buf = [0u8; 8192];
-    let head_end = loop {
-        if let Some(i) = data.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        let n = stream.read(&mut buf).expect("read head");
-        assert!(n > 0, "connection closed before the request head ended");
-        data.extend_from_slice(&buf[..n]);
-    };
-    let head = String::from_utf8_lossy(&data[..head_end]).into_owned();
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse().ok())?
-        })
-        .unwrap_or(0);
-    while data.len() < head_end + length {
-        let n = stream.read(&mut buf).expect("read body");
-        if n == 0 {
-            break;
-        }
-        data.extend_from_slice(&buf[..n]);
-    }
-    (head, data[head_end..].to_vec())
-}
 
 // ------------------------------------------------------------ HTTP source
 
@@ -603,9 +398,12 @@ fn command_source_gets_request_as_argument_and_json_on_stdin() {
     let repo = repo();
     let script = Script::new(
         r#"rec="$1"; printf '%s' "$2" > "$rec/arg"; pwd -P > "$rec/cwd"; cat > "$rec/stdin"
+cat src/webhook.rs > "$rec/seen"; ls -a > "$rec/ls"
+if (echo changed > src/webhook.rs) 2>/dev/null || touch new-file 2>/dev/null; then echo wrote > "$rec/write"; else echo refused > "$rec/write"; fi
 printf '%s' "${NAVIN_PLAN_FEEDBACK-unset}" > "$rec/feedback"; cat "$rec/plan.md""#,
     );
 
+    let before = snapshot(repo.path());
     let plan = generate(
         ExternalKind::Command,
         &script.config(),
@@ -614,12 +412,34 @@ printf '%s' "${NAVIN_PLAN_FEEDBACK-unset}" > "$rec/feedback"; cat "$rec/plan.md"
     )
     .expect("plan");
 
+    assert_eq!(
+        before,
+        snapshot(repo.path()),
+        "the checkout and .git are untouched"
+    );
     assert_eq!(plan.attempts, 1);
     assert_eq!(plan.source, "command:bash");
     assert_eq!(plan.document.plan(), &valid_plan());
     assert_eq!(script.read("arg"), REQUEST);
+    // It ran in a read-only copy of the commit, not in the checkout.
     let repo_dir = repo.path().canonicalize().expect("canonical");
-    assert_eq!(Path::new(script.read("cwd").trim()), repo_dir);
+    assert!(!script
+        .read("cwd")
+        .trim()
+        .starts_with(&*repo_dir.to_string_lossy()));
+    assert!(script.read("seen").contains("pub fn send_webhook"));
+    assert!(
+        !script.read("ls").lines().any(|l| l == ".git"),
+        "{}",
+        script.read("ls")
+    );
+    // File modes stop every user but root; root's writes land in the copy only.
+    let expected = if is_root() { "wrote" } else { "refused" };
+    assert_eq!(script.read("write").trim(), expected);
+    assert!(
+        !std::path::Path::new(script.read("cwd").trim()).exists(),
+        "the copy is removed"
+    );
     assert_eq!(script.read("feedback"), "unset");
     let stdin: Value = serde_json::from_str(&script.read("stdin")).expect("stdin JSON");
     assert_eq!(stdin["request"], REQUEST);

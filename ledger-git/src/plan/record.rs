@@ -84,6 +84,47 @@ pub struct PlanRecord {
     /// that leaves the file as it was does not undo a later `/plan edit`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_hash: Option<String>,
+    /// How the current text was written when a model or command wrote it: the
+    /// read-only tool calls (never the model's prose) and what they cost, so a
+    /// reviewer can see what the plan was based on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<PlannerRun>,
+}
+
+/// One planner run behind a plan text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannerRun {
+    /// `llm:<model>`, `command:<program>` or `builtin`.
+    pub source: String,
+    /// The commit the planner read.
+    pub commit: String,
+    /// Chat requests sent (0 for a command).
+    #[serde(default)]
+    pub turns: u32,
+    /// Tokens the endpoint reported, summed over the turns.
+    #[serde(default)]
+    pub tokens: u64,
+    /// 1 when the first plan validated, 2 after one round of feedback.
+    pub attempts: u32,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// Why the built-in plan was posted instead (`planner.fallback: builtin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+}
+
+/// One read-only tool call: which tool, with what arguments, how much it answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    pub turn: u32,
+    pub tool: String,
+    /// The arguments as the model sent them, clipped to 300 characters.
+    pub arguments: String,
+    /// Bytes of the answer handed back to the model.
+    pub bytes: usize,
+    /// Why the call was refused (a path outside the tree, a spent budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The approver recorded for plans the config accepted without a person.
@@ -215,6 +256,7 @@ impl PlanRecord {
             auto_accept: None,
             op_ids: Vec::new(),
             file_hash: None,
+            run: None,
         }
     }
 
@@ -514,6 +556,7 @@ mod tests {
             auto_accept: None,
             op_ids: vec![],
             file_hash: None,
+            run: None,
         }
     }
 

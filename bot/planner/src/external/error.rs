@@ -77,6 +77,16 @@ pub enum ExternalError {
         output_excerpt: String,
     },
 
+    #[error("{} is not inside a git repository with a commit; the LLM and command planners plan a commit (commit first, or use the built-in planner)", path.display())]
+    NotARepository { path: std::path::PathBuf },
+
+    #[error("{origin} spent its budget ({turns} turns, {tool_calls} tool calls) without writing a plan; raise planner.max_turns or planner.max_tool_bytes in .github/navin.yml, or use the built-in planner")]
+    BudgetSpent {
+        origin: String,
+        turns: u32,
+        tool_calls: usize,
+    },
+
     #[error("could not run the plan source: {0}")]
     Runtime(String),
 }

@@ -2,26 +2,27 @@
 
 use std::time::Duration;
 
-use navin_ledger::plan::PlanError;
 use serde::{Deserialize, Serialize};
 
 use super::config::{ApiKey, ExternalConfig};
 use super::error::{excerpt, ExternalError};
-use super::prompt::{feedback_message, Prompt};
 
 const BODY_EXCERPT_CHARS: usize = 300;
 /// Fails fast on a dead host while leaving the full timeout to a slow model.
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
-#[derive(Debug, Clone, Serialize)]
-struct Message {
-    role: &'static str,
-    content: String,
+#[derive(Debug, Deserialize)]
+struct ChatResponse {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    #[serde(default)]
+    usage: Option<Usage>,
 }
 
 #[derive(Debug, Deserialize)]
-struct ChatResponse {
-    choices: Vec<Choice>,
+struct Usage {
+    #[serde(default)]
+    total_tokens: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -29,27 +30,48 @@ struct Choice {
     message: ChoiceMessage,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 struct ChoiceMessage {
     #[serde(default)]
     content: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
 }
 
-/// A conversation with the model. Each [`Self::ask`] sends the whole
-/// history, so the feedback turn sees the plan it is correcting.
+/// One tool call as chat-completions sends it: `arguments` is a JSON *string*.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub(crate) struct ToolCall {
+    pub id: String,
+    #[serde(rename = "type", default = "function_type")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub(crate) struct FunctionCall {
+    pub name: String,
+    #[serde(default)]
+    pub arguments: String,
+}
+
+fn function_type() -> String {
+    "function".to_owned()
+}
+
+/// An OpenAI-compatible chat-completions endpoint: one POST per turn,
+/// a bounded body, and errors that never carry the key.
 #[derive(Debug)]
-pub(crate) struct HttpSource {
+pub(crate) struct ChatClient {
     client: reqwest::Client,
     url: reqwest::Url,
     model: String,
     key: Option<ApiKey>,
     timeout: Duration,
     max_output_bytes: usize,
-    messages: Vec<Message>,
 }
 
-impl HttpSource {
-    pub(crate) fn new(cfg: &ExternalConfig, prompt: Prompt) -> Result<Self, ExternalError> {
+impl ChatClient {
+    pub(crate) fn new(cfg: &ExternalConfig) -> Result<Self, ExternalError> {
         let url = cfg.chat_url()?;
         let model = cfg.model_name()?.to_owned();
         // rustls needs a process-wide crypto provider; ring is the one octocrab uses.
@@ -67,40 +89,24 @@ impl HttpSource {
             key: cfg.api_key.clone(),
             timeout: cfg.timeout,
             max_output_bytes: cfg.max_output_bytes,
-            messages: vec![
-                Message {
-                    role: "system",
-                    content: prompt.system,
-                },
-                Message {
-                    role: "user",
-                    content: prompt.user,
-                },
-            ],
         })
     }
 
-    /// `http:<model>`, the name plans from this source are recorded under.
+    pub(crate) fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// `http:<model>`, the name plans from this endpoint are recorded under.
     pub(crate) fn origin(&self) -> String {
         format!("http:{}", self.model)
     }
 
-    /// Queues the validation error as the next user turn.
-    pub(crate) fn add_feedback(&mut self, error: &PlanError) {
-        self.messages.push(Message {
-            role: "user",
-            content: feedback_message(error),
-        });
-    }
-
-    /// Sends the conversation and returns the reply text, which is also
-    /// appended to the history.
-    pub(crate) async fn ask(&mut self) -> Result<String, ExternalError> {
-        let body = serde_json::json!({
-            "model": self.model,
-            "messages": self.messages,
-            "temperature": 0,
-        });
+    /// Sends `body` (the `model` field is added) and returns the parsed reply.
+    pub(crate) async fn post(
+        &self,
+        mut body: serde_json::Value,
+    ) -> Result<ChatReply, ExternalError> {
+        body["model"] = serde_json::Value::String(self.model.clone());
         let mut request = self.client.post(self.url.clone()).json(&body);
         if let Some(key) = &self.key {
             request = request.bearer_auth(key.expose());
@@ -131,22 +137,18 @@ impl HttpSource {
                 reason: e.to_string(),
                 body_excerpt: self.excerpt(&text),
             })?;
-        let content = parsed
+        let tokens = parsed.usage.and_then(|u| u.total_tokens).unwrap_or(0);
+        let message = parsed
             .choices
             .into_iter()
             .next()
-            .and_then(|c| c.message.content)
+            .map(|c| c.message)
             .unwrap_or_default();
-        if content.trim().is_empty() {
-            return Err(ExternalError::EmptyReply {
-                origin: self.origin(),
-            });
-        }
-        self.messages.push(Message {
-            role: "assistant",
-            content: content.clone(),
-        });
-        Ok(content)
+        Ok(ChatReply {
+            content: message.content.unwrap_or_default(),
+            tool_calls: message.tool_calls,
+            tokens,
+        })
     }
 
     fn excerpt(&self, text: &str) -> String {
@@ -169,6 +171,15 @@ impl HttpSource {
             reason: self.excerpt(&error_chain(error)),
         }
     }
+}
+
+/// The first choice of a reply: its text, the tools it asks for, and the
+/// tokens the endpoint says the turn cost (0 when it does not say).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ChatReply {
+    pub content: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub tokens: u64,
 }
 
 /// The error and its causes on one line: reqwest's own message alone

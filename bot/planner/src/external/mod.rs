@@ -1,24 +1,32 @@
-//! Plan sources other than the built-in planner: an OpenAI-compatible chat endpoint or a configured command, both validated like any plan.
+//! Plan sources other than the built-in planner: a tool-using OpenAI-compatible chat model or a configured command, both validated like any plan.
 //!
-//! Both get the request and a bounded summary of the repository from the
-//! built-in planner's read-only map, and both get exactly one chance to fix
-//! a plan the parser rejects. What they return is a [`PlanDocument`], so an
-//! invalid plan can never leave this module.
+//! Both plan one commit read from git objects ([`CommitTree`]), start from
+//! the built-in planner's map and ranking, and get exactly one chance to
+//! fix a plan the parser rejects. What they return is a [`PlanDocument`],
+//! so an invalid plan can never leave this module.
 
+mod agent;
 mod command;
 mod config;
 mod error;
+mod export;
 mod extract;
 mod http;
 mod prompt;
 mod summary;
+mod tools;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use navin_ledger::plan::{PlanDocument, PlanError};
+use navin_ledger::plan::record::PlannerRun;
+use navin_ledger::plan::PlanDocument;
 
+use crate::commit_tree::CommitTree;
+use crate::{plan_repository, PlannerOptions};
+
+pub use agent::AgentBudgets;
 pub use config::{
     split_command, ApiKey, ExternalConfig, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PROMPT_BYTES,
     DEFAULT_TIMEOUT, ENV_API_KEY, ENV_BASE_URL, ENV_COMMAND, ENV_FEEDBACK, ENV_MODEL, ENV_TIMEOUT,
@@ -27,7 +35,6 @@ pub use error::ExternalError;
 pub use summary::{summarize, RepoSummary, SummaryFile};
 
 use command::CommandSource;
-use http::HttpSource;
 
 /// How much of a rejected plan [`ExternalError::InvalidPlan`] keeps.
 const REJECTED_EXCERPT_CHARS: usize = 2000;
@@ -72,11 +79,14 @@ pub struct ExternalPlan {
     pub source: String,
     /// 1 when the first plan passed, 2 when it passed after feedback.
     pub attempts: u32,
+    /// The tool calls and costs of a tool-using run (none for a command).
+    pub run: Option<PlannerRun>,
 }
 
-/// Blocking entry point for the CLI: maps `repo_path`, asks the source, and
-/// validates. Runs its own single-threaded runtime, so it must not be
-/// called from async code (use [`generate_async`] there); doing so returns
+/// Blocking entry point for the CLI: plans the commit at `HEAD` of the
+/// repository at `repo_path` (never its working tree) with default budgets.
+/// Runs its own single-threaded runtime, so it must not be called from
+/// async code (use [`generate_async`] there); doing so returns
 /// [`ExternalError::Runtime`] rather than panicking.
 pub fn generate(
     kind: ExternalKind,
@@ -97,8 +107,7 @@ pub fn generate(
     runtime.block_on(generate_async(kind, cfg, repo_path, request))
 }
 
-/// Async entry point (for the server): like [`generate`], with the
-/// repository scan moved to the blocking pool.
+/// Async entry point: like [`generate`].
 pub async fn generate_async(
     kind: ExternalKind,
     cfg: &ExternalConfig,
@@ -106,35 +115,148 @@ pub async fn generate_async(
     request: &str,
 ) -> Result<ExternalPlan, ExternalError> {
     let request = checked_request(kind, cfg, request)?;
-    let path: PathBuf = repo_path.to_path_buf();
-    let owned_request = request.to_owned();
-    let summary = tokio::task::spawn_blocking(move || summarize(&path, &owned_request))
-        .await
-        .map_err(|e| ExternalError::Runtime(format!("the repository scan stopped: {e}")))??;
-    generate_with_summary(kind, cfg, repo_path, request, &summary).await
+    let tree = head_tree(repo_path)?;
+    generate_at(kind, cfg, &AgentBudgets::default(), &tree, request).await
 }
 
-/// For callers that already mapped the repository (the server maps through
-/// the GitHub API with a `MemorySource`): `workdir` is only where a plan
-/// command runs.
-pub async fn generate_with_summary(
+/// The commit at `HEAD` of the repository containing `path`.
+pub fn head_tree(path: &Path) -> Result<CommitTree, ExternalError> {
+    let root: PathBuf = match git2::Repository::discover(path) {
+        Ok(repo) => repo
+            .workdir()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| repo.path().to_path_buf()),
+        Err(_) => {
+            return Err(ExternalError::NotARepository {
+                path: path.to_path_buf(),
+            })
+        }
+    };
+    CommitTree::open(&root, "HEAD").map_err(|_| ExternalError::NotARepository {
+        path: path.to_path_buf(),
+    })
+}
+
+/// Plans `tree` with `kind`, starting from the built-in planner's map of
+/// the same commit.
+pub async fn generate_at(
     kind: ExternalKind,
     cfg: &ExternalConfig,
-    workdir: &Path,
+    budgets: &AgentBudgets,
+    tree: &CommitTree,
+    request: &str,
+) -> Result<ExternalPlan, ExternalError> {
+    let request = checked_request(kind, cfg, request)?;
+    let builtin = plan_repository(tree, request, &PlannerOptions::default())?;
+    let summary = RepoSummary::from_output(&builtin);
+    ask_source(kind, cfg, budgets, tree, request, &summary).await
+}
+
+async fn ask_source(
+    kind: ExternalKind,
+    cfg: &ExternalConfig,
+    budgets: &AgentBudgets,
+    tree: &CommitTree,
     request: &str,
     summary: &RepoSummary,
 ) -> Result<ExternalPlan, ExternalError> {
-    let request = checked_request(kind, cfg, request)?;
-    let mut source = match kind {
-        ExternalKind::Http => Source::Http(HttpSource::new(
-            cfg,
-            prompt::build(request, summary, cfg.max_prompt_bytes),
-        )?),
+    match kind {
+        ExternalKind::Http => agent::plan_with_tools(cfg, budgets, tree, request, summary).await,
         ExternalKind::Command => {
-            Source::Command(CommandSource::new(cfg, workdir, request, summary)?)
+            let export = export::ReadOnlyExport::new(tree)?;
+            let mut source = CommandSource::new(cfg, export.path(), request, summary)?;
+            let result = ask_with_one_retry(&mut source).await;
+            drop(export);
+            result
         }
+    }
+}
+
+/// A plan from whichever planner the repository chose, for the server, the
+/// Action and the CLI alike.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub document: PlanDocument,
+    /// `builtin`, `http:<model>` or `command:<program>`.
+    pub source: String,
+    pub run: Option<PlannerRun>,
+    /// Set when the chosen planner failed and `fallback: builtin` posted the
+    /// built-in plan instead: why, in words a maintainer can act on.
+    pub fallback: Option<String>,
+}
+
+/// Plans `tree` with `kind` (`None` is the built-in planner). With
+/// `fallback_builtin`, a failed external planner gives the built-in plan
+/// and the reason instead of the error.
+pub async fn plan_commit(
+    kind: Option<ExternalKind>,
+    cfg: &ExternalConfig,
+    budgets: &AgentBudgets,
+    fallback_builtin: bool,
+    tree: &CommitTree,
+    request: &str,
+) -> Result<Planned, ExternalError> {
+    let request = request.trim();
+    if request.is_empty() {
+        return Err(ExternalError::EmptyRequest);
+    }
+    let builtin = plan_repository(tree, request, &PlannerOptions::default())?;
+    let builtin_doc = || {
+        PlanDocument::from_plan(&builtin.plan).map_err(|e| {
+            ExternalError::Runtime(format!(
+                "the built-in planner produced an invalid plan ({e}); please report this"
+            ))
+        })
     };
-    ask_with_one_retry(&mut source).await
+    let Some(kind) = kind else {
+        return Ok(Planned {
+            document: builtin_doc()?,
+            source: "builtin".to_owned(),
+            run: None,
+            fallback: None,
+        });
+    };
+    let summary = RepoSummary::from_output(&builtin);
+    let asked = match cfg.check(kind) {
+        Ok(()) => ask_source(kind, cfg, budgets, tree, request, &summary).await,
+        Err(e) => Err(e),
+    };
+    match asked {
+        Ok(plan) => Ok(Planned {
+            document: plan.document,
+            run: plan.run.or_else(|| {
+                Some(PlannerRun {
+                    source: plan.source.clone(),
+                    commit: tree.commit_id(),
+                    turns: 0,
+                    tokens: 0,
+                    attempts: plan.attempts,
+                    tool_calls: Vec::new(),
+                    fallback: None,
+                })
+            }),
+            source: plan.source,
+            fallback: None,
+        }),
+        Err(e) if fallback_builtin => {
+            let why = e.to_string();
+            Ok(Planned {
+                document: builtin_doc()?,
+                source: "builtin".to_owned(),
+                run: Some(PlannerRun {
+                    source: "builtin".to_owned(),
+                    commit: tree.commit_id(),
+                    turns: 0,
+                    tokens: 0,
+                    attempts: 1,
+                    tool_calls: Vec::new(),
+                    fallback: Some(why.clone()),
+                }),
+                fallback: Some(why),
+            })
+        }
+        Err(e) => Err(e),
+    }
 }
 
 impl ExternalConfig {
@@ -169,38 +291,9 @@ fn checked_request<'a>(
     Ok(request)
 }
 
-#[derive(Debug)]
-enum Source {
-    Http(HttpSource),
-    Command(CommandSource),
-}
-
-impl Source {
-    fn origin(&self) -> String {
-        match self {
-            Source::Http(s) => s.origin(),
-            Source::Command(s) => s.origin(),
-        }
-    }
-
-    async fn ask(&mut self) -> Result<String, ExternalError> {
-        match self {
-            Source::Http(s) => s.ask().await,
-            Source::Command(s) => s.ask().await,
-        }
-    }
-
-    fn add_feedback(&mut self, error: &PlanError) {
-        match self {
-            Source::Http(s) => s.add_feedback(error),
-            Source::Command(s) => s.add_feedback(error),
-        }
-    }
-}
-
 /// Asks, validates, and on rejection asks once more with the parser's
 /// error; a second rejection is [`ExternalError::InvalidPlan`].
-async fn ask_with_one_retry(source: &mut Source) -> Result<ExternalPlan, ExternalError> {
+async fn ask_with_one_retry(source: &mut CommandSource) -> Result<ExternalPlan, ExternalError> {
     let first = source.ask().await?;
     let error = match PlanDocument::parse(extract::extract_plan(&first)) {
         Ok(document) => return Ok(accepted(source, document, 1)),
@@ -220,10 +313,11 @@ async fn ask_with_one_retry(source: &mut Source) -> Result<ExternalPlan, Externa
     }
 }
 
-fn accepted(source: &Source, document: PlanDocument, attempts: u32) -> ExternalPlan {
+fn accepted(source: &CommandSource, document: PlanDocument, attempts: u32) -> ExternalPlan {
     ExternalPlan {
         document,
         source: source.origin(),
         attempts,
+        run: None,
     }
 }

@@ -92,21 +92,32 @@ You are a read-only software architect writing a plan for review. You cannot and
 const REPLY_RULE: &str = "\
 Reply with the complete plan inside one ```markdown fenced block and nothing else.";
 
-/// Builds the system and user messages. The summary gets whatever the
-/// budget leaves after the fixed text and the request, so the whole prompt
-/// stays within `max_bytes` (unless the fixed text alone is larger).
+const TOOLS_RULE: &str = "\
+You have read-only tools over the exact commit being planned: read_file, list_dir, grep, glob, find_symbol and repo_map. Use them to find where the requested change belongs: read the files you propose to edit, find the definitions you name, check where flags and commands are wired, and look for the nearest existing tests. Name the functions, types and flags each change touches. Tools cannot write; any helper you imagine is bound by the same read-only rule. The tool budget is limited: read ranges of large files rather than whole files. When you know enough, stop calling tools and reply with the plan.";
+
+/// The prompt of the tool-using planner: the read-only rule, how to use
+/// the tools, the plan format, then the request with the built-in map and
+/// ranked candidates, within `max_bytes` so the whole prompt stays within `max_bytes`
+/// (unless the fixed text alone is larger).
 pub(crate) fn build(request: &str, summary: &RepoSummary, max_bytes: usize) -> Prompt {
     let example = render(&example_plan());
     let system = format!(
-        "{READ_ONLY_RULE}\n\nThe plan format, as an example whose <...> placeholders you replace:\n\n```markdown\n{example}```\n\n{RULES}\n\n{REPLY_RULE}\n"
+        "{READ_ONLY_RULE}\n\n{TOOLS_RULE}\n\nThe plan format, as an example whose <...> placeholders you replace:\n\n```markdown\n{example}```\n\n{RULES}\n\n{REPLY_RULE}\n"
     );
     let request = clip_bytes(request.trim(), MAX_REQUEST_BYTES);
-    let head = format!("Request:\n{request}\n\nRepository summary (mapped read-only by Navin's built-in planner):\n");
-    let tail = "\nWrite the plan for this request and this repository.\n";
+    let head = format!("Request:\n{request}\n\nRepository map and the files Navin's built-in planner ranked for the request (a starting point; check it with the tools):\n");
+    let tail = "\nExplore with the tools as needed, then write the plan for this request and this commit.\n";
     let used = system.len() + head.len() + tail.len();
     let summary_text = summary.to_text(max_bytes.saturating_sub(used));
-    let user = format!("{head}{summary_text}{tail}");
-    Prompt { system, user }
+    Prompt {
+        system,
+        user: format!("{head}{summary_text}{tail}"),
+    }
+}
+
+/// The last turn's message once a budget is spent: tools are gone, the plan is due.
+pub(crate) fn budget_message(what: &str) -> String {
+    format!("The {what} budget is spent and no more tools can be called. Reply now with the complete plan, based on what you have read.")
 }
 
 /// The follow-up message after a rejected plan.
