@@ -128,6 +128,7 @@ fn main() {
         status: PlanStatus::Pending { stale: None },
         diff: None,
         repo: Some(RepoRef::new("octo/widgets", "https://github.com")),
+        run: None,
     };
     let mut bytes = 0;
     let t = median(15, || bytes = plan_comment(&doc, &info).len());

@@ -3,6 +3,7 @@
 pub mod conformance;
 pub mod fake;
 pub mod keys;
+pub mod llm;
 pub mod scenario;
 pub mod webhook;
 

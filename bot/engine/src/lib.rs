@@ -25,6 +25,7 @@ pub mod reads;
 pub mod render;
 pub mod rules;
 mod session;
+pub mod source;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -64,6 +65,10 @@ pub struct EngineConfig {
     /// coding agent (`dispatch.agent: copilot`). Without it those steps are only opened
     /// as issues and the panel says why.
     pub agent_token: Option<secrecy::SecretString>,
+    /// The operator's model endpoint, key and plan command, for repositories whose
+    /// `planner.source` is `llm` or `command`. The model name is the repository's
+    /// (`planner.model`, `models.plan`) when it sets one.
+    pub planner: navin_planner::external::ExternalConfig,
 }
 
 impl EngineConfig {
@@ -74,6 +79,7 @@ impl EngineConfig {
             permission_ttl: PERMISSION_TTL,
             ledger_branch: None,
             agent_token: None,
+            planner: navin_planner::external::ExternalConfig::default(),
         }
     }
 }

@@ -87,11 +87,13 @@ pub struct PlanCmd {
     /// Export the plan's markdown to FILE (the only thing plan mode ever writes).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Who writes the plan: the built-in read-only planner, an OpenAI-compatible
-    /// endpoint (NAVIN_LLM_BASE_URL, NAVIN_LLM_MODEL, NAVIN_LLM_API_KEY) or a
-    /// command (NAVIN_PLAN_COMMAND).
-    #[arg(long, value_enum, default_value = "builtin")]
-    pub planner: PlannerKind,
+    /// Who writes the plan: the built-in read-only planner, a tool-using model on an
+    /// OpenAI-compatible endpoint (NAVIN_LLM_BASE_URL, NAVIN_LLM_MODEL,
+    /// NAVIN_LLM_API_KEY) or a command (NAVIN_PLAN_COMMAND). Default: `planner.source`
+    /// in .github/navin.yml, else builtin. The LLM and command planners plan the
+    /// commit at HEAD, never uncommitted changes.
+    #[arg(long, value_enum)]
+    pub planner: Option<PlannerKind>,
     /// Store the plan on the ledger branch (never in the working tree) as pending, under
     /// an id derived from its text; approve it with `navin plan approve ID`.
     #[arg(long)]
@@ -170,7 +172,8 @@ pub enum MissionCommand {
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum PlannerKind {
     Builtin,
-    Http,
+    #[value(alias = "http")]
+    Llm,
     Command,
 }
 
@@ -377,8 +380,20 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
     let agent_token = args
         .agent_token()
         .map_err(|e| CliError::usage(format!("serve: {e}")))?;
+    let planner = args
+        .planner()
+        .map_err(|e| CliError::usage(format!("serve: {e}")))?;
+    // The URL itself is not logged: it may carry credentials in its user part.
+    if planner.base_url.is_some() {
+        tracing::info!(
+            model = planner.model.as_deref().unwrap_or("(the repository's)"),
+            key = planner.api_key.is_some(),
+            "LLM planner endpoint configured"
+        );
+    }
     let engine_config = navin_engine::EngineConfig {
         agent_token,
+        planner,
         ..navin_engine::EngineConfig::new(args.data_dir.clone())
     };
     runtime

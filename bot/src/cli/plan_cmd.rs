@@ -139,8 +139,17 @@ fn decided(
 fn generate(cli: &Cli, cmd: &PlanCmd) -> Result<(), CliError> {
     let (repo, json) = (cli.repo.as_path(), cli.json);
     let request = cmd.request.join(" ");
-    let (doc, source, extra) = match cmd.planner {
-        PlannerKind::Builtin => {
+    let config = plan_local::repo_config(repo)?;
+    let kind = match cmd.planner {
+        Some(PlannerKind::Builtin) => None,
+        Some(PlannerKind::Llm) => Some(ExternalKind::Http),
+        Some(PlannerKind::Command) => Some(ExternalKind::Command),
+        None => config.planner.kind(),
+    };
+    let mut run = None;
+    let (doc, source, extra) = match kind {
+        // The built-in planner reads the checkout as it is, uncommitted files included.
+        None => {
             let source = LocalSource::new(repo).map_err(|e| CliError::usage(e.to_string()))?;
             let out = plan_repository(&source, &request, &PlannerOptions::default())
                 .map_err(|e| CliError::usage(e.to_string()))?;
@@ -155,20 +164,46 @@ fn generate(cli: &Cli, cmd: &PlanCmd) -> Result<(), CliError> {
                 json!({ "map": out.map, "ranked": out.ranked, "files": out.planned_files() });
             (doc, "builtin".to_string(), extra)
         }
-        PlannerKind::Http | PlannerKind::Command => {
-            let kind = match cmd.planner {
-                PlannerKind::Http => ExternalKind::Http,
-                _ => ExternalKind::Command,
-            };
-            let cfg = ExternalConfig::from_env().map_err(|e| CliError::usage(e.to_string()))?;
+        Some(kind) => {
+            let mut cfg = ExternalConfig::from_env().map_err(|e| CliError::usage(e.to_string()))?;
+            if cfg.model.is_none() {
+                cfg.model = config
+                    .planner
+                    .model
+                    .clone()
+                    .or_else(|| config.models.plan.clone());
+            }
             cfg.check(kind)
                 .map_err(|e| CliError::usage(e.to_string()))?;
-            let out = external::generate(kind, &cfg, repo, &request).map_err(|e| CliError {
-                message: e.to_string(),
-                code: EXIT_REFUSED,
-            })?;
-            let extra = json!({ "attempts": out.attempts });
-            (out.document, out.source, extra)
+            let tree = external::head_tree(repo).map_err(|e| CliError::usage(e.to_string()))?;
+            let fallback = config.planner.fallback == navin_engine::config::Fallback::Builtin;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| CliError::usage(format!("cannot start the runtime: {e}")))?;
+            let planned = runtime
+                .block_on(external::plan_commit(
+                    Some(kind),
+                    &cfg,
+                    &config.planner.budgets(),
+                    fallback,
+                    &tree,
+                    &request,
+                ))
+                .map_err(|e| CliError {
+                    message: e.to_string(),
+                    code: EXIT_REFUSED,
+                })?;
+            if let Some(why) = &planned.fallback {
+                eprintln!("the {kind} planner failed, so this is the built-in plan: {why}");
+            }
+            let extra = json!({
+                "attempts": planned.run.as_ref().map(|r| r.attempts),
+                "run": planned.run,
+                "fallback": planned.fallback,
+            });
+            run = planned.run;
+            (planned.document, planned.source, extra)
         }
     };
     if let Some(out) = &cmd.out {
@@ -186,6 +221,7 @@ fn generate(cli: &Cli, cmd: &PlanCmd) -> Result<(), CliError> {
                 &request,
                 &source,
                 &repository,
+                run,
             )?;
             if !json {
                 let what = if fresh { "saved" } else { "already saved" };

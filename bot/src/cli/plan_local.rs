@@ -186,6 +186,7 @@ pub(super) fn save(
     request: &str,
     source: &str,
     repository: &str,
+    run: Option<navin_ledger::plan::record::PlannerRun>,
 ) -> Result<(PlanRecord, bool), CliError> {
     let id = local_id(doc);
     let now = Utc::now();
@@ -199,6 +200,7 @@ pub(super) fn save(
         }
         Ok(Some(PlanRecord {
             source: source.to_owned(),
+            run: run.clone(),
             request: request.to_owned(),
             repository: repository.to_owned(),
             requested_by: login(actor),

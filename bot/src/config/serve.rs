@@ -103,6 +103,12 @@ pub struct ServeArgs {
     /// coding agent (`dispatch.agent: copilot`). Trailing newline ignored.
     #[arg(long, env = "NAVIN_AGENT_TOKEN_FILE")]
     pub agent_token_file: Option<PathBuf>,
+
+    /// File holding the key of the LLM planner's endpoint (for repositories with
+    /// `planner.source: llm`); replaces NAVIN_LLM_API_KEY. The endpoint and default
+    /// model are NAVIN_LLM_BASE_URL and NAVIN_LLM_MODEL. Trailing newline ignored.
+    #[arg(long, env = "NAVIN_LLM_API_KEY_FILE")]
+    pub llm_api_key_file: Option<PathBuf>,
 }
 
 /// What is wrong with the process configuration; each variant names the setting.
@@ -114,6 +120,13 @@ pub enum ConfigError {
     MissingPrivateKey,
     #[error("cannot read private key file {path}: {source}")]
     PrivateKeyFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the planner settings: {0}")]
+    Planner(String),
+    #[error("cannot read the LLM key file {path} (NAVIN_LLM_API_KEY_FILE): {source}")]
+    LlmKeyFile {
         path: PathBuf,
         source: std::io::Error,
     },
@@ -208,6 +221,25 @@ impl ServeArgs {
             return Err(ConfigError::EmptyAgentToken { path: path.clone() });
         }
         Ok(Some(SecretString::from(token.to_owned())))
+    }
+
+    /// The operator's planner settings: NAVIN_LLM_BASE_URL, NAVIN_LLM_MODEL, the key
+    /// (NAVIN_LLM_API_KEY or the key file), NAVIN_PLAN_COMMAND, NAVIN_PLAN_TIMEOUT_SECS.
+    pub fn planner(&self) -> Result<navin_planner::external::ExternalConfig, ConfigError> {
+        let mut cfg = navin_planner::external::ExternalConfig::from_env()
+            .map_err(|e| ConfigError::Planner(e.to_string()))?;
+        if let Some(path) = &self.llm_api_key_file {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::LlmKeyFile {
+                path: path.clone(),
+                source,
+            })?;
+            let key = text.trim();
+            if key.is_empty() {
+                return Err(ConfigError::Planner(format!("{} is empty", path.display())));
+            }
+            cfg.api_key = Some(navin_planner::external::ApiKey::new(key));
+        }
+        Ok(cfg)
     }
 
     /// The JWT `iss`: the client id when configured (GitHub's recommendation), else the app id.

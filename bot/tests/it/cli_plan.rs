@@ -27,6 +27,22 @@ fn small_repo() -> tempfile::TempDir {
     dir
 }
 
+/// The command and LLM planners plan a commit: commit the sample.
+fn commit_all(dir: &Path) {
+    let repo = git2::Repository::init(dir).expect("init");
+    let mut index = repo.index().expect("index");
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .expect("add");
+    index.write().expect("write index");
+    let tree = repo
+        .find_tree(index.write_tree().expect("tree"))
+        .expect("tree");
+    let sig = git2::Signature::now("T", "t@example.com").expect("sig");
+    repo.commit(Some("HEAD"), &sig, &sig, "sample", &tree, &[])
+        .expect("commit");
+}
+
 fn listing(dir: &Path) -> Vec<(String, u64)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -167,6 +183,7 @@ fn diff_shows_an_answered_question_and_an_added_file() {
 #[test]
 fn command_planner_output_is_validated_before_it_is_shown() {
     let repo = small_repo();
+    commit_all(repo.path());
     let good = navin(repo.path(), &["plan", "add logging"]);
     let dir = tempfile::tempdir().expect("tmp");
     let plan = dir.path().join("plan.md");

@@ -51,12 +51,14 @@ async fn plan_on_pr(w: &mut World, pr: u64, head: &str) {
     let marker = format!("<!-- navin:plan id=pr-{pr} ");
     assert!(plan.starts_with(&marker), "{plan}");
     assert!(w.reactions(asked).contains(&"+1".to_owned()));
-    // The planner read the PR's head, not the default branch.
-    let trees = w.requested("GET", "/git/trees/*");
-    assert!(
-        !trees.is_empty() && trees.iter().all(|p| p.contains(head)),
-        "trees read: {trees:?}, head {head}"
-    );
+    // The planner read the PR's head by git, not the default branch, and no file by REST.
+    let run = w
+        .plan_record(&format!("pr-{pr}"))
+        .and_then(|r| r.run)
+        .expect("planner run");
+    assert_eq!(run.commit, head);
+    assert!(w.requested("GET", "/git/trees/*").is_empty());
+    assert!(w.requested("GET", "/git/blobs/*").is_empty());
     assert_eq!(conclusion(&w.plan_check(head)), "action_required");
     w.requests("/plan on a PR (+ check run)");
 }

@@ -18,6 +18,7 @@ mod engine_evidence;
 mod engine_lifecycle;
 mod engine_merge;
 mod engine_plan_files;
+mod engine_planner;
 mod engine_plans;
 mod engine_progress;
 mod engine_stages;

@@ -92,30 +92,33 @@ pub fn step_pr(step: &str, branch: &str) -> PullSpec {
 impl World {
     /// The repository of [`crate::engine_support::world`], with the engine watched.
     pub async fn new() -> World {
-        Self::build(|_| None).await
+        Self::build(|_, _| {}).await
+    }
+
+    /// As [`World::new`], with the operator's planner settings (the LLM endpoint).
+    pub async fn with_planner(planner: navin_planner::external::ExternalConfig) -> World {
+        Self::build(move |_, config| config.planner = planner).await
     }
 
     /// As [`World::new`], with the engine given a user token for agent dispatch, minted
     /// by the fake for `login` (who gets write access).
     pub async fn with_agent_token(login: &str) -> World {
         let login = login.to_owned();
-        Self::build(move |fake| {
+        Self::build(move |fake, config| {
             fake.set_role(OWNER, REPO, &login, "write");
-            Some(fake.user_token(&login))
+            config.agent_token = Some(secrecy::SecretString::from(fake.user_token(&login)));
         })
         .await
     }
 
-    async fn build(agent_token: impl FnOnce(&FakeGitHub) -> Option<String>) -> World {
+    async fn build(configure: impl FnOnce(&FakeGitHub, &mut EngineConfig)) -> World {
         crate::server_support::LogCapture::global();
         let fake = crate::engine_support::seeded_fake();
         let dir = tempfile::tempdir().unwrap();
         let args = serve_args(&fake, dir.path());
         let data_dir = args.data_dir.clone();
-        let engine_config = EngineConfig {
-            agent_token: agent_token(&fake).map(secrecy::SecretString::from),
-            ..EngineConfig::new(data_dir.clone())
-        };
+        let mut engine_config = EngineConfig::new(data_dir.clone());
+        configure(&fake, &mut engine_config);
         let for_engine = engine_config.clone();
         let panics = Panics::default();
         let watched = Arc::clone(&panics);

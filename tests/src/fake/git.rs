@@ -392,9 +392,14 @@ pub async fn http_backend(
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_COUNT", "2")
         .env("GIT_CONFIG_KEY_0", "http.receivepack")
         .env("GIT_CONFIG_VALUE_0", "true")
+        // GitHub serves any commit reachable from its refs by id (a pull
+        // request's head through refs/pull/*), which `actions/checkout` and
+        // Navin's `/plan` fetch rely on.
+        .env("GIT_CONFIG_KEY_1", "uploadpack.allowReachableSHA1InWant")
+        .env("GIT_CONFIG_VALUE_1", "true")
         .env("GIT_PROJECT_ROOT", project_root)
         .env("GIT_HTTP_EXPORT_ALL", "1")
         .env("REQUEST_METHOD", method)

@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
+mod planner;
+pub use planner::{Fallback, PlannerConfig, PlannerSource};
+
 /// GitHub Actions' app id: check runs from workflows carry it.
 pub const GITHUB_ACTIONS_APP_ID: u64 = 15368;
 
@@ -48,6 +51,8 @@ pub struct RepoConfig {
     pub stages: StagesPolicy,
     /// How a plan's open questions are treated once its mission starts.
     pub questions: Questions,
+    /// Which planner writes `/plan`'s plans. Default: the built-in one.
+    pub planner: PlannerConfig,
 }
 
 /// `stages:` (see [`RepoConfig::stages`]).
@@ -163,6 +168,7 @@ impl Default for RepoConfig {
             models: Models::default(),
             stages: StagesPolicy::default(),
             questions: Questions::default(),
+            planner: PlannerConfig::default(),
         }
     }
 }
@@ -581,6 +587,9 @@ fn validate(config: &RepoConfig) -> Result<(), RepoConfigError> {
             "must be a model name (1 to 100 characters, one line)".to_owned(),
         ));
     }
+    if let Some((key, message)) = config.planner.invalid() {
+        return Err(semantic(key, message));
+    }
     if config.evidence.trusted_apps.is_empty() {
         return Err(semantic(
             "evidence.trusted_apps",
@@ -598,7 +607,9 @@ impl AutoAccept {
     }
 }
 
-fn deserialize_duration<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+pub(crate) fn deserialize_duration<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Duration, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Raw {

@@ -50,6 +50,9 @@ pub struct PlanCommentInfo {
     pub diff: Option<PlanDiff>,
     /// For links to the ledger branch; without it paths are shown as text.
     pub repo: Option<RepoRef>,
+    /// The planner run behind the text: the commit it read, its tool calls, and why
+    /// the built-in plan stands in when the chosen planner failed.
+    pub run: Option<navin_ledger::plan::record::PlannerRun>,
 }
 
 /// Plan text longer than this folds each long section into `<details>`.
@@ -73,6 +76,13 @@ pub fn plan_comment(doc: &PlanDocument, info: &PlanCommentInfo) -> String {
         }
     );
     out.push_str(&header(doc, info));
+    if let Some(why) = info.run.as_ref().and_then(|r| r.fallback.as_deref()) {
+        let _ = writeln!(
+            out,
+            "\n⚠️ The configured planner failed, so this is the built-in plan: {}. Check `planner:` in `.github/navin.yml` and the operator's endpoint, then `/plan` again.",
+            inline(why, 400)
+        );
+    }
     out.push('\n');
 
     let full_path = format!(".navin/plans/{}.md", info.plan_id);
@@ -119,6 +129,19 @@ fn header(doc: &PlanDocument, info: &PlanCommentInfo) -> String {
         code(&info.plan_id),
         inline(&info.source, 60)
     );
+    if let Some(run) = &info.run {
+        let short: String = run.commit.chars().take(7).collect();
+        if run.tool_calls.is_empty() {
+            let _ = write!(out, "planned at {} · ", code(&short));
+        } else {
+            let _ = write!(
+                out,
+                "planned at {} with {} read-only tool calls · ",
+                code(&short),
+                run.tool_calls.len()
+            );
+        }
+    }
     match &info.status {
         PlanStatus::Pending { stale } => {
             out.push_str("⏳ **pending approval**: approve with a pull-request review or `/approve`; change it with `/plan edit`, or `/reject [feedback]`.\n");

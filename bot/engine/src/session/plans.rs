@@ -1,28 +1,23 @@
 //! `/plan`, `/plan edit`, `/approve`, `/reject` on issues and pull requests: the built-in planner run read-only through the API, the plan record on the ledger branch, and the plan comment.
 
 use navin_github::ops;
-use std::collections::HashMap;
-
-use base64::Engine as _;
 use navin_ledger::plan::policy::safe_operations_in;
 use navin_ledger::plan::PlanDocument;
 use serde::{Deserialize, Serialize};
 
 use super::plan_file::TextEdit;
 use super::{blocking, comments, Answer, EngineError, Session};
+use crate::config::Fallback;
 use crate::render::{plan_comment, Marker, PlanCommentInfo};
 use crate::rules::plan_policy;
+use crate::source::{fetch_commit, SourceError, Want};
 pub(crate) use navin_ledger::plan::record::{
     ApprovalEntry, PlanRecord, RecordStatus, RejectionEntry,
 };
-use navin_planner::{plan_repository, MemorySource, PlannerOptions, SourceEntry};
+use navin_planner::external::{plan_commit, Planned};
+use navin_planner::CommitTree;
+use secrecy::ExposeSecret as _;
 
-/// At most this many files are read through the API for one plan.
-pub const MAX_BLOBS: usize = 150;
-/// Files larger than this are listed but not read.
-pub const MAX_BLOB_BYTES: u64 = 100 * 1024;
-/// Reading stops once this many bytes were read.
-pub const MAX_TOTAL_BYTES: u64 = 2 * 1024 * 1024;
 const SOURCE: &str = "built-in planner";
 
 /// The repository's running count of accepted safe operations (see [`AutoAcceptCount`]).
@@ -31,49 +26,6 @@ const AUTO_ACCEPT_PATH: &str = ".navin/plans/auto-accept.json";
 /// Plan ids are one per issue (regenerated in place) and one per pull request.
 pub use navin_ledger::plan::record::{plan_id, pr_plan_id};
 pub(crate) use navin_ledger::plan::record::{record_path as json_path, text_path as md_path};
-
-/// Which files of a tree listing to read, within the limits: manifests and shallow
-/// paths first, since they say most about a repository.
-pub fn pick_blobs(entries: &[(String, String, Option<u64>)]) -> Vec<(String, String)> {
-    let mut candidates: Vec<&(String, String, Option<u64>)> = entries
-        .iter()
-        .filter(|(_, _, size)| size.is_some_and(|s| s <= MAX_BLOB_BYTES))
-        .collect();
-    candidates.sort_by_key(|(path, _, _)| (path.matches('/').count(), path.clone()));
-    let mut total = 0u64;
-    let mut picked = Vec::new();
-    for (path, sha, size) in candidates {
-        let size = size.unwrap_or(0);
-        if picked.len() >= MAX_BLOBS || total + size > MAX_TOTAL_BYTES {
-            break;
-        }
-        total += size;
-        picked.push((path.clone(), sha.clone()));
-    }
-    picked
-}
-
-#[derive(Deserialize)]
-struct Tree {
-    tree: Vec<TreeItem>,
-}
-
-#[derive(Deserialize)]
-struct TreeItem {
-    path: String,
-    #[serde(rename = "type")]
-    kind: String,
-    sha: String,
-    #[serde(default)]
-    size: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct Blob {
-    content: String,
-    #[serde(default)]
-    encoding: Option<String>,
-}
 
 /// A pull request as the plan flows need it: whose it is and what its head is.
 #[derive(Debug, Clone)]
@@ -159,72 +111,85 @@ impl Session<'_> {
         Ok(Some((record, doc)))
     }
 
-    /// Reads the tree at `at` (a commit SHA), or the default branch, through the API
-    /// (bounded) and runs the built-in planner. Nothing is written anywhere.
+    /// Fetches the commit `at` (a pull request's head), or the default branch's tip, by
+    /// git and plans it with the repository's planner. Nothing is written anywhere; the
+    /// planner reads git objects only.
     async fn draft_plan(
         &self,
         request: &str,
         at: Option<&str>,
-    ) -> Result<Result<PlanDocument, String>, EngineError> {
-        let mut branch = at.unwrap_or(&self.default_branch).to_owned();
-        let path = ops::tree_recursive(&self.repo, &branch);
-        let tree: Tree = match self.client.get_json(&path).await {
+    ) -> Result<Result<Planned, String>, EngineError> {
+        let want = match at {
+            Some(sha) => Want::Commit(sha.to_owned()),
+            None => Want::Branch(self.default_branch.clone()),
+        };
+        let tree = match self.fetch_source(want).await? {
             Ok(tree) => tree,
             // The payload's default branch may be stale (renamed since): ask the repository.
-            Err(e) if e.status() == Some(404) && at.is_none() => {
+            Err(SourceError::Missing(_)) if at.is_none() => {
                 let repo: serde_json::Value =
                     self.client.get_json(&ops::repository(&self.repo)).await?;
-                match repo["default_branch"].as_str() {
-                    Some(found) if found != branch => branch = found.to_owned(),
-                    _ => return Err(e.into()),
+                let found = repo["default_branch"].as_str().unwrap_or_default();
+                if found.is_empty() || found == self.default_branch {
+                    return Ok(Err(format!(
+                        "the default branch {} could not be fetched",
+                        self.default_branch
+                    )));
                 }
-                let path = ops::tree_recursive(&self.repo, &branch);
-                self.client.get_json(&path).await?
+                match self.fetch_source(Want::Branch(found.to_owned())).await? {
+                    Ok(tree) => tree,
+                    Err(e) => return Ok(Err(e.to_string())),
+                }
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Ok(Err(e.to_string())),
         };
-        let blobs: Vec<(String, String, Option<u64>)> = tree
-            .tree
-            .into_iter()
-            .filter(|i| i.kind == "blob")
-            .map(|i| (i.path, i.sha, i.size))
-            .collect();
-        let mut files: HashMap<String, Vec<u8>> = HashMap::new();
-        for (file, sha) in pick_blobs(&blobs) {
-            let path = ops::blob(&self.repo, &sha);
-            let blob: Blob = self.client.get_json(&path).await?;
-            let bytes = match blob.encoding.as_deref() {
-                Some("base64") => {
-                    let packed: String = blob.content.split_whitespace().collect();
-                    match base64::engine::general_purpose::STANDARD.decode(packed) {
-                        Ok(b) => b,
-                        Err(_) => continue,
-                    }
-                }
-                _ => blob.content.into_bytes(),
-            };
-            files.insert(file, bytes);
+        let config = self.repo_config();
+        let planner = config.planner.clone();
+        let mut external = self.engine.config.planner.clone();
+        if let Some(model) = planner.model.clone().or_else(|| config.models.plan.clone()) {
+            external.model = Some(model);
         }
-        let entries: Vec<SourceEntry> = blobs
-            .iter()
-            .map(|(path, _, size)| SourceEntry {
-                path: path.clone(),
-                size: *size,
-            })
-            .collect();
-        let short: String = branch.chars().take(12).collect();
-        let label = format!("github:{}@{short}", self.repo);
         let request = request.to_owned();
-        let drafted = tokio::task::spawn_blocking(move || {
-            let source = MemorySource::new(label, entries, |p: &str| files.get(p).cloned());
-            match plan_repository(&source, &request, &PlannerOptions::default()) {
-                Ok(out) => PlanDocument::from_plan(&out.plan).map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            }
+        let handle = tokio::runtime::Handle::current();
+        // The built-in planner is CPU work (a second on a big tree): keep it off the workers.
+        let planned = tokio::task::spawn_blocking(move || {
+            handle.block_on(plan_commit(
+                planner.kind(),
+                &external,
+                &planner.budgets(),
+                planner.fallback == Fallback::Builtin,
+                &tree,
+                &request,
+            ))
         })
         .await
         .map_err(|e| EngineError::Internal(format!("planner task failed: {e}")))?;
-        Ok(drafted)
+        Ok(planned.map_err(|e| {
+            tracing::warn!(repo = %self.repo, error = %e, "the planner gave no plan");
+            e.to_string()
+        }))
+    }
+
+    /// The planned commit, fetched by git with a fresh installation token.
+    async fn fetch_source(
+        &self,
+        want: Want,
+    ) -> Result<Result<CommitTree, SourceError>, EngineError> {
+        let token = self.client.token().await?.expose_secret().to_owned();
+        let data_dir = self.engine.config.data_dir.clone();
+        let repo = self.repo.clone();
+        let url = self.engine.github.git_remote_url(&self.repo);
+        match tokio::task::spawn_blocking(move || {
+            fetch_commit(&data_dir, &repo, &url, &token, &want)
+        })
+        .await
+        {
+            Ok(Err(SourceError::Store(e))) => Err(e.into()),
+            Ok(result) => Ok(result),
+            Err(e) => Err(EngineError::Internal(format!(
+                "source fetch task failed: {e}"
+            ))),
+        }
     }
 
     /// Read-modify-write of plan `id`'s record (and its text, when given) under
@@ -322,6 +287,7 @@ impl Session<'_> {
             status: crate::render::plan_status(record),
             diff: record.diff.clone(),
             repo: Some(self.repo_ref()),
+            run: record.run.clone(),
         };
         let body = plan_comment(doc, &info);
         let id = record.id.clone();
@@ -391,13 +357,19 @@ impl Session<'_> {
             false => None,
         };
         let at = pr.as_ref().map(|p| p.head_sha.as_str());
-        let doc = match self.draft_plan(request, at).await? {
-            Ok(doc) => doc,
+        let planned = match self.draft_plan(request, at).await? {
+            Ok(planned) => planned,
             Err(reason) => return Ok(Answer::refuse(
                 format!("no plan could be made: {reason}"),
-                "Check the request and the repository's default branch, then try `/plan` again.",
+                "Check the request, the `planner:` settings in `.github/navin.yml` and the repository's default branch, then try `/plan` again.",
             )),
         };
+        let doc = planned.document;
+        let source = match planned.source.as_str() {
+            "builtin" => SOURCE.to_owned(),
+            other => other.to_owned(),
+        };
+        let run = planned.run;
         let id = self.plan_id();
         let now = self.now();
         let config = self.repo_config();
@@ -416,7 +388,8 @@ impl Session<'_> {
             self.author, request
         );
         let fresh = PlanRecord {
-            source: SOURCE.to_owned(),
+            source,
+            run,
             request: request.to_owned(),
             repository: self.repo.clone(),
             issue: self.issue,
@@ -437,6 +410,8 @@ impl Session<'_> {
                         None => "regenerated with /plan",
                     };
                     old.replace_text(&fresh.hash, &who, reason, now);
+                    old.source = fresh.source.clone();
+                    old.run = fresh.run.clone();
                     old.request = fresh.request.clone();
                     old.requested_by = fresh.requested_by.clone();
                     old.original = None;
@@ -624,29 +599,4 @@ fn no_plan(verb: &str) -> Answer {
         format!("there is no plan here to {verb}."),
         "Ask for one with `/plan <request>`.",
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn picks_shallow_small_files_first_within_the_limits() {
-        let entries = vec![
-            ("src/deep/a.rs".to_owned(), "1".to_owned(), Some(10)),
-            ("Cargo.toml".to_owned(), "2".to_owned(), Some(10)),
-            (
-                "big.bin".to_owned(),
-                "3".to_owned(),
-                Some(MAX_BLOB_BYTES + 1),
-            ),
-            ("src/lib.rs".to_owned(), "4".to_owned(), Some(10)),
-        ];
-        let picked: Vec<String> = pick_blobs(&entries).into_iter().map(|p| p.0).collect();
-        assert_eq!(picked, ["Cargo.toml", "src/lib.rs", "src/deep/a.rs"]);
-        let many: Vec<(String, String, Option<u64>)> = (0..1000)
-            .map(|i| (format!("f{i}"), i.to_string(), Some(1)))
-            .collect();
-        assert_eq!(pick_blobs(&many).len(), MAX_BLOBS);
-    }
 }

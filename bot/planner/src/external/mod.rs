@@ -208,11 +208,20 @@ pub async fn plan_commit(
             ))
         })
     };
+    let builtin_run = |fallback: Option<String>| PlannerRun {
+        source: "builtin".to_owned(),
+        commit: tree.commit_id(),
+        turns: 0,
+        tokens: 0,
+        attempts: 1,
+        tool_calls: Vec::new(),
+        fallback,
+    };
     let Some(kind) = kind else {
         return Ok(Planned {
             document: builtin_doc()?,
             source: "builtin".to_owned(),
-            run: None,
+            run: Some(builtin_run(None)),
             fallback: None,
         });
     };
@@ -243,15 +252,7 @@ pub async fn plan_commit(
             Ok(Planned {
                 document: builtin_doc()?,
                 source: "builtin".to_owned(),
-                run: Some(PlannerRun {
-                    source: "builtin".to_owned(),
-                    commit: tree.commit_id(),
-                    turns: 0,
-                    tokens: 0,
-                    attempts: 1,
-                    tool_calls: Vec::new(),
-                    fallback: Some(why.clone()),
-                }),
+                run: Some(builtin_run(Some(why.clone()))),
                 fallback: Some(why),
             })
         }

@@ -15,6 +15,7 @@ fn info(status: PlanStatus) -> PlanCommentInfo {
         status,
         diff: None,
         repo: Some(RepoRef::new("octo/widgets", "https://github.com")),
+        run: None,
     }
 }
 

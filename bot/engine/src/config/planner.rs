@@ -1,0 +1,119 @@
+//! `planner:` in `.github/navin.yml`: which planner writes `/plan`'s plans, its model and its budgets.
+//!
+//! A repository picks the planner and the model; where the model is served
+//! and with which key is the operator's (server or workflow settings), so
+//! a repository can never send the operator's key to a URL of its choosing,
+//! nor make the server run a command of its choosing.
+
+use std::time::Duration;
+
+use navin_planner::external::{AgentBudgets, ExternalKind};
+use serde::Deserialize;
+
+/// `planner:` (see [`super::RepoConfig::planner`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlannerConfig {
+    /// `builtin` (offline, deterministic), `llm` (the tool-using model) or
+    /// `command` (the operator's plan command). Default: `builtin`.
+    pub source: PlannerSource,
+    /// The model for `llm`. Default: `models.plan`, else the operator's.
+    pub model: Option<String>,
+    /// Chat requests per plan, the final one included. Default: 16.
+    pub max_turns: u32,
+    /// Bytes of tool answers per plan. Default: 196608 (192 KiB).
+    pub max_tool_bytes: usize,
+    /// Bytes of one tool answer. Default: 16384.
+    pub max_result_bytes: usize,
+    /// Tokens per plan, as the endpoint counts them. Default: 400000.
+    pub max_tokens: u64,
+    /// Time for the whole conversation. Default: `5m`.
+    #[serde(deserialize_with = "super::deserialize_duration")]
+    pub max_time: Duration,
+    /// `builtin` posts the built-in plan, with a note saying why, when the
+    /// chosen planner fails; `none` answers with the error. Default: `none`.
+    pub fallback: Fallback,
+}
+
+impl Default for PlannerConfig {
+    fn default() -> Self {
+        let b = AgentBudgets::default();
+        Self {
+            source: PlannerSource::Builtin,
+            model: None,
+            max_turns: b.max_turns,
+            max_tool_bytes: b.max_tool_bytes,
+            max_result_bytes: b.max_result_bytes,
+            max_tokens: b.max_tokens,
+            max_time: b.max_wall,
+            fallback: Fallback::None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlannerSource {
+    #[default]
+    Builtin,
+    Llm,
+    Command,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fallback {
+    #[default]
+    None,
+    Builtin,
+}
+
+impl PlannerConfig {
+    pub fn kind(&self) -> Option<ExternalKind> {
+        match self.source {
+            PlannerSource::Builtin => None,
+            PlannerSource::Llm => Some(ExternalKind::Http),
+            PlannerSource::Command => Some(ExternalKind::Command),
+        }
+    }
+
+    pub fn budgets(&self) -> AgentBudgets {
+        AgentBudgets {
+            max_turns: self.max_turns,
+            max_tool_bytes: self.max_tool_bytes,
+            max_result_bytes: self.max_result_bytes,
+            max_tokens: self.max_tokens,
+            max_wall: self.max_time,
+        }
+    }
+
+    /// The first out-of-range field and why, for the config's one error.
+    pub(super) fn invalid(&self) -> Option<(&'static str, String)> {
+        if self.max_turns < 2 || self.max_turns > 100 {
+            return Some((
+                "planner.max_turns",
+                "must be 2 to 100 (the last turn writes the plan)".to_owned(),
+            ));
+        }
+        if self.max_result_bytes < 512 || self.max_result_bytes > self.max_tool_bytes {
+            return Some((
+                "planner.max_result_bytes",
+                "must be at least 512 and at most planner.max_tool_bytes".to_owned(),
+            ));
+        }
+        if self.max_time < Duration::from_secs(5) || self.max_time > Duration::from_secs(3600) {
+            return Some(("planner.max_time", "must be 5s to 1h".to_owned()));
+        }
+        if self
+            .model
+            .as_deref()
+            .is_some_and(|m| m.trim().is_empty() || m.len() > 100 || m.contains(char::is_control))
+        {
+            return Some((
+                "planner.model",
+                "must be a model name (1 to 100 characters, one line)".to_owned(),
+            ));
+        }
+        None
+    }
+}

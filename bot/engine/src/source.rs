@@ -1,0 +1,159 @@
+//! The planned commit by git: one shallow fetch of a branch or commit into a per-repository bare clone, instead of a REST call per file.
+//!
+//! `/plan` reads the repository it plans from git objects: a depth-1 fetch
+//! of the default branch or of a pull request's head commit (GitHub serves
+//! any commit reachable from its refs, `refs/pull/*` included), then
+//! every read is a local object lookup. The clone is apart from the
+//! ledger's, so a shallow graft never touches ledger history, and it is
+//! started afresh once it holds many packs, so it does not grow forever.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use git2::{AutotagOption, ErrorCode, FetchOptions, Oid, RemoteCallbacks, Repository};
+use navin_ledger::store::StoreError;
+use navin_planner::CommitTree;
+
+/// Where fetched commits land; only [`fetch_commit`] uses it.
+const SOURCE_REF: &str = "refs/navin/source";
+/// Packs accumulate one per fetch; past this many the clone is started again.
+const MAX_PACKS: usize = 32;
+
+/// What to plan: a branch's tip, or one commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Want {
+    Branch(String),
+    Commit(String),
+}
+
+/// Why the commit could not be fetched. `Missing` is a branch or commit the
+/// remote does not have (a renamed default branch, a force-pushed head).
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("{0} is not on GitHub (renamed, deleted or force-pushed away)")]
+    Missing(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the planner: {0}")]
+    Planner(#[from] navin_planner::PlannerError),
+}
+
+/// `<data_dir>/sources/<owner>/<name>.git`, beside the ledger clones.
+pub fn source_dir(data_dir: &Path, full_name: &str) -> PathBuf {
+    let ledger = crate::ledger::clone_dir(data_dir, full_name);
+    let name = ledger.file_name().map(PathBuf::from).unwrap_or_default();
+    let owner = ledger
+        .parent()
+        .and_then(Path::file_name)
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    data_dir.join("sources").join(owner).join(name)
+}
+
+/// One lock per clone: two plans of one repository must not fetch into it at once.
+fn lock_for(dir: &Path) -> Arc<Mutex<()>> {
+    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+    let mut map = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    Arc::clone(map.entry(dir.to_path_buf()).or_default())
+}
+
+fn open_or_init(dir: &Path, url: &str) -> Result<Repository, StoreError> {
+    let packs = std::fs::read_dir(dir.join("objects/pack"))
+        .map(|d| {
+            d.filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "pack"))
+            })
+            .count()
+        })
+        .unwrap_or(0);
+    if packs > MAX_PACKS {
+        std::fs::remove_dir_all(dir)?;
+    }
+    let repo = match Repository::open_bare(dir) {
+        Ok(repo) => repo,
+        Err(_) => {
+            std::fs::create_dir_all(dir)?;
+            Repository::init_bare(dir)?
+        }
+    };
+    match repo.find_remote("origin") {
+        Ok(remote) if remote.url().ok() == Some(url) => {}
+        Ok(_) => repo.remote_set_url("origin", url)?,
+        Err(_) => {
+            repo.remote("origin", url)?;
+        }
+    }
+    Ok(repo)
+}
+
+/// Fetches `want` (depth 1) and returns its tree. A commit already in the
+/// clone is not fetched again. Blocking: run it off the async workers.
+pub fn fetch_commit(
+    data_dir: &Path,
+    full_name: &str,
+    url: &str,
+    token: &str,
+    want: &Want,
+) -> Result<CommitTree, SourceError> {
+    let dir = source_dir(data_dir, full_name);
+    let lock = lock_for(&dir);
+    let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
+    let repo = open_or_init(&dir, url)?;
+    if let Want::Commit(sha) = want {
+        if let Ok(oid) = Oid::from_str(sha) {
+            if repo.find_commit(oid).is_ok() {
+                return Ok(CommitTree::at(repo, oid)?);
+            }
+        }
+    }
+    let spec = match want {
+        Want::Branch(b) => format!("+refs/heads/{b}:{SOURCE_REF}"),
+        Want::Commit(sha) => format!("+{sha}:{SOURCE_REF}"),
+    };
+    let mut cb = RemoteCallbacks::new();
+    cb.credentials(move |_url, _user, _allowed| {
+        git2::Cred::userpass_plaintext("x-access-token", token)
+    });
+    let mut opts = FetchOptions::new();
+    opts.remote_callbacks(cb);
+    opts.download_tags(AutotagOption::None);
+    opts.update_fetchhead(false);
+    opts.depth(1);
+    let missing = || match want {
+        Want::Branch(b) => SourceError::Missing(format!("branch {b}")),
+        Want::Commit(c) => SourceError::Missing(format!("commit {c}")),
+    };
+    // A branch the remote lacks fetches nothing: the ref must not be an old one.
+    if let Ok(mut old) = repo.find_reference(SOURCE_REF) {
+        old.delete().map_err(StoreError::Git)?;
+    }
+    {
+        let mut remote = repo.find_remote("origin").map_err(StoreError::Git)?;
+        if let Err(e) = remote.fetch(&[spec.as_str()], Some(&mut opts), None) {
+            if e.code() == ErrorCode::NotFound {
+                return Err(missing());
+            }
+            return Err(StoreError::Remote {
+                remote: "origin".to_owned(),
+                message: format!("fetching {spec} failed: {}", e.message()),
+            }
+            .into());
+        }
+    }
+    let oid = match repo.refname_to_id(SOURCE_REF) {
+        Ok(oid) => oid,
+        Err(e) if e.code() == ErrorCode::NotFound => return Err(missing()),
+        Err(e) => return Err(StoreError::Git(e).into()),
+    };
+    let commit = repo
+        .find_object(oid, None)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(StoreError::Git)?
+        .id();
+    Ok(CommitTree::at(repo, commit)?)
+}
