@@ -69,6 +69,14 @@ pub struct ActionEnv {
     pub cost_usd: Option<String>,
     /// `NAVIN_VERIFY_TIMEOUT`: seconds one command of `verify` mode may run.
     pub verify_timeout: Option<String>,
+    /// `INPUT_PLANNER`: replaces `planner.source` when set.
+    pub planner: Option<String>,
+    /// `INPUT_PLANNER_BASE_URL`, `INPUT_PLANNER_MODEL`: the `llm` planner's endpoint
+    /// and default model (GitHub Models unless the workflow says otherwise).
+    pub planner_base_url: Option<String>,
+    pub planner_model: Option<String>,
+    /// `INPUT_PLANNER_API_KEY`: the endpoint's key; unset means the job's token.
+    pub planner_api_key: Option<String>,
 }
 
 impl std::fmt::Debug for ActionEnv {
@@ -77,6 +85,10 @@ impl std::fmt::Debug for ActionEnv {
             .field("mode", &self.mode)
             .field("token", &self.token.as_ref().map(|_| "***"))
             .field("agent_token", &self.agent_token.as_ref().map(|_| "***"))
+            .field(
+                "planner_api_key",
+                &self.planner_api_key.as_ref().map(|_| "***"),
+            )
             .field("repository", &self.repository)
             .field("event_name", &self.event_name)
             .finish_non_exhaustive()
@@ -140,6 +152,10 @@ impl ActionEnv {
             tokens: var("INPUT_TOKENS").map(|t| t.trim().to_owned()),
             cost_usd: var("INPUT_COST_USD").map(|c| c.trim().to_owned()),
             verify_timeout: var("NAVIN_VERIFY_TIMEOUT").map(|t| t.trim().to_owned()),
+            planner: var("INPUT_PLANNER").map(|p| p.trim().to_owned()),
+            planner_base_url: var("INPUT_PLANNER_BASE_URL").map(|u| u.trim().to_owned()),
+            planner_model: var("INPUT_PLANNER_MODEL").map(|m| m.trim().to_owned()),
+            planner_api_key: var("INPUT_PLANNER_API_KEY").map(|k| k.trim().to_owned()),
         })
     }
 

@@ -30,6 +30,12 @@ pub enum ActionError {
     Payload { path: String, message: String },
     #[error("{path}: {message}")]
     Config { path: String, message: String },
+    /// An action input has a value it cannot take; names the input.
+    #[error("input `{input}`: {message}")]
+    Input {
+        input: &'static str,
+        message: String,
+    },
     /// `brief` mode was asked for a step it cannot show.
     #[error("{0}")]
     Step(String),

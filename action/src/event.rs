@@ -184,10 +184,13 @@ impl Work<'_> {
     async fn run(self) -> Result<(), ActionError> {
         let github = token_client(self.env, self.token)?;
         let data_dir = ledger_dir(self.env)?;
+        let (planner, planner_source) = planner_settings(self.env, self.token)?;
         let config = EngineConfig {
             app_slug: Some(ACTIONS_SLUG.to_owned()),
             ledger_branch: Some(self.branch.clone()),
             agent_token: self.env.agent_token.clone().map(SecretString::from),
+            planner,
+            planner_source,
             ..EngineConfig::new(data_dir.path())
         };
         let engine = Engine::new(github.clone(), config);
@@ -387,6 +390,54 @@ pub fn ledger_dir(env: &ActionEnv) -> Result<tempfile::TempDir, ActionError> {
         None => builder.tempdir(),
     }
     .map_err(|e| ActionError::io("creating the ledger work directory", e))
+}
+
+/// GitHub Models' OpenAI-compatible base URL, which takes the job's own token.
+pub const GITHUB_MODELS_URL: &str = "https://models.github.ai/inference";
+/// The model the Action's `llm` planner asks for when nothing names one.
+pub const GITHUB_MODELS_DEFAULT: &str = "openai/gpt-4.1";
+
+/// The `planner*` inputs: the endpoint (GitHub Models by default), its key (the job's
+/// token unless `planner-api-key` is given) and the source override.
+fn planner_settings(
+    env: &ActionEnv,
+    token: &str,
+) -> Result<
+    (
+        navin_planner::external::ExternalConfig,
+        Option<navin_engine::config::PlannerSource>,
+    ),
+    ActionError,
+> {
+    let source = match env.planner.as_deref() {
+        None => None,
+        Some(raw) => Some(raw.parse().map_err(|message| ActionError::Input {
+            input: "planner",
+            message,
+        })?),
+    };
+    let key = env
+        .planner_api_key
+        .clone()
+        .unwrap_or_else(|| token.to_owned());
+    let cfg = navin_planner::external::ExternalConfig {
+        base_url: Some(
+            env.planner_base_url
+                .clone()
+                .unwrap_or_else(|| GITHUB_MODELS_URL.to_owned()),
+        ),
+        model: Some(
+            env.planner_model
+                .clone()
+                .unwrap_or_else(|| GITHUB_MODELS_DEFAULT.to_owned()),
+        ),
+        api_key: Some(navin_planner::external::ApiKey::new(key)),
+        command: navin_planner::external::ExternalConfig::from_env()
+            .ok()
+            .and_then(|c| c.command),
+        ..navin_planner::external::ExternalConfig::default()
+    };
+    Ok((cfg, source))
 }
 
 #[cfg(test)]

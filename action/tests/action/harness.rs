@@ -319,7 +319,8 @@ pub fn parse_outputs(raw: &str) -> HashMap<String, String> {
     out
 }
 
-/// Scopes the `navin.yml` example grants the event job.
+/// Scopes the `navin.yml` example grants the event job (its `models: read` is for
+/// GitHub Models, which the fake GitHub does not serve).
 pub const EVENT_SCOPES: [(&str, &str); 4] = [
     ("contents", "write"),
     ("issues", "write"),

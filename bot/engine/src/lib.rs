@@ -69,6 +69,9 @@ pub struct EngineConfig {
     /// `planner.source` is `llm` or `command`. The model name is the repository's
     /// (`planner.model`, `models.plan`) when it sets one.
     pub planner: navin_planner::external::ExternalConfig,
+    /// Replaces the repository's `planner.source` (the Action's `planner` input, which
+    /// the workflow author chose for this job).
+    pub planner_source: Option<crate::config::PlannerSource>,
 }
 
 impl EngineConfig {
@@ -80,6 +83,7 @@ impl EngineConfig {
             ledger_branch: None,
             agent_token: None,
             planner: navin_planner::external::ExternalConfig::default(),
+            planner_source: None,
         }
     }
 }

@@ -60,6 +60,21 @@ pub enum PlannerSource {
     Command,
 }
 
+impl std::str::FromStr for PlannerSource {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "builtin" => Ok(Self::Builtin),
+            "llm" => Ok(Self::Llm),
+            "command" => Ok(Self::Command),
+            other => Err(format!(
+                "`{other}` is not a planner; use builtin, llm or command"
+            )),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fallback {

@@ -144,7 +144,10 @@ impl Session<'_> {
             Err(e) => return Ok(Err(e.to_string())),
         };
         let config = self.repo_config();
-        let planner = config.planner.clone();
+        let mut planner = config.planner.clone();
+        if let Some(source) = self.engine.config.planner_source {
+            planner.source = source;
+        }
         let mut external = self.engine.config.planner.clone();
         if let Some(model) = planner.model.clone().or_else(|| config.models.plan.clone()) {
             external.model = Some(model);
