@@ -121,6 +121,11 @@ impl FakeLlm {
         self.base_url.replace("/v1", "/inference")
     }
 
+    /// Adds a reply at the end of the script.
+    pub fn push(&self, reply: Value) {
+        self.lock().replies.push_back(reply);
+    }
+
     pub fn requests(&self) -> Vec<LlmRequest> {
         self.lock().seen.clone()
     }

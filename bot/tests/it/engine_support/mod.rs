@@ -110,15 +110,22 @@ pub fn seeded_fake() -> FakeGitHub {
     reason = "the api_requests bench uses it; the tests use World"
 )]
 pub async fn world() -> Harness {
+    world_with(|_| {}).await
+}
+
+/// [`world`] with the engine's settings changed by `configure` (the operator's planner).
+#[allow(dead_code, reason = "the benches use it; the tests use World")]
+pub async fn world_with(configure: impl FnOnce(&mut EngineConfig)) -> Harness {
     crate::server_support::LogCapture::global();
     let fake = seeded_fake();
     let dir = tempfile::tempdir().unwrap();
     let args = serve_args(&fake, dir.path());
-    let engine_dir = args.data_dir.clone();
+    let mut config = EngineConfig::new(args.data_dir.clone());
+    configure(&mut config);
     let server = start(&args, move |github| {
         std::sync::Arc::new(navin_bot::queue::EngineHandler::new(Engine::new(
             github.clone(),
-            EngineConfig::new(engine_dir),
+            config,
         )))
     })
     .await
