@@ -22,7 +22,15 @@ async fn plan_approve_mission_done_on_an_issue() {
         .await;
     let plan = w.reply().await;
     assert!(plan.starts_with("<!-- navin:plan id=issue-"), "{plan}");
-    assert!(plan.contains("# Plan:"), "{plan}");
+    assert!(plan.contains("**Files to change**"), "{plan}");
+    assert!(
+        plan.contains("**To approve:** comment `/approve`"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("<details><summary>📄 The full plan ("),
+        "{plan}"
+    );
     assert!(w.reactions(asked).contains(&"+1".to_owned()));
     w.requests("/plan");
     let id = format!("issue-{issue}");

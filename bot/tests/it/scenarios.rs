@@ -96,7 +96,7 @@ async fn a_plan_is_recorded_pending_and_an_approval_by_a_writer_approves_it() {
     let issue = w.issue("Greetings", "Make greetings configurable.");
     w.comment(issue, "alice", "/plan make the greeting configurable")
         .await;
-    assert!(w.reply().await.contains("# Plan:"));
+    assert!(w.reply().await.contains("## Proposed Changes"));
     let id = format!("issue-{issue}");
     assert_eq!(w.plan_record(&id).unwrap().status, RecordStatus::Pending);
     w.comment(issue, "alice", "/approve").await;

@@ -6,6 +6,7 @@ mod marker;
 mod mermaid;
 mod panel;
 mod plan_comment;
+mod plan_summary;
 pub mod reply;
 mod repo;
 mod table;

@@ -1,4 +1,4 @@
-//! The plan comment: the plan document with its approval status, the draft mission it becomes, and the stored edit diff.
+//! The plan comment: a status line and a summary people read first, the whole plan folded below, the draft mission it becomes, and the stored edit diff.
 
 use std::fmt::Write;
 
@@ -84,6 +84,12 @@ pub fn plan_comment(doc: &PlanDocument, info: &PlanCommentInfo) -> String {
         );
     }
     out.push('\n');
+    let pending = matches!(info.status, PlanStatus::Pending { .. });
+    out.push_str(&super::plan_summary::summary(
+        doc.plan(),
+        info.plan_id.starts_with("pr-"),
+        pending,
+    ));
 
     let full_path = format!(".navin/plans/{}.md", info.plan_id);
     let full = match &info.repo {
@@ -94,9 +100,22 @@ pub fn plan_comment(doc: &PlanDocument, info: &PlanCommentInfo) -> String {
         "\n\n_…cut to fit a GitHub comment; the full plan is on the ledger branch at {full}._\n"
     );
 
-    let text = defuse_mentions(doc.text());
+    // The title is the summary's heading; the folded text starts at its first section.
+    let body = doc
+        .text()
+        .split_once('\n')
+        .filter(|(first, _)| first.starts_with("# Plan:"))
+        .map_or(doc.text(), |(_, rest)| rest.trim_start_matches('\n'));
+    let text = defuse_mentions(body);
     let fold = text.len() > FOLD_PLAN_AT;
-    let mut parts = plan_parts(&text, fold);
+    let lines = doc.text().lines().count();
+    let mut parts = vec![Part::new(
+        &format!("<details><summary>📄 The full plan ({lines} lines)</summary>\n\n"),
+        String::new(),
+        "",
+    )];
+    parts.extend(plan_parts(&text, fold));
+    parts.push(Part::new("\n</details>\n", String::new(), ""));
     if matches!(info.status, PlanStatus::Approved { .. }) {
         let mission = draft_mission(doc);
         parts.push(Part::new("\n---\n\n#### 🚀 Draft mission\n\n", mission, ""));
@@ -144,7 +163,7 @@ fn header(doc: &PlanDocument, info: &PlanCommentInfo) -> String {
     }
     match &info.status {
         PlanStatus::Pending { stale } => {
-            out.push_str("⏳ **pending approval**: approve with a pull-request review or `/approve`; change it with `/plan edit`, or `/reject [feedback]`.\n");
+            out.push_str("⏳ **pending approval**\n");
             if let Some(why) = stale {
                 let _ = writeln!(
                     out,

@@ -126,11 +126,74 @@ fn rejected_and_superseded_plans_say_so() {
 fn plan_text_is_shown_with_mentions_defused_outside_code() {
     let doc = plan(3, 100);
     let body = plan_comment(&doc, &info(PlanStatus::Pending { stale: None }));
-    assert!(body.contains("# Plan: Load the config from YAML"));
     assert!(body.contains("## Proposed Changes"));
     assert!(body.contains("Ask @<!-- -->octocat if unsure."), "{body}");
     assert!(body.contains("@not-a-mention stays in code"), "{body}");
-    assert!(!body.contains("<details>"), "a short plan is not folded");
+    assert!(
+        !body.contains("Show section"),
+        "a short plan's sections are not folded"
+    );
+}
+
+#[test]
+fn the_summary_comes_first_and_the_whole_plan_is_folded_below_without_a_second_title() {
+    let doc = plan(3, 100);
+    let body = plan_comment(&doc, &info(PlanStatus::Pending { stale: None }));
+    let summary_at = body
+        .find("### Load the config from YAML")
+        .expect("title heading");
+    let full_at = body
+        .find("<details><summary>📄 The full plan (")
+        .expect("folded plan");
+    assert!(summary_at < full_at);
+    assert!(!body.contains("# Plan:"), "no duplicated H1: {body}");
+    assert!(body.trim_end().ends_with("</details>"), "{body}");
+    let summary = &body[..full_at];
+    assert!(
+        summary.contains("**Files to change** (3)\n\n| File | | Change |"),
+        "{summary}"
+    );
+    assert!(summary.contains("| `bot/src/config/part_0.rs` | edit | Rewrite the parsing loop"));
+    assert!(summary.contains("**Risks**\n- Existing INI configs stop loading."));
+    assert!(summary.contains("1. Keep INI for one release? · default: No."));
+    assert!(
+        summary.contains("**To approve:** comment `/approve` (a writer)"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("review"),
+        "an issue has no review to approve with"
+    );
+    assert!(!summary.contains("score"));
+    // On a pull request a review approves it too.
+    let mut on_pr = info(PlanStatus::Pending { stale: None });
+    on_pr.plan_id = "pr-4".into();
+    let body = plan_comment(&doc, &on_pr);
+    assert!(
+        body.contains("**To approve:** approve this pull request in a review"),
+        "{body}"
+    );
+    // Once approved, no instructions to approve.
+    let body = plan_comment(&doc, &info(approved(&doc)));
+    assert!(!body.contains("**To approve:**"));
+}
+
+#[test]
+fn a_fallback_plan_says_why_the_configured_planner_failed() {
+    let doc = plan(1, 100);
+    let mut i = info(PlanStatus::Pending { stale: None });
+    i.run = Some(navin_ledger::plan::record::PlannerRun {
+        source: "builtin".into(),
+        commit: "0123456789abcdef".into(),
+        turns: 0,
+        tokens: 0,
+        attempts: 1,
+        tool_calls: vec![],
+        fallback: Some("the endpoint answered HTTP 429".into()),
+    });
+    let body = plan_comment(&doc, &i);
+    assert!(body.contains("planned at `0123456`"), "{body}");
+    assert!(body.contains("⚠️ The configured planner failed, so this is the built-in plan: the endpoint answered HTTP 429."), "{body}");
 }
 
 #[test]

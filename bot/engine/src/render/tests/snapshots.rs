@@ -64,28 +64,58 @@ fn the_mission_panel_of_a_small_mission() {
 }
 
 #[test]
-fn the_plan_comment_of_an_approved_plan() {
+fn the_plan_comment_of_a_pending_plan_on_a_pull_request_from_the_llm_planner() {
     let doc = plan(2, 40);
     let info = PlanCommentInfo {
-        plan_id: "issue-7".into(),
-        source: "built-in planner".into(),
-        status: PlanStatus::Approved {
-            approvals: vec![PlanApproval {
-                approver: "bob".into(),
-                plan_hash: doc.hash().into(),
-                review_id: Some(81),
-                at: t0(),
-            }],
-        },
+        plan_id: "pr-12".into(),
+        source: "http:openai/gpt-4.1".into(),
+        status: PlanStatus::Pending { stale: None },
         diff: None,
         repo: Some(repo()),
-        run: None,
+        run: Some(navin_ledger::plan::record::PlannerRun {
+            source: "llm:openai/gpt-4.1".into(),
+            commit: "4f2a9c1d0e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49".into(),
+            turns: 4,
+            tokens: 21_400,
+            attempts: 1,
+            tool_calls: (0..9)
+                .map(|i| navin_ledger::plan::record::ToolCallRecord {
+                    turn: 1 + i / 3,
+                    tool: "read_file".into(),
+                    arguments: format!("{{\"path\":\"bot/src/config/part_{i}.rs\"}}"),
+                    bytes: 900,
+                    error: None,
+                })
+                .collect(),
+            fallback: None,
+        }),
     };
     insta::assert_snapshot!(plan_comment(&doc, &info), @r#"
-    <!-- navin:plan id=issue-7 hash=sha256:6d253b56ccd9ee657643c7ac3872c31234133399ef4f274c94ca90cdc3220d1b -->
-    **📋 Navin plan `issue-7`** · source: built-in planner · ✅ **approved** by `bob` (review 81) at 2026-11-30 12:00 UTC for `sha256:6d253b56ccd9…`
+    <!-- navin:plan id=pr-12 hash=sha256:6d253b56ccd9ee657643c7ac3872c31234133399ef4f274c94ca90cdc3220d1b -->
+    **📋 Navin plan `pr-12`** · source: http:openai/gpt-4.1 · planned at `4f2a9c1` with 9 read-only tool calls · ⏳ **pending approval**
 
-    # Plan: Load the config from YAML
+    ### Load the config from YAML
+
+    Load `.navin/config.yaml` at start-up. Unknown keys fail with their name. Ask @<!-- -->octocat if unsure.
+
+    **Files to change** (2)
+
+    | File | | Change |
+    | --- | --- | --- |
+    | `bot/src/config/part_0.rs` | edit | Rewrite the parsing loop so errors carry the line number. |
+    | `bot/src/config/part_1.rs` | edit | Rewrite the parsing loop so errors carry the line number. |
+
+    **Risks**
+    - Existing INI configs stop loading.
+    - YAML anchors allow huge documents.
+    - Errors might echo secret values.
+
+    **Open questions** (answer them in `/plan edit`; unanswered ones take their default)
+    1. Keep INI for one release? · default: No.
+
+    **To approve:** approve this pull request in a review (a writer other than its author), or comment `/approve`. To change it: `/plan edit` with the edited plan, or `/reject <feedback>` for a new one.
+
+    <details><summary>📄 The full plan (85 lines)</summary>
 
     ## System Persona
 
@@ -170,6 +200,139 @@ fn the_plan_comment_of_an_approved_plan() {
       - bot/src/config/
     - **Verification commands:**
       - `cargo test -p navin-bot config`
+
+    </details>
+    "#);
+}
+
+#[test]
+fn the_plan_comment_of_an_approved_plan() {
+    let doc = plan(2, 40);
+    let info = PlanCommentInfo {
+        plan_id: "issue-7".into(),
+        source: "built-in planner".into(),
+        status: PlanStatus::Approved {
+            approvals: vec![PlanApproval {
+                approver: "bob".into(),
+                plan_hash: doc.hash().into(),
+                review_id: Some(81),
+                at: t0(),
+            }],
+        },
+        diff: None,
+        repo: Some(repo()),
+        run: None,
+    };
+    insta::assert_snapshot!(plan_comment(&doc, &info), @r#"
+    <!-- navin:plan id=issue-7 hash=sha256:6d253b56ccd9ee657643c7ac3872c31234133399ef4f274c94ca90cdc3220d1b -->
+    **📋 Navin plan `issue-7`** · source: built-in planner · ✅ **approved** by `bob` (review 81) at 2026-11-30 12:00 UTC for `sha256:6d253b56ccd9…`
+
+    ### Load the config from YAML
+
+    Load `.navin/config.yaml` at start-up. Unknown keys fail with their name. Ask @<!-- -->octocat if unsure.
+
+    **Files to change** (2)
+
+    | File | | Change |
+    | --- | --- | --- |
+    | `bot/src/config/part_0.rs` | edit | Rewrite the parsing loop so errors carry the line number. |
+    | `bot/src/config/part_1.rs` | edit | Rewrite the parsing loop so errors carry the line number. |
+
+    **Risks**
+    - Existing INI configs stop loading.
+    - YAML anchors allow huge documents.
+    - Errors might echo secret values.
+
+    **Open questions** (answer them in `/plan edit`; unanswered ones take their default)
+    1. Keep INI for one release? · default: No.
+
+    <details><summary>📄 The full plan (85 lines)</summary>
+
+    ## System Persona
+
+    Operating as a Read-Only Software Architect. No file writes, dependency installs, migrations, service mutations, git mutations, or destructive commands were performed.
+
+    ## Goal
+
+    Load `.navin/config.yaml` at start-up. Unknown keys fail with their name. Ask @<!-- -->octocat if unsure.
+
+    ## Repository Architecture
+
+    One workspace.
+
+    ```text
+    @not-a-mention stays in code
+    ```
+
+    ## Functional Capabilities
+
+    Parses commands and keeps the ledger.
+
+    ## Data Flow
+
+    Webhook -> queue -> engine -> ledger branch.
+
+    ## Target State
+
+    A `Config` struct read once.
+
+    ## Impact Isolation
+
+    Only the config module changes.
+
+    ## Proposed Changes
+
+    ### File: bot/src/config/part_0.rs
+
+    - **Operation:** edit
+    - **Change:** Rewrite the parsing loop so errors carry the line number.
+    - **Rationale:** Typos must fail loudly.
+
+    ### File: bot/src/config/part_1.rs
+
+    - **Operation:** edit
+    - **Change:** Rewrite the parsing loop so errors carry the line number.
+    - **Rationale:** Typos must fail loudly.
+
+    ## New dependencies
+
+    None.
+
+    ## Risks
+
+    - Existing INI configs stop loading.
+    - YAML anchors allow huge documents.
+    - Errors might echo secret values.
+
+    ## Actionable Next Steps
+
+    1. [ ] Write the loader and its tests.
+
+    ## Risks And Assumptions
+
+    <!-- To answer a question, write after "Answer:". An empty answer keeps the default. -->
+
+    1. Keep INI for one release?
+       - **Default:** No.
+       - **Answer:**
+
+    ## Optional Goal Handoff Contract
+
+    - **Objective:** Config is read from YAML and typos are rejected.
+    - **Completion criteria:**
+      - Loader tests pass.
+    - **Budgets:**
+      - max_retries: 3
+      - max_replans: 5
+      - max_stalls: 3
+    - **Allowed tools:**
+      - read_file
+    - **Scope:**
+      - bot/src/config/
+    - **Verification commands:**
+      - `cargo test -p navin-bot config`
+
+    </details>
 
     ---
 
