@@ -78,6 +78,7 @@ fn run(
     let mut total_found = 0usize;
     let mut times = Vec::new();
     let mut invalid = 0usize;
+    let (mut edits, mut named_edits, mut questions) = (0usize, 0usize, 0usize);
     for oid in walk {
         if outcomes.len() >= n {
             break;
@@ -111,6 +112,20 @@ fn run(
             invalid += 1;
             println!("INVALID {:.8} {subject}: {e}", commit.id().to_string());
         }
+        // How specific the text is: source edits whose Change line names a
+        // definition, and how many questions the plan asks.
+        for c in &out.plan.changes {
+            let source_edit = c.operation == navin_ledger::plan::Operation::Edit
+                && !c.change.starts_with("Extend these tests")
+                && !c.change.starts_with("Adapt to");
+            if source_edit {
+                edits += 1;
+                if c.change.starts_with("Change `") {
+                    named_edits += 1;
+                }
+            }
+        }
+        questions += out.plan.questions.len();
         let planned: Vec<String> = out.planned_files().into_iter().take(K).collect();
         let found: Vec<&String> = touched.iter().filter(|t| planned.contains(t)).collect();
         let recall = found.len() as f64 / touched.len() as f64;
@@ -143,6 +158,10 @@ fn run(
     let mean_recall = outcomes.iter().map(|o| o.recall).sum::<f64>() / m;
     let hits = outcomes.iter().filter(|o| o.hit).count();
     times.sort_by(f64::total_cmp);
+    println!(
+        "source edits naming a definition: {named_edits}/{edits}; questions per plan: {:.2}",
+        questions as f64 / m
+    );
     println!(
         "commits={} invalid_plans={invalid} recall@{K}={:.3} (mean per commit) micro_recall@{K}={:.3} hit_rate={:.3} median_plan_s={:.3}",
         outcomes.len(),

@@ -10,6 +10,7 @@ use super::imports::Graph;
 use super::intent::{self, Intent};
 use super::lang;
 use super::map::{RepoCommandKind, RepoMap};
+use super::named;
 use super::rank::RankedFile;
 use super::scan::Scanned;
 use super::targets::{
@@ -103,7 +104,7 @@ pub fn build_plan(
 
     let impact_isolation = impact_text(map, &chosen, &review, &intent);
     let next_steps = next_steps(&changes, &stages, &tests, &checks, &intent);
-    let questions = questions(map, &changes, &intent, no_match);
+    let questions = questions(map, &changes, &intent, no_match, request);
     let scope: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
     let mut verification: Vec<String> = tests.iter().map(|c| c.command.clone()).collect();
     verification.extend(checks.iter().cloned());
@@ -177,6 +178,18 @@ pub fn build_plan(
     }
 }
 
+/// A ranking reason with each stemmed term in backticks shown as the request spells it.
+fn in_request_words(reason: &str, stems: &[String], words: &[String]) -> String {
+    let mut out = reason.to_owned();
+    for stem in stems {
+        let word = named::surface(words, stem);
+        if word != stem {
+            out = out.replace(&format!("`{stem}`"), &format!("`{word}`"));
+        }
+    }
+    out
+}
+
 /// The request's first sentence, so the Goal stays within 2–4 sentences
 /// however long the request is.
 fn first_sentence(s: &str) -> String {
@@ -229,6 +242,7 @@ fn choose_changes(
     let mut out: Vec<Chosen> = Vec::new();
     let has = |out: &Vec<Chosen>, p: &str| out.iter().any(|c| c.change.path == p);
     let summary = text::one_line(request, 90);
+    let words = named::request_words(request);
     let top = ranked.first().map(|r| r.score).unwrap_or(0.0);
     let mut edits = 0;
     let mut tests_added = 0;
@@ -247,26 +261,40 @@ fn choose_changes(
             continue;
         }
         let role = file_role(map, &r.path);
+        let source = scanned
+            .index_of(&r.path)
+            .and_then(|i| scanned.files[i].text.as_deref())
+            .unwrap_or_default();
+        let symbols = if is_test {
+            Vec::new()
+        } else {
+            named::named_symbols(&r.path, source, &words)
+        };
         let change = if r.lexical <= 0.0 {
             format!("Adapt to the changes in its strong neighbours so that \u{201c}{summary}\u{201d} holds end to end.")
         } else if is_test {
             format!("Extend these tests to cover \u{201c}{summary}\u{201d}.")
+        } else if !symbols.is_empty() {
+            format!(
+                "Change {} for \u{201c}{summary}\u{201d}{role}.",
+                named::describe(&symbols)
+            )
         } else {
             let about = r
                 .matched
                 .iter()
                 .take(4)
-                .map(|t| format!("`{t}`"))
+                .map(|t| format!("`{}`", named::surface(&words, t)))
                 .collect::<Vec<_>>()
                 .join(", ");
             format!("Apply \u{201c}{summary}\u{201d} where this file deals with {about}{role}.")
         };
-        let rationale = format!(
-            "Ranked #{} (score {:.2}): {}.",
-            i + 1,
-            r.score,
-            r.reasons.join("; ")
-        );
+        let reasons: Vec<String> = r
+            .reasons
+            .iter()
+            .map(|reason| in_request_words(reason, &r.matched, &words))
+            .collect();
+        let rationale = format!("Ranked #{} for the request: {}.", i + 1, reasons.join("; "));
         out.push(Chosen {
             change: FileChange {
                 path: r.path.clone(),
@@ -651,49 +679,75 @@ fn next_steps(
     out
 }
 
+/// Questions only where the request leaves a real choice open: nothing matched, a
+/// request too short to say where, a removal (what replaces it, who still calls it),
+/// a new dependency, a schema change, no test convention. A clear request gets none.
 fn questions(
     map: &RepoMap,
     changes: &[FileChange],
     intent: &Intent,
     no_match: bool,
+    request: &str,
 ) -> Vec<Question> {
     let q = |question: String, default: String| Question {
         question,
         default,
         answer: None,
     };
-    let mut out = vec![q(
-        "Should the change stay within the files listed in Proposed Changes?".to_string(),
-        "Yes; needing any other file triggers a replan.".to_string(),
-    )];
+    let first = changes.first().map(|c| c.path.as_str()).unwrap_or(".");
+    let words = named::request_words(request);
+    let mut out = Vec::new();
     if no_match {
         out.push(q(
             "No file shares vocabulary with the request: which module should own this change?"
                 .to_string(),
+            format!("`{first}`, the entry point the plan starts from."),
+        ));
+    } else if words.len() <= 2 {
+        out.push(q(
             format!(
-                "`{}`, the entry point the plan starts from.",
-                changes.first().map(|c| c.path.as_str()).unwrap_or(".")
+                "\u{201c}{}\u{201d} is short: which behaviour should change, and where?",
+                text::one_line(request, 80)
             ),
+            format!("The files Proposed Changes lists, starting with `{first}`."),
         ));
     }
-    out.push(q(
-        "Must existing public behaviour and interfaces stay backward compatible?".to_string(),
-        "Yes: no signature, flag or output format changes beyond what the request states."
-            .to_string(),
-    ));
-    match changes.iter().find(|c| lang::is_test_path(&c.path)) {
-        Some(t) => out.push(q(
-            "Where should the new tests live?".to_string(),
+    let lower = request.to_lowercase();
+    let removal = [
+        "remove",
+        "drop",
+        "delete",
+        "deprecate",
+        "replace",
+        "get rid of",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    if removal && !intent.bumped.is_empty() {
+        out.push(q(
             format!(
-                "In `{}`, following the project's existing convention.",
-                t.path
+                "What replaces {}?",
+                intent
+                    .bumped
+                    .iter()
+                    .map(|d| format!("`{d}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
-        )),
-        None if map.test_conventions.is_empty() => out.push(q(
+            "Nothing: its uses are rewritten on the standard library or code already in the repository.".to_string(),
+        ));
+    } else if removal {
+        out.push(q(
+            "Must existing callers of what is removed keep working?".to_string(),
+            "Yes: keep a deprecated alias or flag for one release and say so in the changelog."
+                .to_string(),
+        ));
+    }
+    if map.test_conventions.is_empty() {
+        out.push(q(
             "No test convention was detected: should this change introduce one?".to_string(),
             "No; verify with the existing checks and a manual walkthrough.".to_string(),
-        )),
-        None => {}
+        ));
     }
     if !intent.new_dependencies.is_empty() {
         out.push(q(

@@ -15,6 +15,7 @@ mod intent;
 mod lang;
 mod manifests;
 mod map;
+mod named;
 mod query;
 mod rank;
 mod risks;

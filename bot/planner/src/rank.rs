@@ -316,6 +316,29 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         }
         base[i] = s * prior(&f.path, f.language, f.is_test, &query);
     }
+    // A file that declares a command or flag the request names is where the
+    // change is wired (clap, argparse, cobra, commander): it leads the ranking.
+    let words = crate::named::request_words(request);
+    let mut wired: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
+    for (i, f) in scanned.files.iter().enumerate() {
+        let Some(text) = f.text.as_deref().filter(|_| base[i] > 0.0 && !f.is_test) else {
+            continue;
+        };
+        for sym in crate::symbols::definitions(&f.path, text) {
+            if matches!(sym.kind, "command" | "flag")
+                && words.contains(&sym.name)
+                && !wired[i].contains(&sym.name)
+            {
+                wired[i].push(sym.name);
+            }
+        }
+    }
+    let top = base.iter().copied().fold(0.0, f64::max);
+    for (i, w) in wired.iter().enumerate() {
+        if !w.is_empty() {
+            base[i] = (base[i] * 1.6).max(top * (1.0 + 0.1 * w.len() as f64));
+        }
+    }
     let mut max = base.iter().copied().fold(0.0, f64::max);
     // A file the request names outright is the best match.
     let lower_paths: Vec<String> = if mentions.is_empty() {
@@ -374,6 +397,10 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         let mut reasons = Vec::new();
         if named[i] {
             reasons.push("named in the request".to_string());
+        }
+        if !wired[i].is_empty() {
+            let list: Vec<String> = wired[i].iter().map(|n| format!("`{n}`")).collect();
+            reasons.push(format!("declares {}", list.join(", ")));
         }
         let pick = |mask: u64| -> Vec<&str> {
             (0..terms.len())

@@ -58,6 +58,11 @@ pub fn definitions(path: &str, text: &str) -> Vec<Symbol> {
 struct Pending {
     long_flag: bool,
     subcommand: bool,
+    /// A `#[derive(..Subcommand..)]` was seen and its enum not yet opened.
+    derive_subcommand: bool,
+    /// Inside a clap `Subcommand` enum: its variants are commands.
+    in_commands: bool,
+    depth: i32,
 }
 
 fn ident(s: &str) -> Option<String> {
@@ -83,6 +88,18 @@ fn long_flag_in(literal: &str) -> Option<String> {
         .split([' ', ',', '=', '|'])
         .find(|w| w.starts_with("--") && w.len() > 2)
         .map(|w| w.trim_end_matches(['<', '[']).to_owned())
+}
+
+/// `LedgerHistory` → `ledger-history`, as clap names a variant's command.
+fn kebab_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('-');
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
 }
 
 fn kebab(field: &str) -> String {
@@ -115,6 +132,25 @@ fn strip_rust_prefixes(mut s: &str) -> &str {
 fn rust_line(line: &str, pending: &mut Pending) -> Vec<(String, &'static str)> {
     let t = line.trim_start();
     let mut out = Vec::new();
+    let before = pending.depth;
+    pending.depth += t.matches('{').count() as i32 - t.matches('}').count() as i32;
+    if pending.in_commands {
+        if pending.depth <= 0 {
+            pending.in_commands = false;
+            pending.depth = 0;
+        } else if before == 1 {
+            // A variant of a clap subcommand enum: `History {`, `Show,`, `Run(Args),`
+            // is the command `history`, `show`, `run` (clap's kebab-case).
+            if let Some(name) =
+                ident(t).filter(|n| n.chars().next().is_some_and(char::is_uppercase))
+            {
+                out.push((kebab_case(&name), "command"));
+            }
+        }
+    }
+    if t.starts_with("#[derive(") && t.contains("Subcommand") {
+        pending.derive_subcommand = true;
+    }
     if t.starts_with("#[arg(") || t.starts_with("#[clap(") || t.starts_with("#[command(") {
         if let Some(i) = t.find("long = ") {
             if let Some(lit) = first_literal(&t[i..]) {
@@ -149,6 +185,11 @@ fn rust_line(line: &str, pending: &mut Pending) -> Vec<(String, &'static str)> {
         }
     }
     let s = strip_rust_prefixes(t);
+    if pending.derive_subcommand && s.starts_with("enum ") {
+        pending.derive_subcommand = false;
+        pending.in_commands = true;
+        pending.depth = t.matches('{').count() as i32;
+    }
     for (kw, kind) in [
         ("fn ", "fn"),
         ("struct ", "struct"),
@@ -258,6 +299,22 @@ fn js_line(line: &str, _: &mut Pending) -> Vec<(String, &'static str)> {
             }
         }
     }
+    // `res.send = function send(body) {`, `exports.render = async (x) => {`:
+    // CommonJS and prototype methods, how Express-style code defines its API.
+    if let Some((lhs, rhs)) = t.split_once(" = ") {
+        let rhs = rhs.trim_start();
+        let callable = rhs.starts_with("function")
+            || rhs.starts_with("async")
+            || rhs.starts_with('(') && rhs.contains("=>");
+        if callable && lhs.contains('.') && !lhs.contains(' ') {
+            if let Some(name) = lhs.rsplit('.').next().and_then(ident) {
+                if name != "exports" {
+                    out.push((name, "fn"));
+                    return out;
+                }
+            }
+        }
+    }
     let mut s = t;
     for p in ["export ", "default ", "declare ", "abstract ", "async "] {
         s = s.strip_prefix(p).unwrap_or(s);
@@ -337,6 +394,17 @@ mod tests {
     }
 
     #[test]
+    fn variants_of_a_clap_subcommand_enum_are_commands() {
+        let text = "#[derive(Debug, Subcommand)]\npub enum LedgerCommand {\n    /// Start.\n    Init {\n        #[arg(long)]\n        goal: String,\n    },\n    Show,\n    LedgerHistory {\n        limit: usize,\n    },\n}\nenum Other {\n    NotACommand,\n}\n";
+        let got = names("src/cli/mod.rs", text);
+        for n in ["init", "show", "ledger-history"] {
+            assert!(has(&got, n, "command"), "missing {n} in {got:?}");
+        }
+        assert!(has(&got, "--goal", "flag"), "{got:?}");
+        assert!(!has(&got, "not-a-command", "command"), "{got:?}");
+    }
+
+    #[test]
     fn python_go_and_js_definitions_and_flags_are_indexed() {
         let py = "class Ctx:\n    async def do_teardown_request(self):\n        pass\nparser.add_argument('-s', '--since', help='x')\nsub.add_parser('history')\n@click.option(\"--dry-run\", is_flag=True)\n";
         let got = names("app/ctx.py", py);
@@ -349,12 +417,16 @@ mod tests {
         let got = names("cmd/root.go", go);
         assert!(has(&got, "Serve", "func") && has(&got, "main", "func"));
         assert!(has(&got, "Config", "type") && has(&got, "--since", "flag"));
-        let js = "export default async function merge(a, b) {}\nexport class Router {}\nconst utilsMerge = (a) => a;\nconst x = 3;\nprogram.option('-s, --since <date>', 'x').command('history [id]');\ninterface Opts {}\n";
+        let js = "res.send = function send(body) {\nexports.render = async (v) => v;\nexport default async function merge(a, b) {}\nexport class Router {}\nconst utilsMerge = (a) => a;\nconst x = 3;\nprogram.option('-s, --since <date>', 'x').command('history [id]');\ninterface Opts {}\n";
         let got = names("lib/index.ts", js);
         assert!(has(&got, "merge", "fn") && has(&got, "Router", "class"));
         assert!(has(&got, "utilsMerge", "fn") && !has(&got, "x", "fn"));
         assert!(has(&got, "--since", "flag") && has(&got, "history", "command"));
         assert!(has(&got, "Opts", "interface"));
+        assert!(
+            has(&got, "send", "fn") && has(&got, "render", "fn"),
+            "{got:?}"
+        );
     }
 
     #[test]

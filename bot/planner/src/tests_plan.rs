@@ -39,7 +39,6 @@ fn assert_seed_rules(plan: &Plan) {
         "risks: {:?}",
         plan.risks
     );
-    assert!(!plan.questions.is_empty());
     for q in &plan.questions {
         assert!(
             !q.default.trim().is_empty(),
@@ -405,5 +404,46 @@ fn goal_stays_within_four_sentences_for_a_long_request() {
     assert!(
         (2..=4).contains(&sentences),
         "goal has {sentences} sentences: {goal}"
+    );
+}
+
+#[test]
+fn a_request_naming_a_cli_command_edits_the_file_that_declares_it_and_names_what_changes() {
+    let files = [
+        ("Cargo.toml", "[package]\nname = \"navin\"\nversion = \"0.1.0\"\n"),
+        (
+            "src/cli/mod.rs",
+            "#[derive(clap::Subcommand)]\npub enum LedgerCommand {\n    /// The full history.\n    History {\n        #[arg(long, default_value_t = 50)]\n        limit: usize,\n    },\n    Show,\n}\n",
+        ),
+        (
+            "src/ledger/store.rs",
+            "//! The ledger store: history of every ledger change, since the first.\npub fn ledger_history(since: u64) -> Vec<u64> { vec![since] }\npub fn ledger_lock() {}\n",
+        ),
+        ("src/main.rs", "mod cli;\nmod ledger;\nfn main() {}\n"),
+    ];
+    let out = plan_of(&files, "add a --since option to navin ledger history");
+    let plan = &out.plan;
+    assert_seed_rules(plan);
+    let first = &plan.changes[0];
+    assert_eq!(first.path, "src/cli/mod.rs", "{:#?}", plan.changes);
+    assert!(
+        first.change.contains("`history` (command, line 4)"),
+        "{}",
+        first.change
+    );
+    assert!(
+        first.rationale.contains("declares `history`"),
+        "{}",
+        first.rationale
+    );
+    assert!(!first.rationale.contains("score"), "{}", first.rationale);
+    // A clear request asks none of the old boilerplate questions.
+    assert!(
+        plan.questions
+            .iter()
+            .all(|q| !q.question.contains("backward compatible")
+                && !q.question.contains("stay within the files")),
+        "{:?}",
+        plan.questions
     );
 }
