@@ -156,6 +156,16 @@ async fn a_push_with_an_invalid_plan_file_fails_the_check_naming_the_problem_and
         text.contains(&format!("Plan `{id}` keeps its last valid text")),
         "{text}"
     );
+    // The problem is marked at its line in the pull request's diff.
+    let marks = run.output["annotations"].as_array().expect("annotations");
+    assert_eq!(marks.len(), 1, "{marks:#?}");
+    assert_eq!(marks[0]["path"], PLAN_FILE);
+    assert_eq!(marks[0]["annotation_level"], "failure");
+    let line = marks[0]["start_line"].as_u64().expect("a line");
+    assert!(
+        text.contains(&format!("line {line}")),
+        "{text} vs line {line}"
+    );
     w.requests("pull_request.synchronize (invalid plan file)");
     assert_eq!(
         w.plan_record(&id).unwrap(),

@@ -30,7 +30,21 @@ pub struct PlanCheck {
     pub verdict: CheckState,
     pub title: String,
     pub summary: String,
+    /// Marks on the pull request's "Files changed" view (a broken plan file's line).
+    pub annotations: Vec<CheckAnnotation>,
 }
+
+/// One `failure` annotation at a file's line, as GitHub shows it in the diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckAnnotation {
+    pub path: String,
+    pub line: usize,
+    pub title: String,
+    pub message: String,
+}
+
+/// GitHub takes at most 50 annotations per request.
+const MAX_ANNOTATIONS: usize = 50;
 
 impl PlanCheck {
     pub fn conclusion(&self) -> &'static str {
@@ -122,6 +136,24 @@ fn body(check: &PlanCheck, details_url: Option<&str>, external_id: &str) -> Valu
     if let Some(url) = details_url.filter(|u| u.starts_with("http")) {
         body["details_url"] = json!(url);
     }
+    if !check.annotations.is_empty() {
+        let marks: Vec<Value> = check
+            .annotations
+            .iter()
+            .take(MAX_ANNOTATIONS)
+            .map(|a| {
+                json!({
+                    "path": a.path,
+                    "start_line": a.line.max(1),
+                    "end_line": a.line.max(1),
+                    "annotation_level": "failure",
+                    "title": clip(&a.title, 255),
+                    "message": clip(&a.message, 64 * 1024),
+                })
+            })
+            .collect();
+        body["output"]["annotations"] = json!(marks);
+    }
     body
 }
 
@@ -207,6 +239,7 @@ mod tests {
             verdict: CheckState::Waiting,
             title: "t".into(),
             summary: "s".into(),
+            annotations: vec![],
         };
         let b = body(&check, Some("https://github.com/o/r/pull/1"), "pr-1");
         assert_eq!(b["conclusion"], "action_required");

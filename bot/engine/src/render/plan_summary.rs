@@ -53,7 +53,7 @@ pub(super) fn summary(plan: &Plan, on_pull_request: bool, pending: bool) -> Stri
     }
     if pending {
         let how = if on_pull_request {
-            "approve this pull request in a review (a writer other than its author), or comment `/approve`"
+            "approve this pull request in a review (a writer other than its author); GitHub's review rules apply"
         } else {
             "comment `/approve` (a writer)"
         };

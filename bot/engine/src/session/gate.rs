@@ -34,6 +34,7 @@ pub(crate) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String
         },
         title,
         summary,
+        annotations: Vec::new(),
     };
     if record.is_approved() {
         let who: Vec<String> = record
@@ -398,6 +399,7 @@ impl Session<'_> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
+                annotations: Vec::new(),
             },
             Some(record) => PlanCheck {
                 verdict: CheckState::Waiting,
@@ -406,6 +408,7 @@ impl Session<'_> {
                     "{why} (`require_plan_for`). The pull request names plan `{}`, which is {} rather than approved. Approve it on #{} (a review there, or `/approve` on an issue), then push or edit this pull request to re-run the check.",
                     record.id, record.status.word(), record.issue
                 ),
+                annotations: Vec::new(),
             },
             None => PlanCheck {
                 verdict: CheckState::Waiting,
@@ -413,6 +416,7 @@ impl Session<'_> {
                 summary: format!(
                     "{why} (`require_plan_for`), and no approved plan covers this pull request. Either comment `/plan <what this change does>` here and approve the plan with a review, or name an approved plan in the pull request body with a line `Navin-Plan: #<issue>`."
                 ),
+                annotations: Vec::new(),
             },
         };
         self.sync_check(pr, &check, &format!("gate-{}", pr.number))

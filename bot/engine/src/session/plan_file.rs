@@ -8,7 +8,7 @@ use navin_ledger::plan::PlanDocument;
 use super::gate::short;
 use super::plans::{json_path, pr_plan_id, PullInfo, Seen};
 use super::{EngineError, Session};
-use crate::effects::plan_check::{CheckState, PlanCheck, BROKEN_TITLE};
+use crate::effects::plan_check::{CheckAnnotation, CheckState, PlanCheck, BROKEN_TITLE};
 use crate::rules::plan_policy;
 use navin_ledger::plan::record::{EditEntry, PlanRecord};
 
@@ -70,10 +70,12 @@ pub fn looks_like_plan(text: &str) -> bool {
 
 /// The check for a head whose plan file does not parse. `failure` rather than
 /// `action_required`: the fix is a push, as for a failing lint, not a person's approval.
+/// With the parser's `line`, the problem is also an annotation at that line of the file.
 pub(crate) fn broken_check(
     path: &str,
     head_sha: &str,
     problem: &str,
+    line: Option<usize>,
     record: Option<&PlanRecord>,
 ) -> PlanCheck {
     let head: String = head_sha.chars().take(7).collect();
@@ -92,6 +94,15 @@ pub(crate) fn broken_check(
         summary: format!(
             "`{path}` at {head} is not a valid plan: {problem}.\n\n{kept} Fix the file and push again."
         ),
+        annotations: line
+            .map(|line| CheckAnnotation {
+                path: path.to_owned(),
+                line,
+                title: "Not a valid plan".to_owned(),
+                message: format!("{problem}. The plan format is checked by Navin's parser; fix this line and push."),
+            })
+            .into_iter()
+            .collect(),
     }
 }
 
@@ -131,16 +142,17 @@ impl Session<'_> {
             return Ok(false);
         };
         let parsed = match read {
-            Ok(text) => PlanDocument::parse(&text).map_err(|e| e.to_string()),
-            Err(unreadable) => Err(unreadable),
+            Ok(text) => PlanDocument::parse(&text).map_err(|e| (e.to_string(), e.line)),
+            Err(unreadable) => Err((unreadable, None)),
         };
         let doc = match parsed {
             Ok(doc) => doc,
-            Err(problem) => {
+            Err((problem, line)) => {
                 let check = broken_check(
                     path,
                     &pr.head_sha,
                     &problem,
+                    line,
                     existing.as_ref().map(|r| &r.0),
                 );
                 self.sync_check(pr, &check, &id).await?;
@@ -397,9 +409,16 @@ mod tests {
             "docs/plans/greeting.plan.md",
             "0123456789abcdef",
             "line 5, section \"Goal\": the section is empty",
+            Some(5),
             None,
         );
         assert_eq!(check.conclusion(), "failure");
+        let mark = &check.annotations[0];
+        assert_eq!(
+            (mark.path.as_str(), mark.line),
+            ("docs/plans/greeting.plan.md", 5)
+        );
+        assert!(mark.message.contains("the section is empty"));
         assert!(check.title.contains("docs/plans/greeting.plan.md"));
         assert!(check.summary.contains("at 0123456"), "{}", check.summary);
         assert!(check.summary.contains("line 5, section \"Goal\""));
