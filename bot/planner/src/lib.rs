@@ -7,6 +7,7 @@
 //! read-only opens for [`LocalSource`].
 
 mod build;
+pub mod codeowners;
 mod commands;
 mod commit_tree;
 pub mod external;

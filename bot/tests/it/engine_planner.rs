@@ -75,10 +75,13 @@ async fn plan_with_the_llm_planner_reads_the_commit_by_tools_and_records_the_cal
     .expect("llm");
     let key = key();
     let mut w = world(&llm, &key).await;
-    w.commit(&[(
-        ".github/navin.yml",
-        "planner:\n  source: llm\n  model: repo-model\n  max_turns: 6\n",
-    )]);
+    w.commit(&[
+        (
+            ".github/navin.yml",
+            "planner:\n  source: llm\n  model: repo-model\n  max_turns: 6\n",
+        ),
+        (".github/CODEOWNERS", "* @octo-org/everyone\n/src/ @carol\n"),
+    ]);
     let issue = w.issue("Greeting", "Make it configurable");
     w.clear_requests();
 
@@ -120,6 +123,14 @@ async fn plan_with_the_llm_planner_reads_the_commit_by_tools_and_records_the_cal
         .as_deref()
         .is_some_and(|e| e.contains("outside the repository")));
     assert_eq!((run.turns, run.attempts), (2, 1));
+    // CODEOWNERS at the planned commit names who owns the proposed file.
+    assert_eq!(run.owners.len(), 1);
+    assert_eq!(run.owners[0].path, "src/greet.rs");
+    assert_eq!(run.owners[0].owners, ["@carol"]);
+    assert!(
+        comment.contains("**Code owners:** `@carol` (`src/greet.rs`)"),
+        "{comment}"
+    );
 
     let seen = llm.requests();
     assert_eq!(seen.len(), 2);

@@ -111,6 +111,17 @@ pub struct PlannerRun {
     /// Why the built-in plan was posted instead (`planner.fallback: builtin`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
+    /// The code owners of the proposed files at the planned commit (CODEOWNERS).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owners: Vec<FileOwners>,
+}
+
+/// Who owns one proposed file, by the repository's CODEOWNERS.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileOwners {
+    pub path: String,
+    /// `@user`, `@org/team` or an e-mail address, as CODEOWNERS writes them.
+    pub owners: Vec<String>,
 }
 
 /// One read-only tool call: which tool, with what arguments, how much it answered.

@@ -85,8 +85,10 @@ pub fn plan_comment(doc: &PlanDocument, info: &PlanCommentInfo) -> String {
     }
     out.push('\n');
     let pending = matches!(info.status, PlanStatus::Pending { .. });
+    let owners = info.run.as_ref().map_or(&[][..], |r| r.owners.as_slice());
     out.push_str(&super::plan_summary::summary(
         doc.plan(),
+        owners,
         info.plan_id.starts_with("pr-"),
         pending,
     ));

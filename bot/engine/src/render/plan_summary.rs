@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use navin_ledger::plan::record::FileOwners;
 use navin_ledger::plan::{Operation, Plan};
 
 use super::text::{code, defuse_mentions, inline};
@@ -12,11 +13,17 @@ const MAX_FILES: usize = 25;
 const CHANGE_CHARS: usize = 160;
 
 /// What a reader decides on: everything else is in the full plan below it.
-pub(super) fn summary(plan: &Plan, on_pull_request: bool, pending: bool) -> String {
+pub(super) fn summary(
+    plan: &Plan,
+    owners: &[FileOwners],
+    on_pull_request: bool,
+    pending: bool,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "### {}\n", inline(&plan.title, 200));
     let _ = writeln!(out, "{}\n", md_line(first_paragraph(&plan.goal), 600));
     files(&mut out, plan);
+    code_owners(&mut out, owners);
     if !plan.new_dependencies.is_empty() {
         let deps: Vec<String> = plan
             .new_dependencies
@@ -78,6 +85,38 @@ fn md_line(text: &str, max: usize) -> String {
         cut.push('`');
     }
     defuse_mentions(&cut).replace('|', "\\|")
+}
+
+/// `**Code owners:** @a (`x.rs`, `y.rs`) · @org/team (`docs/z.md`)`: who reviews what,
+/// by the repository's CODEOWNERS at the planned commit. Owners are shown as
+/// text, never as mentions: a plan comment must not page a team.
+fn code_owners(out: &mut String, owners: &[FileOwners]) {
+    let mut by_owner: Vec<(&str, Vec<&str>)> = Vec::new();
+    for f in owners {
+        for o in &f.owners {
+            match by_owner.iter_mut().find(|(name, _)| name == o) {
+                Some((_, paths)) => paths.push(&f.path),
+                None => by_owner.push((o, vec![&f.path])),
+            }
+        }
+    }
+    if by_owner.is_empty() {
+        return;
+    }
+    let parts: Vec<String> = by_owner
+        .iter()
+        .take(10)
+        .map(|(o, paths)| {
+            let shown: Vec<String> = paths.iter().take(3).map(|p| code(p)).collect();
+            let more = if paths.len() > 3 {
+                format!(" +{}", paths.len() - 3)
+            } else {
+                String::new()
+            };
+            format!("{} ({}{more})", code(o), shown.join(", "))
+        })
+        .collect();
+    let _ = writeln!(out, "**Code owners:** {}\n", parts.join(" · "));
 }
 
 fn first_paragraph(text: &str) -> &str {

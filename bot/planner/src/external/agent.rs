@@ -81,6 +81,7 @@ pub(crate) async fn plan_with_tools(
         attempts: 0,
         tool_calls: Vec::new(),
         fallback: None,
+        owners: Vec::new(),
     };
     let mut run = Run {
         chat,

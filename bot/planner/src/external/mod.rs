@@ -216,18 +216,75 @@ pub async fn plan_commit(
         attempts: 1,
         tool_calls: Vec::new(),
         fallback,
+        owners: Vec::new(),
     };
     let Some(kind) = kind else {
-        return Ok(Planned {
+        let mut planned = Planned {
             document: builtin_doc()?,
             source: "builtin".to_owned(),
             run: Some(builtin_run(None)),
             fallback: None,
-        });
+        };
+        planned.with_owners(tree);
+        return Ok(planned);
     };
     let summary = RepoSummary::from_output(&builtin);
+    let mut planned = ask_or_fall_back(
+        kind,
+        cfg,
+        budgets,
+        fallback_builtin,
+        tree,
+        request,
+        &summary,
+        builtin_doc,
+        builtin_run,
+    )
+    .await?;
+    planned.with_owners(tree);
+    Ok(planned)
+}
+
+impl Planned {
+    /// Names the code owners of the plan's files in its run record.
+    fn with_owners(&mut self, tree: &CommitTree) {
+        let Some(owners) = crate::codeowners::CodeOwners::from_source(tree) else {
+            return;
+        };
+        let list = self
+            .document
+            .plan()
+            .changes
+            .iter()
+            .map(|c| navin_ledger::plan::record::FileOwners {
+                path: c.path.clone(),
+                owners: owners.owners_of(&c.path).to_vec(),
+            })
+            .filter(|f| !f.owners.is_empty())
+            .collect();
+        if let Some(run) = self.run.as_mut() {
+            run.owners = list;
+        }
+    }
+}
+
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site, every argument distinct"
+)]
+async fn ask_or_fall_back(
+    kind: ExternalKind,
+    cfg: &ExternalConfig,
+    budgets: &AgentBudgets,
+    fallback_builtin: bool,
+    tree: &CommitTree,
+    request: &str,
+    summary: &RepoSummary,
+    builtin_doc: impl Fn() -> Result<PlanDocument, ExternalError>,
+    builtin_run: impl Fn(Option<String>) -> PlannerRun,
+) -> Result<Planned, ExternalError> {
     let asked = match cfg.check(kind) {
-        Ok(()) => ask_source(kind, cfg, budgets, tree, request, &summary).await,
+        Ok(()) => ask_source(kind, cfg, budgets, tree, request, summary).await,
         Err(e) => Err(e),
     };
     match asked {
@@ -242,6 +299,7 @@ pub async fn plan_commit(
                     attempts: plan.attempts,
                     tool_calls: Vec::new(),
                     fallback: None,
+                    owners: Vec::new(),
                 })
             }),
             source: plan.source,

@@ -190,10 +190,19 @@ fn a_fallback_plan_says_why_the_configured_planner_failed() {
         attempts: 1,
         tool_calls: vec![],
         fallback: Some("the endpoint answered HTTP 429".into()),
+        owners: vec![navin_ledger::plan::record::FileOwners {
+            path: "bot/src/config/part_0.rs".into(),
+            owners: vec!["@octo-org/config".into(), "@alice".into()],
+        }],
     });
     let body = plan_comment(&doc, &i);
     assert!(body.contains("planned at `0123456`"), "{body}");
     assert!(body.contains("⚠️ The configured planner failed, so this is the built-in plan: the endpoint answered HTTP 429."), "{body}");
+    // Owners are named as code, so the comment pings nobody.
+    assert!(
+        body.contains("**Code owners:** `@octo-org/config` (`bot/src/config/part_0.rs`) · `@alice` (`bot/src/config/part_0.rs`)"),
+        "{body}"
+    );
 }
 
 #[test]

@@ -88,6 +88,7 @@ fn the_plan_comment_of_a_pending_plan_on_a_pull_request_from_the_llm_planner() {
                 })
                 .collect(),
             fallback: None,
+            owners: vec![],
         }),
     };
     insta::assert_snapshot!(plan_comment(&doc, &info), @r#"
