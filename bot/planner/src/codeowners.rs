@@ -176,7 +176,14 @@ apps/ @octocat
         );
         assert_eq!(owners(&co, "main.go"), ["docs@example.com"]);
         assert_eq!(owners(&co, "notes/a.txt"), ["@octo-org/octocats"]);
-        assert_eq!(owners(&co, "build/logs/today.log"), ["@doctocat"]);
+        // `/build/logs/` names @doctocat, but the later `**/logs` line wins there.
+        assert_eq!(owners(&co, "build/logs/today.log"), ["@octocat"]);
+        let logs = CodeOwners::parse("CODEOWNERS", "/build/logs/ @doctocat\n");
+        assert_eq!(owners(&logs, "build/logs/deep/today.log"), ["@doctocat"]);
+        assert!(
+            owners(&logs, "src/build/logs/x.log").is_empty(),
+            "anchored at the root"
+        );
         // `/docs/` comes after `docs/*`, so it wins at the root's docs at any depth.
         assert_eq!(owners(&co, "docs/getting-started.md"), ["@doctocat"]);
         assert_eq!(

@@ -371,7 +371,7 @@ pub(super) fn start(
         issue: None,
         plan_id: Some(record.id.clone()),
     });
-    init.budget = Some(config.budgets.to_budget());
+    init.budget = Some(convert::plan_budget(doc.plan(), config.budgets.to_budget()));
     let op = Operation::Init(init);
     Ok(store.transact(&op, ctx)?)
 }

@@ -30,8 +30,11 @@ pub fn plan_init(plan: &Plan, mode: MissionMode, knobs: &Knobs, now: DateTime<Ut
         MissionMode::Staged => steps,
     };
     let knowledge = plan_knowledge(plan, knobs.default_after.as_ref(), now);
+    let (constraints, acceptance_criteria) = plan_contract(plan);
     InitArgs {
         goal: plan_goal(plan),
+        constraints,
+        acceptance_criteria,
         facts: knowledge.facts,
         missing_info: knowledge.missing,
         pending_defaults: knowledge.pending,
@@ -39,6 +42,49 @@ pub fn plan_init(plan: &Plan, mode: MissionMode, knobs: &Knobs, now: DateTime<Ut
         mode,
         stages: knobs.stages,
         ..InitArgs::default()
+    }
+}
+
+/// The hand-off contract's terms as the mission's constraints (allowed tools, scope)
+/// and acceptance criteria (completion criteria), so execution is held to what was
+/// approved. A plan without a contract adds none.
+pub fn plan_contract(plan: &Plan) -> (Vec<String>, Vec<String>) {
+    let Some(h) = &plan.handoff else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut constraints = Vec::new();
+    if !h.allowed_tools.is_empty() {
+        constraints.push(clip(&format!(
+            "Allowed tools: {}",
+            h.allowed_tools.join(", ")
+        )));
+    }
+    if !h.scope.is_empty() {
+        constraints.push(clip(&format!(
+            "Scope: only {}; anything else needs a replan",
+            h.scope.join(", ")
+        )));
+    }
+    let acceptance = h
+        .completion_criteria
+        .iter()
+        .map(|c| clip(c.trim()))
+        .filter(|c| !c.is_empty())
+        .collect();
+    (constraints, acceptance)
+}
+
+/// The mission's budget: the configured one, tightened by the contract's ceilings
+/// (a plan may ask for fewer retries, replans or stalls, never for more).
+pub fn plan_budget(plan: &Plan, configured: crate::model::Budget) -> crate::model::Budget {
+    let Some(h) = &plan.handoff else {
+        return configured;
+    };
+    crate::model::Budget {
+        max_retries: configured.max_retries.min(h.budgets.max_retries),
+        max_replans: configured.max_replans.min(h.budgets.max_replans),
+        max_stalls: configured.max_stalls.min(h.budgets.max_stalls),
+        ..configured
     }
 }
 
@@ -487,5 +533,36 @@ mod tests {
         };
         let steps = single_stage(plan_steps(&plan(vec![stage("a"), stage("b")], vec![])));
         assert!(steps.iter().all(|s| s.depends_on.is_empty()));
+    }
+
+    #[test]
+    fn the_contracts_terms_become_constraints_acceptance_and_a_tighter_budget() {
+        let mut p = plan(vec![], vec!["cargo test".into()]);
+        if let Some(h) = p.handoff.as_mut() {
+            h.completion_criteria = vec!["`cargo test` passes".into(), " ".into()];
+            h.allowed_tools = vec!["read_file".into(), "edit_file".into()];
+            h.scope = vec!["src/a.rs".into(), "src/b.rs".into()];
+            h.budgets.max_retries = 1;
+            h.budgets.max_stalls = 9;
+        }
+        let init = plan_init(
+            &p,
+            MissionMode::Staged,
+            &Knobs::default(),
+            chrono::Utc::now(),
+        );
+        assert_eq!(init.acceptance_criteria, ["`cargo test` passes"]);
+        assert_eq!(
+            init.constraints,
+            [
+                "Allowed tools: read_file, edit_file",
+                "Scope: only src/a.rs, src/b.rs; anything else needs a replan"
+            ]
+        );
+        let budget = plan_budget(&p, crate::model::Budget::default());
+        assert_eq!(budget.max_retries, 1, "the plan tightens");
+        assert_eq!(budget.max_stalls, 3, "but never loosens");
+        p.handoff = None;
+        assert_eq!(plan_contract(&p), (vec![], vec![]));
     }
 }

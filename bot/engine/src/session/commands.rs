@@ -343,6 +343,7 @@ impl Session<'_> {
             plan_id: None,
         };
         let config = self.repo_config();
+        let mut plan_doc = None;
         let mut init = match goal {
             Some(goal) => {
                 let steps = steps::task_list_steps(&self.issue_body);
@@ -359,7 +360,9 @@ impl Session<'_> {
             None => match self.approved_plan().await? {
                 Some((record, doc)) => {
                     origin.plan_id = Some(record.id.clone());
-                    convert::plan_init(doc.plan(), mode, &config.plan_knobs(), self.now())
+                    let init = convert::plan_init(doc.plan(), mode, &config.plan_knobs(), self.now());
+                    plan_doc = Some(doc);
+                    init
                 }
                 None => {
                     return Ok(Answer::refuse(
@@ -371,7 +374,11 @@ impl Session<'_> {
         };
         init.replace = replace;
         init.origin = Some(origin);
-        init.budget = Some(crate::cache::repo_config::budget(&config));
+        let configured = crate::cache::repo_config::budget(&config);
+        init.budget = Some(match &plan_doc {
+            Some(doc) => convert::plan_budget(doc.plan(), configured),
+            None => configured,
+        });
         let op = Operation::Init(init);
         self.apply(op, op_id).await?;
         Ok(Answer::React("+1"))
