@@ -420,3 +420,42 @@ async fn auto_accept_counts_approved_safe_operations_and_then_accepts_a_safe_pla
     assert!(decision.contains("always need"), "{record:#?}");
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_changing_files_outside_the_plan_is_reported_and_strict_scope_fails_the_check() {
+    let mut w = World::new().await;
+    w.commit(&[(".github/navin.yml", "plan:\n  scope: strict\n")]);
+    let (pr, head) = carols_pr(&mut w, &[GREETING], "Greets differently.").await;
+    plan_on_pr(&mut w, pr, &head).await;
+    let text = w
+        .ledger_text(&text_path(&format!("pr-{pr}")))
+        .expect("plan text");
+    let planned: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("### File: "))
+        .collect();
+    assert!(!planned.contains(&"ops/deploy.sh"), "{planned:?}");
+
+    let new_head = w
+        .push(pr, &[("ops/deploy.sh", "#!/bin/sh\necho deploy\n")])
+        .await;
+    let run = w.plan_check(&new_head);
+    assert_eq!(conclusion(&run), "failure", "{run:#?}");
+    assert!(run.output["title"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("outside plan"));
+    let text = summary(&run);
+    assert!(
+        text.contains("**Outside the plan**") && text.contains("`ops/deploy.sh`"),
+        "{text}"
+    );
+    let marks = run.output["annotations"].as_array().expect("annotations");
+    assert!(
+        marks
+            .iter()
+            .any(|m| m["path"] == "ops/deploy.sh" && m["annotation_level"] == "failure"),
+        "{marks:#?}"
+    );
+    w.finish().await;
+}

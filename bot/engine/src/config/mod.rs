@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer};
 
 mod planner;
-pub use planner::{Fallback, PlannerConfig, PlannerSource};
+pub use planner::{Fallback, PlanScope, PlanSettings, PlannerConfig, PlannerSource};
 
 /// GitHub Actions' app id: check runs from workflows carry it.
 pub const GITHUB_ACTIONS_APP_ID: u64 = 15368;
@@ -53,6 +53,8 @@ pub struct RepoConfig {
     pub questions: Questions,
     /// Which planner writes `/plan`'s plans. Default: the built-in one.
     pub planner: PlannerConfig,
+    /// How a pull request is held to its plan. Default: drift is reported, not failed.
+    pub plan: PlanSettings,
 }
 
 /// `stages:` (see [`RepoConfig::stages`]).
@@ -169,6 +171,7 @@ impl Default for RepoConfig {
             stages: StagesPolicy::default(),
             questions: Questions::default(),
             planner: PlannerConfig::default(),
+            plan: PlanSettings::default(),
         }
     }
 }

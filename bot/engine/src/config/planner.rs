@@ -132,3 +132,22 @@ impl PlannerConfig {
         None
     }
 }
+
+/// `plan:` (see [`super::RepoConfig::plan`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlanSettings {
+    /// What files changed outside a pull request's plan do to its `navin/plan` check.
+    /// Default: `advisory` (listed and annotated as warnings).
+    pub scope: PlanScope,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanScope {
+    /// Listed in the check summary and annotated as warnings.
+    #[default]
+    Advisory,
+    /// As advisory, and the check fails until the plan is edited or the files reverted.
+    Strict,
+}

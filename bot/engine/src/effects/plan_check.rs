@@ -39,6 +39,8 @@ pub struct PlanCheck {
 pub struct CheckAnnotation {
     pub path: String,
     pub line: usize,
+    /// `failure`, `warning` or `notice`.
+    pub level: &'static str,
     pub title: String,
     pub message: String,
 }
@@ -146,7 +148,7 @@ fn body(check: &PlanCheck, details_url: Option<&str>, external_id: &str) -> Valu
                     "path": a.path,
                     "start_line": a.line.max(1),
                     "end_line": a.line.max(1),
-                    "annotation_level": "failure",
+                    "annotation_level": a.level,
                     "title": clip(&a.title, 255),
                     "message": clip(&a.message, 64 * 1024),
                 })

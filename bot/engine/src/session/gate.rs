@@ -361,8 +361,12 @@ impl Session<'_> {
         files: Option<Vec<ChangedFile>>,
     ) -> Result<(), EngineError> {
         let config = self.repo_config();
-        if let Some((record, _)) = self.read_plan_id(&pr_plan_id(pr.number)).await? {
-            let check = own_plan_check(&record, config.approval.required_approvals, &[]);
+        if let Some((record, doc)) = self.read_plan_id(&pr_plan_id(pr.number)).await? {
+            let mut check = own_plan_check(&record, config.approval.required_approvals, &[]);
+            if let Some(files) = &files {
+                let drift = super::drift::outside_plan(doc.plan(), files);
+                check = super::drift::with_drift(check, &record.id, &drift, config.plan.scope);
+            }
             return self.sync_check(pr, &check, &record.id).await;
         }
         let triggers = plan_policy::plan_triggers(&config);

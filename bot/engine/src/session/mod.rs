@@ -4,6 +4,7 @@ mod answers;
 mod ci;
 mod commands;
 mod dispatch;
+mod drift;
 mod gate;
 mod links;
 mod plan_file;

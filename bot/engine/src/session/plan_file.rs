@@ -98,6 +98,7 @@ pub(crate) fn broken_check(
             .map(|line| CheckAnnotation {
                 path: path.to_owned(),
                 line,
+                level: "failure",
                 title: "Not a valid plan".to_owned(),
                 message: format!("{problem}. The plan format is checked by Navin's parser; fix this line and push."),
             })
