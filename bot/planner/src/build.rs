@@ -2,20 +2,18 @@
 
 use std::collections::BTreeSet;
 
-use navin_ledger::plan::{
-    FileChange, HandoffBudgets, HandoffContract, Operation, Plan, Question, Stage,
-};
+use navin_ledger::plan::{FileChange, HandoffBudgets, HandoffContract, Operation, Plan, Stage};
 
 use super::imports::Graph;
 use super::intent::{self, Intent};
 use super::lang;
 use super::map::{RepoCommandKind, RepoMap};
-use super::named;
 use super::rank::RankedFile;
 use super::scan::Scanned;
 use super::targets::{
     changelog, convention_for, lockfile_for, nearest_manifest, next_migration, test_target,
 };
+use super::{named, questions};
 use super::{risks, sections, stages, text, PlannerOptions};
 
 /// The read-only persona statement (docs/plan.md), plus where the plan came from.
@@ -104,7 +102,7 @@ pub fn build_plan(
 
     let impact_isolation = impact_text(map, &chosen, &review, &intent);
     let next_steps = next_steps(&changes, &stages, &tests, &checks, &intent);
-    let questions = questions(map, &changes, &intent, no_match, request);
+    let questions = questions::questions(map, &changes, &intent, no_match, request);
     let scope: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
     let mut verification: Vec<String> = tests.iter().map(|c| c.command.clone()).collect();
     verification.extend(checks.iter().cloned());
@@ -676,99 +674,6 @@ fn next_steps(
         "Confirm with `git diff --stat` that only the files in Proposed Changes changed."
             .to_string(),
     );
-    out
-}
-
-/// Questions only where the request leaves a real choice open: nothing matched, a
-/// request too short to say where, a removal (what replaces it, who still calls it),
-/// a new dependency, a schema change, no test convention. A clear request gets none.
-fn questions(
-    map: &RepoMap,
-    changes: &[FileChange],
-    intent: &Intent,
-    no_match: bool,
-    request: &str,
-) -> Vec<Question> {
-    let q = |question: String, default: String| Question {
-        question,
-        default,
-        answer: None,
-    };
-    let first = changes.first().map(|c| c.path.as_str()).unwrap_or(".");
-    let words = named::request_words(request);
-    let mut out = Vec::new();
-    if no_match {
-        out.push(q(
-            "No file shares vocabulary with the request: which module should own this change?"
-                .to_string(),
-            format!("`{first}`, the entry point the plan starts from."),
-        ));
-    } else if words.len() <= 2 {
-        out.push(q(
-            format!(
-                "\u{201c}{}\u{201d} is short: which behaviour should change, and where?",
-                text::one_line(request, 80)
-            ),
-            format!("The files Proposed Changes lists, starting with `{first}`."),
-        ));
-    }
-    let lower = request.to_lowercase();
-    let removal = [
-        "remove",
-        "drop",
-        "delete",
-        "deprecate",
-        "replace",
-        "get rid of",
-    ]
-    .iter()
-    .any(|w| lower.contains(w));
-    if removal && !intent.bumped.is_empty() {
-        out.push(q(
-            format!(
-                "What replaces {}?",
-                intent
-                    .bumped
-                    .iter()
-                    .map(|d| format!("`{d}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            "Nothing: its uses are rewritten on the standard library or code already in the repository.".to_string(),
-        ));
-    } else if removal {
-        out.push(q(
-            "Must existing callers of what is removed keep working?".to_string(),
-            "Yes: keep a deprecated alias or flag for one release and say so in the changelog."
-                .to_string(),
-        ));
-    }
-    if map.test_conventions.is_empty() {
-        out.push(q(
-            "No test convention was detected: should this change introduce one?".to_string(),
-            "No; verify with the existing checks and a manual walkthrough.".to_string(),
-        ));
-    }
-    if !intent.new_dependencies.is_empty() {
-        out.push(q(
-            format!(
-                "May the change add {}?",
-                intent
-                    .new_dependencies
-                    .iter()
-                    .map(|d| format!("`{d}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            "Yes, pinned to the latest compatible release.".to_string(),
-        ));
-    }
-    if intent.schema_change {
-        out.push(q(
-            "Must the schema change be reversible?".to_string(),
-            "Yes: ship a rollback with the migration.".to_string(),
-        ));
-    }
     out
 }
 

@@ -18,6 +18,7 @@ mod manifests;
 mod map;
 mod named;
 mod query;
+mod questions;
 mod rank;
 mod risks;
 mod scan;

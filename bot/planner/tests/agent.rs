@@ -96,6 +96,10 @@ async fn the_model_reads_the_commit_through_tools_is_refused_outside_it_and_fixe
             ("read_file", json!({"path": "src/table.rs"})),
             ("read_file", json!({"path": "src/lib.rs"})),
             ("write_file", json!({"path": "src/lib.rs", "content": "x"})),
+            (
+                "read_file",
+                json!({"path": "src/webhook.rs", "start_line": 5, "end_line": 2}),
+            ),
         ]),
         chat(&two_risk_text()),
         chat(&format!("```markdown\n{}```", valid_text())),
@@ -169,6 +173,7 @@ async fn the_model_reads_the_commit_through_tools_is_refused_outside_it_and_fixe
     // The committed text, not the working tree's.
     assert!(answer(&shown, "call_5_read_file").contains("pub mod webhook;"));
     assert!(answer(&shown, "call_6_write_file").contains("there is no tool \"write_file\""));
+    assert!(answer(&shown, "call_7_read_file").contains("end_line 2 is before start_line 5"));
     // The rejected plan went back with the parser's message.
     let (role, feedback) = reqs[3].message(
         reqs[3].body["messages"]
@@ -185,14 +190,14 @@ async fn the_model_reads_the_commit_through_tools_is_refused_outside_it_and_fixe
     assert_eq!(run.source, "llm:test-model");
     assert_eq!(run.commit, tree.commit_id());
     assert_eq!((run.turns, run.tokens, run.attempts), (4, 2000, 2));
-    assert_eq!(run.tool_calls.len(), 12);
+    assert_eq!(run.tool_calls.len(), 13);
     let refused: Vec<&str> = run
         .tool_calls
         .iter()
         .filter(|c| c.error.is_some())
         .map(|c| c.arguments.as_str())
         .collect();
-    assert_eq!(refused.len(), 4, "{refused:?}");
+    assert_eq!(refused.len(), 5, "{refused:?}");
     assert!(run.tool_calls.iter().all(|c| c.bytes > 0));
 }
 

@@ -24,6 +24,9 @@ const MAX_HITS: usize = 200;
 const MAX_HIT_CHARS: usize = 200;
 /// Searching stops after reading this much, so grep on a huge tree ends.
 const MAX_SEARCH_BYTES: u64 = 64 * 1024 * 1024;
+/// `read_file` inflates at most this much of one blob (a line range deep in a
+/// generated file still works; a multi-gigabyte blob cannot fill memory).
+const MAX_READ_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The tool names, as the model calls them.
 pub(crate) const TOOL_NAMES: [&str; 6] = [
@@ -228,12 +231,15 @@ impl<'a> Toolbox<'a> {
             };
             return ToolAnswer::refused(format!("{path} is not a file in this commit; {hint}"));
         }
-        let bytes = match self.tree.read(&path, u64::MAX) {
+        let bytes = match self.tree.read(&path, MAX_READ_BYTES) {
             Ok(Some(b)) => b,
             Ok(None) => return ToolAnswer::refused(format!("{path} could not be read")),
             Err(e) => return ToolAnswer::refused(format!("{path}: {e}")),
         };
-        if bytes.contains(&0) || crate::lang::extension(&path).is_some_and(|e| is_binary_ext(&e)) {
+        if bytes.contains(&0)
+            || crate::lang::extension(crate::lang::file_name(&path))
+                .is_some_and(|e| is_binary_ext(&e))
+        {
             return ToolAnswer::refused(format!("{path} is a binary file ({} bytes)", bytes.len()));
         }
         let text = String::from_utf8_lossy(&bytes);
@@ -243,6 +249,11 @@ impl<'a> Toolbox<'a> {
         if start > total.max(1) {
             return ToolAnswer::refused(format!(
                 "{path} has {total} lines; start_line {start} is past the end"
+            ));
+        }
+        if end < start && total > 0 {
+            return ToolAnswer::refused(format!(
+                "end_line {end} is before start_line {start}; ask for start_line <= end_line"
             ));
         }
         let mut out = format!("{path} (lines {start}-{end} of {total})\n");
@@ -335,7 +346,8 @@ impl<'a> Toolbox<'a> {
     fn searchable(&self) -> impl Iterator<Item = &crate::SourceEntry> {
         self.tree.entries().iter().filter(|e| {
             e.size.is_some_and(|s| s <= MAX_SCAN_BYTES)
-                && !crate::lang::extension(&e.path).is_some_and(|x| is_binary_ext(&x))
+                && !crate::lang::extension(crate::lang::file_name(&e.path))
+                    .is_some_and(|x| is_binary_ext(&x))
         })
     }
 
@@ -471,4 +483,68 @@ fn clip(text: String, max: usize) -> String {
         &text[..cut],
         text.len() - cut
     )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+mod tests {
+    use super::*;
+
+    fn tree() -> (tempfile::TempDir, CommitTree) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/a.rs"), "fn a() {}\nfn b() {}\n").unwrap();
+        std::fs::write(dir.path().join("logo.png"), [0u8, 1, 2]).unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(std::path::Path::new("src/a.rs")).unwrap();
+        index.add_path(std::path::Path::new("logo.png")).unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("T", "t@example.com").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
+            .unwrap();
+        drop(tree);
+        let t = CommitTree::open(dir.path(), "HEAD").unwrap();
+        (dir, t)
+    }
+
+    #[test]
+    fn hostile_arguments_are_refused_by_name_and_never_panic() {
+        let (_dir, t) = tree();
+        let tools = Toolbox::new(&t, "map".into(), 4096);
+        let refused = [
+            (
+                "read_file",
+                r#"{"path":"src/a.rs","start_line":18446744073709551615}"#,
+            ),
+            (
+                "read_file",
+                r#"{"path":"src/a.rs","start_line":2,"end_line":1}"#,
+            ),
+            ("read_file", r#"{"path":"src/a.rs","start_line":-1}"#),
+            ("read_file", r#"{"path":"logo.png"}"#),
+            ("read_file", r#"{"path":"src"}"#),
+            ("read_file", r#"{"path":"C:\\Windows\\win.ini"}"#),
+            ("read_file", "not json"),
+            ("list_dir", r#"{"path":"../.."}"#),
+            ("grep", r#"{"pattern":"(unclosed"}"#),
+            ("grep", r#"{"pattern":"a","glob":"[z-a]"}"#),
+            ("glob", r#"{"pattern":"{a,"}"#),
+            ("find_symbol", r#"{"name":"   "}"#),
+            ("rm_rf", "{}"),
+        ];
+        for (tool, args) in refused {
+            let answer = tools.call(tool, args);
+            assert!(answer.error.is_some(), "{tool} {args}: {answer:?}");
+            assert!(answer.text.starts_with("error: "), "{answer:?}");
+        }
+        let ok = tools.call("read_file", r#"{"path":"./src/a.rs","start_line":2}"#);
+        assert_eq!(ok.error, None);
+        assert!(ok.text.contains("    2  fn b() {}"), "{}", ok.text);
+        assert!(tools.call("list_dir", "").text.contains("src/"));
+        assert!(tools
+            .call("find_symbol", r#"{"name":"a"}"#)
+            .text
+            .contains("src/a.rs:1 fn a"));
+    }
 }
