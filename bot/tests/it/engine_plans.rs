@@ -459,3 +459,42 @@ async fn a_push_changing_files_outside_the_plan_is_reported_and_strict_scope_fai
     );
     w.finish().await;
 }
+
+/// `login` opens a pull request titled `title` changing the greeting.
+async fn open_titled(w: &mut World, login: &str, branch: &str, title: &str) -> (u64, String) {
+    let spec = PullSpec::new(branch)
+        .author(login)
+        .title(title)
+        .body("")
+        .file(GREETING.0, GREETING.1);
+    w.open_pull(spec).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_non_trivial_pull_request_by_a_writer_gets_a_plan_without_asking() {
+    let mut w = World::new().await;
+    w.commit(&[(".github/navin.yml", "plan_mode:\n  auto_threshold: 3\n")]);
+    w.grant("carol", "write");
+    w.grant("dave", "read");
+
+    // Migration + rename: 5 points, over the threshold.
+    let title = "Rename the greetings table column and migrate the data";
+    let (pr, head) = open_titled(&mut w, "carol", "feature/rename", title).await;
+    let plan = w.reply().await;
+    assert!(
+        plan.starts_with(&format!("<!-- navin:plan id=pr-{pr} ")),
+        "{plan}"
+    );
+    let record = w.plan_record(&format!("pr-{pr}")).expect("a plan record");
+    assert_eq!(record.request, title);
+    assert_eq!(record.requested_by, "carol");
+    assert_eq!(conclusion(&w.plan_check(&head)), "action_required");
+
+    // The same text from a reader spends no planner; a trivial one from a writer neither.
+    let (by_reader, _) = open_titled(&mut w, "dave", "feature/reader", title).await;
+    let (trivial, _) = open_titled(&mut w, "carol", "feature/typo", "Fix a typo").await;
+    w.no_reply().await;
+    assert!(w.plan_record(&format!("pr-{by_reader}")).is_none());
+    assert!(w.plan_record(&format!("pr-{trivial}")).is_none());
+    w.finish().await;
+}

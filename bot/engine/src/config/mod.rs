@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer};
 
 mod planner;
-pub use planner::{Fallback, PlanScope, PlanSettings, PlannerConfig, PlannerSource};
+pub use planner::{Fallback, PlanMode, PlanScope, PlanSettings, PlannerConfig, PlannerSource};
 
 /// GitHub Actions' app id: check runs from workflows carry it.
 pub const GITHUB_ACTIONS_APP_ID: u64 = 15368;
@@ -55,6 +55,8 @@ pub struct RepoConfig {
     pub planner: PlannerConfig,
     /// How a pull request is held to its plan. Default: drift is reported, not failed.
     pub plan: PlanSettings,
+    /// Plans without `/plan` for requests the classifier finds non-trivial. Default: off.
+    pub plan_mode: PlanMode,
 }
 
 /// `stages:` (see [`RepoConfig::stages`]).
@@ -172,6 +174,7 @@ impl Default for RepoConfig {
             questions: Questions::default(),
             planner: PlannerConfig::default(),
             plan: PlanSettings::default(),
+            plan_mode: PlanMode::default(),
         }
     }
 }
@@ -588,6 +591,12 @@ fn validate(config: &RepoConfig) -> Result<(), RepoConfigError> {
         return Err(semantic(
             key,
             "must be a model name (1 to 100 characters, one line)".to_owned(),
+        ));
+    }
+    if config.plan_mode.auto_threshold == Some(0) {
+        return Err(semantic(
+            "plan_mode.auto_threshold",
+            "must be at least 1 (leave it out to turn automatic plans off)".to_owned(),
         ));
     }
     if let Some((key, message)) = config.planner.invalid() {

@@ -151,3 +151,12 @@ pub enum PlanScope {
     /// As advisory, and the check fails until the plan is edited or the files reverted.
     Strict,
 }
+
+/// `plan_mode:` (see [`super::RepoConfig::plan_mode`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlanMode {
+    /// A pull request opened by a writer whose title and body score at least this
+    /// (`rules::classify::score`) gets a plan without `/plan`. Default: unset (off).
+    pub auto_threshold: Option<u32>,
+}

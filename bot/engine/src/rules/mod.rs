@@ -1,6 +1,7 @@
-//! Pure decisions with no I/O: which reviews approve a plan, what the repository's plan settings require, how a task list or a plan becomes mission steps, and who may change a mission.
+//! Pure decisions with no I/O: which reviews approve a plan, what the repository's plan settings require, how a task list or a plan becomes mission steps, who may change a mission, and how non-trivial a request reads.
 
 pub mod approvals;
+pub mod classify;
 pub mod plan_policy;
 pub mod steps;
 pub mod token_scope;

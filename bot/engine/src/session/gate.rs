@@ -148,6 +148,9 @@ impl Engine {
             tracing::warn!(repo = %session.repo, error = %invalid, "invalid config: no plan gate");
             return Ok(());
         }
+        if event.action == "opened" {
+            session.auto_plan(&event.pull_request).await?;
+        }
         // One files list serves both the plan file and the `require_plan_for` gate.
         let files = match session.changed_files(pr.number).await {
             Ok(files) => Some(files),
@@ -425,5 +428,38 @@ impl Session<'_> {
         };
         self.sync_check(pr, &check, &format!("gate-{}", pr.number))
             .await
+    }
+}
+
+impl Session<'_> {
+    /// `plan_mode.auto_threshold`: a pull request opened by a writer whose title and
+    /// body score at least the threshold gets a plan as if its author had asked with
+    /// `/plan`. Readers' pull requests never spend the planner (an LLM costs money).
+    async fn auto_plan(&self, pr: &crate::event::PullRequest) -> Result<(), EngineError> {
+        let Some(threshold) = self.repo_config().plan_mode.auto_threshold else {
+            return Ok(());
+        };
+        let title = pr.title.clone().unwrap_or_default();
+        let body = pr.body.clone().unwrap_or_default();
+        let request = format!("{title}\n\n{body}");
+        let score = crate::rules::classify::score(&request);
+        if score.points < threshold || self.read_plan().await?.is_some() {
+            return Ok(());
+        }
+        let role = self
+            .engine
+            .permissions
+            .role(&self.client, &self.repo, &pr.user.login, pr.user.id)
+            .await?;
+        if !crate::cache::permission::may_mutate(&role) {
+            return Ok(());
+        }
+        tracing::info!(repo = %self.repo, pr = pr.number, points = score.points, signals = ?score.signals, "automatic plan");
+        let request = if title.trim().is_empty() { body } else { title };
+        let op_id = format!("{}#auto-plan", self.delivery.id);
+        if let super::Answer::Refuse { reason, .. } = self.plan(request.trim(), &op_id).await? {
+            tracing::warn!(repo = %self.repo, pr = pr.number, %reason, "automatic plan refused");
+        }
+        Ok(())
     }
 }
