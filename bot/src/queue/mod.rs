@@ -5,7 +5,9 @@
 //! so one fsync serves many deliveries and acknowledgement latency stays flat under load.
 
 pub mod handler;
+mod migrate;
 pub mod reconcile;
+mod sql;
 mod store;
 pub mod worker;
 
@@ -25,6 +27,10 @@ pub use worker::{retry_delay, WorkerConfig, WorkerHandle, Workers};
 /// Most operations written in one transaction; bounds the latency a single large
 /// group can add.
 const MAX_GROUP: usize = 512;
+
+/// Most rows one prune transaction removes, so pruning a large backlog of old rows never
+/// holds up the webhooks queued behind it for long.
+const PRUNE_BATCH: usize = 2000;
 
 /// A verified delivery as it arrived, before it is stored.
 #[derive(Debug, Clone)]
@@ -122,6 +128,13 @@ pub enum QueueError {
     Locked(PathBuf),
     #[error("delivery queue transaction failed: {0}")]
     Commit(String),
+    #[error("delivery queue {path}: {source}")]
+    Schema {
+        path: PathBuf,
+        source: migrate::MigrateError,
+    },
+    #[error("cannot compress the delivery's payload: {0}")]
+    Compress(std::io::Error),
     #[error("delivery queue is closed")]
     Closed,
 }
@@ -138,7 +151,9 @@ impl QueueError {
 type Reply<T> = oneshot::Sender<Result<T, QueueError>>;
 
 enum Op {
-    Enqueue(Box<NewDelivery>, Reply<EnqueueOutcome>),
+    /// The delivery and its payload as a zstd frame, compressed by the caller so the
+    /// queue's one thread spends its time on I/O.
+    Enqueue(Box<NewDelivery>, Vec<u8>, Reply<EnqueueOutcome>),
     Claim {
         now_ms: i64,
         limit: usize,
@@ -173,6 +188,7 @@ enum Op {
     Prune {
         done_before_ms: i64,
         failed_before_ms: i64,
+        batch: usize,
         reply: Reply<usize>,
     },
     Close(oneshot::Sender<()>),
@@ -226,7 +242,9 @@ impl DeliveryQueue {
 
     /// Returns once the delivery is committed (fsynced), or known already.
     pub async fn enqueue(&self, delivery: NewDelivery) -> Result<EnqueueOutcome, QueueError> {
-        self.call(|r| Op::Enqueue(Box::new(delivery), r)).await
+        let zbody = sql::compress(&delivery.body).map_err(QueueError::Compress)?;
+        self.call(|r| Op::Enqueue(Box::new(delivery), zbody, r))
+            .await
     }
 
     /// Marks up to `limit` due deliveries running and returns them (at most one per
@@ -278,17 +296,29 @@ impl DeliveryQueue {
         self.call(|reply| Op::Status { id, reply }).await
     }
 
+    /// Forgets finished deliveries older than the cutoffs, [`PRUNE_BATCH`] rows per
+    /// transaction so webhooks arriving meanwhile are committed between batches.
     pub async fn prune(
         &self,
         done_before_ms: i64,
         failed_before_ms: i64,
     ) -> Result<usize, QueueError> {
-        self.call(|reply| Op::Prune {
-            done_before_ms,
-            failed_before_ms,
-            reply,
-        })
-        .await
+        let mut removed = 0;
+        loop {
+            let n = self
+                .call(|reply| Op::Prune {
+                    done_before_ms,
+                    failed_before_ms,
+                    batch: PRUNE_BATCH,
+                    reply,
+                })
+                .await?;
+            removed += n;
+            if n < PRUNE_BATCH {
+                return Ok(removed);
+            }
+            tokio::task::yield_now().await;
+        }
     }
 
     /// Finishes pending writes and closes the database (releasing its lock) so another
@@ -369,19 +399,20 @@ fn serve_ops(
         };
         for op in group {
             match op {
-                Op::Enqueue(d, reply) => {
-                    pending.push(deferred(reply, isolated(&mut tx, |c| store::insert(c, &d))));
+                Op::Enqueue(d, zbody, reply) => {
+                    let outcome = isolated(&mut tx, |c| sql::insert(c, &d, &zbody));
+                    pending.push(deferred(reply, outcome));
                 }
                 Op::Claim {
                     now_ms,
                     limit,
                     reply,
                 } => {
-                    let claimed = isolated(&mut tx, |c| store::claim(c, now_ms, limit));
+                    let claimed = isolated(&mut tx, |c| sql::claim(c, now_ms, limit));
                     pending.push(deferred(reply, claimed));
                 }
                 Op::Complete { seq, now_ms, reply } => {
-                    let done = isolated(&mut tx, |c| store::complete(c, seq, now_ms));
+                    let done = isolated(&mut tx, |c| sql::complete(c, seq, now_ms));
                     pending.push(deferred(reply, done));
                 }
                 Op::Retry {
@@ -390,7 +421,7 @@ fn serve_ops(
                     at_ms,
                     reply,
                 } => {
-                    let done = isolated(&mut tx, |c| store::retry_at(c, seq, &error, at_ms));
+                    let done = isolated(&mut tx, |c| sql::retry_at(c, seq, &error, at_ms));
                     pending.push(deferred(reply, done));
                 }
                 Op::Fail {
@@ -399,13 +430,13 @@ fn serve_ops(
                     now_ms,
                     reply,
                 } => {
-                    let done = isolated(&mut tx, |c| store::fail(c, seq, &error, now_ms));
+                    let done = isolated(&mut tx, |c| sql::fail(c, seq, &error, now_ms));
                     pending.push(deferred(reply, done));
                 }
-                Op::Known { ids, reply } => pending.push(deferred(reply, store::known(&tx, &ids))),
-                Op::Stats(reply) => pending.push(deferred(reply, store::stats(&tx))),
+                Op::Known { ids, reply } => pending.push(deferred(reply, sql::known(&tx, &ids))),
+                Op::Stats(reply) => pending.push(deferred(reply, sql::stats(&tx))),
                 Op::Status { id, reply } => {
-                    let status = store::status(&tx, &id).map(|row| {
+                    let status = sql::status(&tx, &id).map(|row| {
                         row.map(|(state, attempts, last_error)| DeliveryStatus {
                             state,
                             attempts,
@@ -417,10 +448,11 @@ fn serve_ops(
                 Op::Prune {
                     done_before_ms,
                     failed_before_ms,
+                    batch,
                     reply,
                 } => {
                     let pruned = isolated(&mut tx, |c| {
-                        store::prune(c, done_before_ms, failed_before_ms)
+                        sql::prune(c, done_before_ms, failed_before_ms, batch)
                     });
                     pending.push(deferred(reply, pruned));
                 }
@@ -453,7 +485,7 @@ fn isolated<T>(
 fn fail_op(op: Op, e: &rusqlite::Error) {
     let err = || QueueError::Commit(e.to_string());
     match op {
-        Op::Enqueue(_, r) => drop(r.send(Err(err()))),
+        Op::Enqueue(_, _, r) => drop(r.send(Err(err()))),
         Op::Claim { reply, .. } => drop(reply.send(Err(err()))),
         Op::Complete { reply, .. } | Op::Retry { reply, .. } | Op::Fail { reply, .. } => {
             drop(reply.send(Err(err())));

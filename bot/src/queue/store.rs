@@ -1,4 +1,5 @@
-//! The SQLite side of the delivery queue: schema and the synchronous statements.
+//! The SQLite side of the delivery queue: the file, its lock, its schema version and
+//! the background checkpointer. The statements live in `sql`.
 //!
 //! Why SQLite (WAL) for the queue:
 //! - one file under the data directory, no service to run or secure;
@@ -8,19 +9,26 @@
 //! - group commit (many deliveries per transaction, see `queue::DeliveryQueue`) keeps
 //!   fsyncs from capping throughput.
 //!
-//! Several replicas would need a shared queue: the same table in PostgreSQL with
-//! `SELECT … FOR UPDATE SKIP LOCKED` claims. Nothing outside this file knows it is SQLite.
+//! Why this schema: GitHub can be unreachable for an hour while deliveries keep
+//! arriving, so nothing a webhook or a worker does may cost more as the backlog grows.
+//! Each ordering key's oldest unfinished delivery is marked its head (`is_head`), and a
+//! claim reads only due heads through a partial index; per-state counts are kept in
+//! `counts` inside the same transactions; payloads are zstd frames in `bodies`, out of
+//! the rows that claims, stats and pruning read.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 
-use super::{Delivery, EnqueueOutcome, NewDelivery, QueueError, QueueStats};
+use super::QueueError;
 
-const SCHEMA: &str = "
+/// The schema this code reads and writes (`PRAGMA user_version`). Version 1 kept bodies
+/// inline and found heads by scanning; [`super::migrate`] moves such a file forward.
+pub(super) const SCHEMA_VERSION: i64 = 2;
+
+pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS deliveries (
     seq                INTEGER PRIMARY KEY AUTOINCREMENT,
     delivery_id        TEXT    NOT NULL UNIQUE,
@@ -30,18 +38,30 @@ CREATE TABLE IF NOT EXISTS deliveries (
     installation_id    INTEGER,
     ordering_key       TEXT    NOT NULL,
     headers            TEXT    NOT NULL,
-    body               BLOB,
     received_at_ms     INTEGER NOT NULL,
     state              TEXT    NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed')),
     attempts           INTEGER NOT NULL DEFAULT 0,
     next_attempt_at_ms INTEGER NOT NULL,
     last_error         TEXT,
-    finished_at_ms     INTEGER
+    finished_at_ms     INTEGER,
+    is_head            INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS bodies (
+    seq   INTEGER PRIMARY KEY,
+    zbody BLOB    NOT NULL
+);
+CREATE TABLE IF NOT EXISTS counts (
+    state TEXT    PRIMARY KEY,
+    n     INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO counts (state, n)
+    VALUES ('queued', 0), ('running', 0), ('done', 0), ('failed', 0);
 CREATE INDEX IF NOT EXISTS deliveries_pending_by_key
     ON deliveries (ordering_key, seq) WHERE state IN ('queued', 'running');
-CREATE INDEX IF NOT EXISTS deliveries_queued
-    ON deliveries (seq) WHERE state = 'queued';
+CREATE INDEX IF NOT EXISTS deliveries_due_heads
+    ON deliveries (next_attempt_at_ms) WHERE is_head = 1 AND state = 'queued';
+CREATE INDEX IF NOT EXISTS deliveries_running
+    ON deliveries (seq) WHERE state = 'running';
 CREATE INDEX IF NOT EXISTS deliveries_finished
     ON deliveries (finished_at_ms) WHERE finished_at_ms IS NOT NULL;
 ";
@@ -63,7 +83,7 @@ impl Store {
     /// the previous process died back in the queue: at-least-once delivery.
     pub(super) fn open(path: &Path) -> Result<(Self, usize), QueueError> {
         let lock = lock_exclusively(path)?;
-        let conn = Connection::open(path).map_err(|e| QueueError::open(path, e))?;
+        let mut conn = Connection::open(path).map_err(|e| QueueError::open(path, e))?;
         // Checkpoints are left to the background thread (see `Checkpointer`): done on
         // this connection they would stall the commit that triggers them, which is
         // what a webhook waits on.
@@ -74,14 +94,12 @@ impl Store {
              PRAGMA wal_autocheckpoint = 0;",
         )
         .map_err(|e| QueueError::open(path, e))?;
-        conn.execute_batch(SCHEMA)
-            .map_err(|e| QueueError::open(path, e))?;
-        let requeued = conn
-            .execute(
-                "UPDATE deliveries SET state = 'queued' WHERE state = 'running'",
-                [],
-            )
-            .map_err(|e| QueueError::open(path, e))?;
+        super::migrate::to_current(&mut conn).map_err(|source| QueueError::Schema {
+            path: path.to_owned(),
+            source,
+        })?;
+        let requeued =
+            super::sql::requeue_running(&mut conn).map_err(|e| QueueError::open(path, e))?;
         Ok((Self { conn, _lock: lock }, requeued))
     }
 
@@ -191,185 +209,4 @@ impl CheckpointHandle {
             let _ = thread.join();
         }
     }
-}
-
-pub(super) fn insert(tx: &Connection, d: &NewDelivery) -> Result<EnqueueOutcome, rusqlite::Error> {
-    let headers = serde_json::to_string(&d.headers).unwrap_or_else(|_| "[]".to_owned());
-    let inserted = tx
-        .prepare_cached(
-            "INSERT OR IGNORE INTO deliveries
-             (delivery_id, event, action, repository, installation_id, ordering_key,
-              headers, body, received_at_ms, state, next_attempt_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?9)",
-        )?
-        .execute(params![
-            d.delivery_id,
-            d.event,
-            d.action,
-            d.repository,
-            d.installation_id.map(|id| id as i64),
-            d.ordering_key(),
-            headers,
-            &d.body[..],
-            d.received_at_ms,
-        ])?;
-    Ok(if inserted == 1 {
-        EnqueueOutcome::Queued
-    } else {
-        EnqueueOutcome::Duplicate
-    })
-}
-
-/// Claims up to `limit` deliveries that are due and are the oldest unfinished delivery
-/// of their ordering key, so one repository's deliveries run one at a time, in order.
-pub(super) fn claim(
-    tx: &Connection,
-    now_ms: i64,
-    limit: usize,
-) -> Result<Vec<Delivery>, rusqlite::Error> {
-    let mut stmt = tx.prepare_cached(
-        "SELECT seq, delivery_id, event, action, repository, installation_id, headers,
-                body, received_at_ms, attempts
-         FROM deliveries AS d
-         WHERE d.state = 'queued' AND d.next_attempt_at_ms <= ?1
-           AND NOT EXISTS (
-               SELECT 1 FROM deliveries AS e
-               WHERE e.ordering_key = d.ordering_key
-                 AND e.state IN ('queued', 'running')
-                 AND e.seq < d.seq)
-         ORDER BY d.seq
-         LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(params![now_ms, limit as i64], |row| {
-        let headers: String = row.get(6)?;
-        let body: Option<Vec<u8>> = row.get(7)?;
-        let attempts: i64 = row.get(9)?;
-        Ok(Delivery {
-            seq: row.get(0)?,
-            delivery_id: row.get(1)?,
-            event: row.get(2)?,
-            action: row.get(3)?,
-            repository: row.get(4)?,
-            installation_id: row.get::<_, Option<i64>>(5)?.map(|v| v as u64),
-            headers: serde_json::from_str(&headers).unwrap_or_default(),
-            body: body.unwrap_or_default().into(),
-            received_at_ms: row.get(8)?,
-            attempt: u32::try_from(attempts + 1).unwrap_or(u32::MAX),
-        })
-    })?;
-    let claimed: Vec<Delivery> = rows.collect::<Result<_, _>>()?;
-    let mut mark = tx.prepare_cached(
-        "UPDATE deliveries SET state = 'running', attempts = attempts + 1 WHERE seq = ?1",
-    )?;
-    for d in &claimed {
-        mark.execute(params![d.seq])?;
-    }
-    Ok(claimed)
-}
-
-/// Done: the payload is dropped (only the id is needed for deduplication from now on).
-pub(super) fn complete(tx: &Connection, seq: i64, now_ms: i64) -> Result<(), rusqlite::Error> {
-    tx.prepare_cached(
-        "UPDATE deliveries SET state = 'done', body = NULL, last_error = NULL,
-                finished_at_ms = ?2 WHERE seq = ?1",
-    )?
-    .execute(params![seq, now_ms])?;
-    Ok(())
-}
-
-pub(super) fn retry_at(
-    tx: &Connection,
-    seq: i64,
-    error: &str,
-    at_ms: i64,
-) -> Result<(), rusqlite::Error> {
-    tx.prepare_cached(
-        "UPDATE deliveries SET state = 'queued', last_error = ?2, next_attempt_at_ms = ?3
-         WHERE seq = ?1",
-    )?
-    .execute(params![seq, error, at_ms])?;
-    Ok(())
-}
-
-/// Failed for good: the body is kept so an operator can inspect or requeue it.
-pub(super) fn fail(
-    tx: &Connection,
-    seq: i64,
-    error: &str,
-    now_ms: i64,
-) -> Result<(), rusqlite::Error> {
-    tx.prepare_cached(
-        "UPDATE deliveries SET state = 'failed', last_error = ?2, finished_at_ms = ?3
-         WHERE seq = ?1",
-    )?
-    .execute(params![seq, error, now_ms])?;
-    Ok(())
-}
-
-pub(super) fn known(tx: &Connection, ids: &[String]) -> Result<HashSet<String>, rusqlite::Error> {
-    let mut stmt = tx.prepare_cached("SELECT 1 FROM deliveries WHERE delivery_id = ?1")?;
-    let mut held = HashSet::new();
-    for id in ids {
-        if stmt
-            .query_row(params![id], |_| Ok(()))
-            .optional()?
-            .is_some()
-        {
-            held.insert(id.clone());
-        }
-    }
-    Ok(held)
-}
-
-pub(super) fn stats(tx: &Connection) -> Result<QueueStats, rusqlite::Error> {
-    let mut stats = QueueStats::default();
-    let mut stmt = tx.prepare_cached("SELECT state, COUNT(*) FROM deliveries GROUP BY state")?;
-    let rows = stmt.query_map([], |row| {
-        Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
-    })?;
-    for row in rows {
-        let (state, count) = row?;
-        let count = u64::try_from(count).unwrap_or(0);
-        match state.as_str() {
-            "queued" => stats.queued = count,
-            "running" => stats.running = count,
-            "done" => stats.done = count,
-            "failed" => stats.failed = count,
-            _ => {}
-        }
-    }
-    Ok(stats)
-}
-
-/// Forgets finished deliveries older than the cutoffs. Done rows must outlive GitHub's
-/// redelivery window (3 days, 7 on GHES) or a late redelivery would run twice.
-pub(super) fn prune(
-    tx: &Connection,
-    done_before_ms: i64,
-    failed_before_ms: i64,
-) -> Result<usize, rusqlite::Error> {
-    let done = tx
-        .prepare_cached("DELETE FROM deliveries WHERE state = 'done' AND finished_at_ms < ?1")?
-        .execute(params![done_before_ms])?;
-    let failed = tx
-        .prepare_cached("DELETE FROM deliveries WHERE state = 'failed' AND finished_at_ms < ?1")?
-        .execute(params![failed_before_ms])?;
-    Ok(done + failed)
-}
-
-/// One row's state and error, for tests and operators.
-pub(super) fn status(
-    tx: &Connection,
-    delivery_id: &str,
-) -> Result<Option<(String, u32, Option<String>)>, rusqlite::Error> {
-    tx.prepare_cached("SELECT state, attempts, last_error FROM deliveries WHERE delivery_id = ?1")?
-        .query_row(params![delivery_id], |row| {
-            let attempts: i64 = row.get(1)?;
-            Ok((
-                row.get::<_, String>(0)?,
-                u32::try_from(attempts).unwrap_or(u32::MAX),
-                row.get::<_, Option<String>>(2)?,
-            ))
-        })
-        .optional()
 }
