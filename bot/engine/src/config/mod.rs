@@ -536,11 +536,24 @@ impl RepoConfigError {
     /// The error as one line about `file`, for a copy checked before it is pushed
     /// (`navin config validate`), where the file is not necessarily `.github/navin.yml`.
     pub fn in_file(&self, file: &str) -> String {
+        // serde_yaml starts its message with the path it was in (`evidence: unknown
+        // field`); the key already says where, so it is not repeated.
+        let message = self
+            .key
+            .as_deref()
+            .and_then(|key| {
+                let (path, rest) = self.message.split_once(": ")?;
+                let inside = key == path
+                    || key
+                        .strip_prefix(path)
+                        .is_some_and(|tail| tail.starts_with(['.', '[']));
+                inside.then_some(rest)
+            })
+            .unwrap_or(&self.message);
         format!(
-            "{file}{}: {}{}",
+            "{file}{}: {}{message}",
             location_text(self.line, self.column),
             key_text(&self.key),
-            self.message
         )
     }
 }

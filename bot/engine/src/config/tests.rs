@@ -225,3 +225,20 @@ questions:
     .unwrap_err();
     assert!(bad.message.contains("not a duration"), "{bad:?}");
 }
+
+#[test]
+fn an_error_shown_for_a_named_file_says_where_once() {
+    let err = parse_repo_config("evidence:\n  trusted_app: [1]\n").unwrap_err();
+    let shown = err.in_file("ci/navin.yml");
+    assert!(
+        shown.starts_with(
+            "ci/navin.yml line 2 column 3: key `evidence.trusted_app`: unknown field `trusted_app`"
+        ),
+        "{shown}"
+    );
+    let err = parse_repo_config("approval:\n  required_approvals: 0\n").unwrap_err();
+    assert_eq!(
+        err.in_file("-"),
+        "-: key `approval.required_approvals`: must be at least 1"
+    );
+}
