@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serializer};
 /// parser would (surrounding spaces are trimmed by both).
 const PATTERN: &str = r"^\s*(\+?[0-9]+|([0-9]+[smh])+)\s*$";
 
-pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+pub(super) fn deserialize<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Duration, D::Error> {
     #[derive(Deserialize)]
