@@ -227,9 +227,9 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 reason: reason.clone(),
             },
         },
-        Command::Plan(_) | Command::Serve(_) | Command::Mcp(_) => {
+        Command::Plan(_) | Command::Serve(_) | Command::Mcp(_) | Command::Config(_) => {
             return Err(CliError::usage(
-                "plan and serve are dispatched before the ledger is opened",
+                "plan, serve, mcp and config are dispatched before the ledger is opened",
             ))
         }
     };

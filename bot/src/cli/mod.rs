@@ -1,5 +1,6 @@
 //! The `navin` command line: argument grammar, dispatch and exit codes.
 
+mod config_cmd;
 mod ledger_cmd;
 mod plan_cmd;
 mod plan_local;
@@ -65,6 +66,30 @@ pub enum Command {
     Mission(MissionCommand),
     /// Run the GitHub App webhook server.
     Serve(crate::config::ServeArgs),
+    /// The repository configuration, `.github/navin.yml`: check it, or print its schema.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+/// `navin config`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Check a `.github/navin.yml` with Navin's own parser: exit 0 if valid, 1 naming the
+    /// line, column and key of the first problem, 2 if the file cannot be read.
+    #[command(after_long_help = "Examples:
+  navin config validate                      # .github/navin.yml of this checkout
+  navin config validate ../other/.github/navin.yml
+  git show main:.github/navin.yml | navin config validate -")]
+    Validate {
+        /// The file to check (`-` for stdin) [default: .github/navin.yml under --repo].
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
+    /// Print the JSON Schema of `.github/navin.yml`, which editors use to complete and
+    /// check keys.
+    #[command(after_long_help = "Example:
+  navin config schema > navin.schema.json")]
+    Schema,
 }
 
 /// `navin mcp`.
@@ -354,6 +379,7 @@ pub fn main() -> ExitCode {
         Command::Plan(cmd) => plan_cmd::run(&cli, cmd),
         Command::Serve(args) => serve(args.clone()),
         Command::Mcp(args) => mcp(&cli, args),
+        Command::Config(cmd) => config_cmd::run(&cli, cmd),
         _ => ledger_cmd::run(&cli),
     };
     match result {

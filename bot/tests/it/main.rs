@@ -8,6 +8,7 @@ mod server_support;
 mod world;
 
 mod agents;
+mod cli_config;
 mod cli_ledger;
 mod cli_plan;
 mod cli_plan_local;

@@ -7,64 +7,85 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
+mod duration;
 mod planner;
+mod schema;
 pub use planner::{Fallback, PlanMode, PlanScope, PlanSettings, PlannerConfig, PlannerSource};
+pub use schema::{schema, schema_json};
 
 /// GitHub Actions' app id: check runs from workflows carry it.
 pub const GITHUB_ACTIONS_APP_ID: u64 = 15368;
 
-/// Everything `.github/navin.yml` may set. Every field has a default, so an empty or
-/// missing file is valid.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// Navin's rules for one repository (`.github/navin.yml`, read from the default
+/// branch). Every key is optional: an empty or missing file means all defaults, and an
+/// unknown key fails the whole file. Reference: docs/config.md.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RepoConfig {
-    /// Branch holding the mission ledger. Default: `navin/ledger`.
+    /// Branch holding the mission ledger; set it when `navin/ledger` clashes with your
+    /// branch names or protection rules. Default: `navin/ledger`.
+    #[schemars(length(min = 1))]
     pub ledger_branch: String,
-    /// Change classes for which a PR needs an approved plan (the `navin/plan` check).
-    /// Default: empty (no PR needs a plan).
+    /// Change classes for which a pull request needs an approved plan (its `navin/plan`
+    /// check waits for one), e.g. `[multi-file-change, dependency-add]`. Default: none,
+    /// no pull request needs a plan.
+    #[schemars(with = "Vec<ChangeClass>")]
     pub require_plan_for: BTreeSet<ChangeClass>,
-    /// When plans are accepted without a human. Default: never (see [`AutoAccept`]).
+    /// When a plan is accepted without a person's approval. Default: never.
     pub auto_accept: AutoAccept,
-    /// Who may approve plans. Default: writers other than the plan's author.
+    /// Who may approve plans and how many approvals a plan needs. Default: one writer
+    /// other than the plan's author.
     pub approval: Approval,
-    /// Which check runs count as evidence. Default: see [`Evidence`].
+    /// Which check runs count as CI evidence for a step, and when a step is done.
+    /// Default: GitHub Actions' checks, done once merged.
     pub evidence: Evidence,
-    /// Handing ready steps to agents or people. Default: off (see [`Dispatch`]).
+    /// Handing ready steps to agents or people as issues. Default: off; a mission moves
+    /// only when someone opens a pull request for a step.
     pub dispatch: Dispatch,
-    /// Mission budgets. Default: 3 retries, 5 replans, 3 stalls, no token or cost cap.
+    /// When a mission retries, replans or pauses. Default: 3 retries, 5 replans,
+    /// 3 stalls, no token or cost cap.
     pub budgets: Budgets,
-    /// Commands that change things which still run on a closed (or merged) or locked
-    /// issue or pull request, by name as typed after `/` (`mission close`, `pause`).
-    /// Default: none; read commands always answer.
+    /// Commands that change things and still run on a closed (or merged) or locked issue
+    /// or pull request, by name as typed after `/` (`mission close`, `pause`); set it to
+    /// wrap up missions after merging. Default: none; read commands always answer.
+    #[schemars(with = "Vec<String>")]
     pub allow_on_closed: BTreeSet<String>,
-    /// Bounds on what one comment may ask for. Default: see [`Limits`].
+    /// Bounds on the work one comment may cause. Default: 10 commands, 4096-byte texts,
+    /// 20 replies per person per hour.
     pub limits: Limits,
-    /// How steps are validated in a checkout (`navin board verify`). Default: no
-    /// commands (a step's own command, from its plan, is used when it has one).
+    /// Commands that validate a step in a checkout (`navin board verify`). Default: none
+    /// (a step's own command, from its plan, is used when it has one).
     pub validation: ValidationConfig,
-    /// Models for plan mode and for the steps of `/cruise` and `/mission`. Default: none.
+    /// Models named to agents for plan mode and for the steps of `/cruise` and `/mission`.
+    /// Default: none (each agent's own).
     pub models: Models,
-    /// Whether a finished stage of a staged plan waits for a writer's `/continue`
+    /// Whether a finished stage of a staged mission waits for a writer's `/continue`
     /// (`pause`) or the next starts at once (`run-all`). Default: `pause`.
     pub stages: StagesPolicy,
-    /// How a plan's open questions are treated once its mission starts.
+    /// How a plan's open questions are treated once its mission starts. Default: a
+    /// question's default answer stands at once.
     pub questions: Questions,
-    /// Which planner writes `/plan`'s plans. Default: the built-in one.
+    /// Which planner writes `/plan`'s plans, its model and its budgets. Default: the
+    /// built-in, offline planner.
     pub planner: PlannerConfig,
-    /// How a pull request is held to its plan. Default: drift is reported, not failed.
+    /// How a pull request is held to its own plan. Default: files outside the plan are
+    /// reported, not failed.
     pub plan: PlanSettings,
-    /// Plans without `/plan` for requests the classifier finds non-trivial. Default: off.
+    /// Plans without `/plan` for pull requests the classifier finds risky. Default: off.
     pub plan_mode: PlanMode,
 }
 
-/// `stages:` (see [`RepoConfig::stages`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+/// `stages:`: what happens when a stage of a staged mission is done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum StagesPolicy {
+    /// The next stage waits for a writer's `/continue`, so someone looks at each stage.
     #[default]
     Pause,
+    /// The next stage starts as soon as the last step of the current one is done.
     RunAll,
 }
 
@@ -77,13 +98,19 @@ impl StagesPolicy {
     }
 }
 
-/// `questions:` (see [`RepoConfig::questions`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// `questions:`: a plan's open questions once its mission runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Questions {
     /// How long people have to answer a plan question that has a default before the
-    /// default becomes a fact (`48h`). Default: none, a default stands at once.
-    #[serde(deserialize_with = "deserialize_optional_duration")]
+    /// default becomes a fact (`48h`); set it to give reviewers time to object. Default:
+    /// none, a default stands at once.
+    #[serde(
+        deserialize_with = "duration::deserialize_optional",
+        serialize_with = "duration::serialize_optional",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(schema_with = "duration::schema")]
     pub default_after: Option<Duration>,
 }
 
@@ -94,26 +121,31 @@ impl RepoConfig {
             stages: self.stages.to_ledger(),
             default_after: self.questions.default_after.and_then(|d| {
                 let wait = chrono::Duration::from_std(d).ok()?;
-                Some((wait, compact_duration(d)))
+                Some((wait, duration::compact(d)))
             }),
         }
     }
 }
 
-/// Commands that validate a step in a checkout, by validation kind.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// `validation:`: how `navin board verify` checks a step in a checkout.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ValidationConfig {
+    /// One command line per validation kind. Default: none.
     pub commands: ValidationCommands,
 }
 
 /// One command line per validation kind, run with no shell (words split as a POSIX
-/// shell would, but nothing expanded). Default: none.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// shell would, but nothing expanded), so a step's evidence comes from the same command
+/// in every checkout.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ValidationCommands {
+    /// For steps with `validation: test` (`cargo test --workspace`). Default: none.
     pub test: Option<String>,
+    /// For steps with `validation: lint` (`cargo clippy -- -D warnings`). Default: none.
     pub lint: Option<String>,
+    /// For steps with `validation: verify`. Default: none.
     pub verify: Option<String>,
 }
 
@@ -131,14 +163,16 @@ impl ValidationCommands {
 
 /// Bounds on the work one comment can cause, so a long comment cannot flood the ledger
 /// or GitHub's content-creation limits (80 a minute, 500 an hour).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
     /// Commands run from one comment; the rest are skipped with one reply that lists
-    /// them. Default: 10.
+    /// them. At least 1. Default: 10.
+    #[schemars(range(min = 1))]
     pub max_commands_per_comment: usize,
     /// Longest request, goal, reason, title or evidence text, in bytes; a longer one is
-    /// refused and nothing is stored. Default: 4096.
+    /// refused and nothing is stored. At least 1. Default: 4096.
+    #[schemars(range(min = 1))]
     pub max_text_bytes: usize,
     /// Replies one person gets on one issue or pull request in an hour; past it their
     /// commands still run (and get reactions) but no reply is posted. 0: no cap.
@@ -179,17 +213,28 @@ impl Default for RepoConfig {
     }
 }
 
-/// Kinds of change a plan proposes, used by `require_plan_for` and auto-accept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+/// A kind of change, as `require_plan_for` (a pull request's files) and `auto_accept`
+/// (a plan's proposed changes) see it; docs/config.md, "Change classes".
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChangeClass {
+    /// A plan that changes no file and adds no dependency.
     ReadOnlyToolUse,
+    /// A plan that edits or creates files.
     InWorkspaceFileEdit,
+    /// A pull request changing more than one file.
     MultiFileChange,
+    /// Counts as `in-workspace-file-edit`.
     FileCreate,
+    /// Counts as `destructive-tool-use`; always needs a person.
     FileDelete,
+    /// A plan that deletes files; always needs a person.
     DestructiveToolUse,
+    /// A dependency manifest or lockfile changed (not removed); always needs a person.
     DependencyAdd,
+    /// A migration or schema file changed; always needs a person.
     SchemaMigration,
 }
 
@@ -216,18 +261,22 @@ impl ChangeClass {
     }
 }
 
-/// Auto-accept thresholds (docs/plan.md, "Policies").
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// `auto_accept:`: when a plan needs no person's approval (docs/plan.md, "Policies").
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AutoAccept {
-    /// Accept a plan without review once this many safe operations have passed.
-    /// Default: none, i.e. auto-accept is off.
+    /// Accept a plan without review once this many safe operations have passed; set it
+    /// when routine plans wait too long for people. At least 1. Default: none
+    /// (auto-accept is off).
+    #[schemars(range(min = 1))]
     pub after_n_safe_operations: Option<u32>,
-    /// Operation classes counted as safe. Default: `read-only-tool-use`,
-    /// `in-workspace-file-edit`.
+    /// Change classes counted as safe; the four that always need a person cannot be
+    /// listed. Default: `read-only-tool-use`, `in-workspace-file-edit`.
+    #[schemars(with = "Vec<ChangeClass>")]
     pub safe_operation_classes: BTreeSet<ChangeClass>,
-    /// Classes that always need a human, added to the built-in `file-delete`,
+    /// Classes that always need a person, added to the built-in `file-delete`,
     /// `destructive-tool-use`, `dependency-add`, `schema-migration`. Default: those four.
+    #[schemars(with = "Vec<ChangeClass>")]
     pub require_approval_for: BTreeSet<ChangeClass>,
 }
 
@@ -246,14 +295,15 @@ impl Default for AutoAccept {
     }
 }
 
-/// Plan approval rules.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// `approval:`: who may approve a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Approval {
-    /// Whether the plan's author may approve it. Default: false (as GitHub's own rule
-    /// for pull requests).
+    /// Whether the plan's author may approve it; set it in a repository with one
+    /// maintainer. Default: false (as GitHub's own rule for pull requests).
     pub allow_author_approval: bool,
-    /// Distinct approving writers needed. Default: 1.
+    /// Distinct approving writers a plan needs. At least 1. Default: 1.
+    #[schemars(range(min = 1))]
     pub required_approvals: u32,
 }
 
@@ -266,18 +316,26 @@ impl Default for Approval {
     }
 }
 
-/// What counts as CI evidence for a step.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// `evidence:`: what counts as CI evidence for a step.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Evidence {
-    /// App ids whose check runs are trusted. Default: `[15368]` (GitHub Actions).
+    /// App ids whose check runs are trusted; add your CI's GitHub App when it is not
+    /// GitHub Actions. At least one. Default: `[15368]` (GitHub Actions).
+    #[schemars(with = "Vec<u64>", length(min = 1))]
     pub trusted_apps: BTreeSet<u64>,
-    /// Check names that must be green on the head, per step validation kind.
-    /// Default: none for every kind.
+    /// Check names that must be green on the head, per step validation kind, so an
+    /// unrelated green check cannot close a step. Default: none for every kind (every
+    /// trusted check must be green).
     pub required_checks: RequiredChecks,
-    /// A green run faster than this is treated as a failure (bors' `min_ci_time`).
-    /// Seconds as a number, or a string like `90s`, `5m`, `1h`. Default: 0 (off).
-    #[serde(deserialize_with = "deserialize_duration")]
+    /// A green run faster than this is treated as a failure (bors' `min_ci_time`), to
+    /// catch a CI that skipped its tests. Seconds as a number, or a string like `90s`,
+    /// `5m`, `1h`. Default: 0 (off).
+    #[serde(
+        deserialize_with = "duration::deserialize",
+        serialize_with = "duration::serialize"
+    )]
+    #[schemars(schema_with = "duration::schema")]
     pub min_ci_time: Duration,
     /// When a step its CI proves is done: once its pull request is merged with every
     /// required check green on the final head (`merged`, the default), or as soon as
@@ -285,13 +343,15 @@ pub struct Evidence {
     pub done_on: DoneOn,
 }
 
-/// See [`Evidence::done_on`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+/// `evidence.done_on`: when CI proves a step done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DoneOn {
-    /// Downstream work always starts from merged code.
+    /// Once its pull request is merged with every required check green on the final
+    /// head, so downstream work always starts from merged code.
     #[default]
     Merged,
+    /// As soon as the required checks are green on the linked head, for faster missions.
     Green,
 }
 
@@ -306,8 +366,8 @@ impl Default for Evidence {
     }
 }
 
-/// Required check names for each validation kind of a board step.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// `evidence.required_checks`: check names for each validation kind of a step.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RequiredChecks {
     /// For `validation: test`. Default: none.
@@ -318,9 +378,9 @@ pub struct RequiredChecks {
     pub verify: Vec<String>,
 }
 
-/// How a step that becomes ready is handed out. Off by default: a mission only moves
-/// when someone opens a pull request for a step.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// `dispatch:`: how a step that becomes ready is handed out. Off by default: a mission
+/// only moves when someone opens a pull request for a step.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Dispatch {
     /// Open one issue per ready step carrying the sub-agent brief (Role, Goal, Context
@@ -342,12 +402,15 @@ pub struct Dispatch {
     pub agent: Option<AgentKind>,
 }
 
-/// The agent a dispatched step goes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// `dispatch.agent`: who works a step handed out as an issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {
+    /// Assign the issue to the Copilot coding agent (needs a user token).
     Copilot,
+    /// Start `dispatch.workflow` on the default branch.
     Workflow,
+    /// Only open the issue, for people.
     None,
 }
 
@@ -383,16 +446,22 @@ impl Dispatch {
     }
 }
 
-/// Model names handed to agents, by kind of work. Navin passes them on (workflow input
-/// `model`, the Copilot assignment's `model`, the brief) and never interprets them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// `models:`: model names handed to agents, by kind of work. Navin passes them on
+/// (workflow input `model`, the Copilot assignment's `model`, the brief) and never
+/// interprets them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Models {
-    /// Plan mode (`/plan`, `navin mcp --mode plan`). Default: none (the agent's own).
+    /// For plan mode (`/plan`, `navin mcp --mode plan`), often a cheaper model. 1 to
+    /// 100 characters. Default: none (the agent's own).
+    #[schemars(length(min = 1, max = 100))]
     pub plan: Option<String>,
-    /// Steps of a `/cruise` mission. Default: none.
+    /// For the steps of a `/cruise` mission. 1 to 100 characters. Default: none.
+    #[schemars(length(min = 1, max = 100))]
     pub dev: Option<String>,
-    /// Steps of a staged `/mission`. Default: none.
+    /// For the steps of a staged `/mission`, often the strongest model. 1 to 100
+    /// characters. Default: none.
+    #[schemars(length(min = 1, max = 100))]
     pub deep: Option<String>,
 }
 
@@ -406,20 +475,23 @@ impl Models {
     }
 }
 
-/// Mission budgets. The defaults are the ledger's ([`navin_ledger::Budget::default`]), so
-/// there is one set of them; costs are in US dollars, as the ledger keeps them.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// `budgets:`: when a mission retries, replans or pauses. The defaults are the ledger's
+/// own, so there is one set of them; costs are in US dollars, as the ledger keeps them.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Budgets {
     /// Failed attempts of one step before a local replan. Default: 3.
     pub max_retries: u32,
-    /// Replans before the mission pauses. Default: 5.
+    /// Replans before the mission pauses for a person. Default: 5.
     pub max_replans: u32,
-    /// Steps without progress before replan, then pause. Default: 3.
+    /// Progress reports in a row without progress: a replan, the next time a pause.
+    /// Default: 3.
     pub max_stalls: u32,
-    /// Optional token cap for agent work. Default: none.
+    /// Tokens agents may spend, as they report them with `progress`; going over pauses
+    /// the mission. Default: none (no cap).
     pub max_tokens: Option<u64>,
-    /// Optional cost cap in US dollars (`2.5`). Default: none.
+    /// US dollars agents may spend (`2.5`), as they report them with `progress`; going
+    /// over pauses the mission. Default: none (no cap).
     pub max_cost_usd: Option<f64>,
 }
 
@@ -458,6 +530,32 @@ pub struct RepoConfigError {
     pub column: Option<usize>,
     pub key: Option<String>,
     pub message: String,
+}
+
+impl RepoConfigError {
+    /// The error as one line about `file`, for a copy checked before it is pushed
+    /// (`navin config validate`), where the file is not necessarily `.github/navin.yml`.
+    pub fn in_file(&self, file: &str) -> String {
+        // serde_yaml starts its message with the path it was in (`evidence: unknown
+        // field`); the key already says where, so it is not repeated.
+        let message = self
+            .key
+            .as_deref()
+            .and_then(|key| {
+                let (path, rest) = self.message.split_once(": ")?;
+                let inside = key == path
+                    || key
+                        .strip_prefix(path)
+                        .is_some_and(|tail| tail.starts_with(['.', '[']));
+                inside.then_some(rest)
+            })
+            .unwrap_or(&self.message);
+        format!(
+            "{file}{}: {}{message}",
+            location_text(self.line, self.column),
+            key_text(&self.key),
+        )
+    }
 }
 
 fn location_text(line: Option<usize>, column: Option<usize>) -> String {
@@ -617,73 +715,6 @@ impl AutoAccept {
         ChangeClass::NEVER_AUTO_ACCEPTED.contains(&class)
             || self.require_approval_for.contains(&class)
     }
-}
-
-pub(crate) fn deserialize_duration<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Duration, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw {
-        Seconds(u64),
-        Text(String),
-    }
-    match Raw::deserialize(deserializer)? {
-        Raw::Seconds(s) => Ok(Duration::from_secs(s)),
-        Raw::Text(text) => parse_duration(&text).map_err(serde::de::Error::custom),
-    }
-}
-
-/// A wait as a person would write it in the file: `48h`, `90m`, `30s`.
-fn compact_duration(d: Duration) -> String {
-    let secs = d.as_secs();
-    match secs {
-        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
-        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
-        s => format!("{s}s"),
-    }
-}
-
-fn deserialize_optional_duration<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Duration>, D::Error> {
-    deserialize_duration(deserializer).map(Some)
-}
-
-/// Accepts `90`, `90s`, `5m`, `1h`, `1h30m`.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("`{text}` is not a duration (write e.g. 90s, 5m or 1h)");
-    let trimmed = text.trim();
-    if trimmed.is_empty() {
-        return Err(bad());
-    }
-    if let Ok(seconds) = trimmed.parse::<u64>() {
-        return Ok(Duration::from_secs(seconds));
-    }
-    let mut total: u64 = 0;
-    let mut digits = String::new();
-    for ch in trimmed.chars() {
-        if ch.is_ascii_digit() {
-            digits.push(ch);
-            continue;
-        }
-        let unit = match ch {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            _ => return Err(bad()),
-        };
-        let value: u64 = digits.parse().map_err(|_| bad())?;
-        total = value
-            .checked_mul(unit)
-            .and_then(|v| total.checked_add(v))
-            .ok_or_else(bad)?;
-        digits.clear();
-    }
-    if !digits.is_empty() {
-        return Err(bad());
-    }
-    Ok(Duration::from_secs(total))
 }
 
 #[cfg(test)]

@@ -8,27 +8,39 @@
 use std::time::Duration;
 
 use navin_planner::external::{AgentBudgets, ExternalKind};
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-/// `planner:` (see [`super::RepoConfig::planner`]).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// `planner:`: which planner writes `/plan`'s plans, its model and its budgets. Where the
+/// model is served, and with which key, is the operator's setting, never the file's.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PlannerConfig {
     /// `builtin` (offline, deterministic), `llm` (the tool-using model) or
     /// `command` (the operator's plan command). Default: `builtin`.
     pub source: PlannerSource,
-    /// The model for `llm`. Default: `models.plan`, else the operator's.
+    /// The model for `llm`; 1 to 100 characters. Default: `models.plan`, else the
+    /// operator's.
+    #[schemars(length(min = 1, max = 100))]
     pub model: Option<String>,
-    /// Chat requests per plan, the final one included. Default: 16.
+    /// Chat requests per plan, the final one (which writes the plan) included; 2 to 100.
+    /// Lower it to bound what a plan costs. Default: 16.
+    #[schemars(range(min = 2, max = 100))]
     pub max_turns: u32,
-    /// Bytes of tool answers per plan. Default: 196608 (192 KiB).
+    /// Bytes of tool answers per plan, which bounds how much of the repository the model
+    /// reads. Default: 196608 (192 KiB).
     pub max_tool_bytes: usize,
-    /// Bytes of one tool answer. Default: 16384.
+    /// Bytes of one tool answer; at least 512 and at most `max_tool_bytes`. Default: 16384.
+    #[schemars(range(min = 512))]
     pub max_result_bytes: usize,
     /// Tokens per plan, as the endpoint counts them. Default: 400000.
     pub max_tokens: u64,
-    /// Time for the whole conversation. Default: `5m`.
-    #[serde(deserialize_with = "super::deserialize_duration")]
+    /// Time for the whole conversation, `5s` to `1h`. Default: `5m`.
+    #[serde(
+        deserialize_with = "super::duration::deserialize",
+        serialize_with = "super::duration::serialize"
+    )]
+    #[schemars(schema_with = "super::duration::schema")]
     pub max_time: Duration,
     /// `builtin` posts the built-in plan, with a note saying why, when the
     /// chosen planner fails; `none` answers with the error. Default: `none`.
@@ -51,12 +63,16 @@ impl Default for PlannerConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+/// `planner.source`: who writes the plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PlannerSource {
+    /// The offline, deterministic planner: no model, no cost.
     #[default]
     Builtin,
+    /// A tool-using model on the operator's OpenAI-compatible endpoint.
     Llm,
+    /// The operator's plan command.
     Command,
 }
 
@@ -75,11 +91,14 @@ impl std::str::FromStr for PlannerSource {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+/// `planner.fallback`: what `/plan` answers when the chosen planner fails.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fallback {
+    /// Answer with the planner's error.
     #[default]
     None,
+    /// Post the built-in plan, with a note saying why.
     Builtin,
 }
 
@@ -133,8 +152,8 @@ impl PlannerConfig {
     }
 }
 
-/// `plan:` (see [`super::RepoConfig::plan`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// `plan:`: how a pull request is held to its own plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PlanSettings {
     /// What files changed outside a pull request's plan do to its `navin/plan` check.
@@ -142,7 +161,8 @@ pub struct PlanSettings {
     pub scope: PlanScope,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+/// `plan.scope`: what files changed outside a pull request's plan do to its check.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PlanScope {
     /// Listed in the check summary and annotated as warnings.
@@ -152,11 +172,13 @@ pub enum PlanScope {
     Strict,
 }
 
-/// `plan_mode:` (see [`super::RepoConfig::plan_mode`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// `plan_mode:`: plans without `/plan`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PlanMode {
-    /// A pull request opened by a writer whose title and body score at least this
-    /// (`rules::classify::score`) gets a plan without `/plan`. Default: unset (off).
+    /// A pull request opened by a writer whose title and body score at least this gets a
+    /// plan without `/plan` (a migration scores 3; dependency changes, deletions, broad
+    /// changes and security words 2 each). At least 1. Default: unset (off).
+    #[schemars(range(min = 1))]
     pub auto_threshold: Option<u32>,
 }

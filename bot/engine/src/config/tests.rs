@@ -167,10 +167,10 @@ fn unknown_change_class_is_rejected() {
 
 #[test]
 fn durations_accept_seconds_and_units() {
-    assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
-    assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
-    assert!(parse_duration("5 minutes").is_err());
-    assert!(parse_duration("5x").is_err());
+    assert_eq!(duration::parse("90").unwrap(), Duration::from_secs(90));
+    assert_eq!(duration::parse("1h30m").unwrap(), Duration::from_secs(5400));
+    assert!(duration::parse("5 minutes").is_err());
+    assert!(duration::parse("5x").is_err());
     let err = parse_repo_config("evidence:\n  min_ci_time: soon\n").unwrap_err();
     assert_eq!(err.key.as_deref(), Some("evidence.min_ci_time"));
 }
@@ -224,4 +224,21 @@ questions:
     )
     .unwrap_err();
     assert!(bad.message.contains("not a duration"), "{bad:?}");
+}
+
+#[test]
+fn an_error_shown_for_a_named_file_says_where_once() {
+    let err = parse_repo_config("evidence:\n  trusted_app: [1]\n").unwrap_err();
+    let shown = err.in_file("ci/navin.yml");
+    assert!(
+        shown.starts_with(
+            "ci/navin.yml line 2 column 3: key `evidence.trusted_app`: unknown field `trusted_app`"
+        ),
+        "{shown}"
+    );
+    let err = parse_repo_config("approval:\n  required_approvals: 0\n").unwrap_err();
+    assert_eq!(
+        err.in_file("-"),
+        "-: key `approval.required_approvals`: must be at least 1"
+    );
 }
