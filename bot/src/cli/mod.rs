@@ -46,6 +46,10 @@ fn parse_actor(s: &str) -> Result<Actor, String> {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; `serve`'s settings are the large variant"
+)]
 pub enum Command {
     /// The mission: its goal, status, history and checkpoints.
     #[command(subcommand)]

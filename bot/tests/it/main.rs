@@ -25,6 +25,7 @@ mod engine_progress;
 mod engine_stages;
 mod mcp_crash;
 mod mcp_github;
+mod queue_conformance;
 mod scenarios;
 mod server_binary;
 mod server_crash;
