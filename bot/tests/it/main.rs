@@ -33,3 +33,4 @@ mod server_e2e;
 mod server_ingress;
 mod server_queue;
 mod server_reconcile;
+mod server_replicas;
