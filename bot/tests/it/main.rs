@@ -12,6 +12,7 @@ mod cli_config;
 mod cli_ledger;
 mod cli_plan;
 mod cli_plan_local;
+mod deploy_manifest;
 mod engine_dispatch;
 mod engine_e2e;
 mod engine_edits;
