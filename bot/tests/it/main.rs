@@ -8,6 +8,7 @@ mod server_support;
 mod world;
 
 mod agents;
+mod cli_app_create;
 mod cli_config;
 mod cli_ledger;
 mod cli_plan;
