@@ -13,6 +13,7 @@ mod cli_config;
 mod cli_ledger;
 mod cli_plan;
 mod cli_plan_local;
+mod deploy_files;
 mod deploy_manifest;
 mod engine_dispatch;
 mod engine_e2e;
