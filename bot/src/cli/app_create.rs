@@ -44,8 +44,9 @@ const FILES: [&str; 5] = [
 #[derive(Debug, Clone, Args)]
 #[command(after_long_help = "Examples:
   navin app create --webhook-url https://navin.example.com/webhook
-  navin app create --org my-org --name 'Navin (my-org)' --webhook-url https://navin.my-org.dev/webhook --out /etc/navin
-  navin app create --github-url https://ghe.example.com --api-url https://ghe.example.com/api/v3 --webhook-url https://navin.example.com/webhook
+  navin app create --org my-org --name 'Navin (my-org)' --out /etc/navin
+  navin app create --github-url https://ghe.example.com \\
+      --api-url https://ghe.example.com/api/v3
 
 Open the printed http://127.0.0.1:PORT/ address in a browser signed in to GitHub, create
 the App, and GitHub sends you back here; the credentials land in --out and the command to
