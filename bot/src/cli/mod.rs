@@ -1,5 +1,6 @@
 //! The `navin` command line: argument grammar, dispatch and exit codes.
 
+mod app_create;
 mod config_cmd;
 mod ledger_cmd;
 mod plan_cmd;
@@ -70,9 +71,21 @@ pub enum Command {
     Mission(MissionCommand),
     /// Run the GitHub App webhook server.
     Serve(crate::config::ServeArgs),
+    /// Register Navin's GitHub App (`navin app create`) and save its credentials.
+    #[command(subcommand)]
+    App(AppCommand),
     /// The repository configuration, `.github/navin.yml`: check it, or print its schema.
     #[command(subcommand)]
     Config(ConfigCommand),
+}
+
+/// `navin app`.
+#[derive(Debug, Subcommand)]
+pub enum AppCommand {
+    /// Register the GitHub App from Navin's manifest (GitHub's manifest flow, through a
+    /// page served on 127.0.0.1) and save its id, client id, webhook secret and private
+    /// key for `navin serve`.
+    Create(app_create::AppCreateArgs),
 }
 
 /// `navin config`.
@@ -384,6 +397,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve(args.clone()),
         Command::Mcp(args) => mcp(&cli, args),
         Command::Config(cmd) => config_cmd::run(&cli, cmd),
+        Command::App(AppCommand::Create(args)) => app_create::run(args),
         _ => ledger_cmd::run(&cli),
     };
     match result {

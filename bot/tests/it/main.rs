@@ -8,10 +8,13 @@ mod server_support;
 mod world;
 
 mod agents;
+mod cli_app_create;
 mod cli_config;
 mod cli_ledger;
 mod cli_plan;
 mod cli_plan_local;
+mod deploy_files;
+mod deploy_manifest;
 mod engine_dispatch;
 mod engine_e2e;
 mod engine_edits;
