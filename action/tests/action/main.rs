@@ -5,6 +5,7 @@ mod harness;
 mod agent_loop;
 mod event;
 mod evidence;
+mod install;
 mod other_events;
 mod planner;
 mod progress;
