@@ -6,6 +6,7 @@ mod agent_loop;
 mod event;
 mod evidence;
 mod install;
+mod metadata;
 mod other_events;
 mod planner;
 mod progress;
