@@ -5,6 +5,8 @@ mod harness;
 mod agent_loop;
 mod event;
 mod evidence;
+mod install;
+mod metadata;
 mod other_events;
 mod planner;
 mod progress;

@@ -1,0 +1,608 @@
+//! The Action's metadata and workflows as files: the root `action.yml` (the Marketplace
+//! listing) against `action/action.yml`, the release workflow's assets, and the `if:` guard
+//! of the comment-triggered examples, evaluated the way GitHub evaluates it.
+
+use std::path::{Path, PathBuf};
+
+use navin_engine::command::{is_bot_author, parse_comment};
+use serde_json::{json, Value};
+use serde_yaml::Value as Yaml;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace")
+        .to_path_buf()
+}
+
+fn yaml(path: &Path) -> Yaml {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The steps with the one key that must differ removed, and that key's values.
+fn steps_without_action_dir(action: &Yaml) -> (Yaml, Vec<String>) {
+    let mut steps = action["runs"]["steps"].clone();
+    let mut dirs = Vec::new();
+    for step in steps.as_sequence_mut().expect("steps") {
+        let env = step
+            .get_mut("env")
+            .and_then(Yaml::as_mapping_mut)
+            .expect("every step has env");
+        let dir = env.remove("NAVIN_ACTION_DIR").expect("NAVIN_ACTION_DIR");
+        dirs.push(dir.as_str().expect("string").to_owned());
+    }
+    (steps, dirs)
+}
+
+#[test]
+fn root_action_yml_has_exactly_the_inputs_outputs_and_steps_of_action_yml() {
+    let root = yaml(&workspace().join("action.yml"));
+    let action = yaml(&workspace().join("action/action.yml"));
+    for key in [
+        "name",
+        "description",
+        "author",
+        "branding",
+        "inputs",
+        "outputs",
+    ] {
+        assert!(!action[key].is_null(), "action/action.yml has no {key}");
+        assert_eq!(
+            root[key], action[key],
+            "`{key}` differs between the two action.yml"
+        );
+    }
+    assert_eq!(root["runs"]["using"], Yaml::from("composite"));
+    let (root_steps, root_dirs) = steps_without_action_dir(&root);
+    let (steps, dirs) = steps_without_action_dir(&action);
+    assert_eq!(root_steps, steps, "the two action.yml run different steps");
+    assert!(
+        dirs.iter().all(|d| d == "${{ github.action_path }}"),
+        "{dirs:?}"
+    );
+    assert!(
+        root_dirs
+            .iter()
+            .all(|d| d == "${{ github.action_path }}/action"),
+        "{root_dirs:?}"
+    );
+    // The scripts the steps run are there, next to action/action.yml.
+    for step in steps.as_sequence().expect("steps") {
+        let run = step["run"].as_str().expect("run");
+        let script = run
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("\"$dir/"))
+            .and_then(|w| w.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("no \"$dir/<script>\" in {run}"));
+        assert!(
+            workspace().join("action").join(script).is_file(),
+            "action/{script} is missing"
+        );
+    }
+}
+
+#[test]
+fn release_workflow_strips_the_binaries_and_publishes_a_sha256_per_asset() {
+    let release = yaml(&workspace().join(".github/workflows/release.yml"));
+    let steps = release["jobs"]["build"]["steps"]
+        .as_sequence()
+        .expect("build steps");
+    let named = |name: &str| {
+        steps
+            .iter()
+            .find(|s| s["name"].as_str() == Some(name))
+            .unwrap_or_else(|| panic!("no step {name}"))
+    };
+    let build = named("Build");
+    assert_eq!(
+        build["env"]["CARGO_PROFILE_RELEASE_STRIP"].as_str(),
+        Some("symbols")
+    );
+    assert!(build["run"]
+        .as_str()
+        .expect("run")
+        .contains("--release --locked"));
+    let package = named("Package")["run"].as_str().expect("run");
+    assert!(package.contains("target/$TARGET/release"), "{package}");
+    assert!(package.contains("dist/$asset.sha256"), "{package}");
+    let publish = release["jobs"]["publish"]["steps"]
+        .as_sequence()
+        .expect("publish steps");
+    assert!(publish.iter().any(|s| s["run"]
+        .as_str()
+        .is_some_and(|r| r.contains("sha256sum --check"))));
+}
+
+// ---- A small evaluator of GitHub Actions expressions ------------------------------------
+//
+// Enough of https://docs.github.com/actions/reference/evaluate-expressions for job `if:`s:
+// literals, property paths, `!`, `==`, `!=`, `&&`, `||`, parentheses, and the functions
+// startsWith, endsWith, contains and fromJSON. As GitHub's, string comparison and the
+// string functions ignore case, and a string literal knows no escapes but `''`.
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Str(String),
+    Ident(String),
+    Num(f64),
+    Sym(&'static str),
+}
+
+fn lex(src: &str) -> Vec<Tok> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c == '\'' {
+            let mut s = String::new();
+            i += 1;
+            loop {
+                match (chars.get(i), chars.get(i + 1)) {
+                    (Some('\''), Some('\'')) => {
+                        s.push('\'');
+                        i += 2;
+                    }
+                    (Some('\''), _) => {
+                        i += 1;
+                        break;
+                    }
+                    (Some(ch), _) => {
+                        s.push(*ch);
+                        i += 1;
+                    }
+                    (None, _) => panic!("unterminated string in {src}"),
+                }
+            }
+            out.push(Tok::Str(s));
+        } else if let Some(sym) = ["==", "!=", "&&", "||"]
+            .into_iter()
+            .find(|s| chars[i..].starts_with(&s.chars().collect::<Vec<_>>()))
+        {
+            out.push(Tok::Sym(sym));
+            i += 2;
+        } else if let Some(sym) = ["(", ")", ",", ".", "!", "[", "]"]
+            .into_iter()
+            .find(|s| s.starts_with(c))
+        {
+            out.push(Tok::Sym(sym));
+            i += 1;
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
+                i += 1;
+            }
+            let n: String = chars[start..i].iter().collect();
+            out.push(Tok::Num(n.parse().expect("number")));
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '-')
+            {
+                i += 1;
+            }
+            out.push(Tok::Ident(chars[start..i].iter().collect()));
+        } else {
+            panic!("unexpected {c:?} in {src}");
+        }
+    }
+    out
+}
+
+struct Eval<'a> {
+    toks: Vec<Tok>,
+    pos: usize,
+    ctx: &'a Value,
+}
+
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
+/// GitHub casts function arguments to strings this way.
+fn as_string(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn as_number(v: &Value) -> f64 {
+    match v {
+        Value::Null => 0.0,
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+        Value::String(s) if s.trim().is_empty() => 0.0,
+        Value::String(s) => s.trim().parse().unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    }
+}
+
+/// `==` as GitHub has it: strings without case, mismatched types compared as numbers.
+fn loose_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => x.to_lowercase() == y.to_lowercase(),
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => {
+            std::ptr::eq(a, b)
+        }
+        _ => as_number(a) == as_number(b),
+    }
+}
+
+impl Eval<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos)
+    }
+
+    fn eat(&mut self, sym: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Sym(s)) if *s == sym) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, sym: &str) {
+        assert!(self.eat(sym), "expected {sym} at token {}", self.pos);
+    }
+
+    fn or(&mut self) -> Value {
+        let mut left = self.and();
+        while self.eat("||") {
+            let right = self.and();
+            left = if truthy(&left) { left } else { right };
+        }
+        left
+    }
+
+    fn and(&mut self) -> Value {
+        let mut left = self.comparison();
+        while self.eat("&&") {
+            let right = self.comparison();
+            left = if truthy(&left) { right } else { left };
+        }
+        left
+    }
+
+    fn comparison(&mut self) -> Value {
+        let left = self.unary();
+        if self.eat("==") {
+            let right = self.unary();
+            return Value::Bool(loose_eq(&left, &right));
+        }
+        if self.eat("!=") {
+            let right = self.unary();
+            return Value::Bool(!loose_eq(&left, &right));
+        }
+        left
+    }
+
+    fn unary(&mut self) -> Value {
+        if self.eat("!") {
+            return Value::Bool(!truthy(&self.unary()));
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Value {
+        if self.eat("(") {
+            let v = self.or();
+            self.expect(")");
+            return v;
+        }
+        let tok = self.toks.get(self.pos).cloned().expect("an operand");
+        self.pos += 1;
+        match tok {
+            Tok::Str(s) => Value::String(s),
+            Tok::Num(n) => json!(n),
+            Tok::Ident(name) if self.eat("(") => {
+                let mut args = Vec::new();
+                if !self.eat(")") {
+                    loop {
+                        args.push(self.or());
+                        if self.eat(")") {
+                            break;
+                        }
+                        self.expect(",");
+                    }
+                }
+                call(&name, &args)
+            }
+            Tok::Ident(name) => match name.as_str() {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                "null" => Value::Null,
+                _ => {
+                    let mut v = self.ctx.get(&name).cloned().unwrap_or(Value::Null);
+                    loop {
+                        if self.eat(".") {
+                            let Some(Tok::Ident(key)) = self.toks.get(self.pos).cloned() else {
+                                panic!("property name expected");
+                            };
+                            self.pos += 1;
+                            v = v.get(&key).cloned().unwrap_or(Value::Null);
+                        } else if self.eat("[") {
+                            let key = as_string(&self.or());
+                            self.expect("]");
+                            v = v.get(&key).cloned().unwrap_or(Value::Null);
+                        } else {
+                            break v;
+                        }
+                    }
+                }
+            },
+            Tok::Sym(s) => panic!("unexpected {s}"),
+        }
+    }
+}
+
+fn call(name: &str, args: &[Value]) -> Value {
+    let lower = |v: &Value| as_string(v).to_lowercase();
+    match (name.to_ascii_lowercase().as_str(), args) {
+        ("startswith", [a, b]) => Value::Bool(lower(a).starts_with(&lower(b))),
+        ("endswith", [a, b]) => Value::Bool(lower(a).ends_with(&lower(b))),
+        ("contains", [Value::Array(items), b]) => {
+            Value::Bool(items.iter().any(|item| loose_eq(item, b)))
+        }
+        ("contains", [a, b]) => Value::Bool(lower(a).contains(&lower(b))),
+        ("fromjson", [a]) => serde_json::from_str(&as_string(a)).expect("fromJSON of invalid JSON"),
+        _ => panic!(
+            "function {name} with {} arguments is not supported",
+            args.len()
+        ),
+    }
+}
+
+/// Evaluates a job's `if:` (with or without `${{ }}`) against a `github` context.
+fn eval_if(condition: &str, github: &Value) -> bool {
+    let src = condition.trim();
+    let src = src
+        .strip_prefix("${{")
+        .and_then(|s| s.strip_suffix("}}"))
+        .unwrap_or(src);
+    let ctx = json!({ "github": github });
+    let mut eval = Eval {
+        toks: lex(src),
+        pos: 0,
+        ctx: &ctx,
+    };
+    let v = eval.or();
+    assert_eq!(eval.pos, eval.toks.len(), "trailing tokens in {condition}");
+    truthy(&v)
+}
+
+// ---- The examples' guard ------------------------------------------------------------------
+
+const REPOSITORY: &str = "octo-org/hello";
+
+fn comment(body: &str, login: &str, kind: &str) -> Value {
+    json!({
+        "event_name": "issue_comment",
+        "repository": REPOSITORY,
+        "event": {
+            "action": "created",
+            "comment": { "body": body, "user": { "login": login, "type": kind } },
+            "issue": { "number": 3 },
+        },
+    })
+}
+
+fn by_person(body: &str) -> Value {
+    comment(body, "mona", "User")
+}
+
+fn pull_request(event_name: &str, head_repo: &str) -> Value {
+    json!({
+        "event_name": event_name,
+        "repository": REPOSITORY,
+        "event": { "pull_request": { "number": 4, "head": { "repo": { "full_name": head_repo } } } },
+    })
+}
+
+/// Every example with an `issue_comment` trigger, and the `if:` of each of its jobs that
+/// does not wait on another (a job that `needs` one is skipped with it).
+fn comment_guards() -> Vec<(String, String)> {
+    let mut guards = Vec::new();
+    let dir = workspace().join("action/examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("examples")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
+        .collect();
+    files.sort();
+    for path in files {
+        let doc = yaml(&path);
+        // serde_yaml reads YAML 1.2: the `on` key stays a string.
+        let on = &doc["on"];
+        let triggered = match on {
+            Yaml::String(s) => s == "issue_comment",
+            Yaml::Sequence(s) => s.iter().any(|t| t.as_str() == Some("issue_comment")),
+            Yaml::Mapping(m) => m.contains_key("issue_comment"),
+            _ => false,
+        };
+        if !triggered {
+            continue;
+        }
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        for (id, job) in doc["jobs"].as_mapping().expect("jobs") {
+            if !job["needs"].is_null() {
+                continue;
+            }
+            let condition = job["if"].as_str().unwrap_or_else(|| {
+                panic!("{name}: job {id:?} has no if: and would start a runner for every comment")
+            });
+            guards.push((
+                format!("{name}: job {}", id.as_str().unwrap_or("?")),
+                condition.to_owned(),
+            ));
+        }
+    }
+    assert!(
+        !guards.is_empty(),
+        "no example is triggered by issue_comment"
+    );
+    guards
+}
+
+/// Comment bodies around the edges of what the parser reads as a command line.
+fn sample_bodies() -> Vec<String> {
+    let mut bodies: Vec<String> = [
+        "/plan add a --since option",
+        "/approve",
+        "/Approve",
+        "/APPROVE",
+        "/aprove",
+        "/usr/bin/env is not a command",
+        "/",
+        "LGTM, thanks!",
+        "see a/b and https://example.com/plan",
+        "please run /plan later",
+        "`/plan` is how you ask",
+        "> /approve\nquoted, not a command",
+        "```\n/plan in a code block\n```",
+        "    /plan indented four spaces is code",
+        "\t/plan after a tab",
+        "",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for prefix in ["", " ", "  ", "   ", "    "] {
+        for before in [
+            "",
+            "Looks good.\n",
+            "Looks good.\r\n",
+            "Two\n\nparagraphs\n",
+        ] {
+            for command in ["/approve", "/mission ship it", "/status", "/stauts"] {
+                bodies.push(format!("{before}{prefix}{command}\nthanks"));
+            }
+        }
+    }
+    bodies
+}
+
+#[test]
+fn comment_examples_start_a_runner_for_every_comment_navin_reads_a_command_in() {
+    for (job, condition) in comment_guards() {
+        let mut started_for_commands = 0;
+        for body in sample_bodies() {
+            let commands = parse_comment(&body);
+            let runs = eval_if(&condition, &by_person(&body));
+            assert!(
+                runs || commands.is_empty(),
+                "{job}: skips {body:?}, which holds {commands:?}"
+            );
+            started_for_commands += usize::from(runs && !commands.is_empty());
+        }
+        assert!(started_for_commands > 50, "{job}: {started_for_commands}");
+    }
+}
+
+#[test]
+fn comment_examples_start_no_runner_for_comments_without_a_command_line() {
+    for (job, condition) in comment_guards() {
+        for body in [
+            "LGTM, thanks!",
+            "see a/b and https://example.com/plan",
+            "please run /plan later",
+            "`/plan` is how you ask",
+            "Ship it.\n\nThen /approve the plan.",
+            "\t/plan after a tab",
+            "",
+        ] {
+            assert!(parse_comment(body).is_empty(), "{body:?} holds a command");
+            assert!(
+                !eval_if(&condition, &by_person(body)),
+                "{job}: starts a runner for {body:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn comment_examples_skip_comments_by_bots_as_the_engine_ignores_them() {
+    for (job, condition) in comment_guards() {
+        for (login, kind) in [
+            ("github-actions[bot]", "Bot"),
+            ("renovate[bot]", "Bot"),
+            ("some-app", "bot"),
+            ("legacy[bot]", "User"),
+        ] {
+            assert!(
+                is_bot_author(login, kind, ""),
+                "the engine reads {login} as a person"
+            );
+            assert!(
+                !eval_if(&condition, &comment("/approve", login, kind)),
+                "{job}: starts a runner for {login} ({kind})"
+            );
+        }
+        assert!(!is_bot_author("mona", "User", ""));
+        assert!(
+            eval_if(&condition, &comment("/approve", "mona", "User")),
+            "{job}"
+        );
+    }
+}
+
+#[test]
+fn comment_examples_still_run_for_their_pull_request_events() {
+    for (job, condition) in comment_guards() {
+        for event in ["pull_request", "pull_request_review"] {
+            assert!(
+                eval_if(&condition, &pull_request(event, REPOSITORY)),
+                "{job}: skips {event}"
+            );
+            assert!(
+                !eval_if(&condition, &pull_request(event, "fork-owner/hello")),
+                "{job}: runs {event} from a fork with a read-only token"
+            );
+        }
+    }
+}
+
+#[test]
+fn expression_evaluator_reads_github_literals_and_functions_as_github_does() {
+    let github = json!({ "event": { "comment": { "body": "Hi\n/Plan x" } } });
+    // No escapes in string literals: '\n' is a backslash and an n.
+    assert!(!eval_if(
+        r"contains(github.event.comment.body, '\n/')",
+        &github
+    ));
+    assert!(eval_if(
+        r#"contains(github.event.comment.body, fromJSON('"\n/plan"'))"#,
+        &github
+    ));
+    assert!(eval_if(
+        "startsWith('Hello', 'hE') && endsWith('a[BOT]', '[bot]')",
+        &github
+    ));
+    assert!(eval_if(
+        "'Bot' == 'bot' && !('a' != 'A') && 'it''s' == 'IT''S'",
+        &github
+    ));
+    assert!(!eval_if(
+        "github.event.missing.deeper == 'x' || null",
+        &github
+    ));
+}
