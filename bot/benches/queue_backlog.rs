@@ -7,7 +7,9 @@
 //!
 //! Run: `cargo bench -p navin-bot --bench queue_backlog`
 //! Knobs: NAVIN_BENCH_REQUESTS (default 1000 per case and connection count),
-//! NAVIN_BENCH_BACKLOGS (default `10000,100000`; the empty queue always runs first).
+//! NAVIN_BENCH_BACKLOGS (default `10000,100000`; the empty queue always runs first),
+//! NAVIN_BENCH_QUEUE=postgres (the shared PostgreSQL queue, on a private server the
+//! bench starts, instead of SQLite).
 #![allow(clippy::unwrap_used, reason = "a bench aborts on setup failure")]
 #![allow(clippy::print_stdout, reason = "a bench prints its figures")]
 
@@ -17,7 +19,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use navin_bot::queue::{DeliveryQueue, NewDelivery};
+use navin_bot::queue::{DeliveryQueue, NewDelivery, PgOptions};
+use navin_e2e::postgres::PgServer;
 use support::{
     baseline_router, cpu_time, durable_baseline_router, env_usize, secrets, serve_in_process,
     spawn_navin, Figures,
@@ -76,9 +79,47 @@ fn body(i: usize, repos: usize) -> Bytes {
     Bytes::from(serde_json::to_vec(&payload).unwrap())
 }
 
-/// Fills a queue file with `n` due deliveries before the server opens it.
-async fn prefill(path: &Path, n: usize, repos: usize) {
-    let (queue, _) = DeliveryQueue::open(path).unwrap();
+/// Where a case's queue lives: a SQLite file, or a database of the bench's PostgreSQL.
+enum Store<'a> {
+    Sqlite(std::path::PathBuf),
+    Postgres(&'a PgServer, String),
+}
+
+impl Store<'_> {
+    async fn open(&self) -> DeliveryQueue {
+        match self {
+            Store::Sqlite(path) => DeliveryQueue::open(path).unwrap().0,
+            Store::Postgres(_, url) => DeliveryQueue::connect(url, &PgOptions::default())
+                .await
+                .unwrap(),
+        }
+    }
+
+    fn url(&self) -> Option<&str> {
+        match self {
+            Store::Sqlite(_) => None,
+            Store::Postgres(_, url) => Some(url),
+        }
+    }
+
+    fn mib(&self, data: &Path) -> f64 {
+        match self {
+            Store::Sqlite(_) => dir_mib(data),
+            Store::Postgres(pg, url) => {
+                let db = url.rsplit('/').next().unwrap_or_default();
+                pg.psql(db, "SELECT pg_database_size(current_database())")
+                    .ok()
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+                    / (1024.0 * 1024.0)
+            }
+        }
+    }
+}
+
+/// Fills a queue with `n` due deliveries before the server opens it.
+async fn prefill(store: &Store<'_>, n: usize, repos: usize) {
+    let queue = store.open().await;
     let now = i64::try_from(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -183,13 +224,27 @@ fn main() {
         cases.push((b, 1));
         cases.push((b, 1000));
     }
+    let postgres = std::env::var("NAVIN_BENCH_QUEUE").is_ok_and(|q| q == "postgres");
+    let pg = postgres.then(|| PgServer::start().unwrap());
+    println!(
+        "queue: {}",
+        if postgres {
+            "PostgreSQL (private server)"
+        } else {
+            "SQLite"
+        }
+    );
     let mut results: Vec<Case> = Vec::new();
     for (n, (backlog, repos)) in cases.into_iter().enumerate() {
         let data = work.path().join(format!("case{n}"));
+        let store = match &pg {
+            Some(pg) => Store::Postgres(pg, pg.database(&format!("case{n}")).unwrap()),
+            None => Store::Sqlite(data.join("deliveries.sqlite3")),
+        };
         let started = Instant::now();
-        runtime.block_on(prefill(&data.join("deliveries.sqlite3"), backlog, repos));
+        runtime.block_on(prefill(&store, backlog, repos));
         let prefill_s = started.elapsed().as_secs_f64();
-        let (mut child, addr) = spawn_navin(work.path(), &data);
+        let (mut child, addr) = spawn_navin(work.path(), &data, store.url());
         // Let the workers meet the unreachable API before anything is measured.
         std::thread::sleep(Duration::from_secs(2));
         let idle_from = cpu_time(child.id());
@@ -232,7 +287,7 @@ fn main() {
             fsync_one,
             cpu_ms_per_request: ms(cpu) / requests as f64,
             idle_cpu_pct,
-            queue_mib: dir_mib(&data),
+            queue_mib: store.mib(&data),
             prefill_s,
         });
         std::fs::remove_dir_all(&data).ok();

@@ -105,7 +105,7 @@ fn main() {
         queue.close().await;
     });
 
-    let (mut child, addr) = spawn_navin(work.path(), &work.path().join("data"));
+    let (mut child, addr) = spawn_navin(work.path(), &work.path().join("data"), None);
     let (idle_rss, _) = rss_kib(child.id());
     let figures = runtime.block_on(async {
         load(addr, "warm", 200, concurrency).await;

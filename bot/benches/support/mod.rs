@@ -240,8 +240,9 @@ fn clock_ticks() -> u64 {
 }
 
 /// Starts `navin serve` on a free loopback port with a fresh App key, its data under
-/// `data_dir`, and GitHub's API at a closed loopback port (unreachable).
-pub fn spawn_navin(work: &Path, data_dir: &Path) -> (Child, SocketAddr) {
+/// `data_dir`, the queue in PostgreSQL when `database` is given, and GitHub's API at a
+/// closed loopback port (unreachable).
+pub fn spawn_navin(work: &Path, data_dir: &Path, database: Option<&str>) -> (Child, SocketAddr) {
     let key = work.join("key.pem");
     if !key.exists() {
         let ok = Command::new("openssl")
@@ -259,7 +260,11 @@ pub fn spawn_navin(work: &Path, data_dir: &Path) -> (Child, SocketAddr) {
         .unwrap()
         .port();
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_navin"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_navin"));
+    if let Some(url) = database {
+        command.env("NAVIN_DATABASE_URL", url);
+    }
+    let child = command
         .arg("serve")
         .env("NAVIN_LISTEN", addr.to_string())
         .env("NAVIN_APP_ID", "1")
