@@ -10,7 +10,7 @@ mod verify;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 pub use args::*;
 
@@ -21,7 +21,7 @@ pub const EXIT_ERROR: u8 = 2;
 
 /// Runs the CLI and maps outcomes to exit codes.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
     let result = match &cli.command {
         Command::Plan(cmd) => plan_cmd::run(&cli, cmd),
         Command::Serve(args) => serve(args.clone()),

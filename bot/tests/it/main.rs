@@ -9,6 +9,7 @@ mod world;
 
 mod agents;
 mod cli_config;
+mod cli_help;
 mod cli_ledger;
 mod cli_plan;
 mod cli_plan_local;
