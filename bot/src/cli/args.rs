@@ -40,10 +40,10 @@ pub struct Cli {
     #[arg(long, global = true, default_value = ".", value_name = "PATH")]
     pub repo: PathBuf,
     /// Branch that holds the ledger.
-    #[arg(long, global = true, default_value = navin_ledger::store::DEFAULT_BRANCH, env = "NAVIN_LEDGER_BRANCH", value_name = "NAME")]
+    #[arg(long, global = true, default_value = navin_ledger::store::DEFAULT_BRANCH, env = "NAVIN_LEDGER_BRANCH", value_name = "NAME", value_parser = branch_name)]
     pub branch: String,
     /// Remote to fetch from before and push to after every write (never forced).
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, global = true, value_name = "NAME", value_parser = remote_name)]
     pub remote: Option<String>,
     /// Who is acting: human:LOGIN, main, subagent:NAME or app:NAME [default: human:$USER].
     #[arg(long, global = true, env = "NAVIN_ACTOR", value_name = "WHO", value_parser = parse_actor)]
@@ -85,6 +85,28 @@ pub fn command() -> clap::Command {
             .filter(|a| unused.contains(&a.get_id().as_str()))
             .fold(sub, |sub, arg| sub.arg(arg.clone().hide(true)))
     })
+}
+
+/// An empty `--branch` would reach git as `""`; name what is missing instead.
+fn branch_name(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err(format!(
+            "the ledger branch name is empty: give one (the default is {})",
+            navin_ledger::store::DEFAULT_BRANCH
+        ));
+    }
+    Ok(s.to_owned())
+}
+
+/// An empty `--remote` would reach git as `remote : no such remote`; name it instead.
+fn remote_name(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err(
+            "the remote name is empty: give one (e.g. origin), or drop --remote to work locally"
+                .to_owned(),
+        );
+    }
+    Ok(s.to_owned())
 }
 
 fn parse_actor(s: &str) -> Result<Actor, String> {

@@ -162,18 +162,31 @@ impl From<navin_ledger::store::StoreError> for CliError {
 }
 
 /// What to type instead, for the rules whose fix is another CLI command.
-fn cli_hint(rule: &navin_ledger::RuleError) -> Option<&'static str> {
+fn cli_hint(rule: &navin_ledger::RuleError) -> Option<String> {
+    use navin_ledger::model::TaskStatus;
     use navin_ledger::RuleError as R;
-    match rule {
-        R::NoMission => Some("start one with `navin ledger init --goal TEXT`"),
-        R::MissionLive { .. } => Some("pass --replace to replace it"),
-        R::Finished { .. } => Some("start a new one with `navin ledger init --goal TEXT`"),
+    let hint = match rule {
+        R::NoMission => "start one with `navin ledger init --goal TEXT`",
+        R::MissionLive { .. } => "pass --replace to replace it",
+        R::Finished { .. } => "start a new one with `navin ledger init --goal TEXT`",
         R::AgentEvidence { .. } | R::StaleRun { .. } | R::DirtyRun { .. } | R::RedRun { .. } => {
-            Some("run `navin board verify STEP` on a clean, committed tree, then `navin board done STEP`")
+            "run `navin board verify STEP` on a clean, committed tree, then `navin board done STEP`"
         }
-        R::EvidenceRequired { .. } => Some(
-            "an agent runs `navin board verify STEP`; CI evidence is recorded by Navin from GitHub",
-        ),
-        _ => None,
-    }
+        R::EvidenceRequired { .. } => {
+            "an agent runs `navin board verify STEP`; CI evidence is recorded by Navin from GitHub"
+        }
+        R::UnknownStep { .. } => "`navin ledger show` lists the steps",
+        R::InvalidTransition {
+            step,
+            operation,
+            status: TaskStatus::Planned,
+        } if *operation != "start" => return Some(format!("`navin board start {step}`")),
+        R::InvalidTransition {
+            step,
+            status: TaskStatus::Failed,
+            ..
+        } => return Some(format!("`navin board retry {step}`")),
+        _ => return None,
+    };
+    Some(hint.to_owned())
 }

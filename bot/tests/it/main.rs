@@ -11,6 +11,7 @@ mod agents;
 mod cli_config;
 mod cli_help;
 mod cli_ledger;
+mod cli_messages;
 mod cli_plan;
 mod cli_plan_local;
 mod engine_dispatch;
