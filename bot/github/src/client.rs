@@ -291,6 +291,13 @@ impl GitHubApp {
             .api_url
             .parse()
             .map_err(|e| GitHubError::Client(format!("API URL `{}`: {e}", config.api_url)))?;
+        // A relative URI parses too, and would fail every request later.
+        if base.scheme().is_none() || base.authority().is_none() {
+            return Err(GitHubError::Client(format!(
+                "API URL `{}`: expected an absolute http(s) URL",
+                config.api_url
+            )));
+        }
         let http = Octocrab::builder()
             .base_uri(base.clone())
             .map_err(|e| GitHubError::Client(e.to_string()))?

@@ -40,6 +40,9 @@ pub fn main() -> ExitCode {
 
 /// `navin serve`: logs to stderr (RUST_LOG filters, default info), runs until SIGTERM.
 fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
+    // Before logging starts: a bad setting is one line on stderr and exit 2.
+    args.validate()
+        .map_err(|e| CliError::usage(format!("serve: {e}")))?;
     tracing_subscriber::fmt()
         .fmt_fields(crate::logging::ClippedFields)
         .with_env_filter(

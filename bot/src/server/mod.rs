@@ -223,9 +223,7 @@ pub async fn start(
     args: &ServeArgs,
     make_handler: impl FnOnce(&GitHubApp) -> Arc<dyn DeliveryHandler>,
 ) -> Result<RunningServer, ServeError> {
-    if args.workers == 0 {
-        return Err(ConfigError::NoWorkers.into());
-    }
+    args.validate()?;
     let metrics = Arc::new(Metrics::new());
     let secrets = WebhookSecrets::new(args.webhook_secrets()?);
     let github = github_from_args(args, &metrics)?;

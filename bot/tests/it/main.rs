@@ -29,6 +29,7 @@ mod mcp_crash;
 mod mcp_github;
 mod scenarios;
 mod server_binary;
+mod server_config;
 mod server_crash;
 mod server_e2e;
 mod server_ingress;
