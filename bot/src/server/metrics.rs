@@ -24,6 +24,8 @@ pub struct GitHubMetrics {
     pub requests: Family<Labels, Counter>,
     /// Last `x-ratelimit-remaining` by installation (`0` for app-JWT requests).
     pub rate_limit_remaining: Family<Labels, Gauge>,
+    /// How the App's credentials last fared, for `/readyz`.
+    pub health: super::readiness::GitHubHealth,
 }
 
 impl RequestObserver for GitHubMetrics {
@@ -35,6 +37,14 @@ impl RequestObserver for GitHubMetrics {
                 .get_or_create(&vec![("installation", lane.to_string())])
                 .set(i64::try_from(remaining).unwrap_or(i64::MAX));
         }
+    }
+
+    fn app_auth(
+        &self,
+        what: navin_github::AppAuth,
+        outcome: Result<(), &navin_github::GitHubError>,
+    ) {
+        self.health.record(what, outcome);
     }
 }
 

@@ -2,6 +2,7 @@
 //! (start workers and reconciler, serve, drain on SIGTERM or ctrl-c).
 
 pub mod metrics;
+pub mod readiness;
 pub mod signature;
 pub mod webhook;
 
@@ -102,16 +103,21 @@ async fn healthz() -> &'static str {
     "ok\n"
 }
 
-/// Ready when the queue answers within a second and the App key is loaded.
+/// Ready when the queue answers within a second, the App key is loaded and the App's
+/// last token mint or App call did not fail (see `readiness`).
 async fn readyz(State(state): State<AppState>) -> Response {
     let queue_ok = matches!(
         tokio::time::timeout(Duration::from_secs(1), state.queue().stats()).await,
         Ok(Ok(_))
     );
+    let unavailable = |reason: String| (StatusCode::SERVICE_UNAVAILABLE, reason).into_response();
     match (queue_ok, state.0.app_key_loaded) {
-        (true, true) => (StatusCode::OK, "ready\n").into_response(),
-        (false, _) => (StatusCode::SERVICE_UNAVAILABLE, "queue unavailable\n").into_response(),
-        (true, false) => (StatusCode::SERVICE_UNAVAILABLE, "app key not loaded\n").into_response(),
+        (false, _) => unavailable("queue unavailable\n".to_owned()),
+        (true, false) => unavailable("app key not loaded\n".to_owned()),
+        (true, true) => match state.metrics().github.health.unready_reason() {
+            Some(reason) => unavailable(format!("{reason}\n")),
+            None => (StatusCode::OK, "ready\n").into_response(),
+        },
     }
 }
 

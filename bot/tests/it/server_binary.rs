@@ -105,3 +105,59 @@ async fn serve_binary_acknowledges_and_exits_cleanly_on_sigterm() {
     sigterm(&again);
     assert!(again.wait().unwrap().success());
 }
+
+/// `GET http://addr/path`: status and body.
+async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let request = hyper::Request::get(format!("http://{addr}{path}"))
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .unwrap();
+    let response = http_client().request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_turns_503_naming_the_failure_once_github_cannot_be_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    // NAVIN_API_URL points at port 9 on loopback, where nothing listens.
+    let (mut child, addr) = spawn_serve(dir.path());
+    assert_eq!(get(addr, "/readyz").await, (200, "ready\n".to_owned()));
+    let body = serde_json::to_vec(
+        navin_e2e::Payload::fixture("issue_comment.created")
+            .comment_body("/status")
+            .repo("o", "r", 7)
+            .installation(1)
+            .json(),
+    )
+    .unwrap();
+    assert_eq!(
+        post_webhook(&http_client(), addr, "issue_comment", "unready-1", &body).await,
+        Ok(202)
+    );
+    // The engine's first GitHub call fails after the client's own retries (~15 s).
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let (status, reason) = loop {
+        let (status, reason) = get(addr, "/readyz").await;
+        if status != 200 || Instant::now() > deadline {
+            break (status, reason);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let logs = {
+        use std::io::Read;
+        let mut text = String::new();
+        let _ = child.stderr.take().unwrap().read_to_string(&mut text);
+        text
+    };
+    assert_eq!(status, 503, "{reason}\n{logs}");
+    assert!(reason.starts_with("github: last "), "{reason}");
+    assert!(reason.contains(" failed "), "{reason}");
+    assert!(reason.contains("Connection refused"), "{reason}");
+    assert_eq!(reason.lines().count(), 1, "{reason}");
+}
