@@ -201,6 +201,10 @@ pub struct McpArgs {
     /// `plan` lists only the read tools; `agent` lists all of them.
     #[arg(long, value_enum, default_value = "agent")]
     pub mode: crate::mcp::Mode,
+    /// Log lines on stderr as `text` or `json` (one object a line) [default: text on a
+    /// terminal, json otherwise]; stdout carries the protocol either way.
+    #[arg(long, env = "NAVIN_LOG_FORMAT", value_enum, value_name = "FORMAT")]
+    pub log_format: Option<crate::logging::LogFormat>,
 }
 
 /// `navin plan REQUEST`, or `navin plan validate|diff`.

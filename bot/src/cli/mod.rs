@@ -38,19 +38,13 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// `navin serve`: logs to stderr (RUST_LOG filters, default info), runs until SIGTERM.
+/// `navin serve`: logs to stderr (RUST_LOG filters, default info; `--log-format`), runs
+/// until SIGTERM.
 fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
     // Before logging starts: a bad setting is one line on stderr and exit 2.
     args.validate()
         .map_err(|e| CliError::usage(format!("serve: {e}")))?;
-    tracing_subscriber::fmt()
-        .fmt_fields(crate::logging::ClippedFields)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    crate::logging::init(args.log_format, "info");
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
     let agent_token = args
@@ -88,14 +82,7 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
 /// `navin mcp`: the store opened as for any other command, then served on stdio. Logs
 /// go to stderr (stdout carries the protocol).
 fn mcp(cli: &Cli, args: &McpArgs) -> Result<(), CliError> {
-    let _ = tracing_subscriber::fmt()
-        .fmt_fields(crate::logging::ClippedFields)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .try_init();
+    crate::logging::init(args.log_format, "warn");
     let store = ledger_cmd::open(cli)?;
     let server = crate::mcp::NavinMcp::new(store, cli.repo.clone(), args.mode, cli.actor.clone());
     crate::mcp::serve_stdio(move || {

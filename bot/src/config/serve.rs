@@ -109,6 +109,11 @@ pub struct ServeArgs {
     /// model are NAVIN_LLM_BASE_URL and NAVIN_LLM_MODEL. Trailing newline ignored.
     #[arg(long, env = "NAVIN_LLM_API_KEY_FILE")]
     pub llm_api_key_file: Option<PathBuf>,
+
+    /// Log lines as `text` (for a person) or `json` (one object a line, for a log
+    /// collector) [default: text on a terminal, json otherwise].
+    #[arg(long, env = "NAVIN_LOG_FORMAT", value_enum, value_name = "FORMAT")]
+    pub log_format: Option<crate::logging::LogFormat>,
 }
 
 /// What is wrong with the process configuration; each variant names the setting.

@@ -1,6 +1,7 @@
 //! The webhook server: axum router, shared state, and the `navin serve` lifecycle
 //! (start workers and reconciler, serve, drain on SIGTERM or ctrl-c).
 
+mod delivery_log;
 pub mod metrics;
 pub mod readiness;
 pub mod signature;
@@ -246,9 +247,10 @@ pub async fn start(
         max_attempts: args.max_attempts.max(1),
         ..WorkerConfig::default()
     };
+    let handler = delivery_log::LoggedHandler::new(make_handler(&github), args.max_attempts);
     let workers = Workers::spawn(
         queue.clone(),
-        make_handler(&github),
+        Arc::new(handler),
         worker_config,
         Arc::clone(&metrics),
         Arc::clone(&wake),
