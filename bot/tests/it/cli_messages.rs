@@ -109,3 +109,18 @@ fn an_empty_remote_or_branch_is_named_not_passed_to_git() {
     assert_eq!(code, Some(2));
     assert!(msg.contains("the ledger branch name is empty"), "{msg}");
 }
+
+#[test]
+fn an_empty_plan_id_is_reported_as_missing() {
+    let dir = board();
+    for verb in ["show", "approve"] {
+        let (msg, code) = refusal(dir.path(), &["plan", verb, ""], "");
+        assert_eq!(code, Some(2), "{verb}");
+        assert_eq!(
+            msg,
+            "navin: no plan id given: `navin plan list` shows the saved plans and their ids"
+        );
+    }
+    let (msg, _) = refusal(dir.path(), &["mission", "start", "--from-plan", ""], "");
+    assert!(msg.contains("no plan id given"), "{msg}");
+}
