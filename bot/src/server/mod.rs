@@ -42,6 +42,8 @@ struct StateInner {
     wake: Arc<Notify>,
     max_body_bytes: usize,
     app_key_loaded: bool,
+    /// The App client `/readyz` re-probes GitHub with (set by [`start`]).
+    github: std::sync::OnceLock<GitHubApp>,
 }
 
 /// Parts of an [`AppState`]; tests build one around a temporary queue.
@@ -66,7 +68,13 @@ impl AppState {
             wake: config.wake,
             max_body_bytes: config.max_body_bytes,
             app_key_loaded: config.app_key_loaded,
+            github: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Lets `/readyz` ask GitHub again after a failure (see `readiness`).
+    pub fn set_github(&self, github: GitHubApp) {
+        let _ = self.0.github.set(github);
     }
 
     pub fn metrics(&self) -> &Metrics {
@@ -116,7 +124,10 @@ async fn readyz(State(state): State<AppState>) -> Response {
         (false, _) => unavailable("queue unavailable\n".to_owned()),
         (true, false) => unavailable("app key not loaded\n".to_owned()),
         (true, true) => match state.metrics().github.health.unready_reason() {
-            Some(reason) => unavailable(format!("{reason}\n")),
+            Some(reason) => {
+                readiness::reprobe(&state.metrics().github.health, state.0.github.get());
+                unavailable(format!("{reason}\n"))
+            }
             None => (StatusCode::OK, "ready\n").into_response(),
         },
     }
@@ -273,6 +284,7 @@ pub async fn start(
         max_body_bytes: args.max_body_bytes,
         app_key_loaded: true,
     });
+    state.set_github(github.clone());
     let listener = TcpListener::bind(args.listen)
         .await
         .map_err(|source| ServeError::Bind {

@@ -3,17 +3,24 @@
 //!
 //! Fed through `navin_github::RequestObserver::app_auth`, so the GitHub client needs no
 //! web framework. Until the first attempt there is nothing to doubt, and the server is
-//! ready; after a failure it is not, until the next success.
+//! ready; after a failure it is not, until the next success: a delivery's retry, the
+//! reconciler, or the `GET /app` that `/readyz` itself starts every [`REPROBE_AFTER`].
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use navin_github::{AppAuth, GitHubError};
 
+/// How old a failure must be, and how long since the last re-probe, before `/readyz`
+/// asks GitHub again (`GET /app`): without traffic nothing else would, and a server taken
+/// out of rotation gets no deliveries.
+pub const REPROBE_AFTER: Duration = Duration::from_secs(10);
+
 /// The last outcome of the App's credentials, shared by the GitHub client and `/readyz`.
 #[derive(Debug, Default)]
 pub struct GitHubHealth {
     last: Mutex<Option<Outcome>>,
+    last_probe: Mutex<Option<Instant>>,
 }
 
 #[derive(Debug, Clone)]
@@ -59,6 +66,51 @@ impl GitHubHealth {
             ago(last.at.elapsed())
         ))
     }
+}
+
+impl GitHubHealth {
+    /// True (and the probe counted as started) when the last outcome is a failure at
+    /// least [`REPROBE_AFTER`] old and no probe started within that time.
+    pub fn reprobe_due(&self, now: Instant) -> bool {
+        let failed_at = match &*self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
+            Some(Outcome {
+                at, error: Some(_), ..
+            }) => *at,
+            _ => return false,
+        };
+        let mut last_probe = self
+            .last_probe
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let quiet = |since: Instant| now.saturating_duration_since(since) >= REPROBE_AFTER;
+        if quiet(failed_at) && last_probe.is_none_or(quiet) {
+            *last_probe = Some(now);
+            return true;
+        }
+        false
+    }
+}
+
+/// Starts a background `GET /app` when one is due; its outcome reaches `health` through
+/// the client's observer, so the next `/readyz` sees it. Never waits on GitHub.
+pub fn reprobe(health: &GitHubHealth, github: Option<&navin_github::GitHubApp>) {
+    let Some(github) = github else { return };
+    if !health.reprobe_due(Instant::now()) {
+        return;
+    }
+    let github = github.clone();
+    tokio::spawn(async move {
+        if let Err(e) = github
+            .app_request(navin_github::ApiRequest::get("/app"))
+            .await
+        {
+            tracing::debug!(error = %e, "GitHub re-probe for /readyz failed");
+        }
+    });
 }
 
 /// GitHub answered with a verdict on this request, not on our access to it.
@@ -123,6 +175,27 @@ mod tests {
         assert_eq!(health.unready_reason(), None);
         health.record(AppAuth::TokenMint, Err(&status(401)));
         assert!(health.unready_reason().is_some());
+    }
+
+    #[test]
+    fn a_failure_is_probed_again_once_it_is_old_and_not_more_often() {
+        let health = GitHubHealth::default();
+        let start = Instant::now();
+        assert!(!health.reprobe_due(start + REPROBE_AFTER), "nothing failed");
+        health.record(AppAuth::AppCall, Err(&transport()));
+        let failed = Instant::now();
+        assert!(!health.reprobe_due(failed), "too fresh");
+        assert!(health.reprobe_due(failed + REPROBE_AFTER));
+        assert!(
+            !health.reprobe_due(failed + REPROBE_AFTER),
+            "one probe at a time"
+        );
+        assert!(health.reprobe_due(failed + REPROBE_AFTER * 2));
+        health.record(AppAuth::AppCall, Ok(()));
+        assert!(
+            !health.reprobe_due(failed + REPROBE_AFTER * 4),
+            "healthy again"
+        );
     }
 
     #[test]
