@@ -4,6 +4,7 @@ pub mod conformance;
 pub mod fake;
 pub mod keys;
 pub mod llm;
+pub mod postgres;
 pub mod scenario;
 pub mod webhook;
 

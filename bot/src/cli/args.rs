@@ -60,6 +60,7 @@ const UNUSED_GLOBALS: &[(&str, &[&str])] = &[
     ("serve", &["repo", "branch", "remote", "actor", "json"]),
     ("mcp", &["json"]),
     ("config", &["branch", "remote", "actor", "json"]),
+    ("app", &["repo", "branch", "remote", "actor", "json"]),
 ];
 
 /// The command tree `navin` parses: the derived grammar, with each global option that a
@@ -114,6 +115,10 @@ fn parse_actor(s: &str) -> Result<Actor, String> {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; `serve`'s settings are the large variant"
+)]
 pub enum Command {
     /// The mission: its goal, status, history and checkpoints.
     #[command(
@@ -164,6 +169,13 @@ pub enum Command {
   NAVIN_APP_ID=12345 NAVIN_PRIVATE_KEY_PATH=app.pem NAVIN_WEBHOOK_SECRET_FILE=secret \\
     navin serve --listen 0.0.0.0:8080 --data-dir /var/lib/navin")]
     Serve(crate::config::ServeArgs),
+    /// Register Navin's GitHub App (`navin app create`) and save its credentials.
+    #[command(
+        subcommand,
+        after_long_help = "Example:
+  navin app create --org my-org"
+    )]
+    App(AppCommand),
     /// The repository configuration, `.github/navin.yml`: check it, or print its schema.
     #[command(
         subcommand,
@@ -172,6 +184,15 @@ pub enum Command {
   navin config schema > navin.schema.json"
     )]
     Config(ConfigCommand),
+}
+
+/// `navin app`.
+#[derive(Debug, Subcommand)]
+pub enum AppCommand {
+    /// Register the GitHub App from Navin's manifest (GitHub's manifest flow, through a
+    /// page served on 127.0.0.1) and save its id, client id, webhook secret and private
+    /// key for `navin serve`.
+    Create(super::app_create::AppCreateArgs),
 }
 
 /// `navin config`.

@@ -227,9 +227,13 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 reason: reason.clone(),
             },
         },
-        Command::Plan(_) | Command::Serve(_) | Command::Mcp(_) | Command::Config(_) => {
+        Command::Plan(_)
+        | Command::Serve(_)
+        | Command::Mcp(_)
+        | Command::Config(_)
+        | Command::App(_) => {
             return Err(CliError::usage(
-                "plan, serve, mcp and config are dispatched before the ledger is opened",
+                "plan, serve, mcp, config and app are dispatched before the ledger is opened",
             ))
         }
     };

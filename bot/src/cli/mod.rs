@@ -1,5 +1,6 @@
 //! The `navin` command line: dispatch and exit codes (the grammar is in `args`).
 
+mod app_create;
 mod args;
 mod config_cmd;
 mod ledger_cmd;
@@ -27,6 +28,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve(args.clone()),
         Command::Mcp(args) => mcp(&cli, args),
         Command::Config(cmd) => config_cmd::run(&cli, cmd),
+        Command::App(AppCommand::Create(args)) => app_create::run(args),
         _ => ledger_cmd::run(&cli),
     };
     match result {

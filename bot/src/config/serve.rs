@@ -68,6 +68,22 @@ pub struct ServeArgs {
     #[arg(long, env = "NAVIN_DATA_DIR", default_value = "navin-data")]
     pub data_dir: PathBuf,
 
+    /// PostgreSQL queue shared by several replicas
+    /// (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`); without it the queue is SQLite in
+    /// the data directory, for one process. Each replica still keeps its own data
+    /// directory for git clones.
+    #[arg(long, env = "NAVIN_DATABASE_URL", hide_env_values = true, value_parser = parse_secret)]
+    pub database_url: Option<SecretString>,
+
+    /// File holding the PostgreSQL connection string; replaces NAVIN_DATABASE_URL.
+    #[arg(long, env = "NAVIN_DATABASE_URL_FILE", conflicts_with = "database_url")]
+    pub database_url_file: Option<PathBuf>,
+
+    /// Seconds a replica holds a delivery it runs without renewing; after a replica
+    /// dies, its deliveries wait this long before another takes them (PostgreSQL only).
+    #[arg(long, env = "NAVIN_QUEUE_LEASE_SECS", default_value_t = 60)]
+    pub queue_lease_secs: u64,
+
     /// Largest accepted webhook body in bytes; larger requests get 413 unread.
     #[arg(long, env = "NAVIN_MAX_BODY_BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
@@ -139,6 +155,11 @@ pub enum ConfigError {
     MissingWebhookSecret,
     #[error("cannot read webhook secret file {path}: {source}")]
     WebhookSecretFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read the database URL file {path} (NAVIN_DATABASE_URL_FILE): {source}")]
+    DatabaseUrlFile {
         path: PathBuf,
         source: std::io::Error,
     },
@@ -284,6 +305,30 @@ impl ServeArgs {
 
     pub fn queue_path(&self) -> PathBuf {
         self.data_dir.join("deliveries.sqlite3")
+    }
+
+    /// The PostgreSQL connection string, from the flag, the environment or the file.
+    pub fn database_url(&self) -> Result<Option<SecretString>, ConfigError> {
+        if let Some(path) = &self.database_url_file {
+            let text =
+                std::fs::read_to_string(path).map_err(|source| ConfigError::DatabaseUrlFile {
+                    path: path.clone(),
+                    source,
+                })?;
+            return Ok(Some(SecretString::from(
+                text.trim_end_matches(['\n', '\r']).to_owned(),
+            )));
+        }
+        Ok(self.database_url.clone())
+    }
+
+    /// Lease length for the shared queue; at least 3 s, so renewals (a third of it)
+    /// are not a busy loop.
+    pub fn queue_options(&self) -> crate::queue::PgOptions {
+        crate::queue::PgOptions {
+            lease: Duration::from_secs(self.queue_lease_secs.max(3)),
+            pool_size: self.workers.saturating_add(4),
+        }
     }
 
     /// Every URL and number the server runs on, checked before anything starts, so a

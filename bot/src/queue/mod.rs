@@ -6,6 +6,7 @@
 
 pub mod handler;
 mod migrate;
+mod pg;
 pub mod reconcile;
 mod sql;
 mod store;
@@ -22,6 +23,7 @@ use tokio::sync::oneshot;
 
 pub use handler::{DeliveryHandler, EngineHandler, HandlerError, HandlerFuture, NoHandler};
 pub use navin_engine::{classify, Classification, EventKind};
+pub use pg::{PgLeader, PgOptions};
 pub use worker::{retry_delay, WorkerConfig, WorkerHandle, Workers};
 
 /// Most operations written in one transaction; bounds the latency a single large
@@ -135,6 +137,17 @@ pub enum QueueError {
     },
     #[error("cannot compress the delivery's payload: {0}")]
     Compress(std::io::Error),
+    #[error("{0}")]
+    DatabaseUrl(String),
+    #[error("queue database: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("queue database: no connection: {0}")]
+    Pool(#[from] deadpool_postgres::PoolError),
+    #[error(
+        "the queue database was migrated to version {found} by a newer navin (this one \
+         knows up to {known}); run that version"
+    )]
+    DatabaseTooNew { found: i32, known: i32 },
     #[error("delivery queue is closed")]
     Closed,
 }
@@ -203,11 +216,36 @@ pub struct DeliveryStatus {
     pub last_error: Option<String>,
 }
 
-/// Handle to the queue; cheap to clone, usable from async code (the blocking SQLite
-/// work happens on the queue's own thread).
+/// Handle to the queue; cheap to clone, usable from async code. SQLite (one process,
+/// the default) or PostgreSQL (several replicas, `NAVIN_DATABASE_URL`).
 #[derive(Debug, Clone)]
 pub struct DeliveryQueue {
-    tx: mpsc::Sender<Op>,
+    backend: Backend,
+}
+
+#[derive(Debug, Clone)]
+enum Backend {
+    /// The queue's own thread owns the SQLite file (see `serve_ops`).
+    Sqlite(mpsc::Sender<Op>),
+    Postgres(std::sync::Arc<pg::PgQueue>),
+}
+
+/// Who runs cluster-wide chores such as the reconciler; held until dropped.
+#[derive(Debug)]
+pub enum Leader {
+    /// The only process on a SQLite queue always leads.
+    Alone,
+    Postgres(PgLeader),
+}
+
+impl Leader {
+    /// False once leadership was lost (the database connection holding it closed).
+    pub fn held(&self) -> bool {
+        match self {
+            Leader::Alone => true,
+            Leader::Postgres(l) => l.held(),
+        }
+    }
 }
 
 impl DeliveryQueue {
@@ -231,25 +269,51 @@ impl DeliveryQueue {
                 path: path.to_owned(),
                 source,
             })?;
-        Ok((Self { tx }, requeued))
+        Ok((
+            Self {
+                backend: Backend::Sqlite(tx),
+            },
+            requeued,
+        ))
+    }
+
+    /// Connects to the PostgreSQL queue shared by several replicas, applying its
+    /// migrations if needed. Deliveries a dead replica was running are taken over
+    /// once their lease lapses, not at connect.
+    pub async fn connect(url: &str, options: &PgOptions) -> Result<Self, QueueError> {
+        let queue = pg::PgQueue::connect(url, options).await?;
+        Ok(Self {
+            backend: Backend::Postgres(std::sync::Arc::new(queue)),
+        })
     }
 
     async fn call<T>(&self, op: impl FnOnce(Reply<T>) -> Op) -> Result<T, QueueError> {
+        let Backend::Sqlite(tx) = &self.backend else {
+            return Err(QueueError::Closed);
+        };
         let (reply, rx) = oneshot::channel();
-        self.tx.send(op(reply)).map_err(|_| QueueError::Closed)?;
+        tx.send(op(reply)).map_err(|_| QueueError::Closed)?;
         rx.await.map_err(|_| QueueError::Closed)?
     }
 
     /// Returns once the delivery is committed (fsynced), or known already.
     pub async fn enqueue(&self, delivery: NewDelivery) -> Result<EnqueueOutcome, QueueError> {
         let zbody = sql::compress(&delivery.body).map_err(QueueError::Compress)?;
-        self.call(|r| Op::Enqueue(Box::new(delivery), zbody, r))
-            .await
+        match &self.backend {
+            Backend::Postgres(pg) => pg.enqueue(&delivery, &zbody).await,
+            Backend::Sqlite(_) => {
+                self.call(|r| Op::Enqueue(Box::new(delivery), zbody, r))
+                    .await
+            }
+        }
     }
 
     /// Marks up to `limit` due deliveries running and returns them (at most one per
     /// repository, and only the oldest unfinished one of it).
     pub async fn claim(&self, now_ms: i64, limit: usize) -> Result<Vec<Delivery>, QueueError> {
+        if let Backend::Postgres(pg) = &self.backend {
+            return pg.claim(now_ms, limit).await;
+        }
         self.call(|reply| Op::Claim {
             now_ms,
             limit,
@@ -259,10 +323,16 @@ impl DeliveryQueue {
     }
 
     pub async fn complete(&self, seq: i64, now_ms: i64) -> Result<(), QueueError> {
+        if let Backend::Postgres(pg) = &self.backend {
+            return pg.complete(seq, now_ms).await;
+        }
         self.call(|reply| Op::Complete { seq, now_ms, reply }).await
     }
 
     pub async fn retry_at(&self, seq: i64, error: String, at_ms: i64) -> Result<(), QueueError> {
+        if let Backend::Postgres(pg) = &self.backend {
+            return pg.retry_at(seq, &error, at_ms).await;
+        }
         self.call(|reply| Op::Retry {
             seq,
             error,
@@ -273,6 +343,9 @@ impl DeliveryQueue {
     }
 
     pub async fn fail(&self, seq: i64, error: String, now_ms: i64) -> Result<(), QueueError> {
+        if let Backend::Postgres(pg) = &self.backend {
+            return pg.fail(seq, &error, now_ms).await;
+        }
         self.call(|reply| Op::Fail {
             seq,
             error,
@@ -282,16 +355,50 @@ impl DeliveryQueue {
         .await
     }
 
+    /// How often running deliveries' leases must be renewed; none on SQLite, where
+    /// one process owns the file and a restart requeues what it was running.
+    pub fn renew_every(&self) -> Option<std::time::Duration> {
+        match &self.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(pg) => Some(pg.lease() / 3),
+        }
+    }
+
+    /// Keeps this replica's claim on deliveries it is still running.
+    pub async fn renew(&self, seqs: &[i64], now_ms: i64) -> Result<(), QueueError> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(()),
+            Backend::Postgres(pg) => pg.renew(seqs, now_ms).await,
+        }
+    }
+
+    /// Leadership for `role` if no live replica holds it.
+    pub async fn try_lead(&self, role: &str) -> Result<Option<Leader>, QueueError> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(Some(Leader::Alone)),
+            Backend::Postgres(pg) => Ok(pg.try_lead(role).await?.map(Leader::Postgres)),
+        }
+    }
+
     /// Which of `ids` (delivery GUIDs) the queue holds in any state.
     pub async fn known(&self, ids: Vec<String>) -> Result<HashSet<String>, QueueError> {
+        if let Backend::Postgres(pg) = &self.backend {
+            return pg.known(&ids).await;
+        }
         self.call(|reply| Op::Known { ids, reply }).await
     }
 
     pub async fn stats(&self) -> Result<QueueStats, QueueError> {
+        if let Backend::Postgres(pg) = &self.backend {
+            return pg.stats().await;
+        }
         self.call(Op::Stats).await
     }
 
     pub async fn status(&self, delivery_id: &str) -> Result<Option<DeliveryStatus>, QueueError> {
+        if let Backend::Postgres(pg) = &self.backend {
+            return pg.status(delivery_id).await;
+        }
         let id = delivery_id.to_owned();
         self.call(|reply| Op::Status { id, reply }).await
     }
@@ -305,14 +412,21 @@ impl DeliveryQueue {
     ) -> Result<usize, QueueError> {
         let mut removed = 0;
         loop {
-            let n = self
-                .call(|reply| Op::Prune {
-                    done_before_ms,
-                    failed_before_ms,
-                    batch: PRUNE_BATCH,
-                    reply,
-                })
-                .await?;
+            let n = match &self.backend {
+                Backend::Postgres(pg) => {
+                    pg.prune(done_before_ms, failed_before_ms, PRUNE_BATCH)
+                        .await?
+                }
+                Backend::Sqlite(_) => {
+                    self.call(|reply| Op::Prune {
+                        done_before_ms,
+                        failed_before_ms,
+                        batch: PRUNE_BATCH,
+                        reply,
+                    })
+                    .await?
+                }
+            };
             removed += n;
             if n < PRUNE_BATCH {
                 return Ok(removed);
@@ -324,9 +438,14 @@ impl DeliveryQueue {
     /// Finishes pending writes and closes the database (releasing its lock) so another
     /// queue can open the same file.
     pub async fn close(&self) {
-        let (done, rx) = oneshot::channel();
-        if self.tx.send(Op::Close(done)).is_ok() {
-            let _ = rx.await;
+        match &self.backend {
+            Backend::Postgres(pg) => pg.close(),
+            Backend::Sqlite(tx) => {
+                let (done, rx) = oneshot::channel();
+                if tx.send(Op::Close(done)).is_ok() {
+                    let _ = rx.await;
+                }
+            }
         }
     }
 }

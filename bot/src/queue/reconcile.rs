@@ -97,14 +97,31 @@ pub async fn run_reconciler(
     interval: Duration,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
+    // On a shared queue one replica reconciles: the others would ask GitHub for the
+    // same redeliveries. Leadership moves when its holder's connection dies.
+    let mut leader: Option<crate::queue::Leader> = None;
     loop {
-        match reconcile_once(&github, &queue, &metrics, Utc::now()).await {
-            Ok(n) if n > 0 => tracing::info!(
-                redeliveries = n,
-                "asked GitHub to redeliver missed deliveries"
-            ),
-            Ok(_) => tracing::debug!("no missed deliveries"),
-            Err(e) => tracing::warn!(error = %e, "delivery reconciliation failed"),
+        if !leader.as_ref().is_some_and(crate::queue::Leader::held) {
+            leader = match queue.try_lead("reconciler").await {
+                Ok(held) => held,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot tell which replica reconciles");
+                    None
+                }
+            };
+            if leader.is_some() {
+                tracing::info!("this replica reconciles missed deliveries");
+            }
+        }
+        if leader.is_some() {
+            match reconcile_once(&github, &queue, &metrics, Utc::now()).await {
+                Ok(n) if n > 0 => tracing::info!(
+                    redeliveries = n,
+                    "asked GitHub to redeliver missed deliveries"
+                ),
+                Ok(_) => tracing::debug!("no missed deliveries"),
+                Err(e) => tracing::warn!(error = %e, "delivery reconciliation failed"),
+            }
         }
         tokio::select! {
             () = tokio::time::sleep(interval) => {}

@@ -23,7 +23,7 @@ pub(super) fn compress(body: &[u8]) -> Result<Vec<u8>, std::io::Error> {
     zstd::bulk::compress(body, ZSTD_LEVEL)
 }
 
-fn decompress(zbody: &[u8]) -> Result<Vec<u8>, std::io::Error> {
+pub(super) fn decompress(zbody: &[u8]) -> Result<Vec<u8>, std::io::Error> {
     let mut out = Vec::new();
     zstd::stream::read::Decoder::new(zbody)?
         .take(MAX_BODY_BYTES + 1)

@@ -120,6 +120,7 @@ impl Workers {
             tasks: JoinSet::new(),
             in_flight: HashMap::new(),
             next_prune: tokio::time::Instant::now(),
+            next_renew: tokio::time::Instant::now(),
         };
         let task = tokio::spawn(scheduler.run(stopped));
         WorkerHandle { stop, task }
@@ -160,6 +161,8 @@ struct Scheduler {
     tasks: JoinSet<Result<(), HandlerError>>,
     in_flight: HashMap<Id, InFlight>,
     next_prune: tokio::time::Instant,
+    /// When the leases of running deliveries are next extended (shared queues only).
+    next_renew: tokio::time::Instant,
 }
 
 /// Done deliveries are remembered this long, beyond GitHub's redelivery window (3 days,
@@ -176,8 +179,12 @@ impl Scheduler {
                 break grace;
             }
             self.prune_if_due().await;
+            self.renew_if_due().await;
             self.fill().await;
+            let renew_at = self.next_renew;
+            let renewing = self.queue.renew_every().is_some() && !self.in_flight.is_empty();
             tokio::select! {
+                () = tokio::time::sleep_until(renew_at), if renewing => {}
                 () = self.wake.notified() => {}
                 Some(joined) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => {
                     self.finish(joined).await;
@@ -206,6 +213,23 @@ impl Scheduler {
             Ok(0) => {}
             Ok(n) => tracing::info!(removed = n, "pruned old deliveries"),
             Err(e) => tracing::warn!(error = %e, "cannot prune old deliveries"),
+        }
+    }
+
+    /// On a shared queue, tells the other replicas this one is still running its
+    /// deliveries, so they are not taken over while a handler is slow.
+    async fn renew_if_due(&mut self) {
+        let Some(every) = self.queue.renew_every() else {
+            return;
+        };
+        let now = tokio::time::Instant::now();
+        if now < self.next_renew {
+            return;
+        }
+        self.next_renew = now + every;
+        let seqs: Vec<i64> = self.in_flight.values().map(|f| f.seq).collect();
+        if let Err(e) = self.queue.renew(&seqs, now_ms()).await {
+            tracing::warn!(error = %e, "cannot renew delivery leases");
         }
     }
 

@@ -245,7 +245,14 @@ pub async fn start(
     let metrics = Arc::new(Metrics::new());
     let secrets = WebhookSecrets::new(args.webhook_secrets()?);
     let github = github_from_args(args, &metrics)?;
-    let (queue, requeued) = DeliveryQueue::open(&args.queue_path())?;
+    let (queue, requeued) = match args.database_url()? {
+        Some(url) => {
+            let queue = DeliveryQueue::connect(url.expose_secret(), &args.queue_options()).await?;
+            tracing::info!("delivery queue: shared PostgreSQL database");
+            (queue, 0)
+        }
+        None => DeliveryQueue::open(&args.queue_path())?,
+    };
     if requeued > 0 {
         tracing::warn!(
             requeued,

@@ -15,6 +15,7 @@ mod routes_apps;
 mod routes_branches;
 mod routes_checks;
 mod routes_issues;
+mod routes_manifests;
 mod routes_pulls;
 mod routes_repos;
 mod seed;
@@ -34,7 +35,7 @@ use chrono::Utc;
 pub use auth::Caller;
 pub use faults::{Fault, FaultAction, FaultId};
 pub use log::{LoggedRequest, RequestKind};
-pub use model::{BotComment, Model, TokenFormat, UserKind, GITHUB_ACTIONS_APP_ID};
+pub use model::{BotComment, ManifestApp, Model, TokenFormat, UserKind, GITHUB_ACTIONS_APP_ID};
 pub use seed::{CheckRunSpec, PullSpec};
 
 use crate::keys::AppKey;
@@ -414,6 +415,7 @@ fn router(inner: Arc<Inner>) -> Router {
         .merge(routes_issues::routes())
         .merge(routes_pulls::routes())
         .merge(routes_checks::routes())
+        .merge(routes_manifests::routes())
         .fallback(|| async { ApiError::not_found() })
         .layer(from_fn_with_state(inner.clone(), front))
         .with_state(inner)
@@ -513,6 +515,13 @@ async fn front(State(inner): State<Arc<Inner>>, req: Request, next: Next) -> Res
                     serve_git(&inner, &parts, owner, repo, tail, bytes.to_vec()).await;
                 caller_login = login;
                 resp
+            }
+            None if routes_manifests::is_public(&method, &path) => {
+                next.run(Request::from_parts(
+                    parts.clone(),
+                    Body::from(bytes.clone()),
+                ))
+                .await
             }
             None => {
                 let authed = match auth::credential(&parts.headers) {

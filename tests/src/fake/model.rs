@@ -315,6 +315,33 @@ pub struct Model {
     pub actions_rate_limit: u64,
     /// Rate accounting for requests made with the App JWT.
     pub app_rate: RateCounter,
+    /// Codes of the App manifest flow not yet converted, by code (each converts once).
+    pub manifest_codes: HashMap<String, ManifestApp>,
+}
+
+/// An App registered through the manifest flow, as `POST /app-manifests/{code}/conversions`
+/// returns it once: credentials included.
+#[derive(Clone)]
+pub struct ManifestApp {
+    pub code: String,
+    pub id: u64,
+    pub slug: String,
+    pub name: String,
+    pub client_id: String,
+    pub client_secret: String,
+    pub webhook_secret: String,
+    /// The App's RSA private key, generated for this App.
+    pub pem: String,
+}
+
+impl std::fmt::Debug for ManifestApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManifestApp")
+            .field("id", &self.id)
+            .field("slug", &self.slug)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Installation token spelling: the classic 40 characters or the 2026 stateless ~520.
@@ -350,6 +377,7 @@ impl Model {
                 used: 0,
                 reset: (Utc::now() + chrono::Duration::hours(1)).timestamp(),
             },
+            manifest_codes: HashMap::new(),
             app,
         };
         let bot = model.app.bot_login();

@@ -283,3 +283,30 @@ async fn repository_installation_lookup_needs_the_app_jwt() {
     assert_eq!(status_of(&err), Some(401));
     fake.assert_conformant();
 }
+
+#[tokio::test]
+async fn a_manifest_code_converts_once_without_credentials_into_the_app_and_its_key() {
+    let fake = FakeGitHub::start();
+    let created = fake.manifest_code("Navin Test");
+    let http = navin_e2e::http_client();
+    let url = format!(
+        "{}/app-manifests/{}/conversions",
+        fake.base_url(),
+        created.code
+    );
+    let first = http.post(&url).send().await.expect("conversion");
+    assert_eq!(first.status().as_u16(), 201);
+    let app: Value = serde_json::from_slice(&first.bytes().await.expect("body")).expect("json");
+    assert_eq!(app["id"], created.id);
+    assert_eq!(app["client_id"], created.client_id.as_str());
+    assert_eq!(app["webhook_secret"], created.webhook_secret.as_str());
+    assert_eq!(app["pem"], created.pem.as_str());
+    assert!(created.pem.contains("PRIVATE KEY"), "a PEM key");
+
+    let again = http.post(&url).send().await.expect("second conversion");
+    assert_eq!(again.status().as_u16(), 404, "codes are single-use");
+    let unknown = format!("{}/app-manifests/nope/conversions", fake.base_url());
+    let unknown = http.post(&unknown).send().await.expect("unknown code");
+    assert_eq!(unknown.status().as_u16(), 404);
+    fake.assert_conformant();
+}

@@ -1,0 +1,418 @@
+//! One queue contract, two backends: every case runs against the embedded SQLite queue
+//! and against a real PostgreSQL server started for the test; then what only a queue
+//! shared by several replicas must do (leases, takeover, one leader, migrations).
+#![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+
+use std::collections::{BTreeMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use navin_bot::queue::{
+    Delivery, DeliveryHandler, DeliveryQueue, EnqueueOutcome, HandlerError, HandlerFuture,
+    NewDelivery, PgOptions, WorkerConfig, Workers,
+};
+use navin_bot::server::Metrics;
+use navin_e2e::postgres::PgServer;
+use tokio::sync::Notify;
+
+use crate::server_support::{eventually, payload};
+
+const T0: i64 = 1_000_000;
+
+fn delivery(id: &str, repo: &str) -> NewDelivery {
+    NewDelivery {
+        delivery_id: id.to_owned(),
+        event: "issue_comment".to_owned(),
+        action: Some("created".to_owned()),
+        repository: Some(repo.to_owned()),
+        installation_id: Some(1),
+        headers: vec![("x-github-delivery".to_owned(), id.to_owned())],
+        body: Bytes::from(payload("created", repo, 1)),
+        received_at_ms: T0,
+    }
+}
+
+async fn put(q: &DeliveryQueue, id: &str, repo: &str) -> EnqueueOutcome {
+    q.enqueue(delivery(id, repo)).await.unwrap()
+}
+
+fn ids(claimed: &[Delivery]) -> Vec<&str> {
+    claimed.iter().map(|d| d.delivery_id.as_str()).collect()
+}
+
+type Make<'a> = &'a dyn Fn(&'static str) -> Pin<Box<dyn Future<Output = DeliveryQueue> + 'a>>;
+
+/// The contract both backends keep, one case per fresh queue.
+async fn contract(make: Make<'_>) {
+    one_repository_at_a_time_in_arrival_order(make("order").await).await;
+    a_repeated_delivery_is_a_duplicate_in_every_state(make("dupes").await).await;
+    a_retry_waits_until_due_and_counts_its_attempts(make("retry").await).await;
+    a_failed_delivery_keeps_its_error_and_its_repository_moves_on(make("failed").await).await;
+    pruning_forgets_only_old_finished_deliveries(make("prune").await).await;
+    workers_handle_every_delivery_once_in_order_per_repository(make("workers").await).await;
+}
+
+async fn one_repository_at_a_time_in_arrival_order(q: DeliveryQueue) {
+    for i in 0..4 {
+        put(&q, &format!("r{i}"), "o/r").await;
+    }
+    put(&q, "s0", "o/s").await;
+    let first = q.claim(T0, 10).await.unwrap();
+    assert_eq!(
+        ids(&first),
+        ["r0", "s0"],
+        "one head per repository, oldest first"
+    );
+    assert!(
+        q.claim(T0, 10).await.unwrap().is_empty(),
+        "heads are running"
+    );
+    q.complete(first[0].seq, T0).await.unwrap();
+    let next = q.claim(T0, 10).await.unwrap();
+    assert_eq!(ids(&next), ["r1"]);
+    let stats = q.stats().await.unwrap();
+    assert_eq!(
+        (stats.queued, stats.running, stats.done, stats.failed),
+        (2, 2, 1, 0),
+        "counts after two claims and a completion"
+    );
+    q.close().await;
+}
+
+async fn a_repeated_delivery_is_a_duplicate_in_every_state(q: DeliveryQueue) {
+    assert_eq!(put(&q, "g", "o/r").await, EnqueueOutcome::Queued);
+    assert_eq!(put(&q, "g", "o/r").await, EnqueueOutcome::Duplicate);
+    let claimed = q.claim(T0, 1).await.unwrap();
+    assert_eq!(put(&q, "g", "o/r").await, EnqueueOutcome::Duplicate);
+    q.complete(claimed[0].seq, T0).await.unwrap();
+    assert_eq!(put(&q, "g", "o/r").await, EnqueueOutcome::Duplicate);
+    assert_eq!(q.stats().await.unwrap().done, 1);
+    let held = q.known(vec!["g".into(), "other".into()]).await.unwrap();
+    assert_eq!(held, HashSet::from(["g".to_owned()]));
+    q.close().await;
+}
+
+async fn a_retry_waits_until_due_and_counts_its_attempts(q: DeliveryQueue) {
+    put(&q, "a", "o/r").await;
+    put(&q, "b", "o/r").await;
+    let first = q.claim(T0, 5).await.unwrap();
+    assert_eq!(first[0].attempt, 1);
+    q.retry_at(first[0].seq, "503 from GitHub".into(), T0 + 5_000)
+        .await
+        .unwrap();
+    assert!(
+        q.claim(T0 + 4_999, 5).await.unwrap().is_empty(),
+        "not due yet, and b waits behind it"
+    );
+    let again = q.claim(T0 + 5_000, 5).await.unwrap();
+    assert_eq!(ids(&again), ["a"]);
+    assert_eq!(again[0].attempt, 2);
+    assert_eq!(
+        again[0].body,
+        delivery("a", "o/r").body,
+        "the payload survives"
+    );
+    let status = q.status("a").await.unwrap().unwrap();
+    assert_eq!((status.state.as_str(), status.attempts), ("running", 2));
+    assert_eq!(status.last_error.as_deref(), Some("503 from GitHub"));
+    q.close().await;
+}
+
+async fn a_failed_delivery_keeps_its_error_and_its_repository_moves_on(q: DeliveryQueue) {
+    put(&q, "bad", "o/r").await;
+    put(&q, "next", "o/r").await;
+    let claimed = q.claim(T0, 5).await.unwrap();
+    q.fail(claimed[0].seq, "payload field installation.id".into(), T0)
+        .await
+        .unwrap();
+    let status = q.status("bad").await.unwrap().unwrap();
+    assert_eq!(status.state, "failed");
+    assert!(status.last_error.unwrap().contains("installation.id"));
+    assert_eq!(ids(&q.claim(T0, 5).await.unwrap()), ["next"]);
+    assert_eq!(q.stats().await.unwrap().failed, 1);
+    q.close().await;
+}
+
+async fn pruning_forgets_only_old_finished_deliveries(q: DeliveryQueue) {
+    for (id, repo) in [("old", "o/a"), ("recent", "o/b"), ("waiting", "o/c")] {
+        put(&q, id, repo).await;
+    }
+    let claimed = q.claim(T0, 2).await.unwrap();
+    let day = 24 * 3600 * 1000;
+    for d in &claimed {
+        let at = if d.delivery_id == "old" {
+            T0
+        } else {
+            T0 + 9 * day
+        };
+        q.complete(d.seq, at).await.unwrap();
+    }
+    let removed = q.prune(T0 + day, T0 + day).await.unwrap();
+    assert_eq!(removed, 1);
+    assert_eq!(q.status("old").await.unwrap(), None);
+    assert!(q.status("recent").await.unwrap().is_some());
+    assert_eq!(q.status("waiting").await.unwrap().unwrap().state, "queued");
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.queued), (1, 1));
+    q.close().await;
+}
+
+/// Records the order deliveries were handled in, per repository.
+struct Recorder(Arc<Mutex<BTreeMap<String, Vec<String>>>>);
+
+impl DeliveryHandler for Recorder {
+    fn handle<'a>(&'a self, d: &'a Delivery) -> HandlerFuture<'a> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            self.0
+                .lock()
+                .unwrap()
+                .entry(d.repository.clone().unwrap_or_default())
+                .or_default()
+                .push(d.delivery_id.clone());
+            Ok::<(), HandlerError>(())
+        })
+    }
+}
+
+async fn workers_handle_every_delivery_once_in_order_per_repository(q: DeliveryQueue) {
+    let seen = Arc::new(Mutex::new(BTreeMap::new()));
+    let mut sent: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for i in 0..60 {
+        let repo = format!("o/r{}", i % 4);
+        let id = format!("w{i:03}");
+        put(&q, &id, &repo).await;
+        sent.entry(repo).or_default().push(id);
+    }
+    let workers = Workers::spawn(
+        q.clone(),
+        Arc::new(Recorder(seen.clone())),
+        WorkerConfig {
+            concurrency: 4,
+            idle_poll: Duration::from_millis(10),
+            ..WorkerConfig::default()
+        },
+        Arc::new(Metrics::new()),
+        Arc::new(Notify::new()),
+    );
+    let probe = q.clone();
+    let finished = eventually(Duration::from_secs(30), move || {
+        let q = probe.clone();
+        async move { q.stats().await.unwrap().done == 60 }
+    })
+    .await;
+    assert!(finished, "workers did not finish: {:?}", q.stats().await);
+    workers.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        sent,
+        "each handled once, in arrival order"
+    );
+    q.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sqlite_queue_keeps_the_queue_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_owned();
+    contract(&move |name| {
+        let path = root.join(name).join("deliveries.sqlite3");
+        Box::pin(async move { DeliveryQueue::open(&path).unwrap().0 })
+    })
+    .await;
+}
+
+fn options(lease_secs: u64) -> PgOptions {
+    PgOptions {
+        lease: Duration::from_secs(lease_secs),
+        pool_size: 8,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_postgres_queue_keeps_the_queue_contract() {
+    let pg = PgServer::start().unwrap();
+    let pg = &pg;
+    contract(&move |name| {
+        Box::pin(async move {
+            let url = pg.database(name).unwrap();
+            DeliveryQueue::connect(&url, &options(60)).await.unwrap()
+        })
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_replicas_delivery_is_taken_over_after_its_lease_and_its_late_outcome_ignored() {
+    let pg = PgServer::start().unwrap();
+    let url = pg.database("lease").unwrap();
+    let a = DeliveryQueue::connect(&url, &options(10)).await.unwrap();
+    let b = DeliveryQueue::connect(&url, &options(10)).await.unwrap();
+    put(&a, "d0", "o/r").await;
+    put(&b, "d1", "o/r").await;
+    let held = a.claim(T0, 5).await.unwrap();
+    assert_eq!(ids(&held), ["d0"]);
+    assert!(
+        b.claim(T0 + 9_999, 5).await.unwrap().is_empty(),
+        "the lease still holds"
+    );
+    let taken = b.claim(T0 + 10_001, 5).await.unwrap();
+    assert_eq!(
+        ids(&taken),
+        ["d0"],
+        "the lapsed lease is taken over, not d1"
+    );
+    assert_eq!(taken[0].attempt, 2);
+    a.complete(held[0].seq, T0 + 10_002).await.unwrap();
+    assert_eq!(
+        a.status("d0").await.unwrap().unwrap().state,
+        "running",
+        "the old owner's outcome is ignored"
+    );
+    assert!(
+        b.claim(T0 + 10_003, 5).await.unwrap().is_empty(),
+        "d1 waits for d0"
+    );
+    b.complete(taken[0].seq, T0 + 10_004).await.unwrap();
+    assert_eq!(ids(&a.claim(T0 + 10_005, 5).await.unwrap()), ["d1"]);
+    let stats = a.stats().await.unwrap();
+    assert_eq!((stats.done, stats.running, stats.queued), (1, 1, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewed_lease_is_not_taken_over() {
+    let pg = PgServer::start().unwrap();
+    let url = pg.database("renew").unwrap();
+    let a = DeliveryQueue::connect(&url, &options(10)).await.unwrap();
+    let b = DeliveryQueue::connect(&url, &options(10)).await.unwrap();
+    assert_eq!(a.renew_every(), Some(Duration::from_secs(10) / 3));
+    put(&a, "slow", "o/r").await;
+    let held = a.claim(T0, 1).await.unwrap();
+    a.renew(&[held[0].seq], T0 + 8_000).await.unwrap();
+    assert!(
+        b.claim(T0 + 15_000, 5).await.unwrap().is_empty(),
+        "renewed until T0 + 18 s"
+    );
+    assert_eq!(ids(&b.claim(T0 + 18_001, 5).await.unwrap()), ["slow"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_claiming_at_once_never_share_a_delivery_and_keep_each_repositorys_order() {
+    let pg = PgServer::start().unwrap();
+    let url = pg.database("race").unwrap();
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        replicas.push(DeliveryQueue::connect(&url, &options(60)).await.unwrap());
+    }
+    let mut sent: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for i in 0..150 {
+        let repo = format!("o/r{}", i % 10);
+        let id = format!("x{i:03}");
+        put(&replicas[i % 3], &id, &repo).await;
+        sent.entry(repo).or_default().push(id);
+    }
+    let handled: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let mut tasks = Vec::new();
+    for q in replicas.clone() {
+        let handled = handled.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut idle = 0;
+            while idle < 20 {
+                let claimed = q.claim(T0, 3).await.unwrap();
+                if claimed.is_empty() {
+                    idle += 1;
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    continue;
+                }
+                idle = 0;
+                for d in claimed {
+                    // Recorded before completion: the next of its repository cannot be
+                    // claimed until then, so this order is the claim order.
+                    handled
+                        .lock()
+                        .unwrap()
+                        .push((d.repository.clone().unwrap(), d.delivery_id.clone()));
+                    q.complete(d.seq, T0).await.unwrap();
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let handled = handled.lock().unwrap().clone();
+    assert_eq!(handled.len(), 150, "every delivery handled exactly once");
+    let mut per_repo: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (repo, id) in handled {
+        per_repo.entry(repo).or_default().push(id);
+    }
+    assert_eq!(
+        per_repo, sent,
+        "each repository's deliveries in arrival order"
+    );
+    assert_eq!(replicas[0].stats().await.unwrap().done, 150);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_replica_leads_until_its_connection_goes() {
+    let pg = PgServer::start().unwrap();
+    let url = pg.database("leader").unwrap();
+    let a = DeliveryQueue::connect(&url, &options(60)).await.unwrap();
+    let b = DeliveryQueue::connect(&url, &options(60)).await.unwrap();
+    let lead = a.try_lead("reconciler").await.unwrap();
+    assert!(lead.as_ref().is_some_and(|l| l.held()));
+    assert!(b.try_lead("reconciler").await.unwrap().is_none());
+    assert!(
+        b.try_lead("another-chore").await.unwrap().is_some(),
+        "roles are independent"
+    );
+    drop(lead);
+    let mut took_over = false;
+    for _ in 0..50 {
+        if b.try_lead("reconciler").await.unwrap().is_some() {
+            took_over = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        took_over,
+        "leadership moves once its holder's connection closes"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_starting_together_apply_the_schema_once_and_a_newer_schema_is_refused() {
+    let pg = PgServer::start().unwrap();
+    let url = pg.database("migrate").unwrap();
+    let starts: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move { DeliveryQueue::connect(&url, &options(60)).await })
+        })
+        .collect();
+    for s in starts {
+        s.await.unwrap().unwrap();
+    }
+    assert_eq!(
+        pg.psql("migrate", "SELECT count(*) FROM navin_schema_migrations")
+            .unwrap(),
+        "1"
+    );
+    pg.psql(
+        "migrate",
+        "INSERT INTO navin_schema_migrations (version, name) VALUES (99, 'future')",
+    )
+    .unwrap();
+    let err = DeliveryQueue::connect(&url, &options(60))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("newer navin"), "{err}");
+    let err = DeliveryQueue::connect("mysql://nope", &options(60))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("NAVIN_DATABASE_URL"), "{err}");
+}
