@@ -4,11 +4,20 @@
 //! error quoting a goal, a GitHub error body). One comment of 64 KB must not become
 //! 64 KB of log per retry, nor forge extra log lines with embedded newlines.
 
-use std::fmt::{self, Write as _};
+//!
+//! Two formats share that rule: `text` for a person at a terminal and `json` (one object a
+//! line) for a log collector; [`init`] installs either for `navin serve` and `navin mcp`.
 
+use std::fmt::{self, Write as _};
+use std::io::IsTerminal;
+
+use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
 use tracing_subscriber::field::RecordFields;
-use tracing_subscriber::fmt::format::{FormatFields, Writer};
+use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, Writer};
+use tracing_subscriber::fmt::{FmtContext, FormattedFields};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::EnvFilter;
 
 /// Characters kept of one field value; the rest is counted, not written.
 pub const MAX_FIELD_CHARS: usize = 512;
@@ -58,6 +67,160 @@ impl Visit for Visitor<'_> {
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         self.write(field, &format!("{value:?}"));
+    }
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// `2026-12-02T10:00:00Z  INFO navin: delivery queued delivery=… event=…`.
+    Text,
+    /// `{"timestamp":…,"level":"INFO","target":…,"message":…,"delivery":…}`, one a line.
+    Json,
+}
+
+impl LogFormat {
+    /// Text for a person at a terminal, JSON for whatever collects a service's stderr.
+    pub fn detect() -> Self {
+        if std::io::stderr().is_terminal() {
+            Self::Text
+        } else {
+            Self::Json
+        }
+    }
+}
+
+/// Installs the process's subscriber on stderr: `format` (else [`LogFormat::detect`]),
+/// filtered by `RUST_LOG` (else `default`). octocrab's own tracing (its retry layer, which
+/// Navin turns off, and request spans) is silenced unless `RUST_LOG` names it.
+pub fn init(format: Option<LogFormat>, default: &str) {
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter(std::env::var("RUST_LOG").ok(), default))
+        .with_writer(std::io::stderr);
+    // A second call (tests, `navin mcp` after serve) keeps the first subscriber.
+    let _ = match format.unwrap_or_else(LogFormat::detect) {
+        LogFormat::Text => builder
+            .fmt_fields(ClippedFields)
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
+        LogFormat::Json => builder
+            .fmt_fields(ClippedJsonFields)
+            .event_format(JsonLines)
+            .try_init(),
+    };
+}
+
+/// `RUST_LOG` (or `default`), with `octocrab=off` unless it says otherwise about octocrab.
+fn filter(rust_log: Option<String>, default: &str) -> EnvFilter {
+    let spec = rust_log
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| default.to_owned());
+    let with_octocrab = |spec: &str| {
+        if spec.contains("octocrab") {
+            spec.to_owned()
+        } else {
+            format!("{spec},octocrab=off")
+        }
+    };
+    EnvFilter::try_new(with_octocrab(&spec))
+        .unwrap_or_else(|_| EnvFilter::new(with_octocrab(default)))
+}
+
+/// Fields as one JSON object, each string clipped as [`ClippedFields`] clips it; numbers
+/// and booleans stay JSON numbers and booleans. Used for span fields in JSON lines.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ClippedJsonFields;
+
+impl<'writer> FormatFields<'writer> for ClippedJsonFields {
+    fn format_fields<R: RecordFields>(
+        &self,
+        mut writer: Writer<'writer>,
+        fields: R,
+    ) -> fmt::Result {
+        let mut map = Map::new();
+        fields.record(&mut JsonVisitor(&mut map));
+        write!(writer, "{}", Value::Object(map))
+    }
+
+    fn add_fields(
+        &self,
+        current: &'writer mut FormattedFields<Self>,
+        fields: &tracing::span::Record<'_>,
+    ) -> fmt::Result {
+        let mut map = match serde_json::from_str(&current.fields) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        fields.record(&mut JsonVisitor(&mut map));
+        current.fields = Value::Object(map).to_string();
+        Ok(())
+    }
+}
+
+/// One JSON object a line: timestamp, level, target, then the fields of the event's
+/// spans (outermost first; the engine's span carries delivery, event and repository)
+/// and of the event itself, flattened, every string clipped.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct JsonLines;
+
+impl<S> FormatEvent<S, ClippedJsonFields> for JsonLines
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, ClippedJsonFields>,
+        mut writer: Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> fmt::Result {
+        let meta = event.metadata();
+        let mut line = Map::new();
+        line.insert(
+            "timestamp".into(),
+            chrono::Utc::now()
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                .into(),
+        );
+        line.insert("level".into(), meta.level().as_str().into());
+        line.insert("target".into(), meta.target().into());
+        if let Some(scope) = ctx.event_scope() {
+            for span in scope.from_root() {
+                let extensions = span.extensions();
+                let Some(fields) = extensions.get::<FormattedFields<ClippedJsonFields>>() else {
+                    continue;
+                };
+                if let Ok(Value::Object(map)) = serde_json::from_str(&fields.fields) {
+                    line.extend(map);
+                }
+            }
+        }
+        event.record(&mut JsonVisitor(&mut line));
+        writeln!(writer, "{}", Value::Object(line))
+    }
+}
+
+struct JsonVisitor<'m>(&'m mut Map<String, Value>);
+
+impl Visit for JsonVisitor<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().into(), clip(value).into());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.0
+            .insert(field.name().into(), clip(&format!("{value:?}")).into());
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.0.insert(field.name().into(), value.into());
     }
 }
 
@@ -123,6 +286,61 @@ mod tests {
         );
         assert!(text.contains("…(299488 more bytes)"), "{text}");
         assert!(text.contains("other=ok\\n2026-12-02"), "{text}");
+    }
+
+    #[test]
+    fn a_json_line_clips_untrusted_values_and_keeps_span_fields() {
+        let buffer = Buffer::default();
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .fmt_fields(ClippedJsonFields)
+            .event_format(JsonLines)
+            .with_writer(move || sink.clone())
+            .finish();
+        let huge = "x".repeat(300_000);
+        let forged = "ok\n{\"level\":\"ERROR\",\"message\":\"forged\"}";
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::info_span!("event", delivery = "d-1", repository = %forged);
+            let _entered = span.enter();
+            tracing::warn!(value = %huge, attempt = 2_u64, "refused: {}", "a".repeat(10_000));
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(
+            text.len() < 3 * MAX_FIELD_CHARS + 600,
+            "{} bytes",
+            text.len()
+        );
+        let line: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(line["level"], "WARN");
+        assert_eq!(line["delivery"], "d-1");
+        assert_eq!(line["attempt"], 2);
+        assert!(
+            line["repository"].as_str().unwrap().starts_with("ok\\n{"),
+            "{line}"
+        );
+        let value = line["value"].as_str().unwrap();
+        assert!(value.ends_with("…(299488 more bytes)"), "{value}");
+        assert!(line["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("refused: aaa"));
+    }
+
+    #[test]
+    fn octocrab_is_silenced_unless_rust_log_names_it() {
+        let directives = |rust_log: Option<&str>, default: &str| {
+            let text = filter(rust_log.map(str::to_owned), default).to_string();
+            let mut parts: Vec<String> = text.split(',').map(str::to_owned).collect();
+            parts.sort();
+            parts
+        };
+        assert_eq!(directives(None, "info"), ["info", "octocrab=off"]);
+        assert_eq!(directives(Some("  "), "warn"), ["octocrab=off", "warn"]);
+        assert_eq!(
+            directives(Some("debug,octocrab=trace"), "info"),
+            ["debug", "octocrab=trace"]
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub enum RuleError {
     NotDraft { status: MissionStatus },
     #[error("the mission is not paused")]
     NotPaused,
-    #[error("unknown step {id:?}")]
+    #[error("{}", unknown_step(id))]
     UnknownStep { id: String },
     #[error("step id {id:?} is already on the board")]
     DuplicateStep { id: String },
@@ -45,7 +45,7 @@ pub enum RuleError {
         operation: &'static str,
         pending: Vec<String>,
     },
-    #[error("{step} cannot {operation} while it is {status}")]
+    #[error("{step} is {status}, so it cannot {operation}{}", transition_hint(operation, *status))]
     InvalidTransition {
         step: String,
         operation: &'static str,
@@ -88,7 +88,7 @@ pub enum RuleError {
     },
     /// The newest recorded run for this commit failed: an earlier green run on the same
     /// commit, or the first of several commands passing, does not outweigh it.
-    #[error("{step}: the newest {kind} for {head} failed ({summary}); fix it, commit and run the validation again")]
+    #[error("{step}: the newest {kind} for {head} failed ({}); fix it, commit and run the validation again", or_no_summary(summary))]
     RedRun {
         step: String,
         kind: &'static str,
@@ -107,7 +107,10 @@ pub enum RuleError {
     ResumeNeedsHuman { reason: PauseReason, by: String },
     #[error("an agent pauses with reason manual, not {reason}")]
     AgentPauseReason { reason: PauseReason },
-    #[error("{step}: evidence for done must be ok=true (this one failed: {summary:?})")]
+    #[error(
+        "{step}: evidence for done must be ok=true (this one failed: {})",
+        or_no_summary(summary)
+    )]
     EvidenceNotGreen { step: String, summary: String },
     #[error("{step} has used all {max} retries; replan it instead")]
     RetriesExhausted { step: String, max: u32 },
@@ -196,5 +199,52 @@ impl RuleError {
             RuleError::StageNotDone { .. } => "stage_not_done",
             RuleError::NoDefaultDue => "no_default_due",
         }
+    }
+}
+
+/// An empty id is a missing argument, not a step called "": say so.
+fn unknown_step(id: &str) -> String {
+    if id.trim().is_empty() {
+        "no step id given: name the step (e.g. S1)".to_owned()
+    } else {
+        format!("unknown step {id:?}")
+    }
+}
+
+/// What would make the transition possible, where one step does it.
+fn transition_hint(operation: &str, status: TaskStatus) -> &'static str {
+    match status {
+        TaskStatus::Planned if operation != "start" => "; start it first",
+        TaskStatus::Failed if operation != "retry" => "; retry or replan it first",
+        TaskStatus::Done => " (it is finished)",
+        _ => "",
+    }
+}
+
+/// A run's summary, quoted, or a note that it had none (never a bare `""`).
+fn or_no_summary(summary: &str) -> String {
+    if summary.trim().is_empty() {
+        "with no summary".to_owned()
+    } else {
+        format!("{summary:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_red_run_without_a_summary_says_so() {
+        let e = RuleError::RedRun {
+            step: "S1".into(),
+            kind: "test_run",
+            head: "abc1234".into(),
+            summary: String::new(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "S1: the newest test_run for abc1234 failed (with no summary); fix it, commit and run the validation again"
+        );
     }
 }

@@ -291,6 +291,13 @@ impl GitHubApp {
             .api_url
             .parse()
             .map_err(|e| GitHubError::Client(format!("API URL `{}`: {e}", config.api_url)))?;
+        // A relative URI parses too, and would fail every request later.
+        if base.scheme().is_none() || base.authority().is_none() {
+            return Err(GitHubError::Client(format!(
+                "API URL `{}`: expected an absolute http(s) URL",
+                config.api_url
+            )));
+        }
         let http = Octocrab::builder()
             .base_uri(base.clone())
             .map_err(|e| GitHubError::Client(e.to_string()))?
@@ -379,10 +386,11 @@ impl GitHubApp {
             });
         }
         let kind = kind_of(&request, false);
-        match self
-            .send(&Auth::App, APP_LANE, kind, &request, None)
-            .await?
-        {
+        let sent = self.send(&Auth::App, APP_LANE, kind, &request, None).await;
+        self.inner
+            .metrics
+            .app_auth(crate::AppAuth::AppCall, sent.as_ref().map(|_| ()));
+        match sent? {
             Sent::Response(r) => Ok(r),
             Sent::AlreadyApplied => Err(GitHubError::InvalidRequest(
                 "app requests have no probe".to_owned(),
@@ -490,7 +498,14 @@ impl GitHubApp {
                             path,
                             wait_secs: wait.as_secs(),
                         },
-                        GiveUpReason::ServerError => GitHubError::Unavailable { method, path },
+                        GiveUpReason::ServerError => GitHubError::Unavailable {
+                            method,
+                            path,
+                            last: match &exchange {
+                                Ok(ex) => format!("HTTP {}", ex.status.as_u16()),
+                                Err(message) => message.clone(),
+                            },
+                        },
                         GiveUpReason::Unauthorized => GitHubError::Unauthorized { method, path },
                     });
                 }

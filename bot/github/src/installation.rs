@@ -207,7 +207,17 @@ impl InstallationClient {
         }
     }
 
+    /// [`Self::mint_once`], with its outcome told to the observer.
     async fn mint(&self) -> Result<CachedToken, GitHubError> {
+        let minted = self.mint_once().await;
+        self.app
+            .inner
+            .metrics
+            .app_auth(crate::AppAuth::TokenMint, minted.as_ref().map(|_| ()));
+        minted
+    }
+
+    async fn mint_once(&self) -> Result<CachedToken, GitHubError> {
         let path = format!("/app/installations/{}/access_tokens", self.installation_id);
         let mut request = ApiRequest::post(path.clone(), self.scope.request_body());
         if let Some(mode) = &self.app.inner.config.stateless_s2s_token {

@@ -32,6 +32,29 @@ pub trait RequestObserver: std::fmt::Debug + Send + Sync {
     /// `lane` is the installation id (`0` for app-JWT requests); `status` is `None` for
     /// transport errors; `remaining` is the response's `x-ratelimit-remaining`.
     fn record(&self, lane: u64, status: Option<u16>, remaining: Option<u64>);
+
+    /// How one use of the App's own credentials ended, after retries: a server's
+    /// readiness rests on it (every GitHub call starts with one). The error names no
+    /// token. Observers that only count requests ignore it.
+    fn app_auth(&self, _use: AppAuth, _outcome: Result<(), &GitHubError>) {}
+}
+
+/// A use of the App's own credentials (its JWT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppAuth {
+    /// `POST /app/installations/{id}/access_tokens`.
+    TokenMint,
+    /// Any other App call (`/app/...`, authenticated by the JWT).
+    AppCall,
+}
+
+impl std::fmt::Display for AppAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::TokenMint => "token mint",
+            Self::AppCall => "App API call",
+        })
+    }
 }
 
 /// Observes nothing: for the Action and tests, which export no metrics.
@@ -64,8 +87,14 @@ pub enum GitHubError {
         path: String,
         wait_secs: u64,
     },
-    #[error("GitHub kept failing (5xx or connection errors) for {method} {path}")]
-    Unavailable { method: String, path: String },
+    #[error("GitHub kept failing (5xx or connection errors) for {method} {path}; the last attempt: {last}")]
+    Unavailable {
+        method: String,
+        path: String,
+        /// The last attempt's transport error or HTTP status, so a log or `/readyz`
+        /// says "connection refused" rather than only that something failed.
+        last: String,
+    },
     #[error("GitHub refused our credentials for {method} {path} (401 after a fresh token)")]
     Unauthorized { method: String, path: String },
     #[error("cannot reach GitHub for {method} {path}: {message}")]

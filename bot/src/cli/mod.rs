@@ -1,6 +1,7 @@
-//! The `navin` command line: argument grammar, dispatch and exit codes.
+//! The `navin` command line: dispatch and exit codes (the grammar is in `args`).
 
 mod app_create;
+mod args;
 mod config_cmd;
 mod ledger_cmd;
 mod plan_cmd;
@@ -8,390 +9,20 @@ mod plan_local;
 mod show;
 mod verify;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use navin_ledger::model::{Actor, MissionStatus, Validation};
+use clap::FromArgMatches;
+
+pub use args::*;
 
 /// Exit code when a rule refuses the operation (nothing changed).
 pub const EXIT_REFUSED: u8 = 1;
 /// Exit code for usage errors and unreadable ledgers.
 pub const EXIT_ERROR: u8 = 2;
 
-/// Navin: plans and missions for coding work, kept on a git branch.
-#[derive(Debug, Parser)]
-#[command(name = "navin", version, about, long_about = None, propagate_version = true)]
-pub struct Cli {
-    /// Repository to work in (any path inside it).
-    #[arg(long, global = true, default_value = ".", value_name = "PATH")]
-    pub repo: PathBuf,
-    /// Branch that holds the ledger.
-    #[arg(long, global = true, default_value = navin_ledger::store::DEFAULT_BRANCH, env = "NAVIN_LEDGER_BRANCH", value_name = "NAME")]
-    pub branch: String,
-    /// Remote to fetch from before and push to after every write (never forced).
-    #[arg(long, global = true, value_name = "NAME")]
-    pub remote: Option<String>,
-    /// Who is acting: human:LOGIN, main, subagent:NAME or app:NAME [default: human:$USER].
-    #[arg(long, global = true, env = "NAVIN_ACTOR", value_name = "WHO", value_parser = parse_actor)]
-    pub actor: Option<Actor>,
-    /// Print machine-readable JSON instead of text.
-    #[arg(long, global = true)]
-    pub json: bool,
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-fn parse_actor(s: &str) -> Result<Actor, String> {
-    s.parse()
-}
-
-#[derive(Debug, Subcommand)]
-#[allow(
-    clippy::large_enum_variant,
-    reason = "parsed once per process; `serve`'s settings are the large variant"
-)]
-pub enum Command {
-    /// The mission: its goal, status, history and checkpoints.
-    #[command(subcommand)]
-    Ledger(LedgerCommand),
-    /// The task board: steps, the ready queue and their evidence.
-    #[command(subcommand)]
-    Board(BoardCommand),
-    /// The board digest an agent reads each turn: goal, version, status, current and
-    /// ready steps, stall, loop, budget, missing info, the last change and the protocol.
-    Digest,
-    /// Serve the board tools to a coding agent over MCP (stdio).
-    Mcp(McpArgs),
-    /// Plan a change read-only: map the repository and print a validated plan document;
-    /// save it on the ledger branch, approve, reject or edit it.
-    Plan(PlanCmd),
-    /// Start a mission from an approved plan.
-    #[command(subcommand)]
-    Mission(MissionCommand),
-    /// Run the GitHub App webhook server.
-    Serve(crate::config::ServeArgs),
-    /// Register Navin's GitHub App (`navin app create`) and save its credentials.
-    #[command(subcommand)]
-    App(AppCommand),
-    /// The repository configuration, `.github/navin.yml`: check it, or print its schema.
-    #[command(subcommand)]
-    Config(ConfigCommand),
-}
-
-/// `navin app`.
-#[derive(Debug, Subcommand)]
-pub enum AppCommand {
-    /// Register the GitHub App from Navin's manifest (GitHub's manifest flow, through a
-    /// page served on 127.0.0.1) and save its id, client id, webhook secret and private
-    /// key for `navin serve`.
-    Create(app_create::AppCreateArgs),
-}
-
-/// `navin config`.
-#[derive(Debug, Subcommand)]
-pub enum ConfigCommand {
-    /// Check a `.github/navin.yml` with Navin's own parser: exit 0 if valid, 1 naming the
-    /// line, column and key of the first problem, 2 if the file cannot be read.
-    #[command(after_long_help = "Examples:
-  navin config validate                      # .github/navin.yml of this checkout
-  navin config validate ../other/.github/navin.yml
-  git show main:.github/navin.yml | navin config validate -")]
-    Validate {
-        /// The file to check (`-` for stdin) [default: .github/navin.yml under --repo].
-        #[arg(value_name = "FILE")]
-        file: Option<PathBuf>,
-    },
-    /// Print the JSON Schema of `.github/navin.yml`, which editors use to complete and
-    /// check keys.
-    #[command(after_long_help = "Example:
-  navin config schema > navin.schema.json")]
-    Schema,
-}
-
-/// `navin mcp`.
-#[derive(Debug, Args)]
-pub struct McpArgs {
-    /// `plan` lists only the read tools; `agent` lists all of them.
-    #[arg(long, value_enum, default_value = "agent")]
-    pub mode: crate::mcp::Mode,
-}
-
-/// `navin plan REQUEST`, or `navin plan validate|diff`.
-#[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct PlanCmd {
-    #[command(subcommand)]
-    pub action: Option<PlanAction>,
-    /// What to plan, in plain words.
-    #[arg(required = true, value_name = "REQUEST")]
-    pub request: Vec<String>,
-    /// Export the plan's markdown to FILE (the only thing plan mode ever writes).
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Who writes the plan: the built-in read-only planner, a tool-using model on an
-    /// OpenAI-compatible endpoint (NAVIN_LLM_BASE_URL, NAVIN_LLM_MODEL,
-    /// NAVIN_LLM_API_KEY) or a command (NAVIN_PLAN_COMMAND). Default: `planner.source`
-    /// in .github/navin.yml, else builtin. The LLM and command planners plan the
-    /// commit at HEAD, never uncommitted changes.
-    #[arg(long, value_enum)]
-    pub planner: Option<PlannerKind>,
-    /// Store the plan on the ledger branch (never in the working tree) as pending, under
-    /// an id derived from its text; approve it with `navin plan approve ID`.
-    #[arg(long)]
-    pub save: bool,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum PlanAction {
-    /// Check a plan file; exit 1 naming the first problem.
-    Validate {
-        #[arg(value_name = "FILE")]
-        file: PathBuf,
-    },
-    /// Section-aware diff between an original plan and an edited one.
-    Diff {
-        #[arg(value_name = "ORIGINAL")]
-        original: PathBuf,
-        #[arg(value_name = "EDITED")]
-        edited: PathBuf,
-    },
-    /// The plans saved on the ledger branch: id, status and title.
-    List,
-    /// A saved plan's status and text (`--json`: its record too).
-    Show {
-        #[arg(value_name = "ID")]
-        id: String,
-    },
-    /// Approve a saved plan's current text (people only).
-    Approve {
-        #[arg(value_name = "ID")]
-        id: String,
-    },
-    /// Reject a saved plan (people only); its approvals stop counting.
-    Reject {
-        #[arg(value_name = "ID")]
-        id: String,
-        /// What should change, kept on the record for whoever plans again.
-        #[arg(long)]
-        feedback: Option<String>,
-    },
-    /// Replace a saved plan's text with an edited one (people only). The changes are
-    /// binding on whoever executes the plan; approvals of the old text go stale.
-    Edit {
-        #[arg(value_name = "ID")]
-        id: String,
-        /// The edited plan (`-` for stdin); without it, $VISUAL or $EDITOR opens the text.
-        #[arg(value_name = "FILE")]
-        file: Option<PathBuf>,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum MissionCommand {
-    /// Start the mission an approved plan describes: its stages (or proposed changes)
-    /// become the board's steps, as `/mission` does on GitHub.
-    Start {
-        /// The approved plan's id (`navin plan list`).
-        #[arg(long, value_name = "ID")]
-        from_plan: String,
-        /// One stage: every step is ready at once (as `/cruise`).
-        #[arg(long)]
-        cruise: bool,
-        /// Replace a live mission.
-        #[arg(long)]
-        replace: bool,
-    },
-    /// Release the next stage of a staged mission once every step of the current one
-    /// is done (`/continue` on GitHub). Only a person may.
-    Continue {
-        /// What you checked, for the history.
-        #[arg(long)]
-        note: Option<String>,
-    },
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum PlannerKind {
-    Builtin,
-    #[value(alias = "http")]
-    Llm,
-    Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum LedgerCommand {
-    /// Start a mission (refuses to replace a live one without --replace).
-    Init {
-        #[arg(long)]
-        goal: String,
-        #[arg(long = "constraint", value_name = "TEXT")]
-        constraints: Vec<String>,
-        #[arg(long = "acceptance", value_name = "TEXT")]
-        acceptance: Vec<String>,
-        #[arg(long)]
-        replace: bool,
-    },
-    /// Show the mission and its board.
-    Show,
-    /// The full history, from the ledger branch's commits (newest first).
-    History {
-        #[arg(long, default_value_t = 50)]
-        limit: usize,
-    },
-    /// Pause the mission: only resume, update and reads are accepted until resumed.
-    Pause {
-        #[arg(long)]
-        reason: String,
-    },
-    /// Resume a paused mission.
-    Resume {
-        #[arg(long, default_value = "")]
-        reason: String,
-    },
-    /// Mark the current version with refs/navin/checkpoints/v<VERSION>.
-    Checkpoint,
-    /// Write the content of an older version as a new version.
-    Rollback { version: u64 },
-    /// Close the mission as done (every step done) or failed.
-    Close {
-        #[arg(long, value_enum)]
-        status: CloseStatus,
-        #[arg(long, default_value = "")]
-        reason: String,
-    },
-    /// Edit the task ledger; every edit bumps the version and is recorded with the actor.
-    Update(UpdateCmd),
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum CloseStatus {
-    Done,
-    Failed,
-}
-
-impl From<CloseStatus> for MissionStatus {
-    fn from(s: CloseStatus) -> Self {
-        match s {
-            CloseStatus::Done => MissionStatus::Done,
-            CloseStatus::Failed => MissionStatus::Failed,
-        }
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct UpdateCmd {
-    #[arg(long)]
-    pub goal: Option<String>,
-    #[arg(long = "add-fact", value_name = "TEXT")]
-    pub add_fact: Vec<String>,
-    #[arg(long = "add-missing-info", value_name = "TEXT")]
-    pub add_missing_info: Vec<String>,
-    /// A missing-info entry that is now answered (it moves to facts).
-    #[arg(long = "resolve-missing-info", value_name = "TEXT")]
-    pub resolve_missing_info: Vec<String>,
-    #[arg(long = "add-constraint", value_name = "TEXT")]
-    pub add_constraint: Vec<String>,
-    #[arg(long)]
-    pub reason: String,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum BoardCommand {
-    /// Add a step.
-    Add {
-        id: String,
-        #[arg(long)]
-        title: String,
-        #[arg(long, value_delimiter = ',', value_name = "ID,ID")]
-        depends_on: Vec<String>,
-        #[arg(long, default_value = "none", value_parser = parse_validation)]
-        validation: Validation,
-        #[arg(long)]
-        acceptance: Option<String>,
-        #[arg(long)]
-        agent: Option<String>,
-        #[arg(long)]
-        description: Option<String>,
-        /// A command that validates the step (`navin board verify` runs each, in order,
-        /// with no shell); repeat for several.
-        #[arg(long = "command", value_name = "CMD")]
-        commands: Vec<String>,
-    },
-    /// The ready queue: planned steps whose dependencies are all done.
-    Next,
-    /// The brief for one step: role, goal, context paths, constraints, done when, do not,
-    /// validation, how to report back and the digest (as `board_brief` over MCP).
-    Brief { id: String },
-    /// Start a ready step.
-    Start { id: String },
-    /// Report progress on the current step (drives stall, loop and budget checks).
-    Progress {
-        id: String,
-        /// This report made no real progress (counts towards a stall).
-        #[arg(long)]
-        no_progress: bool,
-        /// A fingerprint of the action taken; repeats count as a loop.
-        #[arg(long)]
-        fingerprint: Option<String>,
-        #[arg(long, default_value_t = 0)]
-        tokens: u64,
-    },
-    /// Mark a step done; test, lint and verify steps need green run evidence.
-    Done {
-        id: String,
-        /// Prose evidence (counts only for manual steps closed by a human).
-        #[arg(long, conflicts_with = "evidence_json")]
-        evidence: Option<String>,
-        /// A JSON evidence record (kind, ok, summary, ...); `-` reads stdin.
-        #[arg(long, value_name = "FILE")]
-        evidence_json: Option<PathBuf>,
-    },
-    /// Record a failed attempt (retry, then local replan, then pause).
-    Fail {
-        id: String,
-        #[arg(long, value_name = "FILE")]
-        evidence_json: Option<PathBuf>,
-        #[arg(long, default_value = "")]
-        reason: String,
-    },
-    /// Run the step's validation command in this checkout (no shell) and record the run:
-    /// command, exit status, timing, output digest, HEAD and whether the tree was clean.
-    /// An agent can close a test, lint or verify step only with such a run.
-    Verify {
-        id: String,
-        /// The command to run instead of the step's or the config's (humans only, or
-        /// when none is configured).
-        #[arg(last = true, value_name = "CMD")]
-        command: Vec<String>,
-        /// Seconds the command may run (at least 1); then it is killed, with everything
-        /// it started, and the run is recorded red as timed out.
-        #[arg(
-            long,
-            value_name = "SECS",
-            default_value_t = 1800,
-            env = "NAVIN_VERIFY_TIMEOUT",
-            value_parser = clap::value_parser!(u64).range(1..)
-        )]
-        timeout: u64,
-    },
-    /// Put a failed step back in the queue.
-    Retry { id: String },
-    /// Local replan: the step and its dependents go back to planned.
-    Replan {
-        id: String,
-        #[arg(long)]
-        reason: String,
-    },
-}
-
-fn parse_validation(s: &str) -> Result<Validation, String> {
-    s.parse()
-}
-
 /// Runs the CLI and maps outcomes to exit codes.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
     let result = match &cli.command {
         Command::Plan(cmd) => plan_cmd::run(&cli, cmd),
         Command::Serve(args) => serve(args.clone()),
@@ -409,16 +40,13 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// `navin serve`: logs to stderr (RUST_LOG filters, default info), runs until SIGTERM.
+/// `navin serve`: logs to stderr (RUST_LOG filters, default info; `--log-format`), runs
+/// until SIGTERM.
 fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
-    tracing_subscriber::fmt()
-        .fmt_fields(crate::logging::ClippedFields)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    // Before logging starts: a bad setting is one line on stderr and exit 2.
+    args.validate()
+        .map_err(|e| CliError::usage(format!("serve: {e}")))?;
+    crate::logging::init(args.log_format, "info");
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
     let agent_token = args
@@ -456,14 +84,7 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
 /// `navin mcp`: the store opened as for any other command, then served on stdio. Logs
 /// go to stderr (stdout carries the protocol).
 fn mcp(cli: &Cli, args: &McpArgs) -> Result<(), CliError> {
-    let _ = tracing_subscriber::fmt()
-        .fmt_fields(crate::logging::ClippedFields)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .try_init();
+    crate::logging::init(args.log_format, "warn");
     let store = ledger_cmd::open(cli)?;
     let server = crate::mcp::NavinMcp::new(store, cli.repo.clone(), args.mode, cli.actor.clone());
     crate::mcp::serve_stdio(move || {
@@ -533,18 +154,31 @@ impl From<navin_ledger::store::StoreError> for CliError {
 }
 
 /// What to type instead, for the rules whose fix is another CLI command.
-fn cli_hint(rule: &navin_ledger::RuleError) -> Option<&'static str> {
+fn cli_hint(rule: &navin_ledger::RuleError) -> Option<String> {
+    use navin_ledger::model::TaskStatus;
     use navin_ledger::RuleError as R;
-    match rule {
-        R::NoMission => Some("start one with `navin ledger init --goal TEXT`"),
-        R::MissionLive { .. } => Some("pass --replace to replace it"),
-        R::Finished { .. } => Some("start a new one with `navin ledger init --goal TEXT`"),
+    let hint = match rule {
+        R::NoMission => "start one with `navin ledger init --goal TEXT`",
+        R::MissionLive { .. } => "pass --replace to replace it",
+        R::Finished { .. } => "start a new one with `navin ledger init --goal TEXT`",
         R::AgentEvidence { .. } | R::StaleRun { .. } | R::DirtyRun { .. } | R::RedRun { .. } => {
-            Some("run `navin board verify STEP` on a clean, committed tree, then `navin board done STEP`")
+            "run `navin board verify STEP` on a clean, committed tree, then `navin board done STEP`"
         }
-        R::EvidenceRequired { .. } => Some(
-            "an agent runs `navin board verify STEP`; CI evidence is recorded by Navin from GitHub",
-        ),
-        _ => None,
-    }
+        R::EvidenceRequired { .. } => {
+            "an agent runs `navin board verify STEP`; CI evidence is recorded by Navin from GitHub"
+        }
+        R::UnknownStep { .. } => "`navin ledger show` lists the steps",
+        R::InvalidTransition {
+            step,
+            operation,
+            status: TaskStatus::Planned,
+        } if *operation != "start" => return Some(format!("`navin board start {step}`")),
+        R::InvalidTransition {
+            step,
+            status: TaskStatus::Failed,
+            ..
+        } => return Some(format!("`navin board retry {step}`")),
+        _ => return None,
+    };
+    Some(hint.to_owned())
 }

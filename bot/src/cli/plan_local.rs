@@ -74,6 +74,11 @@ pub(super) fn repo_config(repo: &Path) -> Result<navin_engine::config::RepoConfi
 /// Plan `id`'s record and text, checked against each other: a text whose hash is not the
 /// record's is reported as corrupt, never repaired.
 pub(super) fn load(store: &Store, id: &str) -> Result<(PlanRecord, PlanDocument), CliError> {
+    if id.trim().is_empty() {
+        return Err(CliError::usage(
+            "no plan id given: `navin plan list` shows the saved plans and their ids",
+        ));
+    }
     if !navin_ledger::model::valid_step_id(id) {
         return Err(CliError::usage(format!(
             "{id:?} is not a plan id (letters, digits and -_. only; `navin plan list` shows them)"

@@ -125,6 +125,11 @@ pub struct ServeArgs {
     /// model are NAVIN_LLM_BASE_URL and NAVIN_LLM_MODEL. Trailing newline ignored.
     #[arg(long, env = "NAVIN_LLM_API_KEY_FILE")]
     pub llm_api_key_file: Option<PathBuf>,
+
+    /// Log lines as `text` (for a person) or `json` (one object a line, for a log
+    /// collector) [default: text on a terminal, json otherwise].
+    #[arg(long, env = "NAVIN_LOG_FORMAT", value_enum, value_name = "FORMAT")]
+    pub log_format: Option<crate::logging::LogFormat>,
 }
 
 /// What is wrong with the process configuration; each variant names the setting.
@@ -169,8 +174,14 @@ pub enum ConfigError {
     EmptyAgentToken { path: PathBuf },
     #[error("webhook secret is empty")]
     EmptyWebhookSecret,
-    #[error("--workers must be at least 1")]
-    NoWorkers,
+    /// A setting outside what the server can run with. `value` is `None` for a setting
+    /// whose value may carry a credential (a URL's user part).
+    #[error("{setting} is {}: expected {expected}", value.as_deref().map_or_else(|| "not valid (value not shown)".to_owned(), |v| format!("`{v}`")))]
+    Invalid {
+        setting: &'static str,
+        value: Option<String>,
+        expected: &'static str,
+    },
 }
 
 /// clap value parsers must return a `Result`; wrapping cannot fail.
@@ -249,6 +260,14 @@ impl ServeArgs {
     pub fn planner(&self) -> Result<navin_planner::external::ExternalConfig, ConfigError> {
         let mut cfg = navin_planner::external::ExternalConfig::from_env()
             .map_err(|e| ConfigError::Planner(e.to_string()))?;
+        // Not shown: an endpoint URL may carry a key in its user part.
+        if cfg.base_url.as_deref().is_some_and(|url| !is_http_url(url)) {
+            return Err(ConfigError::Invalid {
+                setting: "NAVIN_LLM_BASE_URL",
+                value: None,
+                expected: "an http(s) URL such as https://api.openai.com/v1",
+            });
+        }
         if let Some(path) = &self.llm_api_key_file {
             let text = std::fs::read_to_string(path).map_err(|source| ConfigError::LlmKeyFile {
                 path: path.clone(),
@@ -311,6 +330,74 @@ impl ServeArgs {
             pool_size: self.workers.saturating_add(4),
         }
     }
+
+    /// Every URL and number the server runs on, checked before anything starts, so a
+    /// bad setting stops `navin serve` with one line instead of failing a worker later.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |setting, value: &dyn ToString, expected| ConfigError::Invalid {
+            setting,
+            value: Some(value.to_string()),
+            expected,
+        };
+        if !is_http_url(&self.api_url) {
+            return Err(invalid(
+                "NAVIN_API_URL (--api-url)",
+                &self.api_url,
+                "an http(s) URL such as https://api.github.com or https://HOST/api/v3",
+            ));
+        }
+        if !is_git_url_template(&self.git_url_template) {
+            return Err(invalid(
+                "NAVIN_GIT_URL_TEMPLATE (--git-url-template)",
+                &self.git_url_template,
+                "an https://, http://, ssh://, git:// or file:// URL with {owner} and {repo} (or {full_name}), such as https://github.com/{owner}/{repo}.git",
+            ));
+        }
+        let at_least_one = [
+            ("NAVIN_WORKERS (--workers)", self.workers as u64),
+            (
+                "NAVIN_MAX_ATTEMPTS (--max-attempts)",
+                u64::from(self.max_attempts),
+            ),
+            (
+                "NAVIN_MAX_BODY_BYTES (--max-body-bytes)",
+                self.max_body_bytes as u64,
+            ),
+        ];
+        for (setting, value) in at_least_one {
+            if value == 0 {
+                return Err(invalid(setting, &value, "a whole number of at least 1"));
+            }
+        }
+        self.planner().map(|_| ())
+    }
+}
+
+/// `http(s)://HOST…`: what octocrab can send requests to.
+fn is_http_url(value: &str) -> bool {
+    value.parse::<http::Uri>().is_ok_and(|uri| {
+        matches!(uri.scheme_str(), Some("http" | "https"))
+            && uri.authority().is_some_and(|a| !a.host().is_empty())
+    })
+}
+
+/// A git remote for every repository: a URL git can fetch, naming the repository.
+fn is_git_url_template(template: &str) -> bool {
+    let names_repo = template.contains("{full_name}")
+        || (template.contains("{owner}") && template.contains("{repo}"));
+    let url = template
+        .replace("{full_name}", "o/r")
+        .replace("{owner}", "o")
+        .replace("{repo}", "r");
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return false;
+    };
+    let scheme_ok = match scheme {
+        "http" | "https" => is_http_url(&url),
+        "ssh" | "git" | "file" => !rest.is_empty(),
+        _ => false,
+    };
+    names_repo && scheme_ok && !url.chars().any(char::is_whitespace)
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ pub struct GitHubMetrics {
     pub requests: Family<Labels, Counter>,
     /// Last `x-ratelimit-remaining` by installation (`0` for app-JWT requests).
     pub rate_limit_remaining: Family<Labels, Gauge>,
+    /// How the App's credentials last fared, for `/readyz`.
+    pub health: super::readiness::GitHubHealth,
 }
 
 impl RequestObserver for GitHubMetrics {
@@ -35,6 +37,14 @@ impl RequestObserver for GitHubMetrics {
                 .get_or_create(&vec![("installation", lane.to_string())])
                 .set(i64::try_from(remaining).unwrap_or(i64::MAX));
         }
+    }
+
+    fn app_auth(
+        &self,
+        what: navin_github::AppAuth,
+        outcome: Result<(), &navin_github::GitHubError>,
+    ) {
+        self.health.record(what, outcome);
     }
 }
 
@@ -63,7 +73,12 @@ pub struct Metrics {
     /// Redeliveries the reconciler asked GitHub for.
     pub redeliveries_requested: Counter,
     pub github: Arc<GitHubMetrics>,
+    /// 1, labelled with the version and the commit it was built from.
+    pub build_info: Family<Labels, Gauge>,
 }
+
+/// The commit `build.rs` found (`unknown` outside a git checkout).
+pub const BUILD_COMMIT: &str = env!("NAVIN_GIT_COMMIT");
 
 impl Metrics {
     pub fn new() -> Self {
@@ -79,6 +94,13 @@ impl Metrics {
         let attempts = Family::<Labels, Counter>::default();
         let redeliveries_requested = Counter::default();
         let github = Arc::new(GitHubMetrics::default());
+        let build_info = Family::<Labels, Gauge>::default();
+        build_info
+            .get_or_create(&vec![
+                ("version", env!("CARGO_PKG_VERSION").to_owned()),
+                ("commit", BUILD_COMMIT.to_owned()),
+            ])
+            .set(1);
 
         registry.register(
             "webhook_deliveries_received",
@@ -140,6 +162,11 @@ impl Metrics {
             "Last x-ratelimit-remaining seen, by installation (0 = app JWT)",
             github.rate_limit_remaining.clone(),
         );
+        registry.register(
+            "build_info",
+            "The running navin: version and git commit (always 1)",
+            build_info.clone(),
+        );
         Self {
             registry,
             received,
@@ -153,6 +180,7 @@ impl Metrics {
             attempts,
             redeliveries_requested,
             github,
+            build_info,
         }
     }
 

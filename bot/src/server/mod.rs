@@ -1,7 +1,9 @@
 //! The webhook server: axum router, shared state, and the `navin serve` lifecycle
 //! (start workers and reconciler, serve, drain on SIGTERM or ctrl-c).
 
+mod delivery_log;
 pub mod metrics;
+pub mod readiness;
 pub mod signature;
 pub mod webhook;
 
@@ -40,6 +42,8 @@ struct StateInner {
     wake: Arc<Notify>,
     max_body_bytes: usize,
     app_key_loaded: bool,
+    /// The App client `/readyz` re-probes GitHub with (set by [`start`]).
+    github: std::sync::OnceLock<GitHubApp>,
 }
 
 /// Parts of an [`AppState`]; tests build one around a temporary queue.
@@ -64,7 +68,13 @@ impl AppState {
             wake: config.wake,
             max_body_bytes: config.max_body_bytes,
             app_key_loaded: config.app_key_loaded,
+            github: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Lets `/readyz` ask GitHub again after a failure (see `readiness`).
+    pub fn set_github(&self, github: GitHubApp) {
+        let _ = self.0.github.set(github);
     }
 
     pub fn metrics(&self) -> &Metrics {
@@ -102,16 +112,24 @@ async fn healthz() -> &'static str {
     "ok\n"
 }
 
-/// Ready when the queue answers within a second and the App key is loaded.
+/// Ready when the queue answers within a second, the App key is loaded and the App's
+/// last token mint or App call did not fail (see `readiness`).
 async fn readyz(State(state): State<AppState>) -> Response {
     let queue_ok = matches!(
         tokio::time::timeout(Duration::from_secs(1), state.queue().stats()).await,
         Ok(Ok(_))
     );
+    let unavailable = |reason: String| (StatusCode::SERVICE_UNAVAILABLE, reason).into_response();
     match (queue_ok, state.0.app_key_loaded) {
-        (true, true) => (StatusCode::OK, "ready\n").into_response(),
-        (false, _) => (StatusCode::SERVICE_UNAVAILABLE, "queue unavailable\n").into_response(),
-        (true, false) => (StatusCode::SERVICE_UNAVAILABLE, "app key not loaded\n").into_response(),
+        (false, _) => unavailable("queue unavailable\n".to_owned()),
+        (true, false) => unavailable("app key not loaded\n".to_owned()),
+        (true, true) => match state.metrics().github.health.unready_reason() {
+            Some(reason) => {
+                readiness::reprobe(&state.metrics().github.health, state.0.github.get());
+                unavailable(format!("{reason}\n"))
+            }
+            None => (StatusCode::OK, "ready\n").into_response(),
+        },
     }
 }
 
@@ -223,9 +241,7 @@ pub async fn start(
     args: &ServeArgs,
     make_handler: impl FnOnce(&GitHubApp) -> Arc<dyn DeliveryHandler>,
 ) -> Result<RunningServer, ServeError> {
-    if args.workers == 0 {
-        return Err(ConfigError::NoWorkers.into());
-    }
+    args.validate()?;
     let metrics = Arc::new(Metrics::new());
     let secrets = WebhookSecrets::new(args.webhook_secrets()?);
     let github = github_from_args(args, &metrics)?;
@@ -249,9 +265,10 @@ pub async fn start(
         max_attempts: args.max_attempts.max(1),
         ..WorkerConfig::default()
     };
+    let handler = delivery_log::LoggedHandler::new(make_handler(&github), args.max_attempts);
     let workers = Workers::spawn(
         queue.clone(),
-        make_handler(&github),
+        Arc::new(handler),
         worker_config,
         Arc::clone(&metrics),
         Arc::clone(&wake),
@@ -274,6 +291,7 @@ pub async fn start(
         max_body_bytes: args.max_body_bytes,
         app_key_loaded: true,
     });
+    state.set_github(github.clone());
     let listener = TcpListener::bind(args.listen)
         .await
         .map_err(|source| ServeError::Bind {

@@ -263,16 +263,17 @@ pub async fn receive(State(state): State<AppState>, webhook: VerifiedWebhook) ->
         received_at_ms: now_ms(),
     };
     let delivery_id = delivery.delivery_id.clone();
+    let repository = delivery.repository.clone();
     match state.queue().enqueue(delivery).await {
         Ok(EnqueueOutcome::Queued) => {
             metrics.receive(kind.as_str());
             state.wake_workers();
-            tracing::info!(delivery = %delivery_id, event = kind.as_str(), "delivery queued");
+            tracing::info!(delivery = %delivery_id, event = kind.as_str(), repository = repository.as_deref().unwrap_or(""), outcome = "queued", "delivery queued");
             (StatusCode::ACCEPTED, "queued\n").into_response()
         }
         Ok(EnqueueOutcome::Duplicate) => {
             metrics.duplicates.inc();
-            tracing::info!(delivery = %delivery_id, "duplicate delivery ignored");
+            tracing::info!(delivery = %delivery_id, event = kind.as_str(), repository = repository.as_deref().unwrap_or(""), outcome = "duplicate", "duplicate delivery ignored");
             (StatusCode::ACCEPTED, "duplicate\n").into_response()
         }
         Err(e) => {

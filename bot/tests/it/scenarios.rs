@@ -414,3 +414,18 @@ async fn a_500_line_comment_costs_ten_commands_and_a_handful_of_requests() {
     assert_eq!(w.ledger_commits(), commits + 10);
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_is_ready_while_github_accepts_the_app() {
+    let mut w = World::new().await;
+    assert_eq!(w.readyz().await, (200, "ready\n".to_owned()));
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", "/status").await;
+    w.reply().await;
+    let mints = w
+        .fake()
+        .requests_to("POST", "/app/installations/*/access_tokens");
+    assert!(!mints.is_empty(), "the reply needed a minted token");
+    assert_eq!(w.readyz().await, (200, "ready\n".to_owned()));
+    w.finish().await;
+}

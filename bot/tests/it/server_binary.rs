@@ -11,6 +11,10 @@ use std::time::{Duration, Instant};
 use server_support::{http_client, payload, post_webhook, rsa_keys, SECRET};
 
 fn spawn_serve(dir: &std::path::Path) -> (Child, SocketAddr) {
+    spawn_serve_with(dir, &[])
+}
+
+fn spawn_serve_with(dir: &std::path::Path, env: &[(&str, &str)]) -> (Child, SocketAddr) {
     let key = dir.join("key.pem");
     std::fs::write(&key, &rsa_keys().private_pem).unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -28,6 +32,7 @@ fn spawn_serve(dir: &std::path::Path) -> (Child, SocketAddr) {
         .env("NAVIN_API_URL", "http://127.0.0.1:9")
         .env("NAVIN_DATA_DIR", dir.join("data"))
         .env("NAVIN_RECONCILE_INTERVAL_SECS", "0")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -104,4 +109,139 @@ async fn serve_binary_acknowledges_and_exits_cleanly_on_sigterm() {
     );
     sigterm(&again);
     assert!(again.wait().unwrap().success());
+}
+
+/// `GET http://addr/path`: status and body.
+async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let request = hyper::Request::get(format!("http://{addr}{path}"))
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .unwrap();
+    let response = http_client().request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_turns_503_naming_the_failure_once_github_cannot_be_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    // NAVIN_API_URL points at port 9 on loopback, where nothing listens.
+    let (mut child, addr) = spawn_serve(dir.path());
+    assert_eq!(get(addr, "/readyz").await, (200, "ready\n".to_owned()));
+    let body = serde_json::to_vec(
+        navin_e2e::Payload::fixture("issue_comment.created")
+            .comment_body("/status")
+            .repo("o", "r", 7)
+            .installation(1)
+            .json(),
+    )
+    .unwrap();
+    assert_eq!(
+        post_webhook(&http_client(), addr, "issue_comment", "unready-1", &body).await,
+        Ok(202)
+    );
+    // The engine's first GitHub call fails after the client's own retries (~15 s).
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let (status, reason) = loop {
+        let (status, reason) = get(addr, "/readyz").await;
+        if status != 200 || Instant::now() > deadline {
+            break (status, reason);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let logs = {
+        use std::io::Read;
+        let mut text = String::new();
+        let _ = child.stderr.take().unwrap().read_to_string(&mut text);
+        text
+    };
+    assert_eq!(status, 503, "{reason}\n{logs}");
+    assert!(reason.starts_with("github: last "), "{reason}");
+    assert!(reason.contains(" failed "), "{reason}");
+    assert!(reason.contains("Connection refused"), "{reason}");
+    assert_eq!(reason.lines().count(), 1, "{reason}");
+}
+
+fn stop_and_read_logs(mut child: Child) -> String {
+    sigterm(&child);
+    let _ = child.wait();
+    use std::io::Read;
+    let mut text = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_carry_delivery_fields_and_clip_untrusted_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, addr) = spawn_serve_with(dir.path(), &[("NAVIN_LOG_FORMAT", "json")]);
+    let repository = format!("o/{}\nforged line", "r".repeat(5000));
+    let body = serde_json::to_vec(
+        navin_e2e::Payload::fixture("issue_comment.created")
+            .comment_body("just a comment, no command")
+            .repo("o", "r", 7)
+            .set("/repository/full_name", serde_json::json!(repository))
+            .installation(1)
+            .json(),
+    )
+    .unwrap();
+    assert_eq!(
+        post_webhook(&http_client(), addr, "issue_comment", "json-1", &body).await,
+        Ok(202)
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let metrics = loop {
+        let (_, metrics) = get(addr, "/metrics").await;
+        let attempts = metrics
+            .lines()
+            .any(|l| l.starts_with("navin_delivery_attempts_total{"));
+        if attempts || Instant::now() > deadline {
+            break metrics;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let logs = stop_and_read_logs(child);
+    let lines: Vec<serde_json::Value> = logs
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let line = |message: &str| {
+        lines
+            .iter()
+            .find(|l| l["message"] == message)
+            .unwrap_or_else(|| panic!("no {message:?} line in {logs}"))
+    };
+    let queued = line("delivery queued");
+    assert_eq!(queued["delivery"], "json-1");
+    assert_eq!(queued["event"], "issue_comment");
+    assert_eq!(queued["outcome"], "queued");
+    let logged_repo = queued["repository"].as_str().unwrap();
+    assert!(logged_repo.chars().count() < 600, "{logged_repo}");
+    assert!(logged_repo.ends_with("more bytes)"), "{logged_repo}");
+    let handled = line("delivery handled");
+    assert_eq!(handled["delivery"], "json-1");
+    assert_eq!(handled["event"], "issue_comment");
+    assert_eq!(handled["attempt"], 1);
+    assert!(handled["outcome"].is_string(), "{handled}");
+    assert!(handled["repository"].as_str().unwrap().len() < 1600);
+    assert!(!logs.contains(SECRET), "secret in logs");
+
+    let version = env!("CARGO_PKG_VERSION");
+    let build = metrics
+        .lines()
+        .find(|l| l.starts_with("navin_build_info{"))
+        .unwrap_or_else(|| panic!("no navin_build_info in {metrics}"));
+    assert!(build.contains(&format!("version=\"{version}\"")), "{build}");
+    assert!(build.contains("commit=\""), "{build}");
+    assert!(build.ends_with(" 1"), "{build}");
 }

@@ -218,3 +218,61 @@ async fn reconciler_asks_for_missed_deliveries_at_start() {
     );
     server.shutdown().await.unwrap();
 }
+
+async fn readyz(addr: std::net::SocketAddr) -> (u16, String) {
+    let request = hyper::Request::get(format!("http://{addr}/readyz"))
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .unwrap();
+    let response = http_client().request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_recovers_by_itself_once_github_accepts_the_app_again() {
+    let github = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/app"))
+        .respond_with(ResponseTemplate::new(401).set_body_json(serde_json::json!({
+            "message": "A JSON web token could not be decoded"
+        })))
+        .mount(&github)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let args = serve_args(dir.path(), &github.uri());
+    let server = start(&args, |_| Arc::new(navin_bot::queue::NoHandler))
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    assert_eq!(readyz(addr).await.0, 200, "nothing attempted yet");
+    let refused = server
+        .github()
+        .app_request(navin_github::ApiRequest::get("/app"))
+        .await;
+    assert!(refused.is_err());
+    let (status, reason) = readyz(addr).await;
+    assert_eq!(status, 503, "{reason}");
+    assert!(
+        reason.starts_with("github: last App API call failed"),
+        "{reason}"
+    );
+    assert!(reason.contains("401"), "{reason}");
+
+    // GitHub takes the App back; no delivery arrives, yet /readyz finds out.
+    github.reset().await;
+    Mock::given(method("GET"))
+        .and(path("/app"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({"id": 1})))
+        .mount(&github)
+        .await;
+    let recovered = eventually(Duration::from_secs(30), || async {
+        readyz(addr).await == (200, "ready\n".to_owned())
+    })
+    .await;
+    assert!(recovered, "still {:?}", readyz(addr).await);
+    server.shutdown().await.unwrap();
+}

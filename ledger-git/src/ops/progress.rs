@@ -11,7 +11,7 @@ pub(super) fn progress(tx: &mut Tx, args: &ProgressArgs, ctx: &Ctx) -> Result<()
     if status != TaskStatus::InProgress {
         return Err(RuleError::InvalidTransition {
             step: args.step.clone(),
-            operation: "report progress on",
+            operation: "take progress reports",
             status,
         });
     }

@@ -749,3 +749,43 @@ async fn git_remote_url_follows_the_template() {
         "https://github.com/octo/repo.git"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_observer_hears_how_each_token_mint_and_app_call_ended() {
+    let server = MockServer::start().await;
+    mount_minter(&server, 3600).await;
+    let (gh, log) = github(&server.uri(), "1");
+    gh.installation(INSTALLATION).token().await.unwrap();
+    // No installation 99 and no /app route: GitHub answers 404 to both.
+    assert!(gh.installation(99).token().await.is_err());
+    assert!(gh.app_request(ApiRequest::get("/app")).await.is_err());
+    assert_eq!(
+        log.app_auths(),
+        [
+            (navin_github::AppAuth::TokenMint, true),
+            (navin_github::AppAuth::TokenMint, false),
+            (navin_github::AppAuth::AppCall, false),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_relative_api_url_is_refused_when_the_client_is_built() {
+    let config = GitHubConfig {
+        api_url: "notaurl".to_owned(),
+        credentials: Credentials::App {
+            issuer: "1".to_owned(),
+            key: app_key(),
+        },
+        write_spacing: Duration::from_secs(1),
+        policy: RetryPolicy::default(),
+        git_url_template: "https://github.com/{owner}/{repo}.git".to_owned(),
+        stateless_s2s_token: None,
+        read_timeout: None,
+    };
+    let err = GitHubApp::new(config, Arc::new(StatusLog::default())).unwrap_err();
+    assert!(
+        err.to_string().contains("expected an absolute http(s) URL"),
+        "{err}"
+    );
+}

@@ -4,7 +4,10 @@
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use navin_github::{AppKey, Credentials, GitHubApp, GitHubConfig, RequestObserver, RetryPolicy};
+use navin_github::{
+    AppAuth, AppKey, Credentials, GitHubApp, GitHubConfig, GitHubError, RequestObserver,
+    RetryPolicy,
+};
 
 /// The test App key pair (made once per test binary by `navin_e2e`; never committed).
 pub fn rsa_keys() -> &'static navin_e2e::AppKey {
@@ -15,19 +18,28 @@ pub fn app_key() -> AppKey {
     AppKey::from_pem(rsa_keys().private_pem.as_bytes()).unwrap()
 }
 
-/// Every status the client reported, in order (`None` for transport errors).
+/// Every status the client reported, in order (`None` for transport errors), and how
+/// each use of the App's credentials ended (`true` for success).
 #[derive(Debug, Default)]
-pub struct StatusLog(Mutex<Vec<Option<u16>>>);
+pub struct StatusLog(Mutex<Vec<Option<u16>>>, Mutex<Vec<(AppAuth, bool)>>);
 
 impl StatusLog {
     pub fn seen(&self) -> Vec<Option<u16>> {
         self.0.lock().unwrap().clone()
+    }
+
+    pub fn app_auths(&self) -> Vec<(AppAuth, bool)> {
+        self.1.lock().unwrap().clone()
     }
 }
 
 impl RequestObserver for StatusLog {
     fn record(&self, _lane: u64, status: Option<u16>, _remaining: Option<u64>) {
         self.0.lock().unwrap().push(status);
+    }
+
+    fn app_auth(&self, what: AppAuth, outcome: Result<(), &GitHubError>) {
+        self.1.lock().unwrap().push((what, outcome.is_ok()));
     }
 }
 
