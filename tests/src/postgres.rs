@@ -15,6 +15,8 @@ pub struct PgServer {
     port: u16,
     child: Option<Child>,
     as_postgres: bool,
+    /// With [`PgServer::start_tls`]: the CA that signed the server's certificate.
+    ca: Option<PathBuf>,
 }
 
 /// Why no server could be started; the message says what to install.
@@ -60,6 +62,81 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// A CA and a server certificate for 127.0.0.1 signed by it, in `dir`; returns the
+/// CA's path. The key is 0600, as PostgreSQL demands.
+fn make_certificates(dir: &Path) -> Result<PathBuf, PgError> {
+    let run = |args: &[&str]| -> Result<(), PgError> {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| PgError::Start(format!("openssl: {e}")))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(PgError::Start(format!(
+                "openssl {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            )))
+        }
+    };
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n")
+        .map_err(|e| PgError::Start(e.to_string()))?;
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=navin test CA",
+    ])?;
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ])?;
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ])?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        dir.join("server.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .map_err(|e| PgError::Start(e.to_string()))?;
+    Ok(dir.join("ca.crt"))
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -70,6 +147,20 @@ fn free_port() -> u16 {
 impl PgServer {
     /// Starts a fresh server and waits until it accepts connections.
     pub fn start() -> Result<Self, PgError> {
+        Self::start_with(false)
+    }
+
+    /// [`PgServer::start`] with TLS on: a CA and a server certificate for 127.0.0.1
+    /// made by `openssl` for this server only; [`PgServer::ca_file`] is that CA.
+    pub fn start_tls() -> Result<Self, PgError> {
+        Self::start_with(true)
+    }
+
+    pub fn ca_file(&self) -> Option<PathBuf> {
+        self.ca.clone()
+    }
+
+    fn start_with(tls: bool) -> Result<Self, PgError> {
         let bin = bin_dir()?;
         let dir = tempfile::Builder::new()
             .prefix("navin-pg-")
@@ -82,8 +173,22 @@ impl PgServer {
             port: free_port(),
             child: None,
             as_postgres,
+            ca: None,
         };
-        if as_postgres {
+        let mut extra = Vec::new();
+        if tls {
+            server.ca = Some(make_certificates(server.dir.path())?);
+            let dir = server.dir.path();
+            extra = vec![
+                "-c".to_owned(),
+                "ssl=on".to_owned(),
+                "-c".to_owned(),
+                format!("ssl_cert_file={}", dir.join("server.crt").display()),
+                "-c".to_owned(),
+                format!("ssl_key_file={}", dir.join("server.key").display()),
+            ];
+        }
+        if server.as_postgres {
             let chown = Command::new("chown")
                 .args(["-R", "postgres:postgres"])
                 .arg(server.dir.path())
@@ -108,7 +213,7 @@ impl PgServer {
                 String::from_utf8_lossy(&out.stderr)
             )));
         }
-        server.spawn(&data)?;
+        server.spawn(&data, &extra)?;
         Ok(server)
     }
 
@@ -131,7 +236,7 @@ impl PgServer {
         }
     }
 
-    fn spawn(&mut self, data: &Path) -> Result<(), PgError> {
+    fn spawn(&mut self, data: &Path, extra: &[String]) -> Result<(), PgError> {
         let log = std::fs::File::create(self.dir.path().join("server.log"))
             .map_err(|e| PgError::Start(e.to_string()))?;
         let log2 = log.try_clone().map_err(|e| PgError::Start(e.to_string()))?;
@@ -153,6 +258,7 @@ impl PgServer {
                 "-c",
                 "max_connections=200",
             ])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log2)

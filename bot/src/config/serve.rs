@@ -79,6 +79,12 @@ pub struct ServeArgs {
     #[arg(long, env = "NAVIN_DATABASE_URL_FILE", conflicts_with = "database_url")]
     pub database_url_file: Option<PathBuf>,
 
+    /// PEM file of the CA certificates to trust for the database's TLS instead of the
+    /// system's (RDS, Cloud SQL and other managed services sign with their own). Whether
+    /// TLS is used follows `sslmode` in the URL.
+    #[arg(long, env = "NAVIN_DATABASE_CA_FILE")]
+    pub database_ca_file: Option<PathBuf>,
+
     /// Seconds a replica holds a delivery it runs without renewing; after a replica
     /// dies, its deliveries wait this long before another takes them (PostgreSQL only).
     #[arg(long, env = "NAVIN_QUEUE_LEASE_SECS", default_value_t = 60)]
@@ -328,6 +334,7 @@ impl ServeArgs {
         crate::queue::PgOptions {
             lease: Duration::from_secs(self.queue_lease_secs.max(3)),
             pool_size: self.workers.saturating_add(4),
+            ca_file: self.database_ca_file.clone(),
         }
     }
 

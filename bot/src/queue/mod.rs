@@ -139,10 +139,14 @@ pub enum QueueError {
     Compress(std::io::Error),
     #[error("{0}")]
     DatabaseUrl(String),
+    /// The database's error with its causes (a TLS failure names the certificate
+    /// problem only in its source).
     #[error("queue database: {0}")]
-    Postgres(#[from] tokio_postgres::Error),
+    Postgres(String),
+    #[error("queue database TLS: {0}")]
+    DatabaseTls(String),
     #[error("queue database: no connection: {0}")]
-    Pool(#[from] deadpool_postgres::PoolError),
+    Pool(String),
     #[error(
         "the queue database was migrated to version {found} by a newer navin (this one \
          knows up to {known}); run that version"
@@ -150,6 +154,33 @@ pub enum QueueError {
     DatabaseTooNew { found: i32, known: i32 },
     #[error("delivery queue is closed")]
     Closed,
+}
+
+/// `error: cause: cause…`, each distinct message once.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+impl From<tokio_postgres::Error> for QueueError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Self::Postgres(with_causes(&e))
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for QueueError {
+    fn from(e: deadpool_postgres::PoolError) -> Self {
+        Self::Pool(with_causes(&e))
+    }
 }
 
 impl QueueError {

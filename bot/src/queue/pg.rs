@@ -20,7 +20,8 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use tokio_postgres::{NoTls, Transaction};
+use tokio_postgres::Transaction;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::sql::decompress;
 use super::{Delivery, DeliveryStatus, EnqueueOutcome, NewDelivery, QueueError, QueueStats};
@@ -46,6 +47,10 @@ pub struct PgOptions {
     pub lease: Duration,
     /// Connections this replica keeps open.
     pub pool_size: usize,
+    /// PEM certificates to trust for the database's TLS instead of the system's roots
+    /// (managed services such as RDS sign with their own CA). TLS itself follows the
+    /// URL's `sslmode` (`prefer` by default, `require`, `disable`).
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl Default for PgOptions {
@@ -53,13 +58,63 @@ impl Default for PgOptions {
         Self {
             lease: Duration::from_secs(60),
             pool_size: 16,
+            ca_file: None,
         }
     }
+}
+
+/// The TLS connector for the queue database: `ca_file`'s certificates, or the platform's
+/// roots.
+fn tls(ca_file: Option<&std::path::Path>) -> Result<MakeRustlsConnect, QueueError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| QueueError::DatabaseTls(e.to_string()))?;
+    let config = match ca_file {
+        Some(path) => {
+            let mut roots = rustls::RootCertStore::empty();
+            let certs = CertificateDer::pem_file_iter(path).map_err(|e| {
+                QueueError::DatabaseTls(format!(
+                    "cannot read NAVIN_DATABASE_CA_FILE {}: {e}",
+                    path.display()
+                ))
+            })?;
+            for cert in certs {
+                let cert = cert.map_err(|e| {
+                    QueueError::DatabaseTls(format!(
+                        "{}: not a PEM certificate: {e}",
+                        path.display()
+                    ))
+                })?;
+                roots
+                    .add(cert)
+                    .map_err(|e| QueueError::DatabaseTls(format!("{}: {e}", path.display())))?;
+            }
+            if roots.is_empty() {
+                return Err(QueueError::DatabaseTls(format!(
+                    "{} holds no certificate",
+                    path.display()
+                )));
+            }
+            builder.with_root_certificates(roots).with_no_client_auth()
+        }
+        None => {
+            use rustls_platform_verifier::BuilderVerifierExt;
+            builder
+                .with_platform_verifier()
+                .map_err(|e| QueueError::DatabaseTls(e.to_string()))?
+                .with_no_client_auth()
+        }
+    };
+    Ok(MakeRustlsConnect::new(config))
 }
 
 pub(super) struct PgQueue {
     pool: Pool,
     config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
     /// This process, as written in `lease_owner`.
     replica: String,
     lease_ms: i64,
@@ -95,9 +150,10 @@ impl PgQueue {
                  expected postgres://USER:PASSWORD@HOST:PORT/DATABASE"
             ))
         })?;
+        let tls = tls(options.ca_file.as_deref())?;
         let manager = Manager::from_config(
             config.clone(),
-            NoTls,
+            tls.clone(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -118,6 +174,7 @@ impl PgQueue {
         Ok(Self {
             pool,
             config,
+            tls,
             replica,
             lease_ms: ms(options.lease),
         })
@@ -513,7 +570,7 @@ impl PgQueue {
     /// Becomes the leader for `role` if no live replica is: the lock is held by a
     /// connection of its own for as long as the returned guard lives.
     pub(super) async fn try_lead(&self, role: &str) -> Result<Option<PgLeader>, QueueError> {
-        let (client, connection) = self.config.connect(NoTls).await?;
+        let (client, connection) = self.config.connect(self.tls.clone()).await?;
         let task = tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::warn!(error = %e, "leader connection to the queue database closed");

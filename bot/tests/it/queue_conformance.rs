@@ -229,6 +229,7 @@ fn options(lease_secs: u64) -> PgOptions {
     PgOptions {
         lease: Duration::from_secs(lease_secs),
         pool_size: 8,
+        ca_file: None,
     }
 }
 
@@ -415,4 +416,31 @@ async fn replicas_starting_together_apply_the_schema_once_and_a_newer_schema_is_
         .await
         .unwrap_err();
     assert!(err.to_string().contains("NAVIN_DATABASE_URL"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queue_database_is_reached_over_verified_tls() {
+    let pg = PgServer::start_tls().unwrap();
+    let url = format!("{}?sslmode=require", pg.database("tls").unwrap());
+    let trusted = PgOptions {
+        ca_file: pg.ca_file(),
+        ..options(60)
+    };
+    let q = DeliveryQueue::connect(&url, &trusted).await.unwrap();
+    put(&q, "over-tls", "o/r").await;
+    assert_eq!(ids(&q.claim(T0, 1).await.unwrap()), ["over-tls"]);
+    assert_eq!(
+        pg.psql("tls", "SELECT count(*) FROM pg_stat_ssl WHERE ssl")
+            .unwrap()
+            != "0",
+        true,
+        "the connections use TLS"
+    );
+    let untrusted = DeliveryQueue::connect(&url, &options(60))
+        .await
+        .unwrap_err();
+    assert!(
+        untrusted.to_string().to_lowercase().contains("certificate"),
+        "a certificate no root vouches for is refused: {untrusted}"
+    );
 }
