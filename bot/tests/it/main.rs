@@ -15,6 +15,7 @@ mod cli_plan;
 mod cli_plan_local;
 mod deploy_files;
 mod deploy_manifest;
+mod engine_config_check;
 mod engine_dispatch;
 mod engine_e2e;
 mod engine_edits;
