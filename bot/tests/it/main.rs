@@ -20,6 +20,7 @@ mod engine_dispatch;
 mod engine_e2e;
 mod engine_edits;
 mod engine_evidence;
+mod engine_installation;
 mod engine_lifecycle;
 mod engine_merge;
 mod engine_plan_files;

@@ -213,6 +213,24 @@ pub struct WorkflowRunEvent {
 pub struct InstallationEvent {
     pub action: String,
     pub installation: Installation,
+    /// `installation`: the repositories it covers (GitHub lists them on `created` and
+    /// `deleted`); `null` or absent reads as none.
+    #[serde(default)]
+    pub repositories: Option<Vec<InstalledRepository>>,
+    /// `installation_repositories` `added`.
+    #[serde(default)]
+    pub repositories_added: Option<Vec<InstalledRepository>>,
+    /// `installation_repositories` `removed`.
+    #[serde(default)]
+    pub repositories_removed: Option<Vec<InstalledRepository>>,
+}
+
+/// A repository as installation events list it: no default branch and no URL.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct InstalledRepository {
+    pub full_name: String,
+    #[serde(default)]
+    pub id: Option<u64>,
 }
 
 impl CommentEvent {
