@@ -85,17 +85,12 @@ async fn a_repository_added_back_with_a_ledger_gets_its_panel_refreshed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_repository_added_without_a_ledger_costs_one_config_read_and_keeps_no_clone() {
+async fn a_repository_added_without_a_ledger_costs_one_config_read_and_posts_nothing() {
     let mut w = World::new().await;
     w.clear_requests();
     w.send(&repositories_event(&w, "added")).await;
-    let ledger = navin_engine::ledger::clone_dir(w.data_dir(), &format!("{OWNER}/{REPO}"));
-    assert!(
-        !ledger.exists(),
-        "an empty clone was left at {}",
-        ledger.display()
-    );
     assert!(w.called("GET", "/contents/**"));
+    assert!(w.ledger().is_none(), "no ledger branch was made");
     let n = w.requests("installation_repositories.added (repository without a ledger)");
     assert!(n <= 3, "{n} requests");
     w.no_reply().await;

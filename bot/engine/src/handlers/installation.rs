@@ -60,7 +60,8 @@ impl Engine {
 
     /// Reads the repository's config (one contents call, cached as every event's is)
     /// and its ledger branch by git; when the branch holds a mission shown on an issue,
-    /// the panel is refreshed. A repository without a ledger keeps no clone.
+    /// the panel is refreshed. The clone stays either way: removing an empty one here
+    /// could race the repository's first command, which may be creating it right now.
     async fn warm_repository(
         &self,
         installation: u64,
@@ -80,17 +81,8 @@ impl Engine {
             // Invalid config: nothing of the repository is touched until it is fixed.
             return Ok(());
         }
-        let dir = ledger::clone_dir(&self.config.data_dir, &repo.full_name);
-        let had_clone = dir.exists();
-        let read = session.read_ledger().await;
-        let ledger = match read {
-            Ok(Some(ledger)) => ledger,
-            other => {
-                if !had_clone {
-                    let _ = std::fs::remove_dir_all(&dir);
-                }
-                return other.map(|_| ());
-            }
+        let Some(ledger) = session.read_ledger().await? else {
+            return Ok(());
         };
         if crate::effects::panel::panel_issue(&ledger, &repo.full_name).is_none() {
             return Ok(());
