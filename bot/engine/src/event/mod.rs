@@ -7,7 +7,7 @@
 pub mod payload;
 
 pub use payload::{
-    html_base, ChangedText, Changes, CheckRunEvent, CheckSuite, CheckSuiteEvent, Comment,
+    html_base, Account, ChangedText, Changes, CheckRunEvent, CheckSuite, CheckSuiteEvent, Comment,
     CommentEvent, GitRef, Installation, InstallationEvent, InstalledRepository, Issue, PullRequest,
     PullRequestEvent, RepoName, Repository, Review, ReviewEvent, User, WorkflowRunEvent,
 };

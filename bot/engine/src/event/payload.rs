@@ -81,6 +81,18 @@ pub struct Repository {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Installation {
     pub id: u64,
+    /// Who installed the App; `installation` events carry it, and its `html_url` is
+    /// the only web address they hold (GHES included).
+    #[serde(default)]
+    pub account: Option<Account>,
+}
+
+/// The account an App is installed on.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Account {
+    pub login: String,
+    #[serde(default)]
+    pub html_url: Option<String>,
 }
 
 /// On `edited`: what the body was before, so only newly added commands run.

@@ -1,7 +1,7 @@
 //! `installation` and `installation_repositories` events: newly reachable repositories get their config read and, with a ledger already there, their panel refreshed; repositories Navin lost lose their clones and cached entries.
 
 use crate::event::{InstallationEvent, InstalledRepository, Repository};
-use crate::rules::installation::{installation_work, MAX_WARMED_PER_EVENT};
+use crate::rules::installation::{installation_work, web_base, MAX_WARMED_PER_EVENT};
 use crate::rules::token_scope::Need;
 use crate::session::blocking;
 use crate::{ledger, Cx, Engine, EngineError};
@@ -31,10 +31,12 @@ impl Engine {
                 "installation event: repositories past the cap are warmed on their first event"
             );
         }
+        let base = web_base(event);
         for repo in &work.warm {
             // One repository that cannot be read does not hold up the others; each is
             // warmed again by its own next event anyway.
-            if let Err(e) = self.warm_repository(installation, repo, cx).await {
+            let html_url = base.as_ref().map(|b| format!("{b}/{}", repo.full_name));
+            if let Err(e) = self.warm_repository(installation, repo, html_url, cx).await {
                 tracing::warn!(installation, repo = %repo.full_name, error = %e, "cannot warm the repository");
                 cx.report.engine("warm a newly installed repository", &e);
             }
@@ -66,13 +68,14 @@ impl Engine {
         &self,
         installation: u64,
         repo: &InstalledRepository,
+        html_url: Option<String>,
         cx: &Cx,
     ) -> Result<(), EngineError> {
         let repository = Repository {
             full_name: repo.full_name.clone(),
             id: repo.id,
             default_branch: None,
-            html_url: None,
+            html_url,
         };
         let session = self
             .session(cx, Need::Write, installation, &repository, 0, "navin")

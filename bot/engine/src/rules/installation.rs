@@ -43,6 +43,17 @@ pub fn installation_work(event: &InstallationEvent, repositories_event: bool) ->
     }
 }
 
+/// The web base (`https://github.com`, or a GHES host) from the installation's account
+/// (`<base>/<login>`), since installation events list repositories without URLs; the
+/// panel's links are built on it.
+pub fn web_base(event: &InstallationEvent) -> Option<String> {
+    let account = event.installation.account.as_ref()?;
+    let url = account.html_url.as_deref()?;
+    url.strip_suffix(&format!("/{}", account.login))
+        .filter(|base| base.starts_with("http"))
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 mod tests {
@@ -78,6 +89,21 @@ mod tests {
         let deleted = installation_work(&event("deleted", "repositories", 2), false);
         assert_eq!(deleted.forget.len(), 2);
         assert!(deleted.forget_grant);
+    }
+
+    #[test]
+    fn the_web_base_comes_from_the_accounts_page() {
+        let on = |url: &str| -> InstallationEvent {
+            serde_json::from_value(serde_json::json!({
+                "action": "created",
+                "installation": { "id": 7, "account": { "login": "octo-org", "html_url": url } },
+            }))
+            .unwrap()
+        };
+        let ghes = on("https://ghes.example.com/octo-org");
+        assert_eq!(web_base(&ghes).as_deref(), Some("https://ghes.example.com"));
+        assert_eq!(web_base(&on("https://github.com/someone-else")), None);
+        assert_eq!(web_base(&event("created", "repositories", 1)), None);
     }
 
     #[test]
