@@ -1,4 +1,4 @@
-//! `mode: event` on pull-request, review and CI events, from the committed real payloads: events that touch no step leave the ledger alone, linked pull requests and their checks and review approvals act through the same engine as the App, and a fork run is refused.
+//! `mode: event` on pull-request, review and CI events, from the committed real payloads: events that touch no step leave the ledger alone, linked pull requests and their checks and review approvals act through the same engine as the App, a pull request changing `.github/navin.yml` gets `navin/config`, and a fork run is refused.
 
 use serde_json::json;
 
@@ -319,4 +319,33 @@ fn a_review_approval_approves_the_plan_of_a_pull_request_in_event_mode() {
         .expect("plan record");
     let record: serde_json::Value = serde_json::from_slice(&record).expect("json");
     assert_eq!(record["status"], "approved", "{record}");
+}
+
+#[test]
+fn a_pull_request_changing_the_config_gets_a_navin_config_check_in_event_mode() {
+    let job = Job::for_events();
+    let (owner, repo) = (crate::harness::OWNER, crate::harness::REPO);
+    let broken = "approval:\n  required_approvals: 1\n  allow_author: true\n";
+    let spec = navin_e2e::fake::PullSpec::new("fix/config")
+        .author("alice")
+        .title("Let authors approve")
+        .body("")
+        .file(".github/navin.yml", broken);
+    let pr = job.fake.create_pull(owner, repo, spec);
+    let pull = job.fake.pull(owner, repo, pr);
+    let path = job.fixture_event("pull_request.opened", |p| {
+        p.number(pr)
+            .head_sha(&pull.head_sha)
+            .head_ref(&pull.head_ref)
+    });
+    let r = job.run("event", "pull_request", Some(&path), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let runs = job.fake.check_runs(owner, repo).into_iter();
+    let runs: Vec<_> = runs.filter(|run| run.name == "navin/config").collect();
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    assert_eq!(runs[0].head_sha, pull.head_sha);
+    assert_eq!(runs[0].conclusion.as_deref(), Some("failure"));
+    let mark = &runs[0].output["annotations"][0];
+    assert_eq!(mark["path"], ".github/navin.yml");
+    assert_eq!(mark["start_line"], 3);
 }

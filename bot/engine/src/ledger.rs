@@ -34,6 +34,25 @@ fn safe_segment(s: &str) -> String {
     }
 }
 
+/// Removes `full_name`'s ledger clone and source clone, once the App can no longer reach
+/// the repository (uninstalled, or deselected from the installation). Returns the folders
+/// that were there; a folder already gone is not an error. A later event for the
+/// repository starts both again from GitHub.
+pub fn remove_clones(data_dir: &Path, full_name: &str) -> std::io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    for dir in [
+        clone_dir(data_dir, full_name),
+        crate::source::source_dir(data_dir, full_name),
+    ] {
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => removed.push(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(removed)
+}
+
 /// Opens (creating on first use) the clone and a store that fetches before and pushes
 /// after every write. The token is only ever handed to git's credential callback, never
 /// written into the remote URL or the repository config.
@@ -70,6 +89,7 @@ pub fn open_store(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 mod tests {
     use super::*;
 
@@ -85,5 +105,20 @@ mod tests {
             Path::new("/data/ledgers/_/.._etc.git")
         );
         assert_eq!(clone_dir(base, "a/.."), Path::new("/data/ledgers/a/_.git"));
+    }
+
+    #[test]
+    fn removing_a_repositorys_clones_leaves_its_neighbours() {
+        let data = tempfile::tempdir().unwrap();
+        for repo in ["o/gone", "o/kept"] {
+            std::fs::create_dir_all(clone_dir(data.path(), repo).join("objects")).unwrap();
+            std::fs::create_dir_all(crate::source::source_dir(data.path(), repo)).unwrap();
+        }
+        let removed = remove_clones(data.path(), "o/gone").unwrap();
+        assert_eq!(removed.len(), 2, "{removed:?}");
+        assert!(!clone_dir(data.path(), "o/gone").exists());
+        assert!(!crate::source::source_dir(data.path(), "o/gone").exists());
+        assert!(clone_dir(data.path(), "o/kept").exists());
+        assert!(remove_clones(data.path(), "o/gone").unwrap().is_empty());
     }
 }

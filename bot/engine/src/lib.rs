@@ -234,10 +234,8 @@ impl Engine {
             Payload::CheckRun(e) => self.on_check_run(e, cx).await,
             Payload::CheckSuite(e) => self.on_check_suite(e, cx).await,
             Payload::WorkflowRun(e) => self.on_workflow_run(e, cx).await,
-            Payload::Installation(e) | Payload::InstallationRepositories(e) => {
-                tracing::debug!(action = %e.action, installation = e.installation.id, "installation event: nothing to do");
-                Ok(())
-            }
+            Payload::Installation(e) => self.on_installation(e, false, cx).await,
+            Payload::InstallationRepositories(e) => self.on_installation(e, true, cx).await,
         }
     }
 

@@ -102,7 +102,7 @@ impl Plan {
     fn new(args: &AppCreateArgs) -> Result<Self, CliError> {
         let github = base_url(&args.github_url, "--github-url")?;
         let api_url = base_url(&args.api_url, "--api-url")?;
-        let mut manifest: Value = serde_yaml::from_str(MANIFEST)
+        let mut manifest: Value = serde_yaml_ng::from_str(MANIFEST)
             .map_err(|e| CliError::usage(format!("the built-in App manifest is invalid: {e}")))?;
         if let Some(name) = &args.name {
             let name = name.trim();

@@ -295,7 +295,7 @@ async fn the_page_posts_the_manifest_with_the_local_callback_and_a_random_state_
         "https://navin.example.org/webhook"
     );
     assert_eq!(page.manifest["hook_attributes"]["active"], true);
-    let app_yml: Value = serde_yaml::from_str(
+    let app_yml: Value = serde_yaml_ng::from_str(
         &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/app.yml"))
             .unwrap(),
     )

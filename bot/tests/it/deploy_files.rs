@@ -212,9 +212,10 @@ fn the_systemd_unit_is_hardened_and_reads_secrets_from_credentials() {
 #[test]
 fn the_compose_example_keeps_the_data_on_a_volume_and_secrets_in_files() {
     let text = read("compose.yml");
-    let compose: serde_yaml::Value = serde_yaml::from_str(&text).expect("compose.yml is YAML");
+    let compose: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(&text).expect("compose.yml is YAML");
     let navin = &compose["services"]["navin"];
-    let volumes = serde_yaml::to_string(&navin["volumes"]).unwrap();
+    let volumes = serde_yaml_ng::to_string(&navin["volumes"]).unwrap();
     assert!(volumes.contains("navin-data:/var/lib/navin"), "{volumes}");
     assert!(!compose["volumes"]["navin-data"].is_null());
     let env = &navin["environment"];

@@ -13,19 +13,19 @@ use serde_json::json;
 /// Events GitHub sends every App without a subscription (they cannot be subscribed to).
 const SENT_WITHOUT_SUBSCRIPTION: [&str; 2] = ["installation", "installation_repositories"];
 
-fn manifest() -> serde_yaml::Value {
+fn manifest() -> serde_yaml_ng::Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/app.yml");
     let text = std::fs::read_to_string(&path).expect("bot/deploy/app.yml is readable");
-    serde_yaml::from_str(&text).expect("app.yml is YAML")
+    serde_yaml_ng::from_str(&text).expect("app.yml is YAML")
 }
 
 fn permissions() -> BTreeMap<String, String> {
-    serde_yaml::from_value(manifest()["default_permissions"].clone())
+    serde_yaml_ng::from_value(manifest()["default_permissions"].clone())
         .expect("default_permissions maps names to levels")
 }
 
 fn events() -> BTreeSet<String> {
-    serde_yaml::from_value(manifest()["default_events"].clone())
+    serde_yaml_ng::from_value(manifest()["default_events"].clone())
         .expect("default_events lists names")
 }
 

@@ -148,6 +148,11 @@ impl World {
         self.wait = wait;
     }
 
+    /// The server's data directory (ledger and source clones).
+    pub fn data_dir(&self) -> &Path {
+        &self.engine_config.data_dir
+    }
+
     pub fn fake(&self) -> &FakeGitHub {
         self.sc.fake()
     }

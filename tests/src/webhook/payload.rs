@@ -28,6 +28,8 @@ fixtures!(
     "check_suite.completed",
     "workflow_run.completed",
     "installation.created",
+    "installation_repositories.added",
+    "installation_repositories.removed",
 );
 
 /// Names accepted by `Payload::fixture`.

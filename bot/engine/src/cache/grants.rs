@@ -55,6 +55,11 @@ impl GrantCache {
         grants
     }
 
+    /// Drops the installation's grant: its permissions changed, or it is gone.
+    pub fn forget(&self, installation: u64) {
+        self.lock().remove(&installation);
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Entry>> {
         self.grants.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -70,6 +70,12 @@ impl PermissionCache {
         Ok(role)
     }
 
+    /// Drops every role cached for `repo`: the App lost access to it.
+    pub fn forget(&self, repo: &str) {
+        let repo = repo.to_ascii_lowercase();
+        self.lock().retain(|(r, _), _| *r != repo);
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Roles> {
         self.roles
             .lock()

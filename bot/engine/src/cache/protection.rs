@@ -70,6 +70,12 @@ impl ProtectionCache {
         notice
     }
 
+    /// Drops every branch of `repo`: the App lost access to it.
+    pub fn forget(&self, repo: &str) {
+        let repo = repo.to_ascii_lowercase();
+        self.lock().retain(|(r, _), _| *r != repo);
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Seen> {
         self.seen
             .lock()

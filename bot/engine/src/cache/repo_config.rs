@@ -53,6 +53,11 @@ impl RepoConfigCache {
         Ok(config)
     }
 
+    /// Drops `repo`'s entry: the App lost access to it (uninstalled or deselected).
+    pub fn forget(&self, repo: &str) {
+        self.lock().remove(&repo.to_ascii_lowercase());
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
         self.configs
             .lock()

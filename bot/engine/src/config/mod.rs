@@ -536,7 +536,7 @@ impl RepoConfigError {
     /// The error as one line about `file`, for a copy checked before it is pushed
     /// (`navin config validate`), where the file is not necessarily `.github/navin.yml`.
     pub fn in_file(&self, file: &str) -> String {
-        // serde_yaml starts its message with the path it was in (`evidence: unknown
+        // serde_yaml_ng starts its message with the path it was in (`evidence: unknown
         // field`); the key already says where, so it is not repeated.
         let message = self
             .key
@@ -575,20 +575,20 @@ fn key_text(key: &Option<String>) -> String {
 /// Parses and validates the whole file. Nothing partial is ever returned.
 pub fn parse_repo_config(text: &str) -> Result<RepoConfig, RepoConfigError> {
     // An empty file, or one holding only comments, means "all defaults".
-    let is_empty = serde_yaml::from_str::<serde_yaml::Value>(text)
+    let is_empty = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text)
         .map(|v| v.is_null())
         .unwrap_or(false);
     if is_empty {
         return Ok(RepoConfig::default());
     }
-    let deserializer = serde_yaml::Deserializer::from_str(text);
+    let deserializer = serde_yaml_ng::Deserializer::from_str(text);
     let config: RepoConfig = serde_path_to_error::deserialize(deserializer).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner();
         let location = inner.location();
         RepoConfigError {
-            line: location.as_ref().map(serde_yaml::Location::line),
-            column: location.as_ref().map(serde_yaml::Location::column),
+            line: location.as_ref().map(serde_yaml_ng::Location::line),
+            column: location.as_ref().map(serde_yaml_ng::Location::column),
             key: (path != "." && !path.is_empty()).then_some(path),
             message: strip_location(&inner.to_string()),
         }
@@ -597,7 +597,7 @@ pub fn parse_repo_config(text: &str) -> Result<RepoConfig, RepoConfigError> {
     Ok(config)
 }
 
-/// serde_yaml appends " at line L column C"; we report those as fields instead.
+/// serde_yaml_ng appends " at line L column C"; we report those as fields instead.
 fn strip_location(message: &str) -> String {
     match message.find(" at line ") {
         Some(idx) => message[..idx].to_owned(),

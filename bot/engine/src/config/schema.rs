@@ -42,7 +42,7 @@ pub fn schema_json() -> String {
     text
 }
 
-/// Takes what serde_yaml's reading takes beyond the Rust types: a section or list whose
+/// Takes what serde_yaml_ng's reading takes beyond the Rust types: a section or list whose
 /// value is left empty (every key under it commented out) is read as its default, and
 /// numbers and booleans where text is expected are read as their text (`2024`, `true`).
 /// `objects` are the `$ref`s of the sections.

@@ -1,4 +1,4 @@
-//! The `navin/plan` check run on a pull request's head: found by name on that SHA and updated in place, created once per head.
+//! Navin's check runs on a pull request's head (`navin/plan`, `navin/config`): found by name on that SHA and updated in place, created once per head.
 
 use chrono::{SecondsFormat, Utc};
 use navin_github::ops;
@@ -105,22 +105,19 @@ fn clip(text: &str, max: usize) -> String {
     cut
 }
 
-fn runs_path(repo: &str, sha: &str) -> String {
-    ops::check_runs_named(repo, sha, CHECK_NAME)
-}
-
-/// The newest `navin/plan` run on `sha`, if any.
+/// The newest run named `name` on `sha`, if any.
 async fn find(
     client: &InstallationClient,
     repo: &str,
     sha: &str,
+    name: &str,
 ) -> Result<Option<Run>, GitHubError> {
-    let path = runs_path(repo, sha);
+    let path = ops::check_runs_named(repo, sha, name);
     let list: RunList = client.get_json(&path).await?;
     Ok(list
         .check_runs
         .into_iter()
-        .filter(|r| r.name == CHECK_NAME)
+        .filter(|r| r.name == name)
         .max_by_key(|r| r.id))
 }
 
@@ -169,7 +166,34 @@ pub async fn sync(
     details_url: Option<&str>,
     external_id: &str,
 ) -> Result<Synced, GitHubError> {
-    if let Some(run) = find(client, repo, sha).await? {
+    let target = Target {
+        repo,
+        sha,
+        name: CHECK_NAME,
+    };
+    sync_named(client, target, check, details_url, external_id).await
+}
+
+/// Which check run: its name on one head of one repository.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub repo: &'a str,
+    pub sha: &'a str,
+    /// `navin/plan`, `navin/config`: each of Navin's checks has one run per head.
+    pub name: &'a str,
+}
+
+/// [`sync`] for any of Navin's checks: the same find-edit-or-create on one head, so
+/// `navin/config` is written exactly as `navin/plan` is.
+pub async fn sync_named(
+    client: &InstallationClient,
+    target: Target<'_>,
+    check: &PlanCheck,
+    details_url: Option<&str>,
+    external_id: &str,
+) -> Result<Synced, GitHubError> {
+    let Target { repo, sha, name } = target;
+    if let Some(run) = find(client, repo, sha, name).await? {
         let output = run.output.as_ref();
         // A head's files never change, so its broken plan file stays broken: a review or
         // an edit of the PR body must not turn that run green or back to waiting.
@@ -202,11 +226,12 @@ pub async fn sync(
         }
     }
     let mut create = body(check, details_url, external_id);
-    create["name"] = json!(CHECK_NAME);
+    create["name"] = json!(name);
     create["head_sha"] = json!(sha);
     let probe = RunOnHead {
         repo: repo.to_owned(),
         sha: sha.to_owned(),
+        name: name.to_owned(),
     };
     client
         .write(ops::create_check_run(repo, create), &probe)
@@ -214,11 +239,12 @@ pub async fn sync(
     Ok(Synced::Created)
 }
 
-/// After an ambiguous failure of the create: a `navin/plan` run now on the head means
+/// After an ambiguous failure of the create: a run of that name now on the head means
 /// it landed (the next event corrects its conclusion if needed).
 struct RunOnHead {
     repo: String,
     sha: String,
+    name: String,
 }
 
 impl WriteProbe for RunOnHead {
@@ -226,7 +252,11 @@ impl WriteProbe for RunOnHead {
         &'a self,
         client: &'a InstallationClient,
     ) -> Pin<Box<dyn Future<Output = Result<bool, GitHubError>> + Send + 'a>> {
-        Box::pin(async move { Ok(find(client, &self.repo, &self.sha).await?.is_some()) })
+        Box::pin(async move {
+            Ok(find(client, &self.repo, &self.sha, &self.name)
+                .await?
+                .is_some())
+        })
     }
 }
 

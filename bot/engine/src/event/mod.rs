@@ -7,9 +7,9 @@
 pub mod payload;
 
 pub use payload::{
-    html_base, ChangedText, Changes, CheckRunEvent, CheckSuite, CheckSuiteEvent, Comment,
-    CommentEvent, GitRef, Installation, InstallationEvent, Issue, PullRequest, PullRequestEvent,
-    RepoName, Repository, Review, ReviewEvent, User, WorkflowRunEvent,
+    html_base, Account, ChangedText, Changes, CheckRunEvent, CheckSuite, CheckSuiteEvent, Comment,
+    CommentEvent, GitRef, Installation, InstallationEvent, InstalledRepository, Issue, PullRequest,
+    PullRequestEvent, RepoName, Repository, Review, ReviewEvent, User, WorkflowRunEvent,
 };
 
 use serde::Deserialize;
@@ -367,13 +367,41 @@ mod tests {
                 "installation",
                 EventKind::Installation,
             ),
+            (
+                "installation_repositories.added.json",
+                "installation_repositories",
+                EventKind::InstallationRepositories,
+            ),
+            (
+                "installation_repositories.removed.json",
+                "installation_repositories",
+                EventKind::InstallationRepositories,
+            ),
         ] {
             let parsed = parse_event(Delivery::new("d-1", 1), event, &fixture(file))
                 .unwrap()
                 .unwrap_or_else(|| panic!("{file} was ignored"));
             assert_eq!(parsed.kind(), kind, "{file}");
             assert!(parsed.delivery.installation.is_some(), "{file}");
-            if kind != EventKind::Installation {
+            if let Payload::Installation(e) | Payload::InstallationRepositories(e) = &parsed.payload
+            {
+                let listed = [
+                    &e.repositories,
+                    &e.repositories_added,
+                    &e.repositories_removed,
+                ];
+                let names: Vec<&str> = listed
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|r| r.full_name.as_str())
+                    .collect();
+                assert_eq!(names.len(), 1, "{file}: {names:?}");
+            }
+            if !matches!(
+                kind,
+                EventKind::Installation | EventKind::InstallationRepositories
+            ) {
                 assert!(parsed.delivery.repository.is_some(), "{file}");
             }
         }

@@ -81,6 +81,18 @@ pub struct Repository {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Installation {
     pub id: u64,
+    /// Who installed the App; `installation` events carry it, and its `html_url` is
+    /// the only web address they hold (GHES included).
+    #[serde(default)]
+    pub account: Option<Account>,
+}
+
+/// The account an App is installed on.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Account {
+    pub login: String,
+    #[serde(default)]
+    pub html_url: Option<String>,
 }
 
 /// On `edited`: what the body was before, so only newly added commands run.
@@ -213,6 +225,24 @@ pub struct WorkflowRunEvent {
 pub struct InstallationEvent {
     pub action: String,
     pub installation: Installation,
+    /// `installation`: the repositories it covers (GitHub lists them on `created` and
+    /// `deleted`); `null` or absent reads as none.
+    #[serde(default)]
+    pub repositories: Option<Vec<InstalledRepository>>,
+    /// `installation_repositories` `added`.
+    #[serde(default)]
+    pub repositories_added: Option<Vec<InstalledRepository>>,
+    /// `installation_repositories` `removed`.
+    #[serde(default)]
+    pub repositories_removed: Option<Vec<InstalledRepository>>,
+}
+
+/// A repository as installation events list it: no default branch and no URL.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct InstalledRepository {
+    pub full_name: String,
+    #[serde(default)]
+    pub id: Option<u64>,
 }
 
 impl CommentEvent {

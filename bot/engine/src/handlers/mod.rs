@@ -1,6 +1,7 @@
 //! One file per handled webhook event: each turns its typed payload into a session and runs the features that event drives.
 
 mod ci_completed;
+mod installation;
 mod issue_comment;
 mod pull_request;
 mod pull_request_review;

@@ -144,14 +144,27 @@ impl Engine {
         session.on_pull_request = true;
         session.author_id = event.sender.as_ref().and_then(|s| s.id);
         session.issue_body = pr.body.clone();
+        // A new head may carry a fix for the default branch's broken config: its
+        // `navin/config` check runs whatever the default branch's file says.
+        let new_head = ["opened", "synchronize", "reopened"].contains(&event.action.as_str());
         if let Err(invalid) = &session.config {
             tracing::warn!(repo = %session.repo, error = %invalid, "invalid config: no plan gate");
+            if new_head {
+                match session.changed_files(pr.number).await {
+                    Ok(files) => session.config_check(&pr, &files).await?,
+                    Err(e) if e.is_transient() => return Err(e),
+                    Err(e) => {
+                        tracing::warn!(repo = %session.repo, error = %e, "pull request files unreadable: no navin/config check")
+                    }
+                }
+            }
             return Ok(());
         }
         if event.action == "opened" {
             session.auto_plan(&event.pull_request).await?;
         }
-        // One files list serves both the plan file and the `require_plan_for` gate.
+        // One files list serves the config check, the plan file and the
+        // `require_plan_for` gate.
         let files = match session.changed_files(pr.number).await {
             Ok(files) => Some(files),
             // GitHub does not know the pull request (deleted, or a stale payload): it
@@ -162,6 +175,9 @@ impl Engine {
             }
             Err(e) => return Err(e),
         };
+        if let (Some(files), true) = (&files, new_head) {
+            session.config_check(&pr, files).await?;
+        }
         if let Some(files) = &files {
             if session.plan_file(&pr, files).await? {
                 return Ok(());

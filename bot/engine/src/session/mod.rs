@@ -3,6 +3,7 @@
 mod answers;
 mod ci;
 mod commands;
+mod config_check;
 mod dispatch;
 mod drift;
 mod gate;

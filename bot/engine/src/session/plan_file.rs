@@ -336,7 +336,11 @@ impl Session<'_> {
 
     /// The text of `path` at commit `sha` through the contents API, or why it cannot be
     /// read as a plan (absent, a directory, over the API's 1 MB, not UTF-8).
-    async fn file_at(&self, path: &str, sha: &str) -> Result<Result<String, String>, EngineError> {
+    pub(crate) async fn file_at(
+        &self,
+        path: &str,
+        sha: &str,
+    ) -> Result<Result<String, String>, EngineError> {
         let api = ops::contents(&self.repo, path, Some(sha));
         let file: serde_json::Value = match self.client.get_json(&api).await {
             Ok(file) => file,

@@ -21,7 +21,7 @@ fn validator() -> jsonschema::Validator {
 
 /// The YAML as an editor's language server sees it: plain JSON values.
 fn as_json(yaml: &str) -> serde_json::Value {
-    let value: serde_yaml::Value = serde_yaml::from_str(yaml).unwrap();
+    let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(yaml).unwrap();
     serde_json::to_value(value).unwrap()
 }
 

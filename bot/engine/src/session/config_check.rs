@@ -1,0 +1,49 @@
+//! The `navin/config` check on a pull request that changes `.github/navin.yml`: the file at the head, checked by the same parser the App uses, reported on the head SHA.
+
+use navin_ledger::plan::policy::ChangedFile;
+
+use super::plans::PullInfo;
+use super::{EngineError, Session};
+use crate::cache::repo_config::CONFIG_PATH;
+use crate::effects::plan_check::{self, Target};
+use crate::rules::config_check::{config_change, config_check, ConfigChange, CHECK_NAME};
+
+impl Session<'_> {
+    /// Checks the head's `.github/navin.yml` when `files` (the files list the gate reads
+    /// anyway) touch it; a pull request that leaves the file alone gets no check. Costs
+    /// one contents read and the check's find-then-write, nothing more.
+    pub(crate) async fn config_check(
+        &self,
+        pr: &PullInfo,
+        files: &[ChangedFile],
+    ) -> Result<(), EngineError> {
+        let Some(change) = config_change(files) else {
+            return Ok(());
+        };
+        let read = match change {
+            ConfigChange::Changed => Some(self.file_at(CONFIG_PATH, &pr.head_sha).await?),
+            ConfigChange::Removed => None,
+        };
+        let head = match &read {
+            Some(Ok(text)) => Ok(text.as_str()),
+            Some(Err(why)) => Err(why.as_str()),
+            None => Err("removed"),
+        };
+        let check = config_check(change, head, &pr.head_sha, &self.default_branch);
+        let target = Target {
+            repo: &self.repo,
+            sha: &pr.head_sha,
+            name: CHECK_NAME,
+        };
+        let done = plan_check::sync_named(
+            &self.client,
+            target,
+            &check,
+            pr.html_url.as_deref(),
+            "config",
+        )
+        .await?;
+        tracing::info!(repo = %self.repo, pr = pr.number, ?done, conclusion = check.conclusion(), "navin/config check");
+        Ok(())
+    }
+}
