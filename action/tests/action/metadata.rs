@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use navin_engine::command::{is_bot_author, parse_comment};
 use serde_json::{json, Value};
-use serde_yaml::Value as Yaml;
+use serde_yaml_ng::Value as Yaml;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -17,7 +17,7 @@ fn workspace() -> PathBuf {
 
 fn yaml(path: &Path) -> Yaml {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The steps with the one key that must differ removed, and that key's values.
