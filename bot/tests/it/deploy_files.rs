@@ -128,6 +128,12 @@ fn answer_once(status: &'static str) -> u16 {
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut request_line = String::new();
             let _ = reader.read_line(&mut request_line);
+            // Read the whole request head before answering: closing a socket with
+            // unread bytes sends a reset, which can beat the answer to the client.
+            let mut header = String::new();
+            while reader.read_line(&mut header).is_ok_and(|n| n > 0) && header != "\r\n" {
+                header.clear();
+            }
             let status = if request_line.starts_with("GET /healthz ") {
                 status
             } else {
