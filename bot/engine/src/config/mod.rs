@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 
 mod duration;
 mod planner;
+mod reference;
 mod schema;
 pub use planner::{Fallback, PlanMode, PlanScope, PlanSettings, PlannerConfig, PlannerSource};
+pub use reference::reference_markdown;
 pub use schema::{schema, schema_json};
 
 /// GitHub Actions' app id: check runs from workflows carry it.
