@@ -328,11 +328,11 @@ impl ServeArgs {
         Ok(self.database_url.clone())
     }
 
-    /// Lease length for the shared queue; at least 3 s, so renewals (a third of it)
-    /// are not a busy loop.
+    /// How this replica uses the shared queue ([`Self::validate`] refused leases under
+    /// 3 s, whose renewals every third would be a busy loop).
     pub fn queue_options(&self) -> crate::queue::PgOptions {
         crate::queue::PgOptions {
-            lease: Duration::from_secs(self.queue_lease_secs.max(3)),
+            lease: Duration::from_secs(self.queue_lease_secs),
             pool_size: self.workers.saturating_add(4),
             ca_file: self.database_ca_file.clone(),
         }
@@ -375,6 +375,13 @@ impl ServeArgs {
             if value == 0 {
                 return Err(invalid(setting, &value, "a whole number of at least 1"));
             }
+        }
+        if self.queue_lease_secs < 3 {
+            return Err(invalid(
+                "NAVIN_QUEUE_LEASE_SECS (--queue-lease-secs)",
+                &self.queue_lease_secs,
+                "a whole number of seconds of at least 3 (leases are renewed every third)",
+            ));
         }
         self.planner().map(|_| ())
     }

@@ -90,6 +90,14 @@ fn zero_workers_attempts_or_body_bytes_stop_the_server() {
 }
 
 #[test]
+fn a_queue_lease_under_three_seconds_stops_the_server() {
+    assert_refused(
+        &[("NAVIN_QUEUE_LEASE_SECS", "1")],
+        &["NAVIN_QUEUE_LEASE_SECS", "at least 3"],
+    );
+}
+
+#[test]
 fn a_bad_llm_base_url_is_named_without_its_value() {
     let url = "htps//user:sekrit@llm.example";
     assert_refused(
