@@ -283,27 +283,29 @@ impl PgServer {
         }
     }
 
-    /// Creates database `name` and returns its connection string.
-    pub fn database(&self, name: &str) -> Result<String, PgError> {
-        let out = Command::new(self.bin.join("createdb"))
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                "navin",
-                name,
-            ])
+    /// Runs a client tool (`createdb`, `psql`) against this server as `navin`; its
+    /// standard output, or an error with its standard error.
+    fn client(&self, tool: &str, args: &[&str]) -> Result<String, PgError> {
+        let port = self.port.to_string();
+        let out = Command::new(self.bin.join(tool))
+            .args(["-h", "127.0.0.1", "-p", &port, "-U", "navin"])
+            .args(args)
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| PgError::Start(format!("createdb: {e}")))?;
+            .map_err(|e| PgError::Start(format!("{tool}: {e}")))?;
         if !out.status.success() {
             return Err(PgError::Start(format!(
-                "createdb {name}: {}",
+                "{tool} {}: {}",
+                args.join(" "),
                 String::from_utf8_lossy(&out.stderr)
             )));
         }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
+    /// Creates database `name` and returns its connection string.
+    pub fn database(&self, name: &str) -> Result<String, PgError> {
+        self.client("createdb", &[name])?;
         Ok(self.url(name))
     }
 
@@ -313,26 +315,10 @@ impl PgServer {
 
     /// Runs SQL through `psql`, for tests that look at or change the tables directly.
     pub fn psql(&self, database: &str, sql: &str) -> Result<String, PgError> {
-        let out = Command::new(self.bin.join("psql"))
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                "navin",
-            ])
-            .args(["-d", database, "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| PgError::Start(format!("psql: {e}")))?;
-        if !out.status.success() {
-            return Err(PgError::Start(format!(
-                "psql: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        self.client(
+            "psql",
+            &["-d", database, "-At", "-v", "ON_ERROR_STOP=1", "-c", sql],
+        )
     }
 }
 

@@ -128,6 +128,24 @@ pub fn secrets() -> WebhookSecrets {
     WebhookSecrets::new(vec![SecretString::from(SECRET)])
 }
 
+/// Reads and verifies a delivery as both baselines do: the body, or the status to answer.
+async fn verified(req: Request, secrets: &WebhookSecrets) -> Result<Bytes, StatusCode> {
+    let (parts, body) = req.into_parts();
+    let bytes = Limited::new(body, CAP)
+        .collect()
+        .await
+        .map_err(|_| StatusCode::PAYLOAD_TOO_LARGE)?
+        .to_bytes();
+    let sig = parts
+        .headers
+        .get("x-hub-signature-256")
+        .map(|v| v.as_bytes());
+    secrets
+        .verify(sig, &bytes)
+        .map_err(|_| StatusCode::UNAUTHORIZED)?;
+    Ok(bytes)
+}
+
 /// The comparison point: verify and answer, no storage.
 pub fn baseline_router(secrets: WebhookSecrets) -> Router {
     Router::new().route(
@@ -135,18 +153,9 @@ pub fn baseline_router(secrets: WebhookSecrets) -> Router {
         post(move |req: Request| {
             let secrets = secrets.clone();
             async move {
-                let (parts, body) = req.into_parts();
-                let Ok(collected) = Limited::new(body, CAP).collect().await else {
-                    return StatusCode::PAYLOAD_TOO_LARGE;
-                };
-                let bytes = collected.to_bytes();
-                let sig = parts
-                    .headers
-                    .get("x-hub-signature-256")
-                    .map(|v| v.as_bytes());
-                match secrets.verify(sig, &bytes) {
-                    Ok(()) => StatusCode::ACCEPTED,
-                    Err(_) => StatusCode::UNAUTHORIZED,
+                match verified(req, &secrets).await {
+                    Ok(_) => StatusCode::ACCEPTED,
+                    Err(status) => status,
                 }
             }
         }),
@@ -168,18 +177,10 @@ pub fn durable_baseline_router(secrets: WebhookSecrets, file: std::path::PathBuf
         post(move |req: Request| {
             let (secrets, file) = (secrets.clone(), file.clone());
             async move {
-                let (parts, body) = req.into_parts();
-                let Ok(collected) = Limited::new(body, CAP).collect().await else {
-                    return StatusCode::PAYLOAD_TOO_LARGE;
+                let bytes = match verified(req, &secrets).await {
+                    Ok(bytes) => bytes,
+                    Err(status) => return status,
                 };
-                let bytes = collected.to_bytes();
-                let sig = parts
-                    .headers
-                    .get("x-hub-signature-256")
-                    .map(|v| v.as_bytes());
-                if secrets.verify(sig, &bytes).is_err() {
-                    return StatusCode::UNAUTHORIZED;
-                }
                 let stored = tokio::task::spawn_blocking(move || {
                     use std::io::Write;
                     let mut f = file.lock().unwrap();

@@ -110,6 +110,20 @@ pub struct QueueStats {
     pub failed: u64,
 }
 
+impl QueueStats {
+    /// Records a count read from a backend's counts table, by its state's name.
+    fn set(&mut self, state: &str, count: i64) {
+        let count = u64::try_from(count).unwrap_or(0);
+        match state {
+            "queued" => self.queued = count,
+            "running" => self.running = count,
+            "done" => self.done = count,
+            "failed" => self.failed = count,
+            _ => {}
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum QueueError {
     #[error("cannot open delivery queue {path}: {source}")]

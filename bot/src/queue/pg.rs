@@ -505,15 +505,7 @@ impl PgQueue {
             )
             .await?
         {
-            let state: String = row.get(0);
-            let n = u64::try_from(row.get::<_, i64>(1)).unwrap_or(0);
-            match state.as_str() {
-                "queued" => stats.queued = n,
-                "running" => stats.running = n,
-                "done" => stats.done = n,
-                "failed" => stats.failed = n,
-                _ => {}
-            }
+            stats.set(row.get(0), row.get(1));
         }
         Ok(stats)
     }

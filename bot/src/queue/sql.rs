@@ -262,14 +262,7 @@ pub(super) fn stats(tx: &Connection) -> rusqlite::Result<QueueStats> {
     })?;
     for row in rows {
         let (state, count) = row?;
-        let count = u64::try_from(count).unwrap_or(0);
-        match state.as_str() {
-            "queued" => stats.queued = count,
-            "running" => stats.running = count,
-            "done" => stats.done = count,
-            "failed" => stats.failed = count,
-            _ => {}
-        }
+        stats.set(&state, count);
     }
     Ok(stats)
 }

@@ -9,7 +9,6 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use navin_bot::queue::{
     Delivery, DeliveryHandler, DeliveryQueue, EnqueueOutcome, HandlerError, HandlerFuture,
     NewDelivery, PgOptions, WorkerConfig, Workers,
@@ -18,21 +17,12 @@ use navin_bot::server::Metrics;
 use navin_e2e::postgres::PgServer;
 use tokio::sync::Notify;
 
-use crate::server_support::{eventually, payload};
+use crate::server_support::{self, eventually};
 
 const T0: i64 = 1_000_000;
 
 fn delivery(id: &str, repo: &str) -> NewDelivery {
-    NewDelivery {
-        delivery_id: id.to_owned(),
-        event: "issue_comment".to_owned(),
-        action: Some("created".to_owned()),
-        repository: Some(repo.to_owned()),
-        installation_id: Some(1),
-        headers: vec![("x-github-delivery".to_owned(), id.to_owned())],
-        body: Bytes::from(payload("created", repo, 1)),
-        received_at_ms: T0,
-    }
+    server_support::new_delivery(id, repo, T0)
 }
 
 async fn put(q: &DeliveryQueue, id: &str, repo: &str) -> EnqueueOutcome {

@@ -44,16 +44,7 @@ fn fast_config(concurrency: usize, max_attempts: u32) -> WorkerConfig {
 }
 
 fn delivery(id: &str, repo: &str) -> NewDelivery {
-    NewDelivery {
-        delivery_id: id.to_owned(),
-        event: "issue_comment".to_owned(),
-        action: Some("created".to_owned()),
-        repository: Some(repo.to_owned()),
-        installation_id: Some(1),
-        headers: vec![("x-github-delivery".to_owned(), id.to_owned())],
-        body: Bytes::from(payload("created", repo, 1)),
-        received_at_ms: 0,
-    }
+    server_support::new_delivery(id, repo, 0)
 }
 
 fn open(dir: &std::path::Path) -> DeliveryQueue {

@@ -42,6 +42,21 @@ pub fn signed(secret: &str, event: &str, delivery: &str, body: &[u8]) -> Request
         .unwrap()
 }
 
+/// A verified `issue_comment` delivery as ingress hands it to the queue.
+#[allow(dead_code, reason = "each test module uses its own subset")]
+pub fn new_delivery(id: &str, repo: &str, received_at_ms: i64) -> navin_bot::queue::NewDelivery {
+    navin_bot::queue::NewDelivery {
+        delivery_id: id.to_owned(),
+        event: "issue_comment".to_owned(),
+        action: Some("created".to_owned()),
+        repository: Some(repo.to_owned()),
+        installation_id: Some(1),
+        headers: vec![("x-github-delivery".to_owned(), id.to_owned())],
+        body: bytes::Bytes::from(payload("created", repo, 1)),
+        received_at_ms,
+    }
+}
+
 /// A minimal payload with the fields the queue reads.
 pub fn payload(action: &str, repo: &str, installation: u64) -> Vec<u8> {
     serde_json::to_vec(&serde_json::json!({
