@@ -231,3 +231,32 @@ async fn a_push_that_adds_a_plan_file_to_an_open_pr_gives_it_that_plan_and_notes
     assert_eq!(record.source, format!("pull request file {PLAN_FILE}"));
     w.finish().await;
 }
+
+/// `plan_mode.auto_threshold` never plans over a pull request's own plan file: the
+/// planner is not spent and the PR's plan is the file's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_request_carrying_its_own_plan_file_gets_no_automatic_plan() {
+    let mut w = World::new().await;
+    w.commit(&[(".github/navin.yml", "plan_mode:\n  auto_threshold: 3\n")]);
+    let text = plan_text("Configurable greeting");
+    let risky = "Rename the greetings table column and migrate the data";
+    let (pr, _) = carols_pr(&mut w, &[(PLAN_FILE, text.as_str()), GREETING], risky).await;
+    let comment = w.reply().await;
+    assert!(
+        comment.starts_with(&format!("<!-- navin:plan id=pr-{pr} ")),
+        "{comment}"
+    );
+    let record = w.plan_record(&format!("pr-{pr}")).unwrap();
+    assert_eq!(record.source, format!("pull request file {PLAN_FILE}"));
+    assert!(
+        !record.op_ids.iter().any(|op| op.ends_with("#auto-plan")),
+        "an automatic plan ran too: {:?}",
+        record.op_ids
+    );
+    assert_eq!(
+        w.ledger_text(&text_path(&format!("pr-{pr}"))).unwrap(),
+        text,
+        "the plan's text is the file's"
+    );
+    w.finish().await;
+}

@@ -498,3 +498,31 @@ async fn a_non_trivial_pull_request_by_a_writer_gets_a_plan_without_asking() {
     assert!(w.plan_record(&format!("pr-{trivial}")).is_none());
     w.finish().await;
 }
+
+/// The automatic plan's record landed but its comment did not (GitHub kept failing the
+/// comment): the delivery's retry posts the comment instead of skipping a PR that now
+/// "has a plan".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_automatic_plan_whose_comment_was_lost_is_posted_when_the_delivery_is_retried() {
+    use navin_e2e::fake::Fault;
+    let mut w = World::new().await;
+    w.patient(std::time::Duration::from_secs(60));
+    w.commit(&[(".github/navin.yml", "plan_mode:\n  auto_threshold: 3\n")]);
+    w.grant("carol", "write");
+    // One attempt and the client's three retries of a 5xx: the first delivery attempt
+    // fails after the plan record is committed.
+    let lost = w
+        .fake()
+        .inject(Fault::on("POST", "/repos/{owner}/{repo}/issues/{number}/comments").times(4));
+    let title = "Rename the greetings table column and migrate the data";
+    let (pr, _) = open_titled(&mut w, "carol", "feature/rename", title).await;
+    let plan = w.reply().await;
+    assert_eq!(w.fake().fault_hits(lost), 4);
+    assert!(
+        plan.starts_with(&format!("<!-- navin:plan id=pr-{pr} ")),
+        "{plan}"
+    );
+    let record = w.plan_record(&format!("pr-{pr}")).expect("a plan record");
+    assert_eq!(record.op_ids.len(), 1, "planned once: {:?}", record.op_ids);
+    w.finish().await;
+}

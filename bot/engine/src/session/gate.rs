@@ -160,11 +160,8 @@ impl Engine {
             }
             return Ok(());
         }
-        if event.action == "opened" {
-            session.auto_plan(&event.pull_request).await?;
-        }
-        // One files list serves the config check, the plan file and the
-        // `require_plan_for` gate.
+        // One files list serves the config check, the plan file, the automatic plan
+        // and the `require_plan_for` gate.
         let files = match session.changed_files(pr.number).await {
             Ok(files) => Some(files),
             // GitHub does not know the pull request (deleted, or a stale payload): it
@@ -182,6 +179,11 @@ impl Engine {
             if session.plan_file(&pr, files).await? {
                 return Ok(());
             }
+        }
+        // After the plan file: a pull request that carries its own plan never gets an
+        // automatic one on top.
+        if event.action == "opened" {
+            session.auto_plan(&event.pull_request).await?;
         }
         session.gate(&pr, files).await
     }
@@ -459,8 +461,16 @@ impl Session<'_> {
         let body = pr.body.clone().unwrap_or_default();
         let request = format!("{title}\n\n{body}");
         let score = crate::rules::classify::score(&request);
-        if score.points < threshold || self.read_plan().await?.is_some() {
+        if score.points < threshold {
             return Ok(());
+        }
+        let op_id = format!("{}#auto-plan", self.delivery.id);
+        // A plan this delivery made already (its comment may not have landed) goes on to
+        // `plan`, which only re-posts it; any other plan of the PR stands.
+        if let Some((record, _)) = self.read_plan().await? {
+            if !record.op_ids.contains(&op_id) {
+                return Ok(());
+            }
         }
         let role = self
             .engine
@@ -472,7 +482,6 @@ impl Session<'_> {
         }
         tracing::info!(repo = %self.repo, pr = pr.number, points = score.points, signals = ?score.signals, "automatic plan");
         let request = if title.trim().is_empty() { body } else { title };
-        let op_id = format!("{}#auto-plan", self.delivery.id);
         if let super::Answer::Refuse { reason, .. } = self.plan(request.trim(), &op_id).await? {
             tracing::warn!(repo = %self.repo, pr = pr.number, %reason, "automatic plan refused");
         }
