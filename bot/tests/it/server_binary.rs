@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use server_support::{http_client, payload, post_webhook, rsa_keys, SECRET};
+use server_support::{http_client, http_get, payload, post_webhook, rsa_keys, SECRET};
 
 fn spawn_serve(dir: &std::path::Path) -> (Child, SocketAddr) {
     spawn_serve_with(dir, &[])
@@ -111,26 +111,12 @@ async fn serve_binary_acknowledges_and_exits_cleanly_on_sigterm() {
     assert!(again.wait().unwrap().success());
 }
 
-/// `GET http://addr/path`: status and body.
-async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let request = hyper::Request::get(format!("http://{addr}{path}"))
-        .body(http_body_util::Full::new(bytes::Bytes::new()))
-        .unwrap();
-    let response = http_client().request(request).await.unwrap();
-    let status = response.status().as_u16();
-    let body = http_body_util::BodyExt::collect(response.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_turns_503_naming_the_failure_once_github_cannot_be_reached() {
     let dir = tempfile::tempdir().unwrap();
     // NAVIN_API_URL points at port 9 on loopback, where nothing listens.
     let (mut child, addr) = spawn_serve(dir.path());
-    assert_eq!(get(addr, "/readyz").await, (200, "ready\n".to_owned()));
+    assert_eq!(http_get(addr, "/readyz").await, (200, "ready\n".to_owned()));
     let body = serde_json::to_vec(
         navin_e2e::Payload::fixture("issue_comment.created")
             .comment_body("/status")
@@ -146,7 +132,7 @@ async fn readyz_turns_503_naming_the_failure_once_github_cannot_be_reached() {
     // The engine's first GitHub call fails after the client's own retries (~15 s).
     let deadline = Instant::now() + Duration::from_secs(90);
     let (status, reason) = loop {
-        let (status, reason) = get(addr, "/readyz").await;
+        let (status, reason) = http_get(addr, "/readyz").await;
         if status != 200 || Instant::now() > deadline {
             break (status, reason);
         }
@@ -201,7 +187,7 @@ async fn json_logs_carry_delivery_fields_and_clip_untrusted_values() {
     );
     let deadline = Instant::now() + Duration::from_secs(30);
     let metrics = loop {
-        let (_, metrics) = get(addr, "/metrics").await;
+        let (_, metrics) = http_get(addr, "/metrics").await;
         let attempts = metrics
             .lines()
             .any(|l| l.starts_with("navin_delivery_attempts_total{"));

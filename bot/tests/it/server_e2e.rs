@@ -220,16 +220,7 @@ async fn reconciler_asks_for_missed_deliveries_at_start() {
 }
 
 async fn readyz(addr: std::net::SocketAddr) -> (u16, String) {
-    let request = hyper::Request::get(format!("http://{addr}/readyz"))
-        .body(http_body_util::Full::new(bytes::Bytes::new()))
-        .unwrap();
-    let response = http_client().request(request).await.unwrap();
-    let status = response.status().as_u16();
-    let body = http_body_util::BodyExt::collect(response.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    crate::server_support::http_get(addr, "/readyz").await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

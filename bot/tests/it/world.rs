@@ -159,19 +159,7 @@ impl World {
 
     /// What a load balancer's probe sees: `GET /readyz`, status and body.
     pub async fn readyz(&self) -> (u16, String) {
-        let request = hyper::Request::get(format!("http://{}/readyz", self.server.local_addr()))
-            .body(http_body_util::Full::new(bytes::Bytes::new()))
-            .unwrap();
-        let response = crate::server_support::http_client()
-            .request(request)
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        let body = http_body_util::BodyExt::collect(response.into_body())
-            .await
-            .unwrap()
-            .to_bytes();
-        (status, String::from_utf8_lossy(&body).into_owned())
+        crate::server_support::http_get(self.server.local_addr(), "/readyz").await
     }
 
     fn check_panics(&self) {

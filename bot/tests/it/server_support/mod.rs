@@ -248,6 +248,21 @@ pub fn http_client() -> HttpClient {
     hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http()
 }
 
+/// `GET http://addr/path` (`/readyz`, `/metrics`): status and body.
+#[allow(dead_code, reason = "each test module uses its own subset")]
+pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    let request = Request::get(format!("http://{addr}{path}"))
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .unwrap();
+    let response = http_client().request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
 /// Sends a signed delivery over TCP; returns the status.
 pub async fn post_webhook(
     client: &HttpClient,
