@@ -17,6 +17,14 @@ pub use webhook::{Payload, WebhookSender};
 /// crypto provider; the workspace's TLS stack is ring (octocrab's), installed here so a
 /// client builds whichever reqwest features the build unified.
 pub fn http_client() -> reqwest::Client {
+    http_client_builder()
+        .build()
+        .unwrap_or_else(|e| panic!("http client: {e}"))
+}
+
+/// `http_client`'s builder, for a client that must differ (no redirects followed, to see
+/// where a sign-in flow sends the browser).
+pub fn http_client_builder() -> reqwest::ClientBuilder {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::new()
+    reqwest::Client::builder()
 }

@@ -14,7 +14,7 @@ use serde_json::Value;
 use sha2::Sha256;
 
 use super::http::ApiError;
-use super::model::{Model, RateCounter, Repo, Token, TokenFormat};
+use super::model::{Model, RateCounter, Repo, Token, TokenFormat, TokenKind};
 
 /// The authenticated caller of one request.
 #[derive(Debug, Clone)]
@@ -48,6 +48,28 @@ impl Caller {
             Caller::Token(t) => Ok(t),
             Caller::App { .. } => Err(ApiError::forbidden_integration()),
         }
+    }
+
+    /// A token acting as a person (`/user`): installation tokens and the App are refused
+    /// as GitHub refuses them, with 403 "Resource not accessible by integration".
+    pub fn person(&self) -> Result<&Token, ApiError> {
+        match self {
+            Caller::Token(t) if t.kind.is_person() => Ok(t),
+            _ => Err(ApiError::forbidden_integration()),
+        }
+    }
+
+    /// A GitHub App user access token (`ghu_`), which `/user/installations*` require:
+    /// a personal access token gets GitHub's 403 naming the missing App authorization.
+    pub fn user_access(&self) -> Result<&Token, ApiError> {
+        let token = self.person()?;
+        if token.kind != TokenKind::UserAccess {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "You must authenticate with an access token authorized to a GitHub App in order to list installations",
+            ));
+        }
+        Ok(token)
     }
 
     /// App id stamped on check runs this caller creates.
@@ -240,10 +262,70 @@ pub fn needed_permission(rest_of_repo_path: &str, method: &str) -> (&'static str
     }
 }
 
+/// A person's role on a repository: the seeded one, else `read` on a public repository
+/// (anyone may read it) and `none` on a private one.
+pub fn user_role(repo: &Repo, login: &str) -> String {
+    repo.roles.get(login).cloned().unwrap_or_else(|| {
+        if repo.private {
+            "none".into()
+        } else {
+            "read".into()
+        }
+    })
+}
+
+/// A role seeded for the person (not `none`): what GitHub calls explicit permission, which
+/// `/user/installations*` list. Reading a public repository as anyone may is not explicit.
+pub fn explicit_role<'r>(repo: &'r Repo, login: &str) -> Option<&'r str> {
+    repo.roles
+        .get(login)
+        .map(String::as_str)
+        .filter(|role| *role != "none")
+}
+
+/// A role's legacy permission (`admin`, `write`, `read`, `none`) and the `permissions`
+/// flags GitHub reports with it; the collaborator-permission endpoint and the user's
+/// repository listings both use this, so one `set_role` seeds both.
+pub fn role_access(role: &str) -> (&'static str, Value) {
+    let permission = match role {
+        "admin" => "admin",
+        "maintain" | "write" => "write",
+        "triage" | "read" => "read",
+        "none" => "none",
+        _ => "read",
+    };
+    let flags = serde_json::json!({
+        "admin": permission == "admin",
+        "maintain": role == "maintain" || permission == "admin",
+        "push": permission == "admin" || permission == "write",
+        "triage": role == "triage" || permission == "admin" || permission == "write",
+        "pull": permission != "none",
+    });
+    (permission, flags)
+}
+
+/// The grant level a person's role gives for `permission`; 404 for a private repository
+/// the person cannot see.
+fn person_level(repo: &Repo, login: &str, permission: &str) -> Result<&'static str, ApiError> {
+    let role = repo.roles.get(login).map(String::as_str).unwrap_or("");
+    if matches!(role, "" | "none") && repo.private {
+        return Err(ApiError::not_found());
+    }
+    Ok(match role {
+        "admin" | "maintain" | "write" => "write",
+        // Anyone who can read may comment and review.
+        _ if matches!(permission, "issues" | "pull_requests") => "write",
+        _ => "read",
+    })
+}
+
 /// Checks that a token may use `repo` with `permission` at `needed` level.
 ///
-/// Like GitHub: a repository outside the token's reach is 404, a missing grant 403.
+/// Like GitHub: a repository outside the token's reach is 404, a missing grant 403. A user
+/// access token reaches only repositories where the App is installed, with the lesser of
+/// the person's and the installation's grant, so `model` is needed for the installation.
 pub fn authorize_repo(
+    model: &Model,
     token: &Token,
     repo: &Repo,
     permission: &str,
@@ -255,24 +337,32 @@ pub fn authorize_repo(
             return Err(ApiError::not_found());
         }
     }
+    // A user access token sees a repository only where the App is installed and the
+    // person can see it; its grant there is the lesser of the two.
+    let installed_grant = match token.kind {
+        TokenKind::UserAccess => {
+            let installation = model
+                .installations
+                .values()
+                .find(|i| i.repos.contains(&full))
+                .ok_or_else(ApiError::not_found)?;
+            person_level(repo, &token.login, permission)?;
+            Some(&installation.permissions)
+        }
+        _ => None,
+    };
     if permission == "metadata" {
         return Ok(());
     }
-    let granted = match token.kind {
-        super::model::TokenKind::User => {
-            let role = repo
-                .roles
-                .get(&token.login)
-                .map(String::as_str)
-                .unwrap_or("");
-            if matches!(role, "" | "none") && repo.private {
-                return Err(ApiError::not_found());
-            }
-            match role {
-                "admin" | "maintain" | "write" => "write",
-                // Anyone who can read may comment and review.
-                _ if matches!(permission, "issues" | "pull_requests") => "write",
-                _ => "read",
+    let granted = match (&token.kind, installed_grant) {
+        (TokenKind::User, _) => person_level(repo, &token.login, permission)?,
+        (TokenKind::UserAccess, Some(grant)) => {
+            let person = person_level(repo, &token.login, permission)?;
+            let app = grant.get(permission).map(String::as_str).unwrap_or("");
+            if level(app) < level(person) {
+                app
+            } else {
+                person
             }
         }
         _ => token

@@ -4,11 +4,14 @@ use serde_json::Value;
 
 use super::faults::path_matches;
 
-/// REST API call or git smart-HTTP exchange.
+/// REST API call, git smart-HTTP exchange, or a page of the web site (`/login/oauth/*`).
+///
+/// Web requests are not in the REST description, so conformance checks skip them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestKind {
     Rest,
     Git,
+    Web,
 }
 
 /// One request as the fake saw it.

@@ -16,8 +16,10 @@ mod routes_branches;
 mod routes_checks;
 mod routes_issues;
 mod routes_manifests;
+mod routes_oauth;
 mod routes_pulls;
 mod routes_repos;
+mod routes_user;
 mod seed;
 
 use std::path::PathBuf;
@@ -35,7 +37,11 @@ use chrono::Utc;
 pub use auth::Caller;
 pub use faults::{Fault, FaultAction, FaultId};
 pub use log::{LoggedRequest, RequestKind};
-pub use model::{BotComment, ManifestApp, Model, TokenFormat, UserKind, GITHUB_ACTIONS_APP_ID};
+pub use model::{
+    BotComment, ManifestApp, Model, OAuthCode, TokenFormat, TokenKind, UserKind,
+    GITHUB_ACTIONS_APP_ID,
+};
+pub use routes_oauth::{pkce_challenge, SESSION_COOKIE};
 pub use seed::{CheckRunSpec, PullSpec};
 
 use crate::keys::AppKey;
@@ -117,6 +123,8 @@ pub struct FakeGitHubBuilder {
     slug: String,
     name: String,
     owner: String,
+    client_secret: String,
+    callback_urls: Vec<String>,
     key: Option<AppKey>,
     layout: GitLayout,
     token_format: TokenFormat,
@@ -131,6 +139,8 @@ impl Default for FakeGitHubBuilder {
             slug: "navin".into(),
             name: "Navin".into(),
             owner: "navin-dev".into(),
+            client_secret: "fake-client-secret-navin-0123456789abcdef".into(),
+            callback_urls: Vec::new(),
             key: None,
             layout: GitLayout::Root,
             token_format: TokenFormat::Classic,
@@ -145,6 +155,20 @@ impl FakeGitHubBuilder {
         self.app_id = app_id;
         self.client_id = client_id.into();
         self.slug = slug.into();
+        self
+    }
+
+    /// The App's client secret, which the OAuth code exchange checks.
+    pub fn client_secret(mut self, secret: &str) -> Self {
+        self.client_secret = secret.into();
+        self
+    }
+
+    /// Registers a callback URL for the user sign-in flow (call again for more; GitHub
+    /// allows 10). Servers that learn their port after start use
+    /// `FakeGitHub::add_callback_url` instead.
+    pub fn callback_url(mut self, url: &str) -> Self {
+        self.callback_urls.push(url.into());
         self
     }
 
@@ -199,6 +223,8 @@ impl FakeGitHubBuilder {
             owner: self.owner,
             public_key_pem: key.public_pem.clone(),
             bot_user_id: 9_000_000 + self.app_id,
+            client_secret: self.client_secret,
+            callback_urls: self.callback_urls,
         };
         let mut model = Model::new(app);
         model.token_format = self.token_format;
@@ -416,6 +442,8 @@ fn router(inner: Arc<Inner>) -> Router {
         .merge(routes_pulls::routes())
         .merge(routes_checks::routes())
         .merge(routes_manifests::routes())
+        .merge(routes_oauth::routes())
+        .merge(routes_user::routes())
         .fallback(|| async { ApiError::not_found() })
         .layer(from_fn_with_state(inner.clone(), front))
         .with_state(inner)
@@ -477,6 +505,7 @@ async fn front(State(inner): State<Arc<Inner>>, req: Request, next: Next) -> Res
     let git = inner
         .git_path(&path)
         .map(|(o, r, t)| (o.to_string(), r.to_string(), t.to_string()));
+    let web = git.is_none() && routes_oauth::is_web(&method, &path);
     let mut faulted = false;
     let mut lost: Option<u16> = None;
     let mut caller_login = None;
@@ -516,7 +545,10 @@ async fn front(State(inner): State<Arc<Inner>>, req: Request, next: Next) -> Res
                 caller_login = login;
                 resp
             }
-            None if routes_manifests::is_public(&method, &path) => {
+            None if web
+                || routes_manifests::is_public(&method, &path)
+                || routes_oauth::is_public(&method, &path) =>
+            {
                 next.run(Request::from_parts(
                     parts.clone(),
                     Body::from(bytes.clone()),
@@ -576,6 +608,8 @@ async fn front(State(inner): State<Arc<Inner>>, req: Request, next: Next) -> Res
         seq,
         kind: if git.is_some() {
             RequestKind::Git
+        } else if web {
+            RequestKind::Web
         } else {
             RequestKind::Rest
         },
@@ -635,7 +669,7 @@ async fn serve_git(
             );
         };
         let needed = if push { "write" } else { "read" };
-        match auth::authorize_repo(&caller, r, "contents", needed) {
+        match auth::authorize_repo(&model, &caller, r, "contents", needed) {
             Ok(()) => Ok((caller.login.clone(), r.git_dir.clone())),
             Err(e) if e.status == StatusCode::NOT_FOUND => Err((
                 (StatusCode::NOT_FOUND, "Repository not found.").into_response(),

@@ -44,6 +44,11 @@ pub struct AppInfo {
     pub owner: String,
     pub public_key_pem: String,
     pub bot_user_id: u64,
+    /// What `POST /login/oauth/access_token` checks next to `client_id`.
+    pub client_secret: String,
+    /// The App's "Callback URL"s: `redirect_uri` must equal one of them exactly (GitHub
+    /// allows up to 10; an absent `redirect_uri` means the first).
+    pub callback_urls: Vec<String>,
 }
 
 impl AppInfo {
@@ -71,6 +76,17 @@ pub enum TokenKind {
     Actions,
     /// A person's token, acting with that person's repository role.
     User,
+    /// A GitHub App user access token (`ghu_`, from the web flow): acts as the person, but
+    /// only on repositories both the person and the App reach, with the lesser of the two
+    /// permissions.
+    UserAccess,
+}
+
+impl TokenKind {
+    /// Tokens that act as a person rather than as a bot (authorship, `/user` endpoints).
+    pub fn is_person(&self) -> bool {
+        matches!(self, TokenKind::User | TokenKind::UserAccess)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -317,6 +333,39 @@ pub struct Model {
     pub app_rate: RateCounter,
     /// Codes of the App manifest flow not yet converted, by code (each converts once).
     pub manifest_codes: HashMap<String, ManifestApp>,
+    /// The user sign-in (OAuth web flow) state.
+    pub oauth: OAuthState,
+}
+
+/// The OAuth web flow's state: who is signed in, codes not yet exchanged, refresh tokens.
+#[derive(Debug, Default)]
+pub struct OAuthState {
+    /// Who `/login/oauth/authorize` signs in when neither a `login=` hint nor the
+    /// browser's fake session cookie names someone.
+    pub default_user: Option<String>,
+    /// Authorization codes by code; each is exchanged at most once.
+    pub codes: HashMap<String, OAuthCode>,
+    /// Refresh tokens (`ghr_`) by token; each is used at most once.
+    pub refresh_tokens: HashMap<String, RefreshToken>,
+}
+
+/// A code `/login/oauth/authorize` issued, with what the exchange must repeat.
+#[derive(Debug, Clone)]
+pub struct OAuthCode {
+    pub login: String,
+    pub client_id: String,
+    /// The `redirect_uri` the authorize request named, if it named one.
+    pub redirect_uri: Option<String>,
+    /// PKCE S256 challenge (base64url of SHA-256 of the verifier), when one was sent.
+    pub code_challenge: Option<String>,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A refresh token and the person it mints user access tokens for.
+#[derive(Debug, Clone)]
+pub struct RefreshToken {
+    pub login: String,
+    pub expires_at: DateTime<Utc>,
 }
 
 /// An App registered through the manifest flow, as `POST /app-manifests/{code}/conversions`
@@ -378,6 +427,7 @@ impl Model {
                 reset: (Utc::now() + chrono::Duration::hours(1)).timestamp(),
             },
             manifest_codes: HashMap::new(),
+            oauth: OAuthState::default(),
             app,
         };
         let bot = model.app.bot_login();

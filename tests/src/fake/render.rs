@@ -112,6 +112,23 @@ impl Renderer<'_> {
         user
     }
 
+    /// `GET /user`: the signed-in person's own profile (GitHub's private view).
+    pub fn authenticated_user(&self, login: &str) -> Value {
+        let mut me = template("users/get-authenticated");
+        let encoded = super::http::encode_segment(login);
+        walk_strings(&mut me, &|s: &str| s.replace("octocat", &encoded));
+        let public = self.user(login);
+        for key in ["login", "id", "node_id", "type", "site_admin", "avatar_url"] {
+            me[key] = public[key].clone();
+        }
+        me["name"] = json!(login);
+        me["email"] = Value::Null;
+        me["twitter_username"] = Value::Null;
+        me["user_view_type"] = json!("private");
+        self.rebase(&mut me, None);
+        me
+    }
+
     pub fn repo(&self, repo: &Repo) -> Value {
         let mut r = template("repos/get");
         let full = repo.full_name();
@@ -169,6 +186,8 @@ impl Renderer<'_> {
                 owner: "github".into(),
                 public_key_pem: String::new(),
                 bot_user_id: 41898282,
+                client_secret: String::new(),
+                callback_urls: Vec::new(),
             }
         } else {
             AppInfo {
@@ -179,6 +198,8 @@ impl Renderer<'_> {
                 owner: "someone".into(),
                 public_key_pem: String::new(),
                 bot_user_id: 0,
+                client_secret: String::new(),
+                callback_urls: Vec::new(),
             }
         };
         a["id"] = json!(app.id);

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::auth::{authorize_repo, Caller};
 use super::http::{created, ok, paginate, parse_body, str_field, with_link, ApiError, ApiResult};
-use super::model::{BotComment, Comment, Issue, Model, Reaction, Repo, TokenKind};
+use super::model::{BotComment, Comment, Issue, Model, Reaction, Repo};
 use super::render::Renderer;
 use super::routes_repos::access;
 use super::Inner;
@@ -64,7 +64,7 @@ fn access_issue_or_pull<'m>(
         Ok(r) => Ok(r),
         Err(e) if e.status == StatusCode::FORBIDDEN => {
             let r = model.repo(owner, repo).ok_or_else(ApiError::not_found)?;
-            authorize_repo(caller.token()?, r, "pull_requests", level).map_err(|_| e)?;
+            authorize_repo(model, caller.token()?, r, "pull_requests", level).map_err(|_| e)?;
             Ok(r)
         }
         Err(e) => Err(e),
@@ -72,7 +72,7 @@ fn access_issue_or_pull<'m>(
 }
 
 fn is_bot(caller: &Caller) -> bool {
-    !matches!(caller, Caller::Token(t) if t.kind == TokenKind::User)
+    !matches!(caller, Caller::Token(t) if t.kind.is_person())
 }
 
 async fn get_issue(
@@ -525,7 +525,7 @@ async fn add_assignees(
         .unwrap_or_default();
     let mut model = inner.model();
     access_issue_or_pull(&model, &caller, &owner, &repo, "write")?;
-    let user_token = matches!(&caller, Caller::Token(t) if t.kind == TokenKind::User);
+    let user_token = matches!(&caller, Caller::Token(t) if t.kind.is_person());
     let pusher = {
         let r = model.repo(&owner, &repo).ok_or_else(ApiError::not_found)?;
         let login = caller.login(&model);

@@ -13,7 +13,7 @@ use base64::Engine;
 use chrono::Utc;
 use serde_json::{json, Value};
 
-use super::auth::{authorize_repo, Caller};
+use super::auth::{authorize_repo, role_access, user_role, Caller};
 use super::git::{self, PathEntry, UpdateOutcome};
 use super::http::{encode, ok, parse_body, str_field, ts, ApiError, ApiResult};
 use super::model::{Dispatch, Model, Repo};
@@ -57,7 +57,7 @@ pub(super) fn access<'m>(
     level: &str,
 ) -> Result<&'m Repo, ApiError> {
     let r = model.repo(owner, repo).ok_or_else(ApiError::not_found)?;
-    authorize_repo(caller.token()?, r, permission, level)?;
+    authorize_repo(model, caller.token()?, r, permission, level)?;
     Ok(r)
 }
 
@@ -74,7 +74,7 @@ async fn get_repo(
     }
     .repo(r);
     let token = caller.token()?;
-    let write = authorize_repo(token, r, "contents", "write").is_ok();
+    let write = authorize_repo(&model, token, r, "contents", "write").is_ok();
     out["permissions"] =
         json!({ "admin": false, "maintain": false, "push": write, "triage": write, "pull": true });
     ok(out)
@@ -381,32 +381,14 @@ async fn get_permission(
     if !model.users.contains_key(&username) {
         return Err(ApiError::not_found());
     }
-    let role = r.roles.get(&username).cloned().unwrap_or_else(|| {
-        if r.private {
-            "none".into()
-        } else {
-            "read".into()
-        }
-    });
-    let permission = match role.as_str() {
-        "admin" => "admin",
-        "maintain" | "write" => "write",
-        "triage" | "read" => "read",
-        "none" => "none",
-        _ => "read",
-    };
+    let role = user_role(r, &username);
+    let (permission, flags) = role_access(&role);
     let renderer = Renderer {
         base: &inner.base_url,
         model: &model,
     };
     let mut user = renderer.user(&username);
-    user["permissions"] = json!({
-        "admin": permission == "admin",
-        "maintain": role == "maintain" || permission == "admin",
-        "push": permission == "admin" || permission == "write",
-        "triage": role == "triage" || permission == "admin" || permission == "write",
-        "pull": permission != "none",
-    });
+    user["permissions"] = flags;
     user["role_name"] = json!(role);
     let mut out = template("repos/get-collaborator-permission-level");
     out["permission"] = json!(permission);

@@ -8,5 +8,6 @@ mod common;
 mod conformance;
 mod faults;
 mod git_http;
+mod oauth;
 mod scenario;
 mod webhooks;
