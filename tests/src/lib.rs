@@ -1,5 +1,6 @@
 //! Fake GitHub, webhook tester and end-to-end helpers for Navin's tests.
 
+pub mod browser;
 pub mod conformance;
 pub mod fake;
 pub mod keys;

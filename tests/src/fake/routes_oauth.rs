@@ -44,14 +44,16 @@ const DELETE_TOKEN: &str = "/applications/*/token";
 pub(super) fn routes() -> Router<Arc<Inner>> {
     Router::new()
         .route("/login", get(sign_in))
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/login/oauth/authorize", get(authorize))
         .route("/login/oauth/access_token", post(access_token))
         .route("/applications/{client_id}/token", delete(delete_token))
 }
 
-/// Pages of GitHub's web host: no API credentials, not in the REST description.
+/// Pages of GitHub's web host: no API credentials, not in the REST description. The
+/// favicon keeps a browser that shows a fake page from logging a failed load.
 pub(super) fn is_web(_method: &str, path: &str) -> bool {
-    path == "/login" || path.starts_with("/login/oauth/")
+    matches!(path, "/login" | "/favicon.ico") || path.starts_with("/login/oauth/")
 }
 
 /// REST requests that authenticate with the App's client id and secret (HTTP Basic),

@@ -4,6 +4,7 @@ mod api_apps;
 mod api_checks;
 mod api_issues;
 mod api_repos;
+mod browser;
 mod common;
 mod conformance;
 mod faults;
