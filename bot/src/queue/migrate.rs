@@ -4,7 +4,7 @@
 use rusqlite::{params, Connection, TransactionBehavior};
 
 use super::sql::compress;
-use super::store::{SCHEMA, SCHEMA_VERSION};
+use super::store::{ADDED_INDEXES, SCHEMA, SCHEMA_VERSION};
 
 /// Why a queue file cannot be used as it is.
 #[derive(Debug, thiserror::Error)]
@@ -20,24 +20,45 @@ pub enum MigrateError {
     Compress(std::io::Error),
 }
 
-/// Creates the schema in an empty file, moves a version-1 file forward, and refuses
-/// a file from a newer version rather than guess at its meaning.
+/// Creates the schema in an empty file, moves a version-1 file forward, adds the
+/// indexes a version-2 file may lack, and refuses a file from a newer version rather
+/// than guess at its meaning.
 pub(super) fn to_current(conn: &mut Connection) -> Result<(), MigrateError> {
     let found: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-    if found == SCHEMA_VERSION {
-        return Ok(());
-    }
     if found > SCHEMA_VERSION {
         return Err(MigrateError::TooNew { found });
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    if has_inline_bodies(&tx)? {
-        from_v1(&tx)?;
-    } else {
-        tx.execute_batch(SCHEMA)?;
+    if found < SCHEMA_VERSION {
+        if has_inline_bodies(&tx)? {
+            from_v1(&tx)?;
+        } else {
+            tx.execute_batch(SCHEMA)?;
+        }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
-    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    add_indexes(&tx, found == SCHEMA_VERSION)?;
     tx.commit()?;
+    Ok(())
+}
+
+/// Builds each of [`ADDED_INDEXES`] the file lacks. On a file that held deliveries
+/// already this reads every row once, so the slower first start is logged.
+fn add_indexes(tx: &Connection, existing_file: bool) -> Result<(), rusqlite::Error> {
+    let mut exists =
+        tx.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1")?;
+    for (name, create) in ADDED_INDEXES {
+        if exists.exists(params![name])? {
+            continue;
+        }
+        tx.execute_batch(create)?;
+        if existing_file {
+            tracing::info!(
+                index = name,
+                "built a delivery queue index this file lacked"
+            );
+        }
+    }
     Ok(())
 }
 

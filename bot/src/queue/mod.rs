@@ -5,6 +5,7 @@
 //! so one fsync serves many deliveries and acknowledgement latency stays flat under load.
 
 pub mod handler;
+mod list;
 mod migrate;
 mod pg;
 pub mod reconcile;
@@ -22,6 +23,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::oneshot;
 
 pub use handler::{DeliveryHandler, EngineHandler, HandlerError, HandlerFuture, NoHandler};
+pub use list::{DeliveryFilter, DeliveryRow, DeliveryState, UnknownState, MAX_LIST_LIMIT};
 pub use navin_engine::{classify, Classification, EventKind};
 pub use pg::{PgLeader, PgOptions};
 pub use worker::{retry_delay, WorkerConfig, WorkerHandle, Workers};
@@ -55,11 +57,17 @@ impl NewDelivery {
     /// Repository names are case-insensitive on GitHub, hence the lowercase.
     pub fn ordering_key(&self) -> String {
         match (&self.repository, self.installation_id) {
-            (Some(repo), _) => format!("repo:{}", repo.to_ascii_lowercase()),
+            (Some(repo), _) => repository_key(repo),
             (None, Some(id)) => format!("installation:{id}"),
             (None, None) => "global".to_owned(),
         }
     }
+}
+
+/// The ordering key of a repository's deliveries, which is also how a listing finds
+/// them: one spelling per repository whatever case the payload used.
+fn repository_key(repo: &str) -> String {
+    format!("repo:{}", repo.to_ascii_lowercase())
 }
 
 /// A claimed delivery handed to the handler.
@@ -168,6 +176,8 @@ pub enum QueueError {
     DatabaseTooNew { found: i32, known: i32 },
     #[error("delivery queue is closed")]
     Closed,
+    #[error("delivery queue: {0}")]
+    State(#[from] UnknownState),
 }
 
 /// `error: cause: cause…`, each distinct message once.
@@ -248,6 +258,10 @@ enum Op {
         failed_before_ms: i64,
         batch: usize,
         reply: Reply<usize>,
+    },
+    List {
+        plan: list::ListPlan,
+        reply: Reply<Vec<DeliveryRow>>,
     },
     Close(oneshot::Sender<()>),
 }
@@ -448,6 +462,20 @@ impl DeliveryQueue {
         self.call(|reply| Op::Status { id, reply }).await
     }
 
+    /// Stored deliveries matching `filter`, newest first, without their payloads (the
+    /// dashboard's deliveries page). It reads only index entries of the asked states
+    /// (and repositories), so its cost does not grow with a backlog of anything else.
+    /// The next page is the same filter with `before_seq` set to the last row's `seq`.
+    pub async fn list(&self, filter: DeliveryFilter) -> Result<Vec<DeliveryRow>, QueueError> {
+        let Some(plan) = filter.plan() else {
+            return Ok(Vec::new());
+        };
+        if let Backend::Postgres(pg) = &self.backend {
+            return pg.list(&plan).await;
+        }
+        self.call(|reply| Op::List { plan, reply }).await
+    }
+
     /// Forgets finished deliveries older than the cutoffs, [`PRUNE_BATCH`] rows per
     /// transaction so webhooks arriving meanwhile are committed between batches.
     pub async fn prune(
@@ -620,6 +648,7 @@ fn serve_ops(
                     });
                     pending.push(deferred(reply, pruned));
                 }
+                Op::List { plan, reply } => pending.push(deferred(reply, sql::list(&tx, &plan))),
                 Op::Close(done) => close = Some(done),
             }
         }
@@ -658,6 +687,7 @@ fn fail_op(op: Op, e: &rusqlite::Error) {
         Op::Stats(reply) => drop(reply.send(Err(err()))),
         Op::Status { reply, .. } => drop(reply.send(Err(err()))),
         Op::Prune { reply, .. } => drop(reply.send(Err(err()))),
+        Op::List { reply, .. } => drop(reply.send(Err(err()))),
         Op::Close(done) => drop(done.send(())),
     }
 }

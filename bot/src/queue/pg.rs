@@ -23,15 +23,25 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::Transaction;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use super::list::ListPlan;
 use super::sql::decompress;
-use super::{Delivery, DeliveryStatus, EnqueueOutcome, NewDelivery, QueueError, QueueStats};
+use super::{
+    Delivery, DeliveryRow, DeliveryStatus, EnqueueOutcome, NewDelivery, QueueError, QueueStats,
+};
 
 /// Migrations in order; each runs once, inside the transaction that records it.
-const MIGRATIONS: &[(i32, &str, &str)] = &[(
-    1,
-    "queue",
-    include_str!("../../migrations/postgres/0001_queue.sql"),
-)];
+const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (
+        1,
+        "queue",
+        include_str!("../../migrations/postgres/0001_queue.sql"),
+    ),
+    (
+        2,
+        "listing",
+        include_str!("../../migrations/postgres/0002_listing.sql"),
+    ),
+];
 
 /// Advisory lock keys (arbitrary, fixed: they must agree across versions).
 const MIGRATION_LOCK: i64 = 0x6e61_7669_6e5f_6d31;
@@ -523,6 +533,66 @@ impl PgQueue {
                 attempts: u32::try_from(row.get::<_, i32>(1)).unwrap_or(0),
                 last_error: row.get(2),
             }))
+    }
+
+    /// The page `plan` asks for, newest first, in one statement: a backward scan of
+    /// `navin_deliveries_by_state` (or `_by_key_state`) per state (and repository),
+    /// each stopped after a page of rows, then merged.
+    pub(super) async fn list(&self, plan: &ListPlan) -> Result<Vec<DeliveryRow>, QueueError> {
+        const COLUMNS: &str = "d.seq, d.delivery_id, d.event, d.action, d.repository,
+            d.installation_id, d.state, d.attempts, d.last_error, d.received_at_ms,
+            d.next_attempt_at_ms, d.finished_at_ms";
+        let states: Vec<&str> = plan.states.iter().map(|s| s.as_str()).collect();
+        let limit = plan.limit as i64;
+        let client = self.pool.get().await?;
+        let rows = match &plan.keys {
+            None => {
+                let sql = format!(
+                    "SELECT {COLUMNS} FROM unnest($1::TEXT[]) AS s (state)
+                     CROSS JOIN LATERAL (
+                         SELECT * FROM navin_deliveries
+                         WHERE state = s.state AND seq < $2
+                         ORDER BY seq DESC LIMIT $3) AS d
+                     ORDER BY d.seq DESC LIMIT $3"
+                );
+                client
+                    .query(&sql, &[&states, &plan.before_seq, &limit])
+                    .await?
+            }
+            Some(keys) => {
+                let sql = format!(
+                    "SELECT {COLUMNS} FROM unnest($1::TEXT[]) AS s (state)
+                     CROSS JOIN unnest($4::TEXT[]) AS k (ordering_key)
+                     CROSS JOIN LATERAL (
+                         SELECT * FROM navin_deliveries
+                         WHERE ordering_key = k.ordering_key AND state = s.state
+                           AND seq < $2
+                         ORDER BY seq DESC LIMIT $3) AS d
+                     ORDER BY d.seq DESC LIMIT $3"
+                );
+                client
+                    .query(&sql, &[&states, &plan.before_seq, &limit, keys])
+                    .await?
+            }
+        };
+        rows.iter()
+            .map(|row| {
+                Ok(DeliveryRow {
+                    seq: row.get(0),
+                    delivery_id: row.get(1),
+                    event: row.get(2),
+                    action: row.get(3),
+                    repository: row.get(4),
+                    installation_id: row.get::<_, Option<i64>>(5).map(|v| v as u64),
+                    state: row.get::<_, &str>(6).parse()?,
+                    attempts: u32::try_from(row.get::<_, i32>(7)).unwrap_or(0),
+                    last_error: row.get(8),
+                    received_at_ms: row.get(9),
+                    next_attempt_at_ms: row.get(10),
+                    finished_at_ms: row.get(11),
+                })
+            })
+            .collect()
     }
 
     /// Forgets up to `batch` finished deliveries older than the cutoffs.

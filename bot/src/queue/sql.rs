@@ -1,15 +1,20 @@
 //! The queue's statements. Each touches the rows it returns plus O(log n) index entries,
 //! never a scan of the backlog: heads are found through `deliveries_due_heads`, the
-//! next head of a key through `deliveries_pending_by_key`, counts through `counts`.
+//! next head of a key through `deliveries_pending_by_key`, counts through `counts`,
+//! a listing's rows through `deliveries_by_state` or `deliveries_by_key_state`.
 //! `INDEXED BY` makes a statement fail to prepare, rather than silently scan, if its
 //! index ever stops applying.
 
 use std::collections::HashSet;
 use std::io::Read;
 
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{Delivery, EnqueueOutcome, NewDelivery, QueueStats};
+use super::list::{ListPlan, Newest};
+use super::{
+    Delivery, DeliveryRow, DeliveryState, EnqueueOutcome, NewDelivery, QueueStats, UnknownState,
+};
 
 /// zstd level: GitHub's JSON payloads shrink about tenfold at level 3 in ~0.1 ms per
 /// 25 KB; higher levels cost more CPU on the webhook path for little more.
@@ -318,6 +323,88 @@ pub(super) fn status(
             ))
         })
         .optional()
+}
+
+/// The newest rows of one state below `?2` and above `?3` (a page's floor so far):
+/// reads only that state's end of `deliveries_by_state`, never the row itself.
+pub(super) const LIST_BY_STATE: &str = "
+    SELECT seq FROM deliveries INDEXED BY deliveries_by_state
+    WHERE state = ?1 AND seq < ?2 AND seq > ?3
+    ORDER BY seq DESC
+    LIMIT ?4";
+
+/// The same for one repository's ordering key and one state.
+pub(super) const LIST_BY_KEY: &str = "
+    SELECT seq FROM deliveries INDEXED BY deliveries_by_key_state
+    WHERE ordering_key = ?1 AND state = ?2 AND seq < ?3 AND seq > ?4
+    ORDER BY seq DESC
+    LIMIT ?5";
+
+const LIST_ROW: &str = "
+    SELECT seq, delivery_id, event, action, repository, installation_id, state, attempts,
+           last_error, received_at_ms, next_attempt_at_ms, finished_at_ms
+    FROM deliveries WHERE seq = ?1";
+
+impl FromSql for DeliveryState {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        value
+            .as_str()?
+            .parse()
+            .map_err(|e: UnknownState| FromSqlError::Other(Box::new(e)))
+    }
+}
+
+/// The page `plan` asks for, newest first. Each state (or state and repository) is
+/// one index seek reading at most a page of entries, and no more than can still beat
+/// the page so far; only the rows returned are read from the table.
+pub(super) fn list(tx: &Connection, plan: &ListPlan) -> rusqlite::Result<Vec<DeliveryRow>> {
+    let mut newest = Newest::new(plan.limit);
+    let limit = plan.limit as i64;
+    for state in &plan.states {
+        let state = state.as_str();
+        match &plan.keys {
+            None => {
+                let mut stmt = tx.prepare_cached(LIST_BY_STATE)?;
+                let mut rows =
+                    stmt.query(params![state, plan.before_seq, newest.floor(), limit])?;
+                while let Some(row) = rows.next()? {
+                    newest.offer(row.get(0)?);
+                }
+            }
+            Some(keys) => {
+                let mut stmt = tx.prepare_cached(LIST_BY_KEY)?;
+                for key in keys {
+                    let mut rows =
+                        stmt.query(params![key, state, plan.before_seq, newest.floor(), limit])?;
+                    while let Some(row) = rows.next()? {
+                        newest.offer(row.get(0)?);
+                    }
+                }
+            }
+        }
+    }
+    let mut stmt = tx.prepare_cached(LIST_ROW)?;
+    newest
+        .into_desc()
+        .map(|seq| {
+            stmt.query_row(params![seq], |row| {
+                Ok(DeliveryRow {
+                    seq: row.get(0)?,
+                    delivery_id: row.get(1)?,
+                    event: row.get(2)?,
+                    action: row.get(3)?,
+                    repository: row.get(4)?,
+                    installation_id: row.get::<_, Option<i64>>(5)?.map(|v| v as u64),
+                    state: row.get(6)?,
+                    attempts: u32::try_from(row.get::<_, i64>(7)?).unwrap_or(u32::MAX),
+                    last_error: row.get(8)?,
+                    received_at_ms: row.get(9)?,
+                    next_attempt_at_ms: row.get(10)?,
+                    finished_at_ms: row.get(11)?,
+                })
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@ use proptest::prelude::*;
 use rusqlite::{params, Connection, StatementStatus};
 
 use super::*;
-use crate::queue::migrate;
+use crate::queue::list::ListPlan;
+use crate::queue::{migrate, DeliveryFilter};
 
 fn open() -> Connection {
     let mut conn = Connection::open_in_memory().unwrap();
@@ -238,6 +239,145 @@ fn enqueue_and_stats_cost_the_same_behind_a_large_backlog() {
         )
     };
     assert_eq!(steps(100), steps(20_000));
+}
+
+/// `failed` deliveries of `o/watched` enqueued first, then `done` finished ones of
+/// the same repository after them: a newest-first scan by `seq` alone would pass
+/// every done row before reaching a failed one.
+fn failed_behind_done(failed: usize, done: usize) -> Connection {
+    let conn = open();
+    let tx = conn.unchecked_transaction().unwrap();
+    for i in 0..failed {
+        enqueue(&tx, &format!("f{i}"), "o/watched");
+        let claimed = claim(&tx, 10, 1).unwrap();
+        fail(&tx, claimed[0].seq, "422 from GitHub", 10).unwrap();
+    }
+    for i in 0..done {
+        enqueue(&tx, &format!("d{i}"), "o/watched");
+        let claimed = claim(&tx, 10, 1).unwrap();
+        complete(&tx, claimed[0].seq, 10).unwrap();
+    }
+    tx.commit().unwrap();
+    conn
+}
+
+/// VM steps and full-scan steps of one listing statement, and the seqs it found.
+fn steps_of(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> (i32, i32, usize) {
+    let mut stmt = conn.prepare(sql).unwrap();
+    let found = stmt
+        .query_map(params, |r| r.get::<_, i64>(0))
+        .unwrap()
+        .count();
+    (
+        stmt.get_status(StatementStatus::VmStep),
+        stmt.get_status(StatementStatus::FullscanStep),
+        found,
+    )
+}
+
+fn failed_page(repositories: Option<Vec<String>>) -> ListPlan {
+    DeliveryFilter {
+        states: vec![DeliveryState::Failed],
+        repositories,
+        before_seq: None,
+        limit: 20,
+    }
+    .plan()
+    .unwrap()
+}
+
+#[test]
+fn listing_failed_deliveries_costs_the_same_behind_twenty_thousand_done_as_behind_two_hundred() {
+    let cost = |done: usize| {
+        let conn = failed_behind_done(20, done);
+        let page = list(&conn, &failed_page(Some(vec!["O/Watched".to_owned()]))).unwrap();
+        assert_eq!(page.len(), 20);
+        assert!(page.iter().all(|r| r.state == DeliveryState::Failed));
+        assert_eq!(list(&conn, &failed_page(None)).unwrap(), page);
+        let all = steps_of(&conn, LIST_BY_STATE, params!["failed", i64::MAX, 0, 20]);
+        let one = steps_of(
+            &conn,
+            LIST_BY_KEY,
+            params!["repo:o/watched", "failed", i64::MAX, 0, 20],
+        );
+        (all, one)
+    };
+    let (small_all, small_one) = cost(200);
+    let (large_all, large_one) = cost(20_000);
+    for (steps, scanned, found) in [small_all, small_one, large_all, large_one] {
+        assert_eq!(found, 20);
+        assert_eq!(scanned, 0, "a listing scanned a table");
+        assert!(steps > 0);
+    }
+    assert_eq!(
+        small_all, large_all,
+        "listing steps grew with the done rows"
+    );
+    assert_eq!(
+        small_one, large_one,
+        "listing one repository's steps grew with its done rows"
+    );
+}
+
+#[test]
+fn a_page_across_repositories_is_the_newest_of_all_and_the_next_page_follows_on() {
+    // Ten repositories of 30 failed deliveries each, interleaved: the merge of the
+    // per-repository seeks must give the newest of all of them, in order.
+    let conn = open();
+    let tx = conn.unchecked_transaction().unwrap();
+    for i in 0..300 {
+        enqueue(&tx, &format!("f{i}"), &format!("o/r{}", i % 10));
+        let claimed = claim(&tx, 10, 1).unwrap();
+        fail(&tx, claimed[0].seq, "bad", 10).unwrap();
+    }
+    tx.commit().unwrap();
+    let repos: Vec<String> = (0..10).map(|i| format!("o/r{i}")).collect();
+    let page = list(&conn, &failed_page(Some(repos.clone()))).unwrap();
+    let seqs: Vec<i64> = page.iter().map(|r| r.seq).collect();
+    let expected: Vec<i64> = (281..=300).rev().collect();
+    assert_eq!(seqs, expected, "the 20 newest, newest first");
+    let next = DeliveryFilter {
+        states: vec![DeliveryState::Failed],
+        repositories: Some(repos),
+        before_seq: Some(281),
+        limit: 5,
+    };
+    let seqs: Vec<i64> = list(&conn, &next.plan().unwrap())
+        .unwrap()
+        .iter()
+        .map(|r| r.seq)
+        .collect();
+    assert_eq!(seqs, [280, 279, 278, 277, 276]);
+}
+
+#[test]
+fn a_version_two_file_without_the_listing_indexes_gains_them_at_open() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(crate::queue::store::SCHEMA).unwrap();
+    conn.pragma_update(None, "user_version", 2).unwrap();
+    enqueue(&conn, "kept", "o/r");
+    assert!(
+        list(&conn, &failed_page(None)).is_err(),
+        "the statements name indexes this file lacks"
+    );
+    migrate::to_current(&mut conn).unwrap();
+    let queued = DeliveryFilter {
+        states: vec![DeliveryState::Queued],
+        repositories: None,
+        before_seq: None,
+        limit: 20,
+    };
+    let rows = list(&conn, &queued.plan().unwrap()).unwrap();
+    assert_eq!(
+        rows.iter()
+            .map(|r| r.delivery_id.as_str())
+            .collect::<Vec<_>>(),
+        ["kept"]
+    );
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 2, "an index alone takes no new schema version");
 }
 
 #[test]

@@ -66,6 +66,26 @@ CREATE INDEX IF NOT EXISTS deliveries_finished
     ON deliveries (finished_at_ms) WHERE finished_at_ms IS NOT NULL;
 ";
 
+/// Indexes added to version 2 since it was written, created at every open where a
+/// file lacks them ([`super::migrate::to_current`]). They change what a row means in
+/// no way and an older navin keeps them up to date without knowing them, so they take
+/// no new schema version: that would make the older navin refuse the file, and
+/// rolling back would cost the queue. Full indexes, not partial ones, so that one
+/// statement with the state as a parameter can name them in `INDEXED BY`.
+pub(super) const ADDED_INDEXES: &[(&str, &str)] = &[
+    (
+        // The listing of one state, newest first (`sql::LIST_BY_STATE`).
+        "deliveries_by_state",
+        "CREATE INDEX IF NOT EXISTS deliveries_by_state ON deliveries (state, seq)",
+    ),
+    (
+        // The listing of one state of one repository (`sql::LIST_BY_KEY`).
+        "deliveries_by_key_state",
+        "CREATE INDEX IF NOT EXISTS deliveries_by_key_state
+             ON deliveries (ordering_key, state, seq)",
+    ),
+];
+
 pub(super) struct Store {
     conn: Connection,
     /// Held (flock) for the store's life: one process per queue file.

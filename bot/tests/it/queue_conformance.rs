@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use navin_bot::queue::{
-    Delivery, DeliveryHandler, DeliveryQueue, EnqueueOutcome, HandlerError, HandlerFuture,
-    NewDelivery, PgOptions, WorkerConfig, Workers,
+    Delivery, DeliveryFilter, DeliveryHandler, DeliveryQueue, DeliveryRow, DeliveryState,
+    EnqueueOutcome, HandlerError, HandlerFuture, NewDelivery, PgOptions, WorkerConfig, Workers,
 };
 use navin_bot::server::Metrics;
 use navin_e2e::postgres::PgServer;
@@ -43,6 +43,198 @@ async fn contract(make: Make<'_>) {
     a_failed_delivery_keeps_its_error_and_its_repository_moves_on(make("failed").await).await;
     pruning_forgets_only_old_finished_deliveries(make("prune").await).await;
     workers_handle_every_delivery_once_in_order_per_repository(make("workers").await).await;
+    a_listing_shows_what_waits_runs_and_failed_with_attempts_and_errors(make("list").await).await;
+    a_listing_filters_by_state_and_repository_and_pages_newest_first(make("filter").await).await;
+    done_deliveries_are_listed_only_when_asked(make("listdone").await).await;
+}
+
+const UNFINISHED_AND_FAILED: [DeliveryState; 3] = [
+    DeliveryState::Queued,
+    DeliveryState::Running,
+    DeliveryState::Failed,
+];
+
+fn listing(states: &[DeliveryState], repositories: Option<&[&str]>) -> DeliveryFilter {
+    DeliveryFilter {
+        states: states.to_vec(),
+        repositories: repositories.map(|r| r.iter().map(|s| (*s).to_owned()).collect()),
+        before_seq: None,
+        limit: 50,
+    }
+}
+
+fn listed(rows: &[DeliveryRow]) -> Vec<&str> {
+    rows.iter().map(|r| r.delivery_id.as_str()).collect()
+}
+
+async fn a_listing_shows_what_waits_runs_and_failed_with_attempts_and_errors(q: DeliveryQueue) {
+    for (id, repo) in [("a", "o/r"), ("b", "o/r"), ("c", "o/s"), ("d", "o/t")] {
+        put(&q, id, repo).await;
+    }
+    let claimed = q.claim(T0, 10).await.unwrap();
+    assert_eq!(ids(&claimed), ["a", "c", "d"]);
+    q.retry_at(claimed[0].seq, "503 from GitHub".into(), T0 + 5_000)
+        .await
+        .unwrap();
+    q.fail(
+        claimed[1].seq,
+        "payload field installation.id".into(),
+        T0 + 7,
+    )
+    .await
+    .unwrap();
+    let rows = q.list(listing(&UNFINISHED_AND_FAILED, None)).await.unwrap();
+    assert_eq!(listed(&rows), ["d", "c", "b", "a"], "newest first");
+    let seen: Vec<(DeliveryState, u32, Option<&str>)> = rows
+        .iter()
+        .map(|r| (r.state, r.attempts, r.last_error.as_deref()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (DeliveryState::Running, 1, None),
+            (
+                DeliveryState::Failed,
+                1,
+                Some("payload field installation.id")
+            ),
+            (DeliveryState::Queued, 0, None),
+            (DeliveryState::Queued, 1, Some("503 from GitHub")),
+        ]
+    );
+    let (failed, retrying) = (&rows[1], &rows[3]);
+    assert_eq!(failed.finished_at_ms, Some(T0 + 7));
+    assert_eq!(
+        (retrying.next_attempt_at_ms, retrying.finished_at_ms),
+        (T0 + 5_000, None)
+    );
+    assert_eq!(
+        (
+            failed.event.as_str(),
+            failed.action.as_deref(),
+            failed.repository.as_deref(),
+            failed.installation_id,
+            failed.received_at_ms,
+        ),
+        ("issue_comment", Some("created"), Some("o/s"), Some(1), T0)
+    );
+    assert!(rows.windows(2).all(|w| w[0].seq > w[1].seq));
+    q.close().await;
+}
+
+async fn a_listing_filters_by_state_and_repository_and_pages_newest_first(q: DeliveryQueue) {
+    for i in 0..9 {
+        put(&q, &format!("x{i}"), &format!("Owner/R{}", i % 3)).await;
+    }
+    let installation_event = NewDelivery {
+        repository: None,
+        event: "installation".to_owned(),
+        ..delivery("inst", "unused")
+    };
+    q.enqueue(installation_event).await.unwrap();
+    let heads = q.claim(T0, 10).await.unwrap();
+    assert_eq!(ids(&heads), ["x0", "x1", "x2", "inst"]);
+    q.fail(heads[1].seq, "422".into(), T0).await.unwrap();
+
+    let r1 = q
+        .list(listing(
+            &UNFINISHED_AND_FAILED,
+            Some(&["owner/r1", "OWNER/R1"]),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        listed(&r1),
+        ["x7", "x4", "x1"],
+        "one repository, whatever its case, each row once"
+    );
+    let two = q
+        .list(listing(
+            &UNFINISHED_AND_FAILED,
+            Some(&["owner/r1", "owner/r2"]),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(listed(&two), ["x8", "x7", "x5", "x4", "x2", "x1"]);
+    let failed = q
+        .list(listing(&[DeliveryState::Failed], None))
+        .await
+        .unwrap();
+    assert_eq!(listed(&failed), ["x1"]);
+    let running = q
+        .list(listing(&[DeliveryState::Running], None))
+        .await
+        .unwrap();
+    assert_eq!(
+        listed(&running),
+        ["inst", "x2", "x0"],
+        "no repository filter: installation events too"
+    );
+    assert!(
+        q.list(listing(&UNFINISHED_AND_FAILED, Some(&[])))
+            .await
+            .unwrap()
+            .is_empty(),
+        "no repositories, no rows"
+    );
+    assert!(q.list(listing(&[], None)).await.unwrap().is_empty());
+
+    let mut pages = Vec::new();
+    let mut before_seq = None;
+    loop {
+        let page = q
+            .list(DeliveryFilter {
+                before_seq,
+                limit: 4,
+                ..listing(&UNFINISHED_AND_FAILED, None)
+            })
+            .await
+            .unwrap();
+        let Some(last) = page.last() else { break };
+        before_seq = Some(last.seq);
+        pages.push(
+            listed(&page)
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(
+        pages,
+        [
+            vec!["inst", "x8", "x7", "x6"],
+            vec!["x5", "x4", "x3", "x2"],
+            vec!["x1", "x0"],
+        ]
+    );
+    let one = q
+        .list(DeliveryFilter {
+            limit: 0,
+            ..listing(&UNFINISHED_AND_FAILED, None)
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed(&one), ["inst"], "a limit of 0 still lists one row");
+    q.close().await;
+}
+
+async fn done_deliveries_are_listed_only_when_asked(q: DeliveryQueue) {
+    put(&q, "handled", "o/r").await;
+    put(&q, "waiting", "o/r").await;
+    let claimed = q.claim(T0, 1).await.unwrap();
+    q.complete(claimed[0].seq, T0 + 3).await.unwrap();
+    let open = q.list(listing(&UNFINISHED_AND_FAILED, None)).await.unwrap();
+    assert_eq!(listed(&open), ["waiting"]);
+    let all = q
+        .list(listing(&DeliveryState::ALL, Some(&["o/r"])))
+        .await
+        .unwrap();
+    assert_eq!(listed(&all), ["waiting", "handled"]);
+    assert_eq!(
+        (all[1].state, all[1].attempts, all[1].finished_at_ms),
+        (DeliveryState::Done, 1, Some(T0 + 3))
+    );
+    q.close().await;
 }
 
 async fn one_repository_at_a_time_in_arrival_order(q: DeliveryQueue) {
@@ -391,7 +583,7 @@ async fn replicas_starting_together_apply_the_schema_once_and_a_newer_schema_is_
     assert_eq!(
         pg.psql("migrate", "SELECT count(*) FROM navin_schema_migrations")
             .unwrap(),
-        "1"
+        "2"
     );
     pg.psql(
         "migrate",
