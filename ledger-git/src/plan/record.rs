@@ -362,6 +362,17 @@ impl PlanRecord {
         self.status = RecordStatus::Pending;
     }
 
+    /// The hash of the text that was current at `at`: the first text replaced after
+    /// `at`, else the current one. What a person who wrote an edit at `at` (a `/plan
+    /// edit` comment) was looking at, so their edit can be merged with the texts stored
+    /// since. A moment before the first text gives the first text.
+    pub fn hash_at(&self, at: DateTime<Utc>) -> &str {
+        self.superseded
+            .iter()
+            .find(|s| s.at > at)
+            .map_or(self.hash.as_str(), |s| s.hash.as_str())
+    }
+
     /// Brings the review-based approvals in line with the pull request's reviews as they
     /// are now. `standing` are the ids of reviews that are still their reviewer's latest
     /// approval; an approval whose review is not among them is revoked (dismissed, or

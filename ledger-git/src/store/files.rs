@@ -202,6 +202,33 @@ mod tests {
     }
 
     #[test]
+    fn an_earlier_version_of_a_plan_text_is_found_in_the_branch_history() {
+        let (_dir, store) = store();
+        for text in ["first", "second", "third"] {
+            write(&store, ".navin/plans/p1.md", text);
+            write(&store, ".navin/plans/other.md", text);
+        }
+        let find = |wanted: &str, limit| {
+            store
+                .find_file_version(".navin/plans/p1.md", limit, |b| b == wanted.as_bytes())
+                .unwrap()
+        };
+        assert_eq!(find("first", 100).as_deref(), Some(&b"first"[..]));
+        assert_eq!(find("third", 1).as_deref(), Some(&b"third"[..]));
+        assert_eq!(find("never", 100), None);
+        // Six commits: "first" is the fifth newest, out of reach of the newest four.
+        assert_eq!(find("first", 4), None);
+        let mut offered = 0;
+        store
+            .find_file_version(".navin/plans/p1.md", 100, |_| {
+                offered += 1;
+                false
+            })
+            .unwrap();
+        assert_eq!(offered, 3, "each distinct text once");
+    }
+
+    #[test]
     fn refuses_paths_outside_the_plans_folder() {
         let (_dir, store) = store();
         for path in [
