@@ -175,12 +175,20 @@ pub struct RejectionEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EditEntry {
     pub by: String,
+    /// The editor's numeric GitHub user id, when known: who it was, since logins can
+    /// be renamed and reused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_id: Option<u64>,
     pub at: DateTime<Utc>,
     pub from_hash: String,
     pub to_hash: String,
     /// How the text changed (`/plan edit`, or the plan file at a commit), for the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// The command or save that made the edit: a replayed save answers with the text
+    /// it made, not with whatever is current by then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
