@@ -118,6 +118,15 @@ impl Scenario {
         let repo_id = self.fake.repo_id(owner, repo);
         let installation = self.installation_for(owner, repo);
         let author_id = self.fake.user_id(&issue.author);
+        let stamp =
+            |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let written = self.fake.comment(id).map_or_else(
+            || {
+                let now = stamp(chrono::Utc::now());
+                (now.clone(), now)
+            },
+            |c| (stamp(c.created_at), stamp(c.updated_at)),
+        );
         let mut payload = Payload::fixture(name)
             .repo(owner, repo, repo_id)
             .number(number)
@@ -127,6 +136,9 @@ impl Scenario {
             .comment_id(id)
             .comment_body(body)
             .comment_author(author, user_id, kind)
+            // When it was written, as the fake stored it: a `/plan edit` merges with what came after.
+            .set("/comment/created_at", json!(written.0))
+            .set("/comment/updated_at", json!(written.1))
             // Open or closed (a merged PR's conversation is closed), as the fake has it.
             .set("/issue/state", serde_json::json!(issue.state))
             // GitHub sends the repository's real default branch; the example says `master`.

@@ -11,6 +11,8 @@
 //! gate, step links, CI evidence, dispatch); [`rules`] and [`evidence`] are pure
 //! decisions; [`effects`] writes Navin's comments and checks; [`cache`] keeps roles
 //! and repository configs briefly; [`render`] and [`command`] are pure text in and out.
+//! Besides events, [`Engine::edit_plan`] saves a plan from an editor outside GitHub
+//! ([`plan_edit`]), through the same session and write as `/plan edit`.
 
 pub mod cache;
 pub mod command;
@@ -21,6 +23,7 @@ pub mod event;
 pub mod evidence;
 mod handlers;
 pub mod ledger;
+pub mod plan_edit;
 pub mod reads;
 pub mod render;
 pub mod rules;
@@ -39,6 +42,7 @@ use cache::repo_config::RepoConfigCache;
 
 pub use error::{EngineError, Retry};
 pub use event::{classify, parse_event, Classification, Delivery, Event, EventKind, Payload};
+pub use plan_edit::{PlanEditOutcome, PlanEditRequest};
 
 /// How long a looked-up role is trusted before GitHub is asked again.
 pub const PERMISSION_TTL: Duration = Duration::from_secs(180);

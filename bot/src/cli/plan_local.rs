@@ -329,10 +329,12 @@ pub(super) fn edit(
         }
         record.edits.push(EditEntry {
             by: who.clone(),
+            by_id: None,
             at: now,
             from_hash: record.hash.clone(),
             to_hash: edited.hash().to_owned(),
             via: Some(via.to_owned()),
+            op_id: None,
         });
         record.original = Some(original.text().to_owned());
         record.diff = (!diff.is_empty()).then(|| diff.clone());

@@ -208,6 +208,9 @@ impl World {
         self.fake().with_state(|m| {
             m.comments.get_mut(&id).unwrap().body = body.to_owned();
         });
+        self.fake().with_state(|m| {
+            m.comments.get_mut(&id).unwrap().updated_at = chrono::Utc::now();
+        });
         let (number, author) = (comment.issue_number, comment.author.as_str());
         let created = self
             .sc
@@ -249,6 +252,41 @@ impl World {
     /// A person's comment GitHub has but whose webhook the App never got; returns its id.
     pub fn stored_comment(&self, number: u64, author: &str, body: &str) -> u64 {
         self.fake().add_comment(OWNER, REPO, number, author, body)
+    }
+
+    /// The webhook of a comment GitHub stored earlier ([`World::stored_comment`]) arriving
+    /// now: its payload says when it was written. Returns once the engine handled it.
+    pub async fn deliver_comment(&mut self, id: u64) {
+        let comment = self.fake().comment(id).expect("a stored comment");
+        let payload = self.sc.comment_payload(
+            OWNER,
+            REPO,
+            comment.issue_number,
+            &comment.author,
+            &comment.body,
+            id,
+        );
+        self.send(&payload).await;
+    }
+
+    /// Another engine on the server's data directory and GitHub App, for the calls that
+    /// come from no webhook (the dashboard's plan editor).
+    pub fn engine(&self) -> Engine {
+        Engine::new(self.server.github().clone(), self.engine_config.clone())
+    }
+
+    /// The repository as the engine's typed payloads carry it, and its installation.
+    pub fn repository(&self) -> (navin_engine::event::Repository, u64) {
+        let default_branch = self
+            .fake()
+            .with_state(|m| m.repo(OWNER, REPO).map(|r| r.default_branch.clone()));
+        let repository = navin_engine::event::Repository {
+            full_name: format!("{OWNER}/{REPO}"),
+            id: Some(self.fake().repo_id(OWNER, REPO)),
+            default_branch,
+            html_url: None,
+        };
+        (repository, self.sc.installation_for(OWNER, REPO).unwrap())
     }
 
     /// A fixture payload (`"check_suite.completed"`) for this repository and its

@@ -1,4 +1,4 @@
-//! Plan documents: the format of docs/plan.md as types, with its renderer, parser, validator, content hash, edit diff and policies.
+//! Plan documents: the format of docs/plan.md as types, with its renderer, parser, validator, content hash, edit diff, section-aware merge and policies.
 
 pub mod convert;
 mod diff;
@@ -6,6 +6,7 @@ mod diff_markdown;
 mod document;
 mod error;
 mod hash;
+mod merge;
 mod model;
 mod parse;
 pub mod policy;
@@ -26,6 +27,7 @@ pub use diff::{
 pub use document::PlanDocument;
 pub use error::{PlanError, PlanErrorKind};
 pub use hash::content_hash;
+pub use merge::{merge, MergeOutcome, SectionConflict};
 pub use model::*;
 pub use parse::parse;
 pub use render::{render, ANSWER_HINT, READ_ONLY_PERSONA};

@@ -175,12 +175,20 @@ pub struct RejectionEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EditEntry {
     pub by: String,
+    /// The editor's numeric GitHub user id, when known: who it was, since logins can
+    /// be renamed and reused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_id: Option<u64>,
     pub at: DateTime<Utc>,
     pub from_hash: String,
     pub to_hash: String,
     /// How the text changed (`/plan edit`, or the plan file at a commit), for the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// The command or save that made the edit: a replayed save answers with the text
+    /// it made, not with whatever is current by then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -360,6 +368,17 @@ impl PlanRecord {
         self.hash = hash.to_owned();
         self.text_at = Some(now);
         self.status = RecordStatus::Pending;
+    }
+
+    /// The hash of the text that was current at `at`: the first text replaced after
+    /// `at`, else the current one. What a person who wrote an edit at `at` (a `/plan
+    /// edit` comment) was looking at, so their edit can be merged with the texts stored
+    /// since. A moment before the first text gives the first text.
+    pub fn hash_at(&self, at: DateTime<Utc>) -> &str {
+        self.superseded
+            .iter()
+            .find(|s| s.at > at)
+            .map_or(self.hash.as_str(), |s| s.hash.as_str())
     }
 
     /// Brings the review-based approvals in line with the pull request's reviews as they

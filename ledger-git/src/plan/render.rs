@@ -17,63 +17,93 @@ pub const READ_ONLY_PERSONA: &str = "Operating as a Read-Only Software Architect
 /// is always present. Only plans that pass [`super::validate`] read back
 /// unchanged through [`super::parse`].
 pub fn render(plan: &Plan) -> String {
-    let mut out = String::with_capacity(4096);
-    line(&mut out, &format!("# Plan: {}", plan.title));
-    let free = [
-        (Section::SystemPersona, &plan.persona),
-        (Section::Goal, &plan.goal),
-        (Section::RepositoryArchitecture, &plan.architecture),
-        (Section::FunctionalCapabilities, &plan.capabilities),
-        (Section::DataFlow, &plan.data_flow),
-        (Section::TargetState, &plan.target_state),
-        (Section::ImpactIsolation, &plan.impact_isolation),
-    ];
-    for (section, body) in free {
-        heading(&mut out, section);
+    let parts: Vec<(Section, String)> = std::iter::once(Section::Title)
+        .chain(Section::ORDER)
+        .filter_map(|section| part(plan, section).map(|text| (section, text)))
+        .collect();
+    assemble(
+        parts
+            .iter()
+            .map(|(section, text)| (*section, text.as_str())),
+    )
+}
+
+/// One part of the rendered document, so a merge can compare and combine plans part by
+/// part with the renderer's own text: the title's summary (without `# Plan: `), or a
+/// section's body (what follows its heading, ending in a newline). `None` for `Stages`
+/// when the plan has none, the only part that may be absent.
+pub(crate) fn part(plan: &Plan, section: Section) -> Option<String> {
+    let free = |body: &str| {
+        let mut out = String::with_capacity(body.len() + 1);
         line(&mut out, body);
-    }
-
-    heading(&mut out, Section::ProposedChanges);
-    if plan.changes.is_empty() {
-        line(&mut out, "None.");
-    }
-    for (i, change) in plan.changes.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        file_block(&mut out, change);
-    }
-
-    heading(&mut out, Section::NewDependencies);
-    bullets(&mut out, &plan.new_dependencies);
-
-    heading(&mut out, Section::Risks);
-    bullets(&mut out, &plan.risks);
-
-    heading(&mut out, Section::ActionableNextSteps);
-    if plan.next_steps.is_empty() {
-        line(&mut out, "None.");
-    }
-    for (i, step) in plan.next_steps.iter().enumerate() {
-        line(&mut out, &format!("{}. [ ] {step}", i + 1));
-    }
-
-    heading(&mut out, Section::RisksAndAssumptions);
-    questions(&mut out, &plan.questions);
-
-    heading(&mut out, Section::OptionalGoalHandoffContract);
-    match &plan.handoff {
-        None => line(&mut out, "None."),
-        Some(contract) => handoff(&mut out, contract),
-    }
-
-    if !plan.stages.is_empty() {
-        heading(&mut out, Section::Stages);
-        for (i, stage) in plan.stages.iter().enumerate() {
-            if i > 0 {
-                out.push('\n');
+        Some(out)
+    };
+    let mut out = String::with_capacity(512);
+    match section {
+        Section::Title => return Some(plan.title.clone()),
+        Section::SystemPersona => return free(&plan.persona),
+        Section::Goal => return free(&plan.goal),
+        Section::RepositoryArchitecture => return free(&plan.architecture),
+        Section::FunctionalCapabilities => return free(&plan.capabilities),
+        Section::DataFlow => return free(&plan.data_flow),
+        Section::TargetState => return free(&plan.target_state),
+        Section::ImpactIsolation => return free(&plan.impact_isolation),
+        Section::ProposedChanges => {
+            if plan.changes.is_empty() {
+                line(&mut out, "None.");
             }
-            stage_block(&mut out, i + 1, stage);
+            for (i, change) in plan.changes.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                file_block(&mut out, change);
+            }
+        }
+        Section::NewDependencies => bullets(&mut out, &plan.new_dependencies),
+        Section::Risks => bullets(&mut out, &plan.risks),
+        Section::ActionableNextSteps => {
+            if plan.next_steps.is_empty() {
+                line(&mut out, "None.");
+            }
+            for (i, step) in plan.next_steps.iter().enumerate() {
+                line(&mut out, &format!("{}. [ ] {step}", i + 1));
+            }
+        }
+        Section::RisksAndAssumptions => questions(&mut out, &plan.questions),
+        Section::OptionalGoalHandoffContract => match &plan.handoff {
+            None => line(&mut out, "None."),
+            Some(contract) => handoff(&mut out, contract),
+        },
+        Section::Stages => {
+            if plan.stages.is_empty() {
+                return None;
+            }
+            for (i, stage) in plan.stages.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                stage_block(&mut out, i + 1, stage);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Joins parts (as [`part`] writes them, in document order) into a document: the title
+/// line, then each section's heading and body, separated by one blank line. [`render`]
+/// is this over every part of a plan, so parts taken from several plans join exactly as
+/// each plan would render them.
+pub(crate) fn assemble<'a>(parts: impl IntoIterator<Item = (Section, &'a str)>) -> String {
+    let mut out = String::with_capacity(4096);
+    for (section, text) in parts {
+        if section == Section::Title {
+            line(&mut out, &format!("# Plan: {text}"));
+            continue;
+        }
+        heading(&mut out, section);
+        out.push_str(text);
+        if !text.ends_with('\n') {
+            out.push('\n');
         }
     }
     out

@@ -16,10 +16,7 @@ impl Store {
     /// The content of `path` at the branch tip (after syncing with the remote, if any).
     pub fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let repo = self.repo()?;
-        let tip = match &self.cfg.remote {
-            Some(_) => self.sync(&repo)?,
-            None => self.tip(&repo)?,
-        };
+        let tip = self.reader_tip(&repo)?;
         let Some(oid) = tip else { return Ok(None) };
         read_at(&repo, oid, path)
     }
@@ -28,10 +25,7 @@ impl Store {
     /// the remote, if any), sorted; none when the branch or the folder does not exist.
     pub fn plan_files(&self) -> Result<Vec<String>, StoreError> {
         let repo = self.repo()?;
-        let tip = match &self.cfg.remote {
-            Some(_) => self.sync(&repo)?,
-            None => self.tip(&repo)?,
-        };
+        let tip = self.reader_tip(&repo)?;
         let Some(oid) = tip else {
             return Ok(Vec::new());
         };
@@ -199,6 +193,74 @@ mod tests {
         assert!(write(&store, ".navin/plans/p1.json", "{}").is_some());
         assert!(write(&store, ".navin/plans/p1.json", "{}").is_none());
         assert_eq!(store.history(10).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn an_earlier_version_of_a_plan_text_is_found_in_the_branch_history() {
+        let (_dir, store) = store();
+        for text in ["first", "second", "third"] {
+            write(&store, ".navin/plans/p1.md", text);
+            write(&store, ".navin/plans/other.md", text);
+        }
+        let find = |wanted: &str, limit| {
+            store
+                .find_file_version(".navin/plans/p1.md", limit, |b| b == wanted.as_bytes())
+                .unwrap()
+        };
+        assert_eq!(find("first", 100).as_deref(), Some(&b"first"[..]));
+        assert_eq!(find("third", 1).as_deref(), Some(&b"third"[..]));
+        assert_eq!(find("never", 100), None);
+        // Six commits: "first" is the fifth newest, out of reach of the newest four.
+        assert_eq!(find("first", 4), None);
+        let mut offered = 0;
+        store
+            .find_file_version(".navin/plans/p1.md", 100, |_| {
+                offered += 1;
+                false
+            })
+            .unwrap();
+        assert_eq!(offered, 3, "each distinct text once");
+    }
+
+    #[test]
+    fn readers_and_a_writer_of_one_clone_at_once_all_succeed() {
+        let root = tempfile::tempdir().unwrap();
+        let bare = root.path().join("remote.git");
+        Repository::init_bare(&bare).unwrap();
+        let clone = root.path().join("clone");
+        Repository::init(&clone)
+            .unwrap()
+            .remote("origin", bare.to_str().unwrap())
+            .unwrap();
+        let open = || {
+            let cfg = StoreConfig {
+                remote: Some("origin".into()),
+                ..StoreConfig::default()
+            };
+            Store::open(&clone, cfg).unwrap()
+        };
+        write(&open(), ".navin/plans/p1.md", "v0");
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let store = open();
+                std::thread::spawn(move || {
+                    for i in 0..25 {
+                        if t == 0 {
+                            write(&store, ".navin/plans/p1.md", &format!("v{}", i + 1));
+                        } else {
+                            store.read_file(".navin/plans/p1.md").unwrap().unwrap();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        assert_eq!(
+            open().read_file(".navin/plans/p1.md").unwrap().unwrap(),
+            b"v25"
+        );
     }
 
     #[test]

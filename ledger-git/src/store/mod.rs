@@ -196,13 +196,23 @@ impl Store {
         }
     }
 
+    /// The branch tip for a reader: after syncing with the remote, if any. The sync
+    /// moves refs (the fetched tip, the local branch), so it runs under this process's
+    /// writer lock: two readers of one clone at once (a dashboard save beside a webhook)
+    /// would otherwise trip over each other's git ref locks.
+    fn reader_tip(&self, repo: &Repository) -> Result<Option<Oid>, StoreError> {
+        if self.cfg.remote.is_none() {
+            return self.tip(repo);
+        }
+        let lock = ledger_lock(&self.repo_path, &self.cfg.branch);
+        let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.sync(repo)
+    }
+
     /// Reads the ledger at the branch tip (after syncing with the remote, if any).
     pub fn read(&self) -> Result<Option<Snapshot>, StoreError> {
         let repo = self.repo()?;
-        let tip = match &self.cfg.remote {
-            Some(_) => self.sync(&repo)?,
-            None => self.tip(&repo)?,
-        };
+        let tip = self.reader_tip(&repo)?;
         match tip {
             None => Ok(None),
             Some(oid) if !has_ledger(&repo, oid)? => Ok(None),

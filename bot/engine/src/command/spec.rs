@@ -70,7 +70,7 @@ impl CommandKind {
             CommandKind::PlanEdit => (
                 "plan edit",
                 "/plan edit + a ```markdown block below it",
-                "Replace the plan with the block's text; approvals of the old text go stale.",
+                "Replace the plan with the block's text, merged with edits made since you wrote it; approvals of the old text go stale.",
                 "/plan edit\n\n```markdown\n# Plan\n```",
                 true,
             ),

@@ -20,6 +20,26 @@ pub struct Comment {
     #[serde(default)]
     pub body: Option<String>,
     pub user: User,
+    /// When the comment was written and last edited (ISO 8601, as GitHub sends them).
+    #[serde(default)]
+    pub created_at: Option<String>,
+    #[serde(default)]
+    pub updated_at: Option<String>,
+}
+
+impl Comment {
+    /// When the commands of this event were written: the comment's creation, or on
+    /// `edited` its last edit (which added the new commands). A `/plan edit` is merged
+    /// with the plan texts stored after this. `None` when absent or unreadable.
+    pub fn written_at(&self, action: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+        let stamp = match action {
+            "edited" => self.updated_at.as_deref(),
+            _ => self.created_at.as_deref(),
+        }?;
+        chrono::DateTime::parse_from_rfc3339(stamp)
+            .ok()
+            .map(|t| t.with_timezone(&chrono::Utc))
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -54,6 +54,7 @@ impl Engine {
             .await?;
         session.issue_body = event.issue.body.clone().unwrap_or_default();
         session.comment_id = Some(event.comment.id);
+        session.written_at = event.comment.written_at(&event.action);
         session.author_id = author.id;
         session.on_pull_request = event.issue.pull_request.is_some();
         session.closed = event.issue.closed_for_changes();

@@ -9,6 +9,7 @@ mod drift;
 mod gate;
 mod links;
 mod plan_file;
+pub(crate) mod plan_save;
 pub(crate) mod plans;
 
 use std::sync::Arc;
@@ -74,6 +75,7 @@ impl Engine {
                 .unwrap_or_else(|| "main".to_owned()),
             html_base: html_base(repository),
             comment_id: None,
+            written_at: None,
             on_pull_request: false,
             closed: None,
             author: actor.to_owned(),
@@ -99,6 +101,9 @@ pub(crate) struct Session<'e> {
     pub(crate) html_base: String,
     /// The comment that carried the command, for reactions; `None` for other events.
     pub(crate) comment_id: Option<u64>,
+    /// When that comment's commands were written: a `/plan edit` is merged with the
+    /// plan texts stored since. `None`: edits apply to the text as it is.
+    pub(crate) written_at: Option<chrono::DateTime<Utc>>,
     /// The command came from a pull request's conversation (its issue number is the PR's).
     pub(crate) on_pull_request: bool,
     /// Why the issue or PR takes no changes (`closed`, `locked`), if it does not.

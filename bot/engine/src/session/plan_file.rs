@@ -53,6 +53,27 @@ pub(crate) struct TextEdit {
     pub via: String,
     /// The plan file's hash when the text came from one.
     pub file_hash: Option<String>,
+    /// Write only while the stored text has this hash: the text `edited` was merged
+    /// with. `None`: replace whatever is stored (a plan file's text is the file's).
+    pub expected: Option<String>,
+}
+
+/// Why [`Session::store_edit`] wrote nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum EditRefused {
+    /// The record is missing or does not parse.
+    Missing(String),
+    /// Another text was stored since the edit was merged: merge again.
+    Moved,
+}
+
+impl std::fmt::Display for EditRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EditRefused::Missing(why) => f.write_str(why),
+            EditRefused::Moved => f.write_str("the plan's text changed while it was edited"),
+        }
+    }
 }
 
 /// Whether a markdown file presents itself as a plan: its first non-blank line is the
@@ -179,13 +200,14 @@ impl Session<'_> {
             file_hash: Some(doc.hash().to_owned()),
             edited: doc,
             via: format!("edited in the pull request's file {path} at {head}"),
+            expected: None,
         };
         match self
             .store_edit(record, &current, edit, &op_id, Some(pr))
             .await?
         {
             Ok(_) => Ok(true),
-            Err(reason) => Err(EngineError::Internal(reason)),
+            Err(refused) => Err(EngineError::Internal(refused.to_string())),
         }
     }
 
@@ -256,8 +278,10 @@ impl Session<'_> {
     }
 
     /// Replaces the plan's text with `edit`: the diff against the original text (kept
-    /// from the first edit on) is stored and shown, approvals of the old text go stale,
-    /// and the comment and check are published again.
+    /// from the first edit on) is stored and shown, the edit is logged under the
+    /// session's author, approvals of the old text go stale, and the comment and check
+    /// are published again. With [`TextEdit::expected`], nothing is written when the
+    /// stored text has moved on ([`EditRefused::Moved`]).
     pub(crate) async fn store_edit(
         &self,
         record: PlanRecord,
@@ -265,11 +289,12 @@ impl Session<'_> {
         edit: TextEdit,
         op_id: &str,
         pr: Option<&PullInfo>,
-    ) -> Result<Result<Option<PlanRecord>, String>, EngineError> {
+    ) -> Result<Result<Option<PlanRecord>, EditRefused>, EngineError> {
         let TextEdit {
             edited,
             via,
             file_hash,
+            expected,
         } = edit;
         let original = match record.original.as_deref() {
             Some(text) => PlanDocument::parse(text).map_err(|e| {
@@ -284,6 +309,8 @@ impl Session<'_> {
         let id = record.id.clone();
         let now = self.now();
         let who = self.author.clone();
+        let who_id = self.author_id;
+        let op = op_id.to_owned();
         let config = self.repo_config();
         let auto = plan_policy::auto_accept_config(&config);
         let required = config.approval.required_approvals;
@@ -298,14 +325,22 @@ impl Session<'_> {
         );
         let change = move |old: Option<PlanRecord>, seen: &Seen| {
             let Some(mut record) = old else {
-                return Err(format!("{} is missing or does not parse.", json_path(&id)));
+                return Err(EditRefused::Missing(format!(
+                    "{} is missing or does not parse.",
+                    json_path(&id)
+                )));
             };
+            if expected.as_ref().is_some_and(|hash| *hash != record.hash) {
+                return Err(EditRefused::Moved);
+            }
             record.edits.push(EditEntry {
                 by: who.clone(),
+                by_id: who_id,
                 at: now,
                 from_hash: record.hash.clone(),
                 to_hash: new_hash.clone(),
                 via: Some(via.clone()),
+                op_id: Some(op.clone()),
             });
             record.original = Some(original_text.clone());
             record.diff = (!diff.is_empty()).then(|| diff.clone());
@@ -329,7 +364,12 @@ impl Session<'_> {
             )
             .await?;
         if let Ok(Some(stored)) = &outcome {
-            self.publish_plan(stored, &edited, pr, &[]).await?;
+            if stored.hash == edited.hash() {
+                self.publish_plan(stored, &edited, pr, &[]).await?;
+            } else if let Some((record, doc)) = self.read_plan_id(&stored.id).await? {
+                // The op id had landed already, with another text: show what is stored.
+                self.publish_plan(&record, &doc, pr, &[]).await?;
+            }
         }
         Ok(outcome)
     }

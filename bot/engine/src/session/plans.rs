@@ -5,7 +5,7 @@ use navin_ledger::plan::policy::safe_operations_in;
 use navin_ledger::plan::PlanDocument;
 use serde::{Deserialize, Serialize};
 
-use super::plan_file::TextEdit;
+use super::plan_save::{Base, Saved};
 use super::{blocking, comments, Answer, EngineError, Session};
 use crate::config::Fallback;
 use crate::render::{plan_comment, Marker, PlanCommentInfo};
@@ -61,7 +61,9 @@ pub(crate) struct Seen {
     pub safe_operations: u32,
 }
 
-type Change = dyn FnMut(Option<PlanRecord>, &Seen) -> Result<Option<PlanRecord>, String> + Send;
+/// A record change: the record to write, `None` for no change, or why not (`E`: words
+/// for a person, or a typed refusal the caller acts on).
+type Change<E> = dyn FnMut(Option<PlanRecord>, &Seen) -> Result<Option<PlanRecord>, E> + Send;
 
 impl Session<'_> {
     /// One plan per issue (`issue-<n>`) and one per pull request (`pr-<n>`).
@@ -201,14 +203,14 @@ impl Session<'_> {
     /// whose op id the record already holds is not applied again. When the result is
     /// approved for a text whose safe operations were not yet counted, the repository's
     /// auto-accept count grows (only when auto-accept is configured).
-    pub(crate) async fn update_record(
+    pub(crate) async fn update_record<E: Send + 'static>(
         &self,
         id: &str,
         text: Option<(String, u32)>,
         message: String,
         op_id: Option<&str>,
-        mut change: Box<Change>,
-    ) -> Result<Result<Option<PlanRecord>, String>, EngineError> {
+        mut change: Box<Change<E>>,
+    ) -> Result<Result<Option<PlanRecord>, E>, EngineError> {
         let counting = plan_policy::auto_accept_config(&self.repo_config()).is_some();
         let store = self.store().await?;
         let paths = [json_path(id), md_path(id), AUTO_ACCEPT_PATH.to_owned()];
@@ -219,7 +221,7 @@ impl Session<'_> {
             None => (None, None),
         };
         blocking(move || {
-            let mut outcome: Result<Option<PlanRecord>, String> = Ok(None);
+            let mut outcome: Result<Option<PlanRecord>, E> = Ok(None);
             let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
             store.update_files(&refs, &message, now, |current| {
                 let old: Option<PlanRecord> = current[0]
@@ -428,7 +430,7 @@ impl Session<'_> {
             if let Some(auto) = &auto {
                 record.auto_accept(&checked, auto, seen.safe_operations, required, now);
             }
-            Ok(Some(record))
+            Ok::<_, String>(Some(record))
         };
         let text = doc.text().to_owned();
         let record = self
@@ -520,7 +522,9 @@ impl Session<'_> {
         .await
     }
 
-    /// `/plan edit`: the block replaces the plan once it validates (see [`Self::store_edit`]).
+    /// `/plan edit`: the block replaces the plan once it validates. When the plan changed
+    /// after the comment was written, the block is merged section by section with those
+    /// changes, and a conflict is refused naming the sections (see [`Self::save_edit`]).
     pub(crate) async fn plan_edit(&self, block: &str, op_id: &str) -> Result<Answer, EngineError> {
         let edited = match PlanDocument::parse(block) {
             Ok(doc) => doc,
@@ -531,33 +535,52 @@ impl Session<'_> {
                 ))
             }
         };
-        let Some((record, current)) = self.read_plan().await? else {
-            return Ok(no_plan("edit"));
+        let base = match self.written_at {
+            Some(at) => Base::WrittenAt(at),
+            None => Base::Current,
         };
-        if record.op_ids.iter().any(|o| o == op_id) {
-            self.publish_plan(&record, &current, None, &[]).await?;
-            return Ok(Answer::React("+1"));
-        }
-        if edited.hash() == current.hash() {
-            return Ok(Answer::refuse(
+        let saved = self
+            .save_edit(
+                &self.plan_id(),
+                base,
+                edited,
+                op_id,
+                "edited with /plan edit",
+            )
+            .await?;
+        Ok(match saved {
+            Saved::Stored { .. } | Saved::Replayed { .. } => Answer::React("+1"),
+            Saved::NotFound => no_plan("edit"),
+            Saved::Unchanged => Answer::refuse(
                 "the block is the plan as it stands; nothing to change.",
                 "",
-            ));
-        }
-        let plan = edited.plan().clone();
-        let edit = TextEdit {
-            edited,
-            via: "edited with /plan edit".to_owned(),
-            file_hash: None,
-        };
-        match self.store_edit(record, &current, edit, op_id, None).await? {
-            Ok(Some(_)) => {
-                self.answers_from_plan(&plan, op_id).await?;
-                Ok(Answer::React("+1"))
+            ),
+            Saved::Conflict {
+                conflicts, invalid, ..
+            } => {
+                let names: Vec<String> = conflicts
+                    .iter()
+                    .map(|c| format!("\"{}\"", c.section))
+                    .collect();
+                let sections = names.join(", ");
+                let reason = match invalid {
+                    None => format!(
+                        "the plan changed after this comment was written, and the block changes the same lines of {sections}: nothing changed."
+                    ),
+                    Some(problem) => format!(
+                        "the plan changed after this comment was written; combined with those changes (in {sections}) the block would not be a valid plan ({problem}), so nothing changed."
+                    ),
+                };
+                Answer::refuse(
+                    reason,
+                    "Read the current plan in the plan comment, make your changes to those sections on top of it, and post `/plan edit` with the whole text again.",
+                )
             }
-            Ok(None) => Ok(no_plan("edit")),
-            Err(reason) => Ok(Answer::refuse(reason, "")),
-        }
+            Saved::UnknownBase { .. } => Answer::refuse(
+                "the plan changed after this comment was written, and the text it was written against is no longer in the ledger branch's recent history, so the block cannot be merged: nothing changed.",
+                "Read the current plan in the plan comment, make your changes on top of it, and post `/plan edit` again.",
+            ),
+        })
     }
 
     /// A status change of the current text (no new text) under compare-and-swap.

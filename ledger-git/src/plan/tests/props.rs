@@ -148,7 +148,7 @@ fn handoff() -> impl Strategy<Value = HandoffContract> {
 }
 
 /// Plans that pass `validate` and are in the form `parse` produces.
-fn plan() -> impl Strategy<Value = Plan> {
+pub(super) fn plan() -> impl Strategy<Value = Plan> {
     let free = vec(free_text(), 7..=7);
     let lists = (
         vec(words(5), 0..3),

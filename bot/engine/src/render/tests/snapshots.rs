@@ -438,7 +438,7 @@ fn the_help_text() {
     | Command | What it does | Needs write access |
     |---|---|---|
     | `` /plan <request> `` | Map the repository read-only and post a plan for the request. | yes |
-    | `` /plan edit + a ```markdown block below it `` | Replace the plan with the block's text; approvals of the old text go stale. | yes |
+    | `` /plan edit + a ```markdown block below it `` | Replace the plan with the block's text, merged with edits made since you wrote it; approvals of the old text go stale. | yes |
     | `` /approve `` | Approve the current plan (on issues; on PRs, an approving review does it). | yes |
     | `` /reject [feedback] `` | Reject the current plan; the feedback shapes the next one. | yes |
     | `` /mission [--replace] [goal] `` | Start a mission (from the approved plan or task list when no goal is given). | yes |
