@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod dashboard;
 pub mod logging;
 pub mod mcp;
 pub mod queue;

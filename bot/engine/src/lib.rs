@@ -29,6 +29,7 @@ pub mod render;
 pub mod rules;
 mod session;
 pub mod source;
+pub mod view;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -42,7 +43,7 @@ use cache::repo_config::RepoConfigCache;
 
 pub use error::{EngineError, Retry};
 pub use event::{classify, parse_event, Classification, Delivery, Event, EventKind, Payload};
-pub use plan_edit::{PlanEditOutcome, PlanEditRequest};
+pub use plan_edit::{PlanEditOutcome, PlanEditRequest, MAX_PLAN_BYTES};
 
 /// How long a looked-up role is trusted before GitHub is asked again.
 pub const PERMISSION_TTL: Duration = Duration::from_secs(180);
@@ -181,6 +182,8 @@ pub struct Engine {
     replies: cache::replies::ReplyBudget,
     /// Whether each repository's ledger branch is guarded, for the panel's warning.
     protection: cache::protection::ProtectionCache,
+    /// When the dashboard last fetched each repository's ledger clone.
+    fetch_times: view::FetchTimes,
 }
 
 impl Engine {
@@ -198,6 +201,7 @@ impl Engine {
             agent,
             replies: cache::replies::ReplyBudget::default(),
             protection: cache::protection::ProtectionCache::new(PROTECTION_TTL),
+            fetch_times: view::FetchTimes::default(),
             github,
             config,
             permissions,

@@ -72,6 +72,9 @@ pub enum PlanEditOutcome {
         current_text: String,
         conflicts: Vec<SectionConflict>,
         invalid: Option<PlanError>,
+        /// Every part merged, and each conflicting part as `current_text` has it: the
+        /// text to put in front of the saver to resolve from (their other changes kept).
+        draft: String,
     },
     /// The base is not a text this plan had in the ledger branch's newest 500 commits
     /// (an editor left open very long, or a wrong hash): nothing to merge against, and
@@ -205,11 +208,13 @@ impl Engine {
                 current,
                 conflicts,
                 invalid,
+                draft,
             } => PlanEditOutcome::Conflict {
                 current_hash: current.hash().to_owned(),
                 current_text: current.text().to_owned(),
                 conflicts,
                 invalid,
+                draft,
             },
             Saved::UnknownBase { current } => PlanEditOutcome::UnknownBase {
                 current_hash: current.hash().to_owned(),

@@ -258,6 +258,8 @@ impl std::fmt::Debug for GitHubApp {
 pub(super) enum Auth<'a> {
     App,
     Installation(&'a InstallationClient),
+    /// A person's user-to-server token (the dashboard's signed-in user).
+    User(&'a SecretString),
 }
 
 /// What came back from one attempt.
@@ -398,6 +400,25 @@ impl GitHubApp {
         }
     }
 
+    /// A request made as a person with their own user-to-server token: what GitHub
+    /// says *they* may see (`/user/installations`, their repositories). Each token gets
+    /// its own rate lane and ETag entries, so one person's answers are never served to
+    /// another and a busy person cannot stall the App's lanes.
+    pub async fn user_request(
+        &self,
+        token: &SecretString,
+        request: ApiRequest,
+    ) -> Result<ApiResponse, GitHubError> {
+        let lane = user_lane(token);
+        let kind = kind_of(&request, false);
+        match self.send(&Auth::User(token), lane, kind, &request, None).await? {
+            Sent::Response(r) => Ok(r),
+            Sent::AlreadyApplied => Err(GitHubError::InvalidRequest(
+                "user requests have no probe".to_owned(),
+            )),
+        }
+    }
+
     fn lane(&self, key: u64) -> Arc<tokio::sync::Mutex<Lane>> {
         let mut lanes = self
             .inner
@@ -423,6 +444,7 @@ impl GitHubApp {
             let bearer = match auth {
                 Auth::App => self.app_jwt()?,
                 Auth::Installation(client) => client.token().await?,
+                Auth::User(token) => (*token).clone(),
             };
             let cached_etag = if request.is_read() {
                 self.cached_etag(&cache_key)
@@ -762,4 +784,13 @@ mod tests {
         let long = format!(r#"{{"message":"{}"}}"#, "x".repeat(1000));
         assert_eq!(github_message(long.as_bytes()).len(), 300);
     }
+}
+
+/// The lane of a user token: the top bit set keeps it apart from installation ids (which
+/// GitHub hands out far below 2^63) and from [`APP_LANE`].
+fn user_lane(token: &SecretString) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    token.expose_secret().hash(&mut hasher);
+    (1 << 63) | (hasher.finish() >> 1)
 }

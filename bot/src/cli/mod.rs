@@ -69,12 +69,7 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
         ..navin_engine::EngineConfig::new(args.data_dir.clone())
     };
     runtime
-        .block_on(crate::server::run_with(args, move |github| {
-            std::sync::Arc::new(crate::queue::EngineHandler::new(navin_engine::Engine::new(
-                github.clone(),
-                engine_config,
-            )))
-        }))
+        .block_on(crate::server::run_engine(args, engine_config))
         .map_err(|e| CliError {
             message: format!("serve: {e}"),
             code: EXIT_ERROR,

@@ -136,6 +136,25 @@ pub struct ServeArgs {
     /// collector) [default: text on a terminal, json otherwise].
     #[arg(long, env = "NAVIN_LOG_FORMAT", value_enum, value_name = "FORMAT")]
     pub log_format: Option<crate::logging::LogFormat>,
+
+    /// The web dashboard's public address (e.g. https://navin.example.com); the
+    /// dashboard is off unless set. Sign-in returns to `<url>/auth/callback`, which must
+    /// be the App's callback URL. Needs NAVIN_CLIENT_ID and NAVIN_CLIENT_SECRET_FILE.
+    #[arg(long, env = "NAVIN_DASHBOARD_URL")]
+    pub dashboard_url: Option<String>,
+
+    /// File holding the App's client secret, for the dashboard's GitHub sign-in.
+    /// Trailing newline ignored.
+    #[arg(long, env = "NAVIN_CLIENT_SECRET_FILE")]
+    pub client_secret_file: Option<PathBuf>,
+
+    /// GitHub's web address, where people sign in (a GHES host's own address there).
+    #[arg(long, env = "NAVIN_GITHUB_WEB_URL", default_value = "https://github.com")]
+    pub github_web_url: String,
+
+    /// Dashboard requests served at once; the webhook route is not counted against it.
+    #[arg(long, env = "NAVIN_DASHBOARD_CONCURRENCY", default_value_t = 32)]
+    pub dashboard_concurrency: usize,
 }
 
 /// What is wrong with the process configuration; each variant names the setting.
@@ -180,6 +199,13 @@ pub enum ConfigError {
     EmptyAgentToken { path: PathBuf },
     #[error("webhook secret is empty")]
     EmptyWebhookSecret,
+    #[error("the dashboard (NAVIN_DASHBOARD_URL) needs {0}")]
+    DashboardNeeds(&'static str),
+    #[error("cannot read the client secret file {path} (NAVIN_CLIENT_SECRET_FILE): {source}")]
+    ClientSecretFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// A setting outside what the server can run with. `value` is `None` for a setting
     /// whose value may carry a credential (a URL's user part).
     #[error("{setting} is {}: expected {expected}", value.as_deref().map_or_else(|| "not valid (value not shown)".to_owned(), |v| format!("`{v}`")))]
@@ -286,6 +312,60 @@ impl ServeArgs {
             cfg.api_key = Some(navin_planner::external::ApiKey::new(key));
         }
         Ok(cfg)
+    }
+
+    /// The dashboard's settings, when `--dashboard-url` is set; what is missing for it
+    /// is named.
+    pub fn dashboard(&self) -> Result<Option<crate::dashboard::DashboardConfig>, ConfigError> {
+        let Some(url) = &self.dashboard_url else {
+            return Ok(None);
+        };
+        if !is_http_url(url) {
+            return Err(ConfigError::Invalid {
+                setting: "NAVIN_DASHBOARD_URL (--dashboard-url)",
+                value: Some(url.clone()),
+                expected: "the http(s) address people open, such as https://navin.example.com",
+            });
+        }
+        if !is_http_url(&self.github_web_url) {
+            return Err(ConfigError::Invalid {
+                setting: "NAVIN_GITHUB_WEB_URL (--github-web-url)",
+                value: Some(self.github_web_url.clone()),
+                expected: "an http(s) URL such as https://github.com",
+            });
+        }
+        let client_id = self
+            .client_id
+            .clone()
+            .ok_or(ConfigError::DashboardNeeds("NAVIN_CLIENT_ID (the App's client id)"))?;
+        let path = self.client_secret_file.as_ref().ok_or(ConfigError::DashboardNeeds(
+            "NAVIN_CLIENT_SECRET_FILE (a file holding the App's client secret)",
+        ))?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ClientSecretFile {
+            path: path.clone(),
+            source,
+        })?;
+        let secret = text.trim();
+        if secret.is_empty() {
+            return Err(ConfigError::DashboardNeeds(
+                "a client secret: NAVIN_CLIENT_SECRET_FILE is empty",
+            ));
+        }
+        if self.dashboard_concurrency == 0 {
+            return Err(ConfigError::Invalid {
+                setting: "NAVIN_DASHBOARD_CONCURRENCY (--dashboard-concurrency)",
+                value: Some("0".to_owned()),
+                expected: "a whole number of at least 1",
+            });
+        }
+        Ok(Some(crate::dashboard::DashboardConfig {
+            public_url: url.trim_end_matches('/').to_owned(),
+            web_url: self.github_web_url.trim_end_matches('/').to_owned(),
+            client_id,
+            client_secret: SecretString::from(secret.to_owned()),
+            max_concurrency: self.dashboard_concurrency,
+            ledger_max_age: Duration::from_secs(20),
+        }))
     }
 
     /// The JWT `iss`: the client id when configured (GitHub's recommendation), else the app id.

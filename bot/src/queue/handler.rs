@@ -46,11 +46,16 @@ impl DeliveryHandler for NoHandler {
 /// Parses each delivery with the engine's parser and runs the engine on it.
 #[derive(Debug)]
 pub struct EngineHandler {
-    engine: Engine,
+    engine: std::sync::Arc<Engine>,
 }
 
 impl EngineHandler {
     pub fn new(engine: Engine) -> Self {
+        Self::shared(std::sync::Arc::new(engine))
+    }
+
+    /// Around an engine others use too (the dashboard reads and edits through it).
+    pub fn shared(engine: std::sync::Arc<Engine>) -> Self {
         Self { engine }
     }
 

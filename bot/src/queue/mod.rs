@@ -106,7 +106,8 @@ impl Delivery {
 pub enum EnqueueOutcome {
     /// Stored durably; a worker will handle it.
     Queued,
-    /// This delivery id is already queued, running or handled: nothing more happens.
+    /// This delivery id is already queued, running or done: nothing more happens. (A
+    /// failed one that arrives again is queued afresh: someone asked for it.)
     Duplicate,
 }
 

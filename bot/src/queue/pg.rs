@@ -204,6 +204,20 @@ impl PgQueue {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         lock_key(&tx, &key).await?;
+        // A delivery that failed here and arrives again (an admin asked GitHub to
+        // redeliver it) runs again, queued afresh at the end of its repository's order.
+        if let Some(row) = tx
+            .query_opt(
+                "DELETE FROM navin_deliveries WHERE delivery_id = $1 AND state = 'failed' RETURNING seq",
+                &[&d.delivery_id],
+            )
+            .await?
+        {
+            let seq: i64 = row.get(0);
+            tx.execute("DELETE FROM navin_bodies WHERE seq = $1", &[&seq])
+                .await?;
+            shift(&tx, Some("failed"), None, 1).await?;
+        }
         let pending: bool = tx
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM navin_deliveries

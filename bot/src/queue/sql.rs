@@ -66,6 +66,23 @@ fn oldest_pending(tx: &Connection, key: &str) -> rusqlite::Result<Option<i64>> {
         .optional()
 }
 
+/// A delivery that failed here and arrives again (an admin asked GitHub to redeliver
+/// it) runs again: its failed row is dropped so the insert below queues it afresh, at
+/// the end of its repository's order. Operations it applied before failing carry its
+/// id and are not applied twice.
+fn forget_failed(tx: &Connection, delivery_id: &str) -> rusqlite::Result<()> {
+    let seq: Option<i64> = tx
+        .prepare_cached("DELETE FROM deliveries WHERE delivery_id = ?1 AND state = 'failed' RETURNING seq")?
+        .query_row(params![delivery_id], |row| row.get(0))
+        .optional()?;
+    if let Some(seq) = seq {
+        tx.prepare_cached("DELETE FROM bodies WHERE seq = ?1")?
+            .execute(params![seq])?;
+        shift(tx, Some("failed"), None, 1)?;
+    }
+    Ok(())
+}
+
 /// After a key's head finished, its next unfinished delivery (if any) becomes the head.
 fn promote_next(tx: &Connection, key: &str) -> rusqlite::Result<()> {
     if let Some(seq) = oldest_pending(tx, key)? {
@@ -80,6 +97,7 @@ pub(super) fn insert(
     d: &NewDelivery,
     zbody: &[u8],
 ) -> rusqlite::Result<EnqueueOutcome> {
+    forget_failed(tx, &d.delivery_id)?;
     let headers = serde_json::to_string(&d.headers).unwrap_or_else(|_| "[]".to_owned());
     let key = d.ordering_key();
     let is_head = oldest_pending(tx, &key)?.is_none();

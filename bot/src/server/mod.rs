@@ -108,6 +108,15 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// [`app`] with the dashboard's routes beside it, when it is configured. The dashboard
+/// carries its own concurrency limit, so its load never queues webhook deliveries.
+pub fn app_with(state: AppState, dashboard: Option<Router>) -> Router {
+    match dashboard {
+        Some(dashboard) => app(state).merge(dashboard),
+        None => app(state),
+    }
+}
+
 async fn healthz() -> &'static str {
     "ok\n"
 }
@@ -166,6 +175,8 @@ pub enum ServeError {
     GitHub(#[from] GitHubError),
     #[error(transparent)]
     Queue(#[from] QueueError),
+    #[error("the dashboard: {0}")]
+    Dashboard(#[from] crate::dashboard::DashboardError),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -237,9 +248,70 @@ pub fn github_from_args(args: &ServeArgs, metrics: &Metrics) -> Result<GitHubApp
 
 /// Starts everything `navin serve` runs and returns once the listener is bound.
 /// `make_handler` receives the GitHub client so the engine can be built around it.
+/// No dashboard: it needs the engine, which [`start_engine`] builds.
 pub async fn start(
     args: &ServeArgs,
     make_handler: impl FnOnce(&GitHubApp) -> Arc<dyn DeliveryHandler>,
+) -> Result<RunningServer, ServeError> {
+    start_inner(args, make_handler, |_, _| Ok(None)).await
+}
+
+/// `navin serve` as shipped: the engine handles deliveries, and the dashboard is served
+/// beside the webhook when `--dashboard-url` is set.
+pub async fn start_engine(
+    args: &ServeArgs,
+    config: navin_engine::EngineConfig,
+) -> Result<RunningServer, ServeError> {
+    start_engine_with(args, config, |handler| Arc::new(handler)).await
+}
+
+/// [`start_engine`] with the engine's handler wrapped by `wrap` (tests watch it for panics).
+pub async fn start_engine_with(
+    args: &ServeArgs,
+    config: navin_engine::EngineConfig,
+    wrap: impl FnOnce(crate::queue::EngineHandler) -> Arc<dyn DeliveryHandler>,
+) -> Result<RunningServer, ServeError> {
+    let dashboard = args.dashboard()?;
+    let api_url = args.api_url.clone();
+    let slot: Arc<std::sync::Mutex<Option<Arc<navin_engine::Engine>>>> = Arc::default();
+    let kept = Arc::clone(&slot);
+    start_inner(
+        args,
+        move |github| {
+            let engine = Arc::new(navin_engine::Engine::new(github.clone(), config));
+            *kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                Some(Arc::clone(&engine));
+            wrap(crate::queue::EngineHandler::shared(engine))
+        },
+        move |github, queue| {
+            let Some(config) = dashboard else {
+                return Ok(None);
+            };
+            let engine = slot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take()
+                .ok_or_else(|| {
+                    crate::dashboard::DashboardError::Internal("the engine was not built".into())
+                })?;
+            tracing::info!(url = %config.public_url, "dashboard enabled");
+            let dashboard = crate::dashboard::Dashboard::new(
+                config,
+                api_url,
+                github.clone(),
+                engine,
+                queue.clone(),
+            )?;
+            Ok(Some(crate::dashboard::router(Arc::new(dashboard))))
+        },
+    )
+    .await
+}
+
+async fn start_inner(
+    args: &ServeArgs,
+    make_handler: impl FnOnce(&GitHubApp) -> Arc<dyn DeliveryHandler>,
+    make_dashboard: impl FnOnce(&GitHubApp, &DeliveryQueue) -> Result<Option<Router>, ServeError>,
 ) -> Result<RunningServer, ServeError> {
     args.validate()?;
     let metrics = Arc::new(Metrics::new());
@@ -292,6 +364,7 @@ pub async fn start(
         app_key_loaded: true,
     });
     state.set_github(github.clone());
+    let dashboard = make_dashboard(&github, &queue)?;
     let listener = TcpListener::bind(args.listen)
         .await
         .map_err(|source| ServeError::Bind {
@@ -304,7 +377,7 @@ pub async fn start(
     let task_queue = queue.clone();
     let mut http_stopped = stopped;
     let task = tokio::spawn(async move {
-        let served = axum::serve(listener, app(state))
+        let served = axum::serve(listener, app_with(state, dashboard))
             .with_graceful_shutdown(async move {
                 let _ = http_stopped.wait_for(|stop| *stop).await;
             })
@@ -328,6 +401,18 @@ pub async fn start(
         github,
         queue,
     })
+}
+
+/// `navin serve` with the engine (and the dashboard when configured): runs until
+/// SIGTERM or ctrl-c, then drains.
+pub async fn run_engine(
+    args: ServeArgs,
+    config: navin_engine::EngineConfig,
+) -> Result<(), ServeError> {
+    let server = start_engine(&args, config).await?;
+    shutdown_signal().await;
+    tracing::info!("shutdown requested; finishing in-flight deliveries");
+    server.shutdown().await.map(|_| ())
 }
 
 /// `navin serve` with the given handler: runs until SIGTERM or ctrl-c, then drains.

@@ -2,6 +2,7 @@
 //! fake GitHub over loopback, the `navin` binary, the queue and its workers.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
+mod dashboard_support;
 mod engine_support;
 mod mcp_support;
 mod server_support;
@@ -15,6 +16,10 @@ mod cli_ledger;
 mod cli_messages;
 mod cli_plan;
 mod cli_plan_local;
+mod dashboard_access;
+mod dashboard_browser;
+mod dashboard_deliveries;
+mod dashboard_editors;
 mod deploy_files;
 mod deploy_manifest;
 mod engine_config_check;

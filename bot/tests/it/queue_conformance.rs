@@ -41,6 +41,7 @@ async fn contract(make: Make<'_>) {
     a_repeated_delivery_is_a_duplicate_in_every_state(make("dupes").await).await;
     a_retry_waits_until_due_and_counts_its_attempts(make("retry").await).await;
     a_failed_delivery_keeps_its_error_and_its_repository_moves_on(make("failed").await).await;
+    a_failed_delivery_that_arrives_again_runs_again_after_its_repositorys_queue(make("again").await).await;
     pruning_forgets_only_old_finished_deliveries(make("prune").await).await;
     workers_handle_every_delivery_once_in_order_per_repository(make("workers").await).await;
     a_listing_shows_what_waits_runs_and_failed_with_attempts_and_errors(make("list").await).await;
@@ -315,6 +316,30 @@ async fn a_failed_delivery_keeps_its_error_and_its_repository_moves_on(q: Delive
     assert!(status.last_error.unwrap().contains("installation.id"));
     assert_eq!(ids(&q.claim(T0, 5).await.unwrap()), ["next"]);
     assert_eq!(q.stats().await.unwrap().failed, 1);
+    q.close().await;
+}
+
+/// An admin's redeliver (from the dashboard) brings a failed delivery back with its GUID:
+/// it runs again, behind what its repository already queued, with fresh attempts.
+async fn a_failed_delivery_that_arrives_again_runs_again_after_its_repositorys_queue(
+    q: DeliveryQueue,
+) {
+    put(&q, "bad", "o/r").await;
+    let claimed = q.claim(T0, 5).await.unwrap();
+    q.fail(claimed[0].seq, "GitHub was down".into(), T0)
+        .await
+        .unwrap();
+    put(&q, "later", "o/r").await;
+    assert_eq!(put(&q, "bad", "o/r").await, EnqueueOutcome::Queued);
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.queued, stats.failed), (2, 0), "{stats:?}");
+    assert_eq!(ids(&q.claim(T0, 5).await.unwrap()), ["later"]);
+    let status = q.status("bad").await.unwrap().unwrap();
+    assert_eq!((status.state.as_str(), status.attempts), ("queued", 0));
+    let later = q.claim(T0, 5).await.unwrap();
+    assert!(later.is_empty(), "one at a time per repository");
+    let done = q.status("later").await.unwrap().unwrap();
+    assert_eq!(done.state, "running");
     q.close().await;
 }
 

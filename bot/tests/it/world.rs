@@ -111,25 +111,52 @@ impl World {
         .await
     }
 
+    /// As [`World::new`], with the web dashboard served beside the webhook at
+    /// [`World::dashboard_url`] and the fake's App registered for its sign-in callback.
+    pub async fn with_dashboard() -> World {
+        Self::build_with(|_, _| {}, true).await
+    }
+
     async fn build(configure: impl FnOnce(&FakeGitHub, &mut EngineConfig)) -> World {
+        Self::build_with(configure, false).await
+    }
+
+    async fn build_with(
+        configure: impl FnOnce(&FakeGitHub, &mut EngineConfig),
+        dashboard: bool,
+    ) -> World {
         crate::server_support::LogCapture::global();
         let fake = crate::engine_support::seeded_fake();
         let dir = tempfile::tempdir().unwrap();
-        let args = serve_args(&fake, dir.path());
+        let mut args = serve_args(&fake, dir.path());
+        if dashboard {
+            crate::dashboard_support::enable(&fake, &mut args, dir.path());
+        }
         let data_dir = args.data_dir.clone();
         let mut engine_config = EngineConfig::new(data_dir.clone());
         configure(&fake, &mut engine_config);
         let for_engine = engine_config.clone();
         let panics = Panics::default();
         let watched = Arc::clone(&panics);
-        let server = start(&args, move |github| {
-            Arc::new(Watched {
-                inner: EngineHandler::new(Engine::new(github.clone(), for_engine)),
-                panics: watched,
+        let server = if dashboard {
+            navin_bot::server::start_engine_with(&args, for_engine, move |handler| {
+                Arc::new(Watched {
+                    inner: handler,
+                    panics: watched,
+                })
             })
-        })
-        .await
-        .unwrap();
+            .await
+            .unwrap()
+        } else {
+            start(&args, move |github| {
+                Arc::new(Watched {
+                    inner: EngineHandler::new(Engine::new(github.clone(), for_engine)),
+                    panics: watched,
+                })
+            })
+            .await
+            .unwrap()
+        };
         let url = format!("http://{}/webhook", server.local_addr());
         let sc = Scenario::new(fake, WebhookSender::new(url, SECRET)).wait(WAIT);
         World {
@@ -146,6 +173,16 @@ impl World {
     /// Allows each delivery up to `wait` (a comment of a hundred commands, say).
     pub fn patient(&mut self, wait: Duration) {
         self.wait = wait;
+    }
+
+    /// The dashboard's address (with [`World::with_dashboard`]).
+    pub fn dashboard_url(&self) -> String {
+        format!("http://localhost:{}", self.server.local_addr().port())
+    }
+
+    /// The running server (its queue, its address).
+    pub fn server(&self) -> &RunningServer {
+        &self.server
     }
 
     /// The server's data directory (ledger and source clones).

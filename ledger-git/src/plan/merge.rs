@@ -43,6 +43,10 @@ pub enum MergeOutcome {
         /// When every part merged but the combined plan breaks a rule that spans parts:
         /// the parser's first problem with it. `None` for overlapping edits of a part.
         invalid: Option<PlanError>,
+        /// A text to resolve from: every part as merged, and each conflicting part as
+        /// `theirs` has it (the saver's version is in `conflicts`). Not always a valid
+        /// plan (see `invalid`).
+        draft: String,
     },
 }
 
@@ -84,7 +88,7 @@ pub fn merge(base: &PlanDocument, ours: &PlanDocument, theirs: &PlanDocument) ->
                 }
                 Err(_) => {
                     conflicts.push(texts.conflict(section));
-                    continue;
+                    texts.theirs.clone()
                 }
             }
         };
@@ -95,13 +99,14 @@ pub fn merge(base: &PlanDocument, ours: &PlanDocument, theirs: &PlanDocument) ->
             combined.push((section, text));
         }
     }
+    let text = assemble(combined.iter().map(|(s, t)| (*s, t.as_str())));
     if !conflicts.is_empty() {
         return MergeOutcome::Conflict {
             conflicts,
             invalid: None,
+            draft: text,
         };
     }
-    let text = assemble(combined.iter().map(|(s, t)| (*s, t.as_str())));
     match PlanDocument::parse(&text) {
         Ok(document) => MergeOutcome::Merged {
             document: Box::new(document),
@@ -110,6 +115,7 @@ pub fn merge(base: &PlanDocument, ours: &PlanDocument, theirs: &PlanDocument) ->
         Err(problem) => MergeOutcome::Conflict {
             conflicts: changed,
             invalid: Some(problem),
+            draft: text,
         },
     }
 }

@@ -17,6 +17,8 @@ pub use files::{FileChanges, PLANS_DIR};
 mod locks;
 mod remote;
 mod tree;
+mod view;
+pub use view::BranchView;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

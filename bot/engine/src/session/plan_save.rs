@@ -47,6 +47,8 @@ pub(crate) enum Saved {
         current: PlanDocument,
         conflicts: Vec<SectionConflict>,
         invalid: Option<PlanError>,
+        /// The merged parts with each conflicting part as stored: what to resolve from.
+        draft: String,
     },
     /// The text the edit started from is not among the newest [`BASE_LOOKBACK`]
     /// commits, so there is nothing to merge against; nothing was written.
@@ -111,11 +113,16 @@ impl Session<'_> {
                         let via = merged_via(via, &merged_sections);
                         (*document, merged_sections, via)
                     }
-                    MergeOutcome::Conflict { conflicts, invalid } => {
+                    MergeOutcome::Conflict {
+                        conflicts,
+                        invalid,
+                        draft,
+                    } => {
                         return Ok(Saved::Conflict {
                             current,
                             conflicts,
                             invalid,
+                            draft,
                         })
                     }
                 }

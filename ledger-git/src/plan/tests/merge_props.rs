@@ -124,7 +124,7 @@ proptest! {
     ) {
         let (base_doc, ours, theirs) = edits(&base, &a, &b, &sides)?;
         let outcome = merge(&base_doc, &ours, &theirs);
-        let MergeOutcome::Conflict { conflicts, invalid } = outcome else {
+        let MergeOutcome::Conflict { conflicts, invalid, .. } = outcome else {
             return Ok(());
         };
         prop_assert!(!conflicts.is_empty());

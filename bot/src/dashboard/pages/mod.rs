@@ -1,0 +1,10 @@
+//! The dashboard's pages as pure functions from data to HTML (maud escapes every value), so they can be tested and benchmarked without a server.
+
+pub mod deliveries;
+pub mod editor;
+pub mod layout;
+pub mod missions;
+pub mod plan;
+pub mod repo;
+
+pub use layout::Chrome;

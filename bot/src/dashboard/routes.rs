@@ -1,0 +1,334 @@
+//! The dashboard's routes and read-only pages: who is signed in, what they may read, and the missions, repository, plan and JSON views built from the ledger branches.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::{header, Method};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use navin_engine::view::RepoView;
+use navin_github::ApiRequest;
+use serde::Deserialize;
+
+use super::access::{AccessList, RepoAccess, Role};
+use super::oauth::{self, read_cookie, urlencode};
+use super::pages::missions::MissionRow;
+use super::pages::plan::{Conversation, PlanListRow};
+use super::pages::repo::GitHubLinks;
+use super::pages::{self, Chrome};
+use super::session::{same_token, UserSession, SESSION_COOKIE};
+use super::{assets, deliveries, editor, Dashboard, DashboardError};
+
+/// Repositories read for one missions or plans page; GitHub's list beyond is cut (and
+/// the page says so).
+pub const MAX_REPOS_PER_PAGE: usize = 200;
+/// Ledger clones read at once for one page.
+const VIEW_CONCURRENCY: usize = 8;
+
+pub fn routes(dashboard: Arc<Dashboard>) -> Router {
+    Router::new()
+        .route("/", get(home))
+        .route("/login", get(oauth::login))
+        .route("/auth/callback", get(oauth::callback))
+        .route("/logout", post(logout))
+        .route("/missions", get(missions))
+        .route("/plans", get(plans))
+        .route("/r/{owner}/{repo}", get(repository))
+        .route("/r/{owner}/{repo}/plans/{id}", get(plan).post(editor::save))
+        .route("/r/{owner}/{repo}/plans/{id}/edit", get(editor::edit))
+        .route("/r/{owner}/{repo}/plans/{id}/validate", post(editor::validate))
+        .route("/api/r/{owner}/{repo}", get(api_repository))
+        .route("/api/r/{owner}/{repo}/plans/{id}", get(api_plan))
+        .route("/deliveries", get(deliveries::list))
+        .route("/deliveries/{delivery_id}/redeliver", post(deliveries::redeliver))
+        .route("/assets/{name}", get(assets::serve))
+        .route("/favicon.ico", get(|| async { axum::http::StatusCode::NO_CONTENT }))
+        .with_state(dashboard)
+}
+
+/// The signed-in person, from the session cookie. Pages redirect to sign-in; form
+/// posts and the API answer 401.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub session_id: String,
+    pub user: UserSession,
+}
+
+impl FromRequestParts<Arc<Dashboard>> for SignedIn {
+    type Rejection = DashboardError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        dashboard: &Arc<Dashboard>,
+    ) -> Result<Self, Self::Rejection> {
+        let found = read_cookie(&parts.headers, SESSION_COOKIE)
+            .and_then(|c| dashboard.sessions.verify(c))
+            .and_then(|id| dashboard.sessions.get(&id).map(|user| (id, user)));
+        match found {
+            Some((session_id, user)) => Ok(SignedIn { session_id, user }),
+            None if parts.method == Method::GET && !parts.uri.path().contains("/api/") => {
+                let here = parts
+                    .uri
+                    .path_and_query()
+                    .map_or_else(|| dashboard.path("/missions"), |p| p.as_str().to_owned());
+                Err(DashboardError::SignIn {
+                    return_to: format!("{}?return_to={}", dashboard.path("/login"), urlencode(&here)),
+                })
+            }
+            None => Err(DashboardError::SignedOut),
+        }
+    }
+}
+
+impl SignedIn {
+    pub fn chrome<'a>(&'a self, dashboard: &'a Dashboard, access: &AccessList) -> Chrome<'a> {
+        Chrome {
+            base: &dashboard.base,
+            login: &self.user.login,
+            csrf: &self.user.csrf,
+            admin_somewhere: access.repos.iter().any(|r| r.role == Role::Admin),
+        }
+    }
+
+    /// Refuses a form or script request whose CSRF token is not this session's.
+    pub fn check_csrf(&self, given: Option<&str>) -> Result<(), DashboardError> {
+        match given {
+            Some(token) if same_token(token, &self.user.csrf) => Ok(()),
+            _ => Err(DashboardError::BadRequest(
+                "This form is out of date or did not come from this dashboard (its security token does not match). Reload the page and try again.".into(),
+            )),
+        }
+    }
+
+    pub async fn access(&self, dashboard: &Dashboard) -> Result<AccessList, DashboardError> {
+        Ok(dashboard
+            .access
+            .get(&dashboard.github, self.user.user_id, &self.user.token)
+            .await?)
+    }
+}
+
+/// The repository if this person can read it; otherwise 404, as if it did not exist.
+pub fn readable(access: &AccessList, owner: &str, name: &str) -> Result<RepoAccess, DashboardError> {
+    access.find(owner, name).cloned().ok_or(DashboardError::NotFound)
+}
+
+pub fn links(dashboard: &Dashboard, repo: &RepoAccess) -> GitHubLinks {
+    GitHubLinks {
+        repo_url: repo.html_url.clone().unwrap_or_else(|| {
+            format!("{}/{}", dashboard.config.web_url.trim_end_matches('/'), repo.full_name)
+        }),
+    }
+}
+
+pub async fn view_of(dashboard: &Dashboard, repo: &RepoAccess) -> Result<RepoView, DashboardError> {
+    Ok(dashboard
+        .engine
+        .repository_view(repo.installation, &repo.repository(), dashboard.config.ledger_max_age)
+        .await?)
+}
+
+async fn home(State(dashboard): State<Arc<Dashboard>>, headers: axum::http::HeaderMap) -> Response {
+    let signed_in = read_cookie(&headers, SESSION_COOKIE)
+        .and_then(|c| dashboard.sessions.verify(c))
+        .and_then(|id| dashboard.sessions.get(&id));
+    match signed_in {
+        Some(_) => Redirect::to(&dashboard.path("/missions")).into_response(),
+        None => Html(pages::layout::sign_in_page(&dashboard.path("/login")).into_string()).into_response(),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CsrfFormFields {
+    #[serde(default)]
+    pub csrf: Option<String>,
+}
+
+async fn logout(
+    State(dashboard): State<Arc<Dashboard>>,
+    who: SignedIn,
+    axum::Form(form): axum::Form<CsrfFormFields>,
+) -> Result<Response, DashboardError> {
+    who.check_csrf(form.csrf.as_deref())?;
+    dashboard.sessions.remove(&who.session_id);
+    dashboard.access.forget(who.user.user_id);
+    oauth::revoke(&dashboard, &who.user.token).await;
+    let mut response = Redirect::to(&dashboard.path("/")).into_response();
+    response.headers_mut().append(
+        header::SET_COOKIE,
+        oauth::cookie(SESSION_COOKIE, "", &dashboard.path(""), 0),
+    );
+    Ok(response)
+}
+
+/// Views of up to [`MAX_REPOS_PER_PAGE`] repositories, a few at a time. A repository
+/// that cannot be read shows its problem in its row instead of failing the page.
+async fn views(dashboard: &Arc<Dashboard>, repos: &[RepoAccess]) -> Vec<(RepoAccess, Result<RepoView, String>)> {
+    let semaphore = Arc::new(tokio::sync::Semaphore::new(VIEW_CONCURRENCY));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, repo) in repos.iter().take(MAX_REPOS_PER_PAGE).cloned().enumerate() {
+        let dashboard = Arc::clone(dashboard);
+        let semaphore = Arc::clone(&semaphore);
+        tasks.spawn(async move {
+            let _permit = semaphore.acquire_owned().await;
+            let view = view_of(&dashboard, &repo).await.map_err(|e| {
+                tracing::warn!(repository = %repo.full_name, error = %e, "dashboard cannot read a ledger");
+                "Navin could not read this repository's ledger just now; try again in a minute.".to_owned()
+            });
+            (i, repo, view)
+        });
+    }
+    let mut out = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        if let Ok(item) = joined {
+            out.push(item);
+        }
+    }
+    out.sort_by_key(|(i, _, _)| *i);
+    out.into_iter().map(|(_, repo, view)| (repo, view)).collect()
+}
+
+async fn missions(State(dashboard): State<Arc<Dashboard>>, who: SignedIn) -> Result<Response, DashboardError> {
+    let access = who.access(&dashboard).await?;
+    let rows: Vec<MissionRow> = views(&dashboard, &access.repos)
+        .await
+        .into_iter()
+        .map(|(repo, view)| match view {
+            Ok(view) => MissionRow {
+                full_name: repo.full_name,
+                plans: view.plans.len(),
+                pending_plans: view
+                    .plans
+                    .iter()
+                    .filter(|p| p.record.as_ref().is_ok_and(|r| pages::repo::is_pending(r.status)))
+                    .count(),
+                ledger: view.ledger,
+            },
+            Err(problem) => MissionRow {
+                full_name: repo.full_name,
+                ledger: Err(problem),
+                plans: 0,
+                pending_plans: 0,
+            },
+        })
+        .collect();
+    let truncated = access.truncated || access.repos.len() > MAX_REPOS_PER_PAGE;
+    let chrome = who.chrome(&dashboard, &access);
+    Ok(Html(pages::missions::render(&chrome, &rows, truncated).into_string()).into_response())
+}
+
+async fn plans(State(dashboard): State<Arc<Dashboard>>, who: SignedIn) -> Result<Response, DashboardError> {
+    let access = who.access(&dashboard).await?;
+    let views = views(&dashboard, &access.repos).await;
+    let mut rows: Vec<PlanListRow<'_>> = views
+        .iter()
+        .filter_map(|(repo, view)| view.as_ref().ok().map(|v| (repo, v)))
+        .flat_map(|(repo, view)| view.plans.iter().map(move |entry| PlanListRow { repo: &repo.full_name, entry }))
+        .collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.entry.record.as_ref().map(|r| r.updated_at).ok()));
+    let chrome = who.chrome(&dashboard, &access);
+    Ok(Html(pages::plan::render_list(&chrome, &rows).into_string()).into_response())
+}
+
+async fn repository(
+    State(dashboard): State<Arc<Dashboard>>,
+    who: SignedIn,
+    Path((owner, name)): Path<(String, String)>,
+) -> Result<Response, DashboardError> {
+    let access = who.access(&dashboard).await?;
+    let repo = readable(&access, &owner, &name)?;
+    let view = view_of(&dashboard, &repo).await?;
+    let chrome = who.chrome(&dashboard, &access);
+    Ok(Html(pages::repo::render(&chrome, &view, &links(&dashboard, &repo)).into_string()).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PlanQuery {
+    #[serde(default)]
+    saved: Option<String>,
+    #[serde(default)]
+    merged: Option<String>,
+}
+
+async fn plan(
+    State(dashboard): State<Arc<Dashboard>>,
+    who: SignedIn,
+    Path((owner, name, id)): Path<(String, String, String)>,
+    Query(query): Query<PlanQuery>,
+) -> Result<Response, DashboardError> {
+    let access = who.access(&dashboard).await?;
+    let repo = readable(&access, &owner, &name)?;
+    let view = view_of(&dashboard, &repo).await?;
+    let entry = view.plan(&id).ok_or(DashboardError::NotFound)?;
+    let links = links(&dashboard, &repo);
+    let conversation = match &entry.record {
+        Ok(record) => Some(Conversation {
+            url: pages::plan::conversation_url(record, &links),
+            comments: comment_count(&dashboard, &who, &repo, record.issue).await,
+        }),
+        Err(_) => None,
+    };
+    let flash = query.saved.as_deref().map(|hash| match query.merged.as_deref().filter(|m| !m.is_empty()) {
+        Some(merged) => format!("Saved (hash {hash}). Others had changed the plan meanwhile; merged section by section: {merged}."),
+        None => format!("Saved (hash {hash})."),
+    });
+    let chrome = who.chrome(&dashboard, &access);
+    let can_edit = repo.role >= Role::Write;
+    Ok(Html(pages::plan::render(&chrome, &repo.full_name, entry, conversation.as_ref(), can_edit, flash.as_deref()).into_string()).into_response())
+}
+
+/// The conversation's comment count, as the signed-in person sees it.
+async fn comment_count(dashboard: &Dashboard, who: &SignedIn, repo: &RepoAccess, number: u64) -> Option<u64> {
+    let path = navin_github::ops::issue(&repo.full_name, number);
+    let issue: serde_json::Value = dashboard
+        .github
+        .user_request(&who.user.token, ApiRequest::get(path.clone()))
+        .await
+        .and_then(|r| r.json(&path))
+        .map_err(|e| tracing::debug!(error = %e, "cannot count a plan's comments"))
+        .ok()?;
+    issue["comments"].as_u64()
+}
+
+async fn api_repository(
+    State(dashboard): State<Arc<Dashboard>>,
+    who: SignedIn,
+    Path((owner, name)): Path<(String, String)>,
+) -> Result<Response, DashboardError> {
+    let access = who.access(&dashboard).await?;
+    let repo = readable(&access, &owner, &name)?;
+    let view = view_of(&dashboard, &repo).await?;
+    let (mission, problem) = match &view.ledger {
+        Ok(Some(ledger)) => (Some(serde_json::json!({"mission": ledger.mission, "tasks": ledger.board.tasks})), None),
+        Ok(None) => (None, None),
+        Err(p) => (None, Some(p.clone())),
+    };
+    let plans: Vec<serde_json::Value> = view
+        .plans
+        .iter()
+        .map(|p| match &p.record {
+            Ok(r) => serde_json::json!({"id": p.id, "status": r.status.word(), "hash": r.hash, "approvals": r.approver_count()}),
+            Err(e) => serde_json::json!({"id": p.id, "problem": e}),
+        })
+        .collect();
+    Ok(Json(serde_json::json!({
+        "repository": view.repository, "ledger_branch": view.ledger_branch, "commit": view.commit,
+        "mission": mission, "problem": problem, "plans": plans,
+    }))
+    .into_response())
+}
+
+async fn api_plan(
+    State(dashboard): State<Arc<Dashboard>>,
+    who: SignedIn,
+    Path((owner, name, id)): Path<(String, String, String)>,
+) -> Result<Response, DashboardError> {
+    let access = who.access(&dashboard).await?;
+    let repo = readable(&access, &owner, &name)?;
+    let view = view_of(&dashboard, &repo).await?;
+    let entry = view.plan(&id).ok_or(DashboardError::NotFound)?;
+    let record = entry.record.as_ref().ok();
+    Ok(Json(serde_json::json!({"id": entry.id, "record": record, "text": entry.text})).into_response())
+}
