@@ -96,19 +96,29 @@ fn main() {
     let js = include_str!("../src/dashboard/assets/dashboard.js").len();
 
     let rounds = 30;
-    let t_missions = time(rounds, || missions::render(&chrome, &rows, false).into_string());
+    let t_missions = time(rounds, || {
+        missions::render(&chrome, &rows, false).into_string()
+    });
     let t_missions_json = time(rounds, || {
         rows.iter()
             .map(|r| match &r.ledger {
-                Ok(Some(l)) => serde_json::to_string(&l.mission).map(|s| s.len()).unwrap_or(0),
+                Ok(Some(l)) => serde_json::to_string(&l.mission)
+                    .map(|s| s.len())
+                    .unwrap_or(0),
                 _ => 0,
             })
             .sum::<usize>()
     });
     let t_repo = time(rounds, || repo::render(&chrome, &big, &links).into_string());
     let t_repo_json = time(rounds, || match &big.ledger {
-        Ok(Some(l)) => serde_json::to_string(&l.mission).map(|s| s.len()).unwrap_or(0)
-            + serde_json::to_string(&l.board.tasks).map(|s| s.len()).unwrap_or(0),
+        Ok(Some(l)) => {
+            serde_json::to_string(&l.mission)
+                .map(|s| s.len())
+                .unwrap_or(0)
+                + serde_json::to_string(&l.board.tasks)
+                    .map(|s| s.len())
+                    .unwrap_or(0)
+        }
         _ => 0,
     });
 

@@ -411,7 +411,10 @@ impl GitHubApp {
     ) -> Result<ApiResponse, GitHubError> {
         let lane = user_lane(token);
         let kind = kind_of(&request, false);
-        match self.send(&Auth::User(token), lane, kind, &request, None).await? {
+        match self
+            .send(&Auth::User(token), lane, kind, &request, None)
+            .await?
+        {
             Sent::Response(r) => Ok(r),
             Sent::AlreadyApplied => Err(GitHubError::InvalidRequest(
                 "user requests have no probe".to_owned(),
@@ -753,6 +756,15 @@ fn transport_message(e: &dyn std::error::Error) -> String {
     message
 }
 
+/// The lane of a user token: the top bit set keeps it apart from installation ids (which
+/// GitHub hands out far below 2^63) and from [`APP_LANE`].
+fn user_lane(token: &SecretString) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    token.expose_secret().hash(&mut hasher);
+    (1 << 63) | (hasher.finish() >> 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -784,13 +796,4 @@ mod tests {
         let long = format!(r#"{{"message":"{}"}}"#, "x".repeat(1000));
         assert_eq!(github_message(long.as_bytes()).len(), 300);
     }
-}
-
-/// The lane of a user token: the top bit set keeps it apart from installation ids (which
-/// GitHub hands out far below 2^63) and from [`APP_LANE`].
-fn user_lane(token: &SecretString) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    token.expose_secret().hash(&mut hasher);
-    (1 << 63) | (hasher.finish() >> 1)
 }

@@ -149,7 +149,11 @@ pub struct ServeArgs {
     pub client_secret_file: Option<PathBuf>,
 
     /// GitHub's web address, where people sign in (a GHES host's own address there).
-    #[arg(long, env = "NAVIN_GITHUB_WEB_URL", default_value = "https://github.com")]
+    #[arg(
+        long,
+        env = "NAVIN_GITHUB_WEB_URL",
+        default_value = "https://github.com"
+    )]
     pub github_web_url: String,
 
     /// Dashboard requests served at once; the webhook route is not counted against it.
@@ -334,17 +338,20 @@ impl ServeArgs {
                 expected: "an http(s) URL such as https://github.com",
             });
         }
-        let client_id = self
-            .client_id
-            .clone()
-            .ok_or(ConfigError::DashboardNeeds("NAVIN_CLIENT_ID (the App's client id)"))?;
-        let path = self.client_secret_file.as_ref().ok_or(ConfigError::DashboardNeeds(
-            "NAVIN_CLIENT_SECRET_FILE (a file holding the App's client secret)",
+        let client_id = self.client_id.clone().ok_or(ConfigError::DashboardNeeds(
+            "NAVIN_CLIENT_ID (the App's client id)",
         ))?;
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ClientSecretFile {
-            path: path.clone(),
-            source,
-        })?;
+        let path = self
+            .client_secret_file
+            .as_ref()
+            .ok_or(ConfigError::DashboardNeeds(
+                "NAVIN_CLIENT_SECRET_FILE (a file holding the App's client secret)",
+            ))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ConfigError::ClientSecretFile {
+                path: path.clone(),
+                source,
+            })?;
         let secret = text.trim();
         if secret.is_empty() {
             return Err(ConfigError::DashboardNeeds(

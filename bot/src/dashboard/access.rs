@@ -170,7 +170,9 @@ impl AccessCache {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (AccessList, Instant)>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -188,7 +190,9 @@ async fn fetch(github: &GitHubApp, token: &SecretString) -> Result<AccessList, G
             break;
         }
         pages += 1;
-        let response = github.user_request(token, ApiRequest::get(path.clone())).await?;
+        let response = github
+            .user_request(token, ApiRequest::get(path.clone()))
+            .await?;
         let page: InstallationList = response.json(&path)?;
         installations.extend(page.installations.into_iter().map(|i| i.id));
         next = response.next_page();
@@ -204,7 +208,9 @@ async fn fetch(github: &GitHubApp, token: &SecretString) -> Result<AccessList, G
                 break;
             }
             pages += 1;
-            let response = github.user_request(token, ApiRequest::get(path.clone())).await?;
+            let response = github
+                .user_request(token, ApiRequest::get(path.clone()))
+                .await?;
             let page: RepositoryList = response.json(&path)?;
             list.repos
                 .extend(page.repositories.into_iter().map(|r| RepoAccess {
@@ -218,7 +224,10 @@ async fn fetch(github: &GitHubApp, token: &SecretString) -> Result<AccessList, G
             next = response.next_page();
         }
     }
-    list.repos
-        .sort_by(|a, b| a.full_name.to_ascii_lowercase().cmp(&b.full_name.to_ascii_lowercase()));
+    list.repos.sort_by(|a, b| {
+        a.full_name
+            .to_ascii_lowercase()
+            .cmp(&b.full_name.to_ascii_lowercase())
+    });
     Ok(list)
 }

@@ -65,7 +65,11 @@ pub async fn list(
     let rows = dashboard
         .queue
         .list(DeliveryFilter {
-            states: vec![DeliveryState::Queued, DeliveryState::Running, DeliveryState::Failed],
+            states: vec![
+                DeliveryState::Queued,
+                DeliveryState::Running,
+                DeliveryState::Failed,
+            ],
             repositories: Some(admin_of),
             before_seq: None,
             limit: PAGE_ROWS,
@@ -74,12 +78,20 @@ pub async fn list(
         .map_err(|e| DashboardError::Internal(format!("queue: {e}")))?;
     let rows: Vec<DeliveryView> = rows.into_iter().map(view).collect();
     let flash = match (&query.redelivered, &query.problem) {
-        (Some(id), _) => Some((format!("Asked GitHub to redeliver {id}; it runs again when it arrives."), true)),
+        (Some(id), _) => Some((
+            format!("Asked GitHub to redeliver {id}; it runs again when it arrives."),
+            true,
+        )),
         (None, Some(p)) => Some((p.clone(), false)),
         _ => None,
     };
     let chrome = who.chrome(&dashboard, &access);
-    let page = pages::deliveries::render(&chrome, &rows, None, flash.as_ref().map(|(t, ok)| (t.as_str(), *ok)));
+    let page = pages::deliveries::render(
+        &chrome,
+        &rows,
+        None,
+        flash.as_ref().map(|(t, ok)| (t.as_str(), *ok)),
+    );
     Ok(Html(page.into_string()).into_response())
 }
 
@@ -113,20 +125,34 @@ pub async fn redeliver(
         .ok_or(DashboardError::NotFound)?;
     let role = dashboard
         .engine
-        .role_of(repo.installation, &repo.repository(), &who.user.login, who.user.user_id)
+        .role_of(
+            repo.installation,
+            &repo.repository(),
+            &who.user.login,
+            who.user.user_id,
+        )
         .await?;
     if role != "admin" {
         return Err(not_admin());
     }
-    let back = |q: String| Redirect::to(&format!("{}?{q}", dashboard.path("/deliveries"))).into_response();
-    let since = DateTime::<Utc>::from_timestamp_millis(row.received_at_ms).unwrap_or_else(Utc::now) - Span::minutes(10);
+    let back =
+        |q: String| Redirect::to(&format!("{}?{q}", dashboard.path("/deliveries"))).into_response();
+    let since = DateTime::<Utc>::from_timestamp_millis(row.received_at_ms).unwrap_or_else(Utc::now)
+        - Span::minutes(10);
     let log = dashboard.github.hook_deliveries(since, LOG_PAGES).await?;
-    let Some(attempt) = log.iter().filter(|d| d.guid == delivery_id).max_by_key(|d| d.delivered_at) else {
+    let Some(attempt) = log
+        .iter()
+        .filter(|d| d.guid == delivery_id)
+        .max_by_key(|d| d.delivered_at)
+    else {
         return Ok(back(format!("problem={}", super::oauth::urlencode("GitHub's delivery log no longer lists this delivery (it keeps them for a few days), so it cannot be redelivered."))));
     };
     dashboard.github.redeliver(attempt.id).await?;
     tracing::info!(delivery = %delivery_id, by = %who.user.login, "redelivery requested from the dashboard");
-    Ok(back(format!("redelivered={}", super::oauth::urlencode(&delivery_id))))
+    Ok(back(format!(
+        "redelivered={}",
+        super::oauth::urlencode(&delivery_id)
+    )))
 }
 
 /// Pages of failed deliveries searched for the one to redeliver.

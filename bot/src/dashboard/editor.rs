@@ -41,7 +41,11 @@ pub async fn edit(
     must_write(repo.role)?;
     let view = view_of(&dashboard, &repo).await?;
     let entry = view.plan(&id).ok_or(DashboardError::NotFound)?;
-    let record = entry.record.as_ref().map_err(|p| DashboardError::BadRequest(format!("This plan's record cannot be read, so it cannot be edited here: {p}")))?;
+    let record = entry.record.as_ref().map_err(|p| {
+        DashboardError::BadRequest(format!(
+            "This plan's record cannot be read, so it cannot be edited here: {p}"
+        ))
+    })?;
     let edit_id = random_token();
     let chrome = who.chrome(&dashboard, &access);
     let page = pages::editor::render(
@@ -123,7 +127,9 @@ pub async fn save(
         )));
     }
     if form.edit_id.len() > 64 || form.base_hash.len() > 128 {
-        return Err(DashboardError::BadRequest("This form is damaged; reload the editor.".into()));
+        return Err(DashboardError::BadRequest(
+            "This form is damaged; reload the editor.".into(),
+        ));
     }
     let request = navin_engine::PlanEditRequest {
         installation: repo.installation,
@@ -139,7 +145,11 @@ pub async fn save(
     let outcome = dashboard.engine.edit_plan(request).await?;
     let plan_url = dashboard.path(&format!("/r/{}/plans/{id}", repo.full_name));
     let chrome = who.chrome(&dashboard, &access);
-    let editor_again = |text: &str, base: &str, problem: Option<Problem>, conflicts: Vec<ConflictView>, status: StatusCode| {
+    let editor_again = |text: &str,
+                        base: &str,
+                        problem: Option<Problem>,
+                        conflicts: Vec<ConflictView>,
+                        status: StatusCode| {
         let page = pages::editor::render(
             &chrome,
             &EditorPage {
@@ -155,7 +165,10 @@ pub async fn save(
         (status, Html(page.into_string())).into_response()
     };
     Ok(match outcome {
-        Outcome::Saved { hash, merged_sections } => {
+        Outcome::Saved {
+            hash,
+            merged_sections,
+        } => {
             let merged: Vec<String> = merged_sections.iter().map(ToString::to_string).collect();
             let url = format!(
                 "{plan_url}?saved={}&merged={}",
@@ -165,11 +178,27 @@ pub async fn save(
             Redirect::to(&url).into_response()
         }
         Outcome::Unchanged => Redirect::to(&plan_url).into_response(),
-        Outcome::Invalid(e) => editor_again(&form.text, &form.base_hash, Some(Problem::from_error(&e)), Vec::new(), StatusCode::UNPROCESSABLE_ENTITY),
-        Outcome::Conflict { current_hash, draft, conflicts, invalid, .. } => {
+        Outcome::Invalid(e) => editor_again(
+            &form.text,
+            &form.base_hash,
+            Some(Problem::from_error(&e)),
+            Vec::new(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        Outcome::Conflict {
+            current_hash,
+            draft,
+            conflicts,
+            invalid,
+            ..
+        } => {
             let views = conflicts
                 .into_iter()
-                .map(|c| ConflictView { section: c.section.to_string(), yours: c.ours, current: c.theirs })
+                .map(|c| ConflictView {
+                    section: c.section.to_string(),
+                    yours: c.ours,
+                    current: c.theirs,
+                })
                 .collect();
             let problem = invalid.as_ref().map(Problem::from_error);
             // A new edit id: the resolved text is a new save, not a replay of this one.
@@ -188,7 +217,10 @@ pub async fn save(
             );
             (StatusCode::CONFLICT, Html(page.into_string())).into_response()
         }
-        Outcome::UnknownBase { current_hash, current_text } => {
+        Outcome::UnknownBase {
+            current_hash,
+            current_text,
+        } => {
             // Too old a base to merge with: both whole texts side by side, the current
             // one in the editor, as for a conflict of every section.
             let fresh = random_token();

@@ -6,7 +6,8 @@ use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
 /// as text, and a link or image whose target is not http(s), mailto, a path or an
 /// anchor loses its target (`javascript:` and `data:` among them).
 pub fn to_html(text: &str) -> String {
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let events = Parser::new_ext(text, options).map(|event| match event {
         Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
         Event::Start(Tag::Link {

@@ -121,7 +121,11 @@ pub async fn callback(
     Query(query): Query<CallbackQuery>,
 ) -> Result<Response, DashboardError> {
     if let Some(error) = query.error.as_deref() {
-        tracing::info!(error, description = query.error_description.as_deref().unwrap_or(""), "GitHub sign-in refused");
+        tracing::info!(
+            error,
+            description = query.error_description.as_deref().unwrap_or(""),
+            "GitHub sign-in refused"
+        );
         return Err(DashboardError::BadRequest(
             "GitHub did not complete the sign-in (it was cancelled or refused). Start again from the sign-in link.".into(),
         ));
@@ -180,7 +184,10 @@ async fn exchange(
     let callback = dashboard.config.callback_url();
     let form = [
         ("client_id", dashboard.config.client_id.as_str()),
-        ("client_secret", dashboard.config.client_secret.expose_secret()),
+        (
+            "client_secret",
+            dashboard.config.client_secret.expose_secret(),
+        ),
         ("code", code),
         ("redirect_uri", callback.as_str()),
         ("code_verifier", verifier),
@@ -192,16 +199,24 @@ async fn exchange(
         .form(&form)
         .send()
         .await
-        .map_err(|e| DashboardError::Internal(format!("sign-in token exchange: {}", e.without_url())))?;
+        .map_err(|e| {
+            DashboardError::Internal(format!("sign-in token exchange: {}", e.without_url()))
+        })?;
     let status = response.status();
-    let answer: TokenAnswer = response
-        .json()
-        .await
-        .map_err(|e| DashboardError::Internal(format!("sign-in token exchange answered {status}: {}", e.without_url())))?;
+    let answer: TokenAnswer = response.json().await.map_err(|e| {
+        DashboardError::Internal(format!(
+            "sign-in token exchange answered {status}: {}",
+            e.without_url()
+        ))
+    })?;
     match (answer.access_token, answer.error) {
         (Some(token), None) if !token.is_empty() => Ok(SecretString::from(token)),
         (_, error) => {
-            tracing::warn!(status = status.as_u16(), error = error.as_deref().unwrap_or("no token"), "GitHub refused the sign-in code");
+            tracing::warn!(
+                status = status.as_u16(),
+                error = error.as_deref().unwrap_or("no token"),
+                "GitHub refused the sign-in code"
+            );
             Err(DashboardError::BadRequest(
                 "GitHub did not accept this sign-in (the code expired or was used). Start again from the sign-in link.".into(),
             ))
@@ -227,18 +242,29 @@ pub fn urlencode(value: &str) -> String {
 /// logged: the session is gone either way.
 pub async fn revoke(dashboard: &Dashboard, token: &SecretString) {
     let api = dashboard.github_api_url.trim_end_matches('/');
-    let url = format!("{api}/applications/{}/token", urlencode(&dashboard.config.client_id));
+    let url = format!(
+        "{api}/applications/{}/token",
+        urlencode(&dashboard.config.client_id)
+    );
     let sent = dashboard
         .http
         .delete(url)
-        .basic_auth(&dashboard.config.client_id, Some(dashboard.config.client_secret.expose_secret()))
+        .basic_auth(
+            &dashboard.config.client_id,
+            Some(dashboard.config.client_secret.expose_secret()),
+        )
         .header(header::ACCEPT, "application/vnd.github+json")
         .json(&serde_json::json!({ "access_token": token.expose_secret() }))
         .send()
         .await;
     match sent {
         Ok(r) if r.status().is_success() => {}
-        Ok(r) => tracing::warn!(status = r.status().as_u16(), "GitHub did not revoke a signed-out user's token"),
-        Err(e) => tracing::warn!(error = %e.without_url(), "cannot reach GitHub to revoke a signed-out user's token"),
+        Ok(r) => tracing::warn!(
+            status = r.status().as_u16(),
+            "GitHub did not revoke a signed-out user's token"
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e.without_url(), "cannot reach GitHub to revoke a signed-out user's token")
+        }
     }
 }

@@ -38,13 +38,22 @@ pub fn routes(dashboard: Arc<Dashboard>) -> Router {
         .route("/r/{owner}/{repo}", get(repository))
         .route("/r/{owner}/{repo}/plans/{id}", get(plan).post(editor::save))
         .route("/r/{owner}/{repo}/plans/{id}/edit", get(editor::edit))
-        .route("/r/{owner}/{repo}/plans/{id}/validate", post(editor::validate))
+        .route(
+            "/r/{owner}/{repo}/plans/{id}/validate",
+            post(editor::validate),
+        )
         .route("/api/r/{owner}/{repo}", get(api_repository))
         .route("/api/r/{owner}/{repo}/plans/{id}", get(api_plan))
         .route("/deliveries", get(deliveries::list))
-        .route("/deliveries/{delivery_id}/redeliver", post(deliveries::redeliver))
+        .route(
+            "/deliveries/{delivery_id}/redeliver",
+            post(deliveries::redeliver),
+        )
         .route("/assets/{name}", get(assets::serve))
-        .route("/favicon.ico", get(|| async { axum::http::StatusCode::NO_CONTENT }))
+        .route(
+            "/favicon.ico",
+            get(|| async { axum::http::StatusCode::NO_CONTENT }),
+        )
         .with_state(dashboard)
 }
 
@@ -74,7 +83,11 @@ impl FromRequestParts<Arc<Dashboard>> for SignedIn {
                     .path_and_query()
                     .map_or_else(|| dashboard.path("/missions"), |p| p.as_str().to_owned());
                 Err(DashboardError::SignIn {
-                    return_to: format!("{}?return_to={}", dashboard.path("/login"), urlencode(&here)),
+                    return_to: format!(
+                        "{}?return_to={}",
+                        dashboard.path("/login"),
+                        urlencode(&here)
+                    ),
                 })
             }
             None => Err(DashboardError::SignedOut),
@@ -111,14 +124,25 @@ impl SignedIn {
 }
 
 /// The repository if this person can read it; otherwise 404, as if it did not exist.
-pub fn readable(access: &AccessList, owner: &str, name: &str) -> Result<RepoAccess, DashboardError> {
-    access.find(owner, name).cloned().ok_or(DashboardError::NotFound)
+pub fn readable(
+    access: &AccessList,
+    owner: &str,
+    name: &str,
+) -> Result<RepoAccess, DashboardError> {
+    access
+        .find(owner, name)
+        .cloned()
+        .ok_or(DashboardError::NotFound)
 }
 
 pub fn links(dashboard: &Dashboard, repo: &RepoAccess) -> GitHubLinks {
     GitHubLinks {
         repo_url: repo.html_url.clone().unwrap_or_else(|| {
-            format!("{}/{}", dashboard.config.web_url.trim_end_matches('/'), repo.full_name)
+            format!(
+                "{}/{}",
+                dashboard.config.web_url.trim_end_matches('/'),
+                repo.full_name
+            )
         }),
     }
 }
@@ -126,7 +150,11 @@ pub fn links(dashboard: &Dashboard, repo: &RepoAccess) -> GitHubLinks {
 pub async fn view_of(dashboard: &Dashboard, repo: &RepoAccess) -> Result<RepoView, DashboardError> {
     Ok(dashboard
         .engine
-        .repository_view(repo.installation, &repo.repository(), dashboard.config.ledger_max_age)
+        .repository_view(
+            repo.installation,
+            &repo.repository(),
+            dashboard.config.ledger_max_age,
+        )
         .await?)
 }
 
@@ -136,7 +164,8 @@ async fn home(State(dashboard): State<Arc<Dashboard>>, headers: axum::http::Head
         .and_then(|id| dashboard.sessions.get(&id));
     match signed_in {
         Some(_) => Redirect::to(&dashboard.path("/missions")).into_response(),
-        None => Html(pages::layout::sign_in_page(&dashboard.path("/login")).into_string()).into_response(),
+        None => Html(pages::layout::sign_in_page(&dashboard.path("/login")).into_string())
+            .into_response(),
     }
 }
 
@@ -165,7 +194,10 @@ async fn logout(
 
 /// Views of up to [`MAX_REPOS_PER_PAGE`] repositories, a few at a time. A repository
 /// that cannot be read shows its problem in its row instead of failing the page.
-async fn views(dashboard: &Arc<Dashboard>, repos: &[RepoAccess]) -> Vec<(RepoAccess, Result<RepoView, String>)> {
+async fn views(
+    dashboard: &Arc<Dashboard>,
+    repos: &[RepoAccess],
+) -> Vec<(RepoAccess, Result<RepoView, String>)> {
     let semaphore = Arc::new(tokio::sync::Semaphore::new(VIEW_CONCURRENCY));
     let mut tasks = tokio::task::JoinSet::new();
     for (i, repo) in repos.iter().take(MAX_REPOS_PER_PAGE).cloned().enumerate() {
@@ -187,10 +219,15 @@ async fn views(dashboard: &Arc<Dashboard>, repos: &[RepoAccess]) -> Vec<(RepoAcc
         }
     }
     out.sort_by_key(|(i, _, _)| *i);
-    out.into_iter().map(|(_, repo, view)| (repo, view)).collect()
+    out.into_iter()
+        .map(|(_, repo, view)| (repo, view))
+        .collect()
 }
 
-async fn missions(State(dashboard): State<Arc<Dashboard>>, who: SignedIn) -> Result<Response, DashboardError> {
+async fn missions(
+    State(dashboard): State<Arc<Dashboard>>,
+    who: SignedIn,
+) -> Result<Response, DashboardError> {
     let access = who.access(&dashboard).await?;
     let rows: Vec<MissionRow> = views(&dashboard, &access.repos)
         .await
@@ -202,7 +239,11 @@ async fn missions(State(dashboard): State<Arc<Dashboard>>, who: SignedIn) -> Res
                 pending_plans: view
                     .plans
                     .iter()
-                    .filter(|p| p.record.as_ref().is_ok_and(|r| pages::repo::is_pending(r.status)))
+                    .filter(|p| {
+                        p.record
+                            .as_ref()
+                            .is_ok_and(|r| pages::repo::is_pending(r.status))
+                    })
                     .count(),
                 ledger: view.ledger,
             },
@@ -219,13 +260,21 @@ async fn missions(State(dashboard): State<Arc<Dashboard>>, who: SignedIn) -> Res
     Ok(Html(pages::missions::render(&chrome, &rows, truncated).into_string()).into_response())
 }
 
-async fn plans(State(dashboard): State<Arc<Dashboard>>, who: SignedIn) -> Result<Response, DashboardError> {
+async fn plans(
+    State(dashboard): State<Arc<Dashboard>>,
+    who: SignedIn,
+) -> Result<Response, DashboardError> {
     let access = who.access(&dashboard).await?;
     let views = views(&dashboard, &access.repos).await;
     let mut rows: Vec<PlanListRow<'_>> = views
         .iter()
         .filter_map(|(repo, view)| view.as_ref().ok().map(|v| (repo, v)))
-        .flat_map(|(repo, view)| view.plans.iter().map(move |entry| PlanListRow { repo: &repo.full_name, entry }))
+        .flat_map(|(repo, view)| {
+            view.plans.iter().map(move |entry| PlanListRow {
+                repo: &repo.full_name,
+                entry,
+            })
+        })
         .collect();
     rows.sort_by_key(|r| std::cmp::Reverse(r.entry.record.as_ref().map(|r| r.updated_at).ok()));
     let chrome = who.chrome(&dashboard, &access);
@@ -241,7 +290,10 @@ async fn repository(
     let repo = readable(&access, &owner, &name)?;
     let view = view_of(&dashboard, &repo).await?;
     let chrome = who.chrome(&dashboard, &access);
-    Ok(Html(pages::repo::render(&chrome, &view, &links(&dashboard, &repo)).into_string()).into_response())
+    Ok(
+        Html(pages::repo::render(&chrome, &view, &links(&dashboard, &repo)).into_string())
+            .into_response(),
+    )
 }
 
 #[derive(Debug, Deserialize)]
@@ -276,11 +328,27 @@ async fn plan(
     });
     let chrome = who.chrome(&dashboard, &access);
     let can_edit = repo.role >= Role::Write;
-    Ok(Html(pages::plan::render(&chrome, &repo.full_name, entry, conversation.as_ref(), can_edit, flash.as_deref()).into_string()).into_response())
+    Ok(Html(
+        pages::plan::render(
+            &chrome,
+            &repo.full_name,
+            entry,
+            conversation.as_ref(),
+            can_edit,
+            flash.as_deref(),
+        )
+        .into_string(),
+    )
+    .into_response())
 }
 
 /// The conversation's comment count, as the signed-in person sees it.
-async fn comment_count(dashboard: &Dashboard, who: &SignedIn, repo: &RepoAccess, number: u64) -> Option<u64> {
+async fn comment_count(
+    dashboard: &Dashboard,
+    who: &SignedIn,
+    repo: &RepoAccess,
+    number: u64,
+) -> Option<u64> {
     let path = navin_github::ops::issue(&repo.full_name, number);
     let issue: serde_json::Value = dashboard
         .github
@@ -301,7 +369,10 @@ async fn api_repository(
     let repo = readable(&access, &owner, &name)?;
     let view = view_of(&dashboard, &repo).await?;
     let (mission, problem) = match &view.ledger {
-        Ok(Some(ledger)) => (Some(serde_json::json!({"mission": ledger.mission, "tasks": ledger.board.tasks})), None),
+        Ok(Some(ledger)) => (
+            Some(serde_json::json!({"mission": ledger.mission, "tasks": ledger.board.tasks})),
+            None,
+        ),
         Ok(None) => (None, None),
         Err(p) => (None, Some(p.clone())),
     };
@@ -330,5 +401,8 @@ async fn api_plan(
     let view = view_of(&dashboard, &repo).await?;
     let entry = view.plan(&id).ok_or(DashboardError::NotFound)?;
     let record = entry.record.as_ref().ok();
-    Ok(Json(serde_json::json!({"id": entry.id, "record": record, "text": entry.text})).into_response())
+    Ok(
+        Json(serde_json::json!({"id": entry.id, "record": record, "text": entry.text}))
+            .into_response(),
+    )
 }

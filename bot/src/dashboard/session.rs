@@ -77,8 +77,8 @@ impl Sessions {
     /// `secret` keys the cookie signatures: the App's client secret, so every replica
     /// given the same secret signs alike and nothing else needs configuring.
     pub fn new(secret: &[u8]) -> Self {
-        let mut mac = <HmacSha256 as Mac>::new_from_slice(secret)
-            .unwrap_or_else(|_| unreachable_hmac());
+        let mut mac =
+            <HmacSha256 as Mac>::new_from_slice(secret).unwrap_or_else(|_| unreachable_hmac());
         mac.update(b"navin dashboard session cookie v1");
         let mut key = [0u8; 32];
         key.copy_from_slice(&mac.finalize().into_bytes());
@@ -195,7 +195,11 @@ mod tests {
         assert_eq!(sessions.verify(&value).as_deref(), Some("abc"));
         assert_eq!(sessions.verify(&value.replace("abc", "abd")), None);
         let other = Sessions::new(b"another secret");
-        assert_eq!(other.verify(&value), None, "another key's cookie is refused");
+        assert_eq!(
+            other.verify(&value),
+            None,
+            "another key's cookie is refused"
+        );
         assert_eq!(sessions.verify("abc"), None, "an unsigned value is refused");
     }
 

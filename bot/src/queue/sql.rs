@@ -72,7 +72,9 @@ fn oldest_pending(tx: &Connection, key: &str) -> rusqlite::Result<Option<i64>> {
 /// id and are not applied twice.
 fn forget_failed(tx: &Connection, delivery_id: &str) -> rusqlite::Result<()> {
     let seq: Option<i64> = tx
-        .prepare_cached("DELETE FROM deliveries WHERE delivery_id = ?1 AND state = 'failed' RETURNING seq")?
+        .prepare_cached(
+            "DELETE FROM deliveries WHERE delivery_id = ?1 AND state = 'failed' RETURNING seq",
+        )?
         .query_row(params![delivery_id], |row| row.get(0))
         .optional()?;
     if let Some(seq) = seq {

@@ -279,8 +279,9 @@ pub async fn start_engine_with(
         args,
         move |github| {
             let engine = Arc::new(navin_engine::Engine::new(github.clone(), config));
-            *kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
-                Some(Arc::clone(&engine));
+            *kept
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&engine));
             wrap(crate::queue::EngineHandler::shared(engine))
         },
         move |github, queue| {

@@ -14,7 +14,11 @@ async fn a_person_without_access_to_a_repository_sees_none_of_it() {
     carol.sign_in().await;
     let missions = carol.get("/missions").await;
     assert_eq!(missions.status, 200, "{}", missions.body);
-    assert!(!missions.body.contains(&format!("{OWNER}/{REPO}")), "{}", missions.body);
+    assert!(
+        !missions.body.contains(&format!("{OWNER}/{REPO}")),
+        "{}",
+        missions.body
+    );
     assert!(!missions.body.contains("configurable greetings"));
     for path in [
         format!("/r/{OWNER}/{REPO}"),
@@ -25,7 +29,11 @@ async fn a_person_without_access_to_a_repository_sees_none_of_it() {
     ] {
         let page = carol.get(&path).await;
         assert_eq!(page.status, 404, "{path}: {}", page.body);
-        assert!(!page.body.contains("greeting"), "{path} leaks: {}", page.body);
+        assert!(
+            !page.body.contains("greeting"),
+            "{path} leaks: {}",
+            page.body
+        );
     }
     // The same answer as for a repository that does not exist: nothing tells them apart.
     let missing = carol.get(&format!("/r/{OWNER}/no-such-repo")).await;
@@ -46,7 +54,10 @@ async fn a_reader_reads_but_cannot_edit_a_plan_or_see_deliveries() {
     bob.sign_in().await;
     let plan = bob.get(&plan_path).await;
     assert_eq!(plan.status, 200);
-    assert!(!plan.body.contains("id=\"edit\""), "no edit button for a reader");
+    assert!(
+        !plan.body.contains("id=\"edit\""),
+        "no edit button for a reader"
+    );
     let edit = bob.get(&format!("{plan_path}/edit")).await;
     assert_eq!(edit.status, 403, "{}", edit.body);
     assert!(edit.body.contains("write access"), "{}", edit.body);
@@ -56,7 +67,9 @@ async fn a_reader_reads_but_cannot_edit_a_plan_or_see_deliveries() {
     alice.sign_in().await;
     let form = EditorForm::parse(&alice.get(&format!("{plan_path}/edit")).await.body);
     let csrf = WebUser::csrf_of(&plan.body);
-    let text = form.text.replacen("## Goal\n", "## Goal\n\nBob was here.\n\n", 1);
+    let text = form
+        .text
+        .replacen("## Goal\n", "## Goal\n\nBob was here.\n\n", 1);
     let before = w.ledger_commits();
     let save = bob
         .post_form(
@@ -75,7 +88,10 @@ async fn a_reader_reads_but_cannot_edit_a_plan_or_see_deliveries() {
     let deliveries = bob.get("/deliveries").await;
     assert_eq!(deliveries.status, 403, "{}", deliveries.body);
     let redeliver = bob
-        .post_form("/deliveries/some-guid/redeliver", &[("csrf", csrf.as_str())])
+        .post_form(
+            "/deliveries/some-guid/redeliver",
+            &[("csrf", csrf.as_str())],
+        )
         .await;
     assert!(matches!(redeliver.status, 403 | 404), "{}", redeliver.body);
 }
@@ -105,7 +121,11 @@ async fn a_forged_csrf_token_is_refused_and_changes_nothing() {
         assert!(save.body.contains("security token"), "{}", save.body);
     }
     let validate = alice
-        .post_json(&format!("{plan_path}/validate"), "forged", serde_json::json!({"text": text}))
+        .post_json(
+            &format!("{plan_path}/validate"),
+            "forged",
+            serde_json::json!({"text": text}),
+        )
         .await;
     assert_eq!(validate.status, 400);
     let logout = alice.post_form("/logout", &[("csrf", "forged")]).await;
@@ -118,7 +138,12 @@ async fn a_forged_csrf_token_is_refused_and_changes_nothing() {
     let save = alice
         .post_form(
             &plan_path,
-            &[("csrf", bobs.as_str()), ("base_hash", &form.base_hash), ("edit_id", &form.edit_id), ("text", &text)],
+            &[
+                ("csrf", bobs.as_str()),
+                ("base_hash", &form.base_hash),
+                ("edit_id", &form.edit_id),
+                ("text", &text),
+            ],
         )
         .await;
     assert_eq!(save.status, 400);
@@ -137,7 +162,12 @@ async fn a_signed_out_visitor_is_sent_to_sign_in_and_cannot_post() {
     let save = visitor
         .post_form(
             &format!("/r/{OWNER}/{REPO}/plans/issue-{issue}"),
-            &[("csrf", "x"), ("base_hash", "x"), ("edit_id", "x"), ("text", "x")],
+            &[
+                ("csrf", "x"),
+                ("base_hash", "x"),
+                ("edit_id", "x"),
+                ("text", "x"),
+            ],
         )
         .await;
     assert_eq!(save.status, 401);
@@ -146,10 +176,14 @@ async fn a_signed_out_visitor_is_sent_to_sign_in_and_cannot_post() {
     assert_eq!(visitor.get("/missions").await.status, 303);
     // Sign-in sends people back only inside the dashboard, never to another site.
     let mut returning = WebUser::new(&w.dashboard_url(), "alice");
-    let back = returning.sign_in_via("/login?return_to=https://evil.example/").await;
+    let back = returning
+        .sign_in_via("/login?return_to=https://evil.example/")
+        .await;
     assert_eq!(back, "/missions");
     let mut returning = WebUser::new(&w.dashboard_url(), "alice");
-    let back = returning.sign_in_via("/login?return_to=//evil.example/x").await;
+    let back = returning
+        .sign_in_via("/login?return_to=//evil.example/x")
+        .await;
     assert_eq!(back, "/missions");
     let mut returning = WebUser::new(&w.dashboard_url(), "alice");
     let back = returning
@@ -158,6 +192,9 @@ async fn a_signed_out_visitor_is_sent_to_sign_in_and_cannot_post() {
     assert_eq!(back, format!("/r/{OWNER}/{REPO}"));
     let headers = returning.get("/missions").await.headers;
     let csp = headers["content-security-policy"].to_str().unwrap();
-    assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{csp}");
+    assert!(
+        csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
     assert_eq!(headers["x-frame-options"], "DENY");
 }

@@ -17,7 +17,10 @@ pub async fn world_with_mission_and_plan() -> (World, u64) {
     w.comment(issue, "alice", "/plan add a greeting for every locale")
         .await;
     let plan_comment = w.reply().await;
-    assert!(plan_comment.starts_with("<!-- navin:plan"), "{plan_comment}");
+    assert!(
+        plan_comment.starts_with("<!-- navin:plan"),
+        "{plan_comment}"
+    );
     let mission = w.issue("Mission", "");
     w.comment(
         mission,
@@ -66,9 +69,15 @@ async fn a_writer_signs_in_reads_missions_and_plans_and_edits_a_plan_in_a_real_b
         .unwrap();
     b.wait_for("svg.dag", UI).await.unwrap();
     let steps = b.text("#steps").await.unwrap();
-    assert!(steps.contains("Greeting table") && steps.contains("Locale files"), "{steps}");
+    assert!(
+        steps.contains("Greeting table") && steps.contains("Locale files"),
+        "{steps}"
+    );
     let plans = b.text("#plans").await.unwrap();
-    assert!(plans.contains(&plan_id) && plans.contains("pending"), "{plans}");
+    assert!(
+        plans.contains(&plan_id) && plans.contains("pending"),
+        "{plans}"
+    );
     b.screenshot("03-repository").await.unwrap();
 
     // The plan, rendered, with its conversation on GitHub.
@@ -84,18 +93,25 @@ async fn a_writer_signs_in_reads_missions_and_plans_and_edits_a_plan_in_a_real_b
 
     // The editor: a broken heading is reported at its line, as `navin plan validate` says.
     b.click("#edit").await.unwrap();
-    b.wait_for_text("#validation", "Valid plan", UI).await.unwrap();
+    b.wait_for_text("#validation", "Valid plan", UI)
+        .await
+        .unwrap();
     let text = b.value("#plan-text").await.unwrap();
     let goal_line = text.lines().position(|l| l == "## Goal").unwrap() + 1;
     let broken = text.replacen("## Goal\n", "## Goals\n", 1);
     b.set_value("#plan-text", &broken).await.unwrap();
-    b.wait_for("#validation[data-state='error']", UI).await.unwrap();
+    b.wait_for("#validation[data-state='error']", UI)
+        .await
+        .unwrap();
     let problem = b.text("#validation").await.unwrap();
     let expected = navin_ledger::plan::PlanDocument::parse(&broken)
         .unwrap_err()
         .to_string();
     assert_eq!(problem, expected);
-    assert!(problem.starts_with(&format!("line {goal_line}")), "{problem}");
+    assert!(
+        problem.starts_with(&format!("line {goal_line}")),
+        "{problem}"
+    );
     b.screenshot("05-editor-problem").await.unwrap();
 
     // Fixed and changed, then saved: the plan page says so and the ledger has alice's edit.
@@ -105,7 +121,9 @@ async fn a_writer_signs_in_reads_missions_and_plans_and_edits_a_plan_in_a_real_b
         1,
     );
     b.set_value("#plan-text", &edited).await.unwrap();
-    b.wait_for_text("#validation", "Valid plan", UI).await.unwrap();
+    b.wait_for_text("#validation", "Valid plan", UI)
+        .await
+        .unwrap();
     let preview = b.text("#preview").await.unwrap();
     assert!(preview.contains("starting with French"), "{preview}");
     b.click("#save").await.unwrap();
@@ -116,10 +134,15 @@ async fn a_writer_signs_in_reads_missions_and_plans_and_edits_a_plan_in_a_real_b
     let record = w.plan_record(&plan_id).unwrap();
     let edit = record.edits.last().expect("an edit");
     assert_eq!(edit.by, "alice");
-    let stored = w.ledger_text(&format!(".navin/plans/{plan_id}.md")).unwrap();
+    let stored = w
+        .ledger_text(&format!(".navin/plans/{plan_id}.md"))
+        .unwrap();
     assert!(stored.contains("starting with French"), "{stored}");
 
     let errors = b.console_errors().await.unwrap();
-    assert!(errors.is_empty(), "script errors or CSP violations: {errors:?}");
+    assert!(
+        errors.is_empty(),
+        "script errors or CSP violations: {errors:?}"
+    );
     b.close().await.unwrap();
 }

@@ -33,7 +33,9 @@ async fn an_admin_sees_a_failed_delivery_and_redelivers_it_once() {
         assert!(Instant::now() < deadline, "not failed: {status:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let attempt = w.fake().record_delivery(guid, "issue_comment", Some("created"), 202);
+    let attempt = w
+        .fake()
+        .record_delivery(guid, "issue_comment", Some("created"), 202);
 
     // A writer is not an administrator.
     let mut alice = WebUser::new(&w.dashboard_url(), "alice");
@@ -56,7 +58,10 @@ async fn an_admin_sees_a_failed_delivery_and_redelivers_it_once() {
     assert!(missions.contains("/deliveries"), "admins get the link");
     let csrf = WebUser::csrf_of(&page.body);
     let forged = dave
-        .post_form(&format!("/deliveries/{guid}/redeliver"), &[("csrf", "forged")])
+        .post_form(
+            &format!("/deliveries/{guid}/redeliver"),
+            &[("csrf", "forged")],
+        )
         .await;
     assert_eq!(forged.status, 400);
     assert!(w.fake().with_state(|m| m.redelivery_requests.is_empty()));

@@ -33,7 +33,11 @@ fn append_to_section(text: &str, heading: &str, line: &str) -> String {
 /// `text` with its one line starting `prefix` replaced by `line`.
 fn replace_line(text: &str, prefix: &str, line: &str) -> String {
     let found: Vec<&str> = text.lines().filter(|l| l.starts_with(prefix)).collect();
-    assert_eq!(found.len(), 1, "one line starts with {prefix:?} in:\n{text}");
+    assert_eq!(
+        found.len(),
+        1,
+        "one line starts with {prefix:?} in:\n{text}"
+    );
     text.replacen(found[0], line, 1)
 }
 
@@ -80,7 +84,11 @@ async fn five_editors_twenty_rounds_merge_by_section_and_show_the_one_real_confl
     b.goto(&format!("{base}/login")).await.unwrap();
     b.wait_for("#missions", UI).await.unwrap();
 
-    let edits_before = w.plan_record(&format!("issue-{issue}")).unwrap().edits.len();
+    let edits_before = w
+        .plan_record(&format!("issue-{issue}"))
+        .unwrap()
+        .edits
+        .len();
     let mut browser_conflicts = 0;
     for round in 0..ROUNDS {
         // Everyone opens the editor on the same text.
@@ -89,7 +97,9 @@ async fn five_editors_twenty_rounds_merge_by_section_and_show_the_one_real_confl
             forms.push(EditorForm::parse(&p.get(&edit_path).await.body));
         }
         b.goto(&format!("{base}{edit_path}")).await.unwrap();
-        b.wait_for_text("#validation", "Valid plan", UI).await.unwrap();
+        b.wait_for_text("#validation", "Valid plan", UI)
+            .await
+            .unwrap();
         let browser_text = b.value("#plan-text").await.unwrap();
         assert!(forms.iter().all(|f| f.base_hash == forms[0].base_hash));
 
@@ -107,7 +117,9 @@ async fn five_editors_twenty_rounds_merge_by_section_and_show_the_one_real_confl
         let alice_text = replace_line(&browser_text, "First line", &first_alice);
 
         // All five save at once.
-        let [p0, p1, p2, p3] = &mut people[..] else { unreachable!() };
+        let [p0, p1, p2, p3] = &mut people[..] else {
+            unreachable!()
+        };
         let browser_save = async {
             b.set_value("#plan-text", &alice_text).await.unwrap();
             b.click("#save").await.unwrap();
@@ -132,18 +144,32 @@ async fn five_editors_twenty_rounds_merge_by_section_and_show_the_one_real_confl
             a2.status
         );
         if grace_conflicted {
-            assert!(a2.body.contains(&first_grace) && a2.body.contains(&first_alice), "both versions shown: {}", a2.body);
+            assert!(
+                a2.body.contains(&first_grace) && a2.body.contains(&first_alice),
+                "both versions shown: {}",
+                a2.body
+            );
             let again = EditorForm::parse(&a2.body);
-            assert!(again.text.contains(&first_alice), "the draft is the current plan");
+            assert!(
+                again.text.contains(&first_alice),
+                "the draft is the current plan"
+            );
             let resolved = replace_line(&again.text, "First line", &first_grace);
             let done = save(&mut people[2], &plan_path, &again, &resolved).await;
-            assert_eq!(done.status, 303, "round {round}: grace's resolution: {}", done.body);
+            assert_eq!(
+                done.status, 303,
+                "round {round}: grace's resolution: {}",
+                done.body
+            );
         } else {
             browser_conflicts += 1;
             assert_eq!(a2.status, 303, "round {round}: {}", a2.body);
             let yours = b.text(".conflict-section pre.yours").await.unwrap();
             let current = b.text(".conflict-section pre.current").await.unwrap();
-            assert!(yours.contains(&first_alice) && current.contains(&first_grace), "{yours} | {current}");
+            assert!(
+                yours.contains(&first_alice) && current.contains(&first_grace),
+                "{yours} | {current}"
+            );
             if round == 0 {
                 b.screenshot("conflict").await.unwrap();
             }
@@ -158,11 +184,23 @@ async fn five_editors_twenty_rounds_merge_by_section_and_show_the_one_real_confl
         let stored = w
             .ledger_text(&format!(".navin/plans/issue-{issue}.md"))
             .unwrap();
-        let doc = PlanDocument::parse(&stored).unwrap_or_else(|e| panic!("round {round}: {e}\n{stored}"));
-        assert!(stored.contains(&goal), "round {round}: erin's edit lost:\n{stored}");
+        let doc =
+            PlanDocument::parse(&stored).unwrap_or_else(|e| panic!("round {round}: {e}\n{stored}"));
+        assert!(
+            stored.contains(&goal),
+            "round {round}: erin's edit lost:\n{stored}"
+        );
         assert!(stored.contains(&target), "round {round}: frank's edit lost");
-        assert_eq!(line_starting(&stored, "Last line"), last, "round {round}: heidi's edit lost");
-        let resolver = if grace_conflicted { &first_grace } else { &first_alice };
+        assert_eq!(
+            line_starting(&stored, "Last line"),
+            last,
+            "round {round}: heidi's edit lost"
+        );
+        let resolver = if grace_conflicted {
+            &first_grace
+        } else {
+            &first_alice
+        };
         assert_eq!(line_starting(&stored, "First line"), resolver.as_str());
         assert!(stored.contains("Middle line stays."));
         assert_eq!(
@@ -178,7 +216,10 @@ async fn five_editors_twenty_rounds_merge_by_section_and_show_the_one_real_confl
         "five saves a round (four plus the resolution), each one edit"
     );
     for login in ["alice", "erin", "frank", "grace", "heidi"] {
-        assert!(record.edits.iter().any(|e| e.by == login), "{login} has edits");
+        assert!(
+            record.edits.iter().any(|e| e.by == login),
+            "{login} has edits"
+        );
     }
     println!("rounds: {ROUNDS}, the browser's save conflicted in {browser_conflicts}");
     // The conflict page answers 409 on purpose; the browser logs that status. Anything

@@ -161,7 +161,11 @@ impl WebUser {
         assert!(callback.contains("code="), "{callback}");
         let back = self.get(&callback).await;
         assert_eq!(back.status, 303, "{}", back.body);
-        assert!(self.cookies.contains_key("navin_session"), "no session cookie: {:?}", back.headers);
+        assert!(
+            self.cookies.contains_key("navin_session"),
+            "no session cookie: {:?}",
+            back.headers
+        );
         back.location().unwrap().to_owned()
     }
 

@@ -213,7 +213,10 @@ async fn a_conflicting_save_returns_both_versions_and_changes_nothing_on_the_led
     };
     assert_eq!(current_hash, alice_hash);
     assert_eq!(current_text, alice);
-    assert_eq!(draft, alice, "carol changed only the conflicting goal: the draft is the current text");
+    assert_eq!(
+        draft, alice,
+        "carol changed only the conflicting goal: the draft is the current text"
+    );
     assert_eq!(invalid, None);
     assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
     let goal = &conflicts[0];

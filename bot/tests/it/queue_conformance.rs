@@ -41,7 +41,10 @@ async fn contract(make: Make<'_>) {
     a_repeated_delivery_is_a_duplicate_in_every_state(make("dupes").await).await;
     a_retry_waits_until_due_and_counts_its_attempts(make("retry").await).await;
     a_failed_delivery_keeps_its_error_and_its_repository_moves_on(make("failed").await).await;
-    a_failed_delivery_that_arrives_again_runs_again_after_its_repositorys_queue(make("again").await).await;
+    a_failed_delivery_that_arrives_again_runs_again_after_its_repositorys_queue(
+        make("again").await,
+    )
+    .await;
     pruning_forgets_only_old_finished_deliveries(make("prune").await).await;
     workers_handle_every_delivery_once_in_order_per_repository(make("workers").await).await;
     a_listing_shows_what_waits_runs_and_failed_with_attempts_and_errors(make("list").await).await;

@@ -80,7 +80,10 @@ fn edits_to_the_same_line_are_a_conflict_carrying_all_three_texts() {
     };
 
     let outcome = merge(&doc(&base), &doc(&ours), &doc(&theirs));
-    let MergeOutcome::Conflict { conflicts, invalid, .. } = outcome else {
+    let MergeOutcome::Conflict {
+        conflicts, invalid, ..
+    } = outcome
+    else {
         panic!("expected a conflict, got {outcome:#?}");
     };
     assert_eq!(invalid, None);
@@ -141,7 +144,10 @@ fn edits_that_combine_into_an_invalid_plan_are_a_conflict_naming_the_rule() {
     };
 
     let outcome = merge(&doc(&base), &doc(&ours), &doc(&theirs));
-    let MergeOutcome::Conflict { conflicts, invalid, .. } = outcome else {
+    let MergeOutcome::Conflict {
+        conflicts, invalid, ..
+    } = outcome
+    else {
         panic!("expected a conflict, got {outcome:#?}");
     };
     let invalid = invalid.expect("the parser's problem");
