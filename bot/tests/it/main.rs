@@ -29,6 +29,7 @@ mod engine_plan_files;
 mod engine_planner;
 mod engine_plans;
 mod engine_progress;
+mod engine_protection;
 mod engine_stages;
 mod mcp_crash;
 mod mcp_github;

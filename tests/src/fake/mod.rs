@@ -35,7 +35,10 @@ use chrono::Utc;
 pub use auth::Caller;
 pub use faults::{Fault, FaultAction, FaultId};
 pub use log::{LoggedRequest, RequestKind};
-pub use model::{BotComment, ManifestApp, Model, TokenFormat, UserKind, GITHUB_ACTIONS_APP_ID};
+pub use model::{
+    BotComment, BypassActor, ClassicProtection, ManifestApp, Model, PushRestrictions, TokenFormat,
+    UserKind, GITHUB_ACTIONS_APP_ID,
+};
 pub use seed::{CheckRunSpec, PullSpec};
 
 use crate::keys::AppKey;
