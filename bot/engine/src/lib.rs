@@ -26,6 +26,7 @@ pub mod render;
 pub mod rules;
 mod session;
 pub mod source;
+pub mod startup;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};

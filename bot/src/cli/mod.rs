@@ -70,10 +70,13 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
     };
     runtime
         .block_on(crate::server::run_with(args, move |github| {
-            std::sync::Arc::new(crate::queue::EngineHandler::new(navin_engine::Engine::new(
-                github.clone(),
-                engine_config,
-            )))
+            std::sync::Arc::new(
+                crate::queue::EngineHandler::new(navin_engine::Engine::new(
+                    github.clone(),
+                    engine_config,
+                ))
+                .with_check_at_start(),
+            )
         }))
         .map_err(|e| CliError {
             message: format!("serve: {e}"),

@@ -265,7 +265,9 @@ pub async fn start(
         max_attempts: args.max_attempts.max(1),
         ..WorkerConfig::default()
     };
-    let handler = delivery_log::LoggedHandler::new(make_handler(&github), args.max_attempts);
+    let inner_handler = make_handler(&github);
+    let starting = Arc::clone(&inner_handler);
+    let handler = delivery_log::LoggedHandler::new(inner_handler, args.max_attempts);
     let workers = Workers::spawn(
         queue.clone(),
         Arc::new(handler),
@@ -300,6 +302,12 @@ pub async fn start(
         })?;
     let local_addr = listener.local_addr().map_err(ServeError::Serve)?;
     tracing::info!(%local_addr, "navin webhook server listening");
+    // After the listener is bound, in the background: never delays readiness or start.
+    let on_start = tokio::spawn(async move {
+        if let Err(e) = starting.on_start().await {
+            tracing::warn!(error = %e, "start-up work failed");
+        }
+    });
     let grace = args.shutdown_grace();
     let task_queue = queue.clone();
     let mut http_stopped = stopped;
@@ -309,6 +317,7 @@ pub async fn start(
                 let _ = http_stopped.wait_for(|stop| *stop).await;
             })
             .await;
+        on_start.abort();
         let report = workers.shutdown(grace).await;
         if let Some(reconciler) = reconciler {
             reconciler.abort();

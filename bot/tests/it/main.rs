@@ -43,3 +43,4 @@ mod server_ingress;
 mod server_queue;
 mod server_reconcile;
 mod server_replicas;
+mod server_startup;
