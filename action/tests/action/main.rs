@@ -11,5 +11,6 @@ mod other_events;
 mod planner;
 mod progress;
 mod read_modes;
+mod rewind;
 mod stages;
 mod startup;

@@ -87,7 +87,7 @@ impl EngineError {
                 | StoreError::Diverged { .. }
                 | StoreError::Rewritten { .. }
                 | StoreError::Foreign { .. }
-                | StoreError::Rewound { .. }
+                | StoreError::Rewound(_)
                 | StoreError::VersionGap { .. }),
             ) => Some(e.to_string()),
             EngineError::Store(StoreError::Refused { .. }) => Some(

@@ -29,6 +29,7 @@ pub mod render;
 pub mod rules;
 mod session;
 pub mod source;
+pub mod startup;
 pub mod view;
 
 use std::path::PathBuf;
@@ -175,7 +176,8 @@ pub struct Engine {
     permissions: PermissionCache,
     configs: RepoConfigCache,
     grants: GrantCache,
-    slug: tokio::sync::OnceCell<String>,
+    /// The App's slug and id, from `GET /app`.
+    identity: tokio::sync::OnceCell<(String, Option<u64>)>,
     /// The client acting with [`EngineConfig::agent_token`], when one is set.
     agent: Option<GitHubApp>,
     /// Replies sent per person per issue, for `limits.max_replies_per_person_per_hour`.
@@ -207,7 +209,7 @@ impl Engine {
             permissions,
             configs,
             grants,
-            slug: tokio::sync::OnceCell::new(),
+            identity: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -263,20 +265,38 @@ impl Engine {
         if let Some(slug) = &self.config.app_slug {
             return slug.clone();
         }
+        self.identity().await.0
+    }
+
+    /// Navin itself, so that its own exemptions from the ledger branch's protection
+    /// are not reported.
+    pub(crate) async fn me(&self) -> rules::protection::Me {
+        let (slug, app_id) = self.identity().await;
+        rules::protection::Me {
+            app_id,
+            slug: self.config.app_slug.clone().unwrap_or(slug),
+        }
+    }
+
+    /// The App's slug and id, read once (`GET /app`); empty when that fails.
+    async fn identity(&self) -> (String, Option<u64>) {
         let found = self
-            .slug
+            .identity
             .get_or_try_init(|| async {
                 let path = ops::app();
                 let response = self.github.app_request(ApiRequest::get(&path)).await?;
                 let app: serde_json::Value = response.json(&path)?;
-                Ok::<_, GitHubError>(app["slug"].as_str().unwrap_or_default().to_owned())
+                Ok::<_, GitHubError>((
+                    app["slug"].as_str().unwrap_or_default().to_owned(),
+                    app["id"].as_u64(),
+                ))
             })
             .await;
         match found {
-            Ok(slug) => slug.clone(),
+            Ok(identity) => identity.clone(),
             Err(e) => {
-                tracing::warn!(error = %e, "cannot read the App's slug; relying on user.type");
-                String::new()
+                tracing::warn!(error = %e, "cannot read the App's slug and id; relying on user.type");
+                (String::new(), None)
             }
         }
     }

@@ -43,6 +43,18 @@ pub fn installation(id: u64) -> String {
     format!("/app/installations/{id}")
 }
 
+/// [List installations for the authenticated app](https://docs.github.com/rest/apps/apps#list-installations-for-the-authenticated-app)
+/// (App JWT), a page of 100.
+pub fn app_installations() -> String {
+    "/app/installations?per_page=100".to_owned()
+}
+
+/// [List repositories accessible to the app installation](https://docs.github.com/rest/apps/installations#list-repositories-accessible-to-the-app-installation)
+/// (installation token), a page of 100.
+pub fn installation_repositories() -> String {
+    "/installation/repositories?per_page=100".to_owned()
+}
+
 // --- repositories and git data -------------------------------------------------------
 
 /// [Get a repository](https://docs.github.com/rest/repos/repos#get-a-repository)
@@ -149,6 +161,19 @@ pub fn branch(repo: &str, branch: &str) -> String {
 /// every active ruleset rule that applies to it.
 pub fn branch_rules(repo: &str, branch: &str) -> String {
     format!("/repos/{repo}/rules/branches/{}", encode(branch))
+}
+
+/// [Get branch protection](https://docs.github.com/rest/branches/branch-protection#get-branch-protection):
+/// force pushes, deletions, admins and push restrictions. Needs `administration: read`;
+/// 404 when the branch has no classic protection.
+pub fn branch_protection(repo: &str, branch: &str) -> String {
+    format!("/repos/{repo}/branches/{}/protection", encode(branch))
+}
+
+/// [Get a repository ruleset](https://docs.github.com/rest/repos/rules#get-a-repository-ruleset):
+/// its `bypass_actors`, which GitHub lists only to a caller who may edit the ruleset.
+pub fn ruleset(repo: &str, id: u64) -> String {
+    format!("/repos/{repo}/rulesets/{id}")
 }
 
 // --- pull requests ---------------------------------------------------------------------

@@ -30,6 +30,12 @@ pub type HandlerFuture<'a> = Pin<Box<dyn Future<Output = Result<(), HandlerError
 /// delivery (same `delivery_id`) runs again.
 pub trait DeliveryHandler: Send + Sync + 'static {
     fn handle<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a>;
+
+    /// Work to run once the server listens, in the background: it never delays
+    /// readiness, and its failure is logged, never fatal. Nothing by default.
+    fn on_start(&self) -> HandlerFuture<'_> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// Acknowledges every delivery and does nothing: `navin serve` without an engine.
@@ -47,6 +53,8 @@ impl DeliveryHandler for NoHandler {
 #[derive(Debug)]
 pub struct EngineHandler {
     engine: std::sync::Arc<Engine>,
+    /// Check every installed repository's ledger branch protection once at start.
+    check_at_start: bool,
 }
 
 impl EngineHandler {
@@ -56,7 +64,18 @@ impl EngineHandler {
 
     /// Around an engine others use too (the dashboard reads and edits through it).
     pub fn shared(engine: std::sync::Arc<Engine>) -> Self {
-        Self { engine }
+        Self {
+            engine,
+            check_at_start: false,
+        }
+    }
+
+    /// With the start-up check of every installed repository's ledger branch protection
+    /// (`navin serve` turns it on; tests that count requests leave it off).
+    #[must_use]
+    pub fn with_check_at_start(mut self) -> Self {
+        self.check_at_start = true;
+        self
     }
 
     async fn run(&self, delivery: &Delivery) -> Result<(), HandlerError> {
@@ -96,5 +115,16 @@ impl EngineHandler {
 impl DeliveryHandler for EngineHandler {
     fn handle<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
         Box::pin(self.run(delivery))
+    }
+
+    fn on_start(&self) -> HandlerFuture<'_> {
+        Box::pin(async move {
+            if self.check_at_start {
+                self.engine
+                    .check_ledger_branches_at_start(navin_engine::startup::MAX_STARTUP_REPOSITORIES)
+                    .await;
+            }
+            Ok(())
+        })
     }
 }

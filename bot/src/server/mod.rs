@@ -338,7 +338,9 @@ async fn start_inner(
         max_attempts: args.max_attempts.max(1),
         ..WorkerConfig::default()
     };
-    let handler = delivery_log::LoggedHandler::new(make_handler(&github), args.max_attempts);
+    let inner_handler = make_handler(&github);
+    let starting = Arc::clone(&inner_handler);
+    let handler = delivery_log::LoggedHandler::new(inner_handler, args.max_attempts);
     let workers = Workers::spawn(
         queue.clone(),
         Arc::new(handler),
@@ -374,6 +376,12 @@ async fn start_inner(
         })?;
     let local_addr = listener.local_addr().map_err(ServeError::Serve)?;
     tracing::info!(%local_addr, "navin webhook server listening");
+    // After the listener is bound, in the background: never delays readiness or start.
+    let on_start = tokio::spawn(async move {
+        if let Err(e) = starting.on_start().await {
+            tracing::warn!(error = %e, "start-up work failed");
+        }
+    });
     let grace = args.shutdown_grace();
     let task_queue = queue.clone();
     let mut http_stopped = stopped;
@@ -383,6 +391,7 @@ async fn start_inner(
                 let _ = http_stopped.wait_for(|stop| *stop).await;
             })
             .await;
+        on_start.abort();
         let report = workers.shutdown(grace).await;
         if let Some(reconciler) = reconciler {
             reconciler.abort();
@@ -410,7 +419,9 @@ pub async fn run_engine(
     args: ServeArgs,
     config: navin_engine::EngineConfig,
 ) -> Result<(), ServeError> {
-    let server = start_engine(&args, config).await?;
+    // The shipped server also checks every installed ledger branch's protection at start.
+    let server =
+        start_engine_with(&args, config, |handler| Arc::new(handler.with_check_at_start())).await?;
     shutdown_signal().await;
     tracing::info!("shutdown requested; finishing in-flight deliveries");
     server.shutdown().await.map(|_| ())

@@ -70,10 +70,10 @@ impl Store {
 
 /// How far back along first parents the previous version is looked for (plan commits
 /// carry none).
-const SEQUENCE_LOOKBACK: usize = 200;
+pub(super) const SEQUENCE_LOOKBACK: usize = 200;
 
 /// A commit's `Navin-Version` trailer.
-fn version_of(commit: &git2::Commit<'_>) -> Option<u64> {
+pub(super) fn version_of(commit: &git2::Commit<'_>) -> Option<u64> {
     commit
         .message()
         .ok()?

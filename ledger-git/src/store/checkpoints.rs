@@ -3,7 +3,7 @@
 use git2::{Oid, Repository};
 
 use super::remote::PushError;
-use super::{locks, oid_str, read_ledger_at, Committed, Store, StoreError};
+use super::{locks, oid_str, read_ledger_at, Committed, Rewind, Store, StoreError};
 use crate::error::RuleError;
 use crate::model::Ledger;
 use crate::ops::{Ctx, Operation};
@@ -28,7 +28,7 @@ impl Store {
             }
         }
         if let Some(remote) = self.cfg.remote.as_deref() {
-            match self.target(remote).push(&repo, &name, oid, None) {
+            match self.target(remote).push(&repo, &name, oid, None, None) {
                 Ok(()) | Err(PushError::Rejected) => {}
                 Err(PushError::Failed(e)) => return Err(e),
             }
@@ -52,7 +52,9 @@ impl Store {
             return;
         }
         if let Some(remote) = self.cfg.remote.as_deref() {
-            if let Err(PushError::Failed(e)) = self.target(remote).push(repo, &name, commit, None) {
+            if let Err(PushError::Failed(e)) =
+                self.target(remote).push(repo, &name, commit, None, None)
+            {
                 tracing::warn!(checkpoint = %name, error = %e, "cannot push an automatic checkpoint");
             }
         }
@@ -133,13 +135,15 @@ impl Store {
                 continue;
             };
             if commit != tip && !repo.graph_descendant_of(tip, commit)? {
-                return Err(StoreError::Rewound {
+                return Err(StoreError::Rewound(Box::new(Rewind {
                     branch: self.cfg.branch.clone(),
                     remote: remote.to_owned(),
-                    checkpoint: version,
+                    record: checkpoint_ref(version),
+                    version: Some(version),
                     commit: oid_str(commit),
                     tip: oid_str(tip),
-                });
+                    tip_version: super::tips::version_near(repo, tip),
+                })));
             }
         }
         Ok(())

@@ -57,14 +57,9 @@ pub enum StoreError {
         by: String,
         step: String,
     },
-    #[error("the ledger branch {branch} on {remote} was rewound: checkpoint v{checkpoint} ({commit}) is not in the history of its tip {tip}; refusing to build on it (restore the branch, or delete refs/navin/checkpoints/v{checkpoint} if the rewind was deliberate)")]
-    Rewound {
-        branch: String,
-        remote: String,
-        checkpoint: u64,
-        commit: String,
-        tip: String,
-    },
+    /// The branch's tip does not contain a commit the remote itself says was on it.
+    #[error(transparent)]
+    Rewound(Box<Rewind>),
     #[error("the ledger branch's history goes from v{previous} to v{version} at {commit}: versions were cut out or rewritten; refusing to build on it (restore the branch)")]
     VersionGap {
         commit: String,
@@ -79,6 +74,24 @@ pub enum StoreError {
     Io(#[from] std::io::Error),
     #[error("encoding the ledger failed: {0}")]
     Encode(#[from] serde_json::Error),
+}
+
+/// A rewind found against the remote's own records: the branch's tip does not contain a
+/// checkpoint (`refs/navin/checkpoints/v<N>`) or the tip some writer last recorded
+/// (`refs/navin/tips/<branch>`). A clone that never saw the branch finds these too.
+#[derive(Debug, Error)]
+#[error("the ledger branch {branch} on {remote} was rewound: {}{commit}, recorded in {record}, is not in the history of its tip {tip}{}; refusing to build on it (restore the branch, or delete {record} on the remote if the rewind was deliberate)", version.map(|v| format!("v{v} at ")).unwrap_or_default(), tip_version.map(|v| format!(", which is at v{v}")).unwrap_or_default())]
+pub struct Rewind {
+    pub branch: String,
+    pub remote: String,
+    /// The remote ref that records the missing commit.
+    pub record: String,
+    /// The ledger version at that commit, when it has one.
+    pub version: Option<u64>,
+    pub commit: String,
+    pub tip: String,
+    /// The ledger version at the tip, when it has one.
+    pub tip_version: Option<u64>,
 }
 
 /// Which remote operation failed.

@@ -9,13 +9,15 @@
 mod authorship;
 mod checkpoints;
 mod error;
-pub use error::{RemoteOp, StoreError};
+pub use error::{RemoteOp, Rewind, StoreError};
 mod log;
 pub use checkpoints::checkpoint_ref;
 mod files;
 pub use files::{FileChanges, PLANS_DIR};
 mod locks;
 mod remote;
+pub use remote::tip_record_ref;
+mod tips;
 mod tree;
 mod view;
 pub use view::BranchView;
@@ -33,7 +35,7 @@ use crate::codec::{self, Corrupt};
 use crate::model::Ledger;
 use crate::ops::{self, Ctx, Effect, Operation, Outcome};
 
-use remote::{PushError, RemoteTarget};
+use remote::{PushError, RecordMove, RemoteTarget};
 
 /// Where the ledger files live on the branch.
 pub const BOARD_DIR: &str = ".navin/board";
@@ -506,31 +508,7 @@ impl Store {
         };
         let tracking = self.tracking_ref(name);
         let seen = repo.refname_to_id(&tracking).ok();
-        let scratch = format!("refs/navin/incoming/{name}/{}", self.cfg.branch);
-        let incoming = self
-            .target(name)
-            .fetch(repo, &self.cfg.branch, &scratch, seen.is_none())?;
-        if let (None, Some(i)) = (seen, incoming) {
-            self.check_checkpoints(repo, name, i)?;
-        }
-        match (seen, incoming) {
-            (Some(s), None) => {
-                return Err(StoreError::BranchVanished {
-                    branch: self.cfg.branch.clone(),
-                    remote: name.to_string(),
-                    seen: oid_str(s),
-                })
-            }
-            (Some(s), Some(i)) if s != i && !repo.graph_descendant_of(i, s)? => {
-                return Err(StoreError::ForcePushed {
-                    branch: self.cfg.branch.clone(),
-                    remote: name.to_string(),
-                    seen: oid_str(s),
-                    remote_tip: oid_str(i),
-                })
-            }
-            _ => {}
-        }
+        let incoming = self.fetch_checked(repo, name, seen)?.tip;
         let local = self.tip(repo)?;
         let base = match (local, incoming) {
             (Some(l), Some(i)) if l == i => Some(l),
@@ -565,7 +543,35 @@ impl Store {
         Ok(base)
     }
 
-    /// Pushes `commit` expecting the remote at its last fetched tip; on success
+    /// Refuses a fetched tip that does not descend from `seen`, the remote tip this
+    /// clone saw last, or a branch that vanished since.
+    fn check_remote_seen(
+        &self,
+        repo: &Repository,
+        name: &str,
+        seen: Option<Oid>,
+        incoming: Option<Oid>,
+    ) -> Result<(), StoreError> {
+        match (seen, incoming) {
+            (Some(s), None) => Err(StoreError::BranchVanished {
+                branch: self.cfg.branch.clone(),
+                remote: name.to_string(),
+                seen: oid_str(s),
+            }),
+            (Some(s), Some(i)) if s != i && !repo.graph_descendant_of(i, s)? => {
+                Err(StoreError::ForcePushed {
+                    branch: self.cfg.branch.clone(),
+                    remote: name.to_string(),
+                    seen: oid_str(s),
+                    remote_tip: oid_str(i),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Pushes `commit` expecting the remote at its last fetched tip, and in the same
+    /// push moves the remote's tip record to that fetched tip (see `tips`); on success
     /// moves the local branch and the tracking ref. False when the push lost a race.
     fn publish(
         &self,
@@ -576,9 +582,18 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let tracking = self.tracking_ref(name);
         let remote_tip = repo.refname_to_id(&tracking).ok();
+        let record_ref = tip_record_ref(&self.cfg.branch);
+        let recorded = repo.refname_to_id(&self.record_scratch(name)).ok();
+        let record = remote_tip
+            .filter(|tip| Some(*tip) != recorded)
+            .map(|to| RecordMove {
+                refname: &record_ref,
+                from: recorded,
+                to,
+            });
         match self
             .target(name)
-            .push(repo, &self.refname(), commit, remote_tip)
+            .push(repo, &self.refname(), commit, remote_tip, record)
         {
             Ok(()) => {}
             Err(PushError::Rejected) => return Ok(false),
@@ -716,3 +731,5 @@ fn backoff(attempt: u32) {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_tips;

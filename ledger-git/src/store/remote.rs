@@ -1,4 +1,4 @@
-//! Fetching and pushing the ledger branch without force, and detecting rewritten remotes.
+//! Fetching and pushing the ledger branch without force, with the remote's tip record beside it in the same round trip.
 
 use std::path::PathBuf;
 
@@ -81,19 +81,21 @@ impl RemoteTarget<'_> {
         cb
     }
 
-    /// Fetches the remote branch into `scratch` (forced: it is only a landing spot),
-    /// and with `checkpoints` the remote's checkpoint refs into
-    /// [`incoming_checkpoints`] in the same round trip. Returns the remote tip, or None
-    /// when the remote has no such branch.
+    /// Fetches the remote branch into `scratch` and the remote's tip record
+    /// ([`tip_record_ref`]) into `record_scratch` (both forced: they are only landing
+    /// spots), and with `checkpoints` the remote's checkpoint refs into
+    /// [`incoming_checkpoints`], all in one round trip.
     pub(crate) fn fetch(
         &self,
         repo: &Repository,
         branch: &str,
-        scratch: &str,
+        scratch: &Scratch<'_>,
         checkpoints: bool,
-    ) -> Result<Option<Oid>, StoreError> {
-        if let Ok(mut r) = repo.find_reference(scratch) {
-            r.delete()?;
+    ) -> Result<Fetched, StoreError> {
+        for name in [scratch.tip, scratch.record] {
+            if let Ok(mut r) = repo.find_reference(name) {
+                r.delete()?;
+            }
         }
         let mut remote = repo
             .find_remote(self.name)
@@ -105,13 +107,14 @@ impl RemoteTarget<'_> {
         opts.remote_callbacks(self.callbacks());
         opts.download_tags(git2::AutotagOption::None);
         opts.update_fetchhead(false);
-        let spec = format!("+refs/heads/{branch}:{scratch}");
+        let spec = format!("+refs/heads/{branch}:{}", scratch.tip);
+        let record = format!("+{}:{}", tip_record_ref(branch), scratch.record);
         let marks = format!(
             "+{}*:{}*",
             super::checkpoints::CHECKPOINT_PREFIX,
             incoming_checkpoints(self.name)
         );
-        let mut specs = vec![spec.as_str()];
+        let mut specs = vec![spec.as_str(), record.as_str()];
         if checkpoints {
             opts.prune(git2::FetchPrune::On);
             specs.push(marks.as_str());
@@ -119,20 +122,28 @@ impl RemoteTarget<'_> {
         remote
             .fetch(&specs, Some(&mut opts), None)
             .map_err(|e| transport_error(self.name, RemoteOp::Fetch, &e))?;
-        match repo.refname_to_id(scratch) {
+        let found = |name: &str| match repo.refname_to_id(name) {
             Ok(oid) => Ok(Some(oid)),
             Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+            Err(e) => Err(StoreError::from(e)),
+        };
+        Ok(Fetched {
+            tip: found(scratch.tip)?,
+            record: found(scratch.record)?,
+        })
     }
 
-    /// Pushes `new` to `refs/heads/<branch>` expecting the remote at `expected`.
+    /// Pushes `new` to `refname` expecting the remote at `expected`, and in the same
+    /// push moves `record` (the remote's tip record, see [`tip_record_ref`]) forward
+    /// when given. Only the first ref decides the outcome: a record the server refuses
+    /// alone leaves a landed write landed (logged; the next write records again).
     pub(crate) fn push(
         &self,
         repo: &Repository,
         refname: &str,
         new: Oid,
         expected: Option<Oid>,
+        record: Option<RecordMove<'_>>,
     ) -> Result<(), PushError> {
         let remote = repo.find_remote(self.name)?;
         let url = match remote.pushurl() {
@@ -140,35 +151,72 @@ impl RemoteTarget<'_> {
             _ => remote.url().map(str::to_string).unwrap_or_default(),
         };
         if let Some(path) = local_path(&url) {
-            return push_local(repo, &path, refname, new, expected);
+            return push_local(repo, &path, refname, new, expected, record.as_ref());
         }
         let mut remote = remote;
-        let rejected = std::cell::RefCell::new(None::<String>);
-        // `name: message` of the first refused ref; only its presence matters to the caller.
+        let refused = std::cell::RefCell::new(Vec::<(String, String)>::new());
         {
             let mut cb = self.callbacks();
             // `Ok` from push alone is not success: per-ref rejections arrive here.
             cb.push_update_reference(|name, status| {
                 if let Some(msg) = status {
-                    *rejected.borrow_mut() = Some(format!("{name}: {msg}"));
+                    refused.borrow_mut().push((name.to_owned(), msg.to_owned()));
                 }
                 Ok(())
             });
             let mut opts = PushOptions::new();
             opts.remote_callbacks(cb);
             let spec = format!("{new}:{refname}");
-            if let Err(e) = remote.push(&[spec.as_str()], Some(&mut opts)) {
+            // Without force: libgit2 refuses, before sending anything, a record that
+            // would not fast-forward, so the record never moves back.
+            let record_spec = record.as_ref().map(|r| format!("{}:{}", r.to, r.refname));
+            let mut specs = vec![spec.as_str()];
+            specs.extend(record_spec.as_deref());
+            if let Err(e) = remote.push(&specs, Some(&mut opts)) {
                 return Err(match refusal(&e) {
                     Some(_) => PushError::Failed(transport_error(self.name, RemoteOp::Push, &e)),
                     None => PushError::from(e),
                 });
             }
         }
-        match rejected.into_inner() {
-            Some(_) => Err(PushError::Rejected),
-            None => Ok(()),
+        let refused = refused.into_inner();
+        if refused.iter().any(|(name, _)| name == refname) {
+            return Err(PushError::Rejected);
         }
+        for (name, message) in refused {
+            tracing::warn!(record = %name, reason = %message, "the remote refused the ledger's tip record; the write itself landed");
+        }
+        Ok(())
     }
+}
+
+/// Where the remote keeps the newest ledger tip a writer saw there, per branch:
+/// `refs/navin/tips/<branch>`. Outside `refs/heads`, so branch rules and protections
+/// never apply to it and no plain `git push` of branches moves it.
+pub fn tip_record_ref(branch: &str) -> String {
+    format!("refs/navin/tips/{branch}")
+}
+
+/// Local landing spots of one fetch: the branch tip and the remote's tip record.
+pub(crate) struct Scratch<'a> {
+    pub tip: &'a str,
+    pub record: &'a str,
+}
+
+/// What one fetch found on the remote.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fetched {
+    /// The branch tip, `None` when the remote has no such branch.
+    pub tip: Option<Oid>,
+    /// The remote's tip record, `None` before any writer recorded one.
+    pub record: Option<Oid>,
+}
+
+/// Moves the remote's tip record `refname` from `from` (as last fetched) to `to`.
+pub(crate) struct RecordMove<'a> {
+    pub refname: &'a str,
+    pub from: Option<Oid>,
+    pub to: Oid,
 }
 
 /// Where the checkpoint refs of remote `name` land on a first fetch.
@@ -190,13 +238,16 @@ fn local_path(url: &str) -> Option<PathBuf> {
 /// libgit2's local transport updates the remote ref without checking its old
 /// value, so two concurrent pushes could both "succeed" and one be lost. For a
 /// repository on this machine we copy the objects and compare-and-swap the ref
-/// ourselves, which is what `git receive-pack` does for network remotes.
+/// ourselves, which is what `git receive-pack` does for network remotes; the tip
+/// record moves after the branch, only from the value last fetched and only forward,
+/// as a non-forced push of it would.
 fn push_local(
     repo: &Repository,
     path: &std::path::Path,
     refname: &str,
     new: Oid,
     expected: Option<Oid>,
+    record: Option<&RecordMove<'_>>,
 ) -> Result<(), PushError> {
     let target = Repository::open(path)?;
     let mut walk = repo.revwalk()?;
@@ -227,5 +278,21 @@ fn push_local(
         Some(old) => target.reference_matching(refname, new, true, old, msg)?,
         None => target.reference(refname, new, false, msg)?,
     };
+    if let Some(r) = record {
+        let forward = match r.from {
+            Some(from) => from == r.to || target.graph_descendant_of(r.to, from)?,
+            None => true,
+        };
+        let moved = match r.from {
+            _ if !forward => Ok(()),
+            Some(from) => target
+                .reference_matching(r.refname, r.to, true, from, msg)
+                .map(|_| ()),
+            None => target.reference(r.refname, r.to, false, msg).map(|_| ()),
+        };
+        if let Err(e) = moved {
+            tracing::warn!(record = r.refname, error = %e, "the remote refused the ledger's tip record; the write itself landed");
+        }
+    }
     Ok(())
 }

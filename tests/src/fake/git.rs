@@ -392,7 +392,7 @@ pub async fn http_backend(
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_COUNT", "2")
+        .env("GIT_CONFIG_COUNT", "3")
         .env("GIT_CONFIG_KEY_0", "http.receivepack")
         .env("GIT_CONFIG_VALUE_0", "true")
         // GitHub serves any commit reachable from its refs by id (a pull
@@ -400,6 +400,11 @@ pub async fn http_backend(
         // Navin's `/plan` fetch rely on.
         .env("GIT_CONFIG_KEY_1", "uploadpack.allowReachableSHA1InWant")
         .env("GIT_CONFIG_VALUE_1", "true")
+        // GitHub accepts pushes to refs of any name (Navin's `refs/navin/*` beside
+        // branches and tags) but refuses updates of its own pull request refs
+        // ("deny updating a hidden ref").
+        .env("GIT_CONFIG_KEY_2", "receive.hideRefs")
+        .env("GIT_CONFIG_VALUE_2", "refs/pull")
         .env("GIT_PROJECT_ROOT", project_root)
         .env("GIT_HTTP_EXPORT_ALL", "1")
         .env("REQUEST_METHOD", method)

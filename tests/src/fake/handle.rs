@@ -7,7 +7,8 @@ use chrono::Utc;
 use super::auth::{self, default_installation_permissions, new_token, rate_counter};
 use super::git;
 use super::model::{
-    repo_key, Installation, Repo, Token, TokenFormat, TokenKind, UserKind, GITHUB_ACTIONS_APP_ID,
+    repo_key, BypassActor, ClassicProtection, Installation, Repo, Ruleset, Token, TokenFormat,
+    TokenKind, UserKind, GITHUB_ACTIONS_APP_ID,
 };
 use super::FakeGitHub;
 
@@ -52,21 +53,66 @@ impl FakeGitHub {
                 next_number: 1,
                 workflows: BTreeMap::new(),
                 created_at: Utc::now(),
-                protected: Default::default(),
-                branch_rules: BTreeMap::new(),
+                protected: BTreeMap::new(),
+                rulesets: BTreeMap::new(),
             },
         );
         sha
     }
 
     /// A ruleset rule of `rule_type` (`update`, `non_fast_forward`, …) now applies to `branch`.
-    pub fn add_branch_rule(&self, owner: &str, repo: &str, branch: &str, rule_type: &str) {
+    /// The rule joins the branch's ruleset (one per branch, made on first use, with no
+    /// bypass actors); returns the ruleset's id.
+    pub fn add_branch_rule(&self, owner: &str, repo: &str, branch: &str, rule_type: &str) -> u64 {
         let mut model = self.inner.model();
-        if let Some(r) = model.repo_mut(owner, repo) {
-            r.branch_rules
-                .entry(branch.to_owned())
-                .or_default()
-                .push(rule_type.to_owned());
+        let next = model.next_id();
+        let Some(r) = model.repo_mut(owner, repo) else {
+            fail("unknown repository", format!("{owner}/{repo}"))
+        };
+        let found = r
+            .rulesets
+            .values()
+            .find(|s| s.branches.iter().any(|b| b == branch))
+            .map(|s| s.id);
+        let id = found.unwrap_or(next);
+        let set = r.rulesets.entry(id).or_insert_with(|| Ruleset {
+            id,
+            name: format!("protect {branch}"),
+            branches: vec![branch.to_owned()],
+            rules: Vec::new(),
+            bypass_actors: Vec::new(),
+        });
+        set.rules.push(rule_type.to_owned());
+        id
+    }
+
+    /// Sets who may bypass ruleset `id`.
+    pub fn set_bypass_actors(&self, owner: &str, repo: &str, id: u64, actors: Vec<BypassActor>) {
+        let mut model = self.inner.model();
+        match model
+            .repo_mut(owner, repo)
+            .and_then(|r| r.rulesets.get_mut(&id))
+        {
+            Some(set) => set.bypass_actors = actors,
+            None => fail("unknown ruleset", id),
+        }
+    }
+
+    /// Gives `branch` classic branch protection with these settings (`GET /branches/{b}`
+    /// then says `protected`).
+    pub fn protect_branch_classic(
+        &self,
+        owner: &str,
+        repo: &str,
+        branch: &str,
+        protection: ClassicProtection,
+    ) {
+        let mut model = self.inner.model();
+        match model.repo_mut(owner, repo) {
+            Some(r) => {
+                r.protected.insert(branch.to_owned(), protection);
+            }
+            None => fail("unknown repository", format!("{owner}/{repo}")),
         }
     }
 

@@ -38,8 +38,8 @@ pub use auth::Caller;
 pub use faults::{Fault, FaultAction, FaultId};
 pub use log::{LoggedRequest, RequestKind};
 pub use model::{
-    BotComment, ManifestApp, Model, OAuthCode, TokenFormat, TokenKind, UserKind,
-    GITHUB_ACTIONS_APP_ID,
+    BotComment, BypassActor, ClassicProtection, ManifestApp, Model, OAuthCode, PushRestrictions,
+    TokenFormat, TokenKind, UserKind, GITHUB_ACTIONS_APP_ID,
 };
 pub use routes_oauth::{pkce_challenge, SESSION_COOKIE};
 pub use seed::{CheckRunSpec, PullSpec};

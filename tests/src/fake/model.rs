@@ -126,10 +126,50 @@ pub struct Repo {
     pub next_number: u64,
     pub workflows: BTreeMap<String, Workflow>,
     pub created_at: DateTime<Utc>,
-    /// Branches with classic branch protection.
-    pub protected: std::collections::BTreeSet<String>,
-    /// Ruleset rule types (`update`, `non_fast_forward`, …) that apply to a branch.
-    pub branch_rules: BTreeMap<String, Vec<String>>,
+    /// Branches with classic branch protection, and its settings.
+    pub protected: BTreeMap<String, ClassicProtection>,
+    /// Branch rulesets by id.
+    pub rulesets: BTreeMap<u64, Ruleset>,
+}
+
+/// Classic protection of one branch, as `GET /branches/{b}/protection` reports it.
+#[derive(Debug, Clone, Default)]
+pub struct ClassicProtection {
+    pub allow_force_pushes: bool,
+    pub allow_deletions: bool,
+    /// Whether the rules bind administrators too.
+    pub enforce_admins: bool,
+    /// Who may push at all (`restrictions`); `None`: anyone with write access.
+    pub push_restrictions: Option<PushRestrictions>,
+}
+
+/// The users (logins), teams (slugs) and apps (slugs) a classic protection lets push.
+#[derive(Debug, Clone, Default)]
+pub struct PushRestrictions {
+    pub users: Vec<String>,
+    pub teams: Vec<String>,
+    pub apps: Vec<String>,
+}
+
+/// A repository ruleset on branches: its rule types and who may bypass them.
+#[derive(Debug, Clone)]
+pub struct Ruleset {
+    pub id: u64,
+    pub name: String,
+    pub branches: Vec<String>,
+    /// Rule types: `update`, `non_fast_forward`, `deletion`, …
+    pub rules: Vec<String>,
+    pub bypass_actors: Vec<BypassActor>,
+}
+
+/// One entry of a ruleset's `bypass_actors`.
+#[derive(Debug, Clone)]
+pub struct BypassActor {
+    /// `Integration`, `OrganizationAdmin`, `RepositoryRole`, `Team`, `DeployKey`, `User`.
+    pub actor_type: String,
+    pub actor_id: Option<u64>,
+    /// `always`, `pull_request` or `exempt`.
+    pub bypass_mode: String,
 }
 
 impl Repo {

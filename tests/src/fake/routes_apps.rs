@@ -36,6 +36,7 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
             post(redeliver),
         )
         .route("/installation/token", delete(revoke_token))
+        .route("/installation/repositories", get(list_installation_repos))
         .route("/rate_limit", get(rate_limit))
         .route("/repos/{owner}/{repo}/installation", get(repo_installation))
 }
@@ -95,6 +96,46 @@ async fn get_installation(
         model: &model,
     }
     .installation(inst))
+}
+
+/// `GET /installation/repositories`: an installation token's repositories (those it
+/// was narrowed to, else every one the installation reaches), paginated.
+async fn list_installation_repos(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult {
+    let token = caller.token()?;
+    let TokenKind::Installation { installation_id } = token.kind else {
+        return Err(ApiError::forbidden_integration());
+    };
+    let model = inner.model();
+    let inst = model
+        .installations
+        .get(&installation_id)
+        .ok_or_else(ApiError::not_found)?;
+    let r = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
+    let items: Vec<Value> = inst
+        .repos
+        .iter()
+        .filter(|full| token.repos.as_ref().is_none_or(|only| only.contains(*full)))
+        .filter_map(|full| model.repos.get(full))
+        .map(|repo| r.repo(repo))
+        .collect();
+    let total = items.len();
+    let (page, link) = paginate(
+        items,
+        &query,
+        &format!("{}/installation/repositories", inner.link_base()),
+    );
+    Ok(with_link(
+        StatusCode::OK,
+        json!({ "total_count": total, "repository_selection": "selected", "repositories": page }),
+        link,
+    ))
 }
 
 async fn repo_installation(

@@ -148,6 +148,55 @@ async fn protected_ledger_branch_refuses_force_push_but_accepts_fast_forward() {
     fake.assert_conformant();
 }
 
+/// Navin pushes refs outside `refs/heads` (checkpoints, the ledger's tip record) in the
+/// same push as its branch; GitHub takes them, protected branch or not, and refuses only
+/// its own pull request refs.
+#[tokio::test(flavor = "multi_thread")]
+async fn refs_outside_branches_are_accepted_beside_a_protected_branch_but_pull_refs_are_not() {
+    let (fake, inst) = setup();
+    fake.commit_files(OWNER, REPO, "navin/ledger", &[("m.json", "1")], "v1");
+    fake.protect_branch(OWNER, REPO, "navin/ledger");
+    let token = fake.mint_installation_token(inst);
+    let work = tempfile::tempdir().expect("tempdir");
+    let url = fake.git_remote_url_with_token(OWNER, REPO, &token);
+    git_ok(
+        work.path(),
+        &["clone", "-q", "-b", "navin/ledger", &url, "c"],
+    );
+    let clone = work.path().join("c");
+    let v1 = git_ok(&clone, &["rev-parse", "HEAD"]);
+    std::fs::write(clone.join("m.json"), "2").expect("write");
+    git_ok(&clone, &["commit", "-qam", "v2"]);
+    git_ok(
+        &clone,
+        &[
+            "push",
+            "-q",
+            "origin",
+            "HEAD:navin/ledger",
+            &format!("{v1}:refs/navin/tips/navin/ledger"),
+            &format!("{v1}:refs/navin/checkpoints/v1"),
+        ],
+    );
+    let dir = fake.git_dir_path(OWNER, REPO);
+    let remote = git2::Repository::open_bare(&dir).expect("bare");
+    for name in ["refs/navin/tips/navin/ledger", "refs/navin/checkpoints/v1"] {
+        assert_eq!(
+            remote.refname_to_id(name).map(|o| o.to_string()).ok(),
+            Some(v1.clone()),
+            "{name}"
+        );
+    }
+    let out = git(&clone, &["push", "-q", "origin", "HEAD:refs/pull/1/head"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("hidden ref"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    fake.assert_conformant();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn git_can_live_under_a_url_prefix() {
     let fake = FakeGitHub::builder()

@@ -1,19 +1,20 @@
-//! Whether the ledger branch is protected against rewrites, read through the branch and rules APIs and cached briefly per repository, for the panel's warning.
+//! Whether anyone but Navin can change the ledger branch, read through the branch, rules and (with `administration: read`) protection and ruleset APIs, cached briefly per repository, for the panel's warning.
 //!
-//! Navin detects a rewritten or forged ledger after the fact (seen records, checkpoints,
-//! foreign commits); protection stops it before. The read needs no admin access:
-//! `GET /branches/{b}` says `protected` (classic protection) and `GET /rules/branches/{b}`
-//! lists ruleset rules. Which actors may bypass them is admin-only, so this says whether
-//! the branch is guarded at all, not who may still push.
+//! Navin detects a rewritten or forged ledger after the fact (seen records, the tip record,
+//! checkpoints, foreign commits); protection stops it before. Whether the branch is
+//! guarded at all needs no admin access; who is exempt (force pushes, admins, push
+//! restrictions, ruleset bypass actors) needs `administration: read`, which Navin uses
+//! only when the installation was granted it. The wording is `rules::protection`'s.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use navin_github::{ops, GitHubError, InstallationClient};
 
-/// Rule types that stop a rewrite (or any push but a bypass actor's).
-const GUARDING_RULES: [&str; 2] = ["non_fast_forward", "update"];
+use crate::rules::protection::{
+    self, Actor, Classic, Details, Guard, Me, Restrictions, Ruleset, GUARDING_RULES,
+};
 
 #[derive(Debug, serde::Deserialize)]
 struct Branch {
@@ -25,6 +26,62 @@ struct Branch {
 struct Rule {
     #[serde(rename = "type", default)]
     kind: String,
+    #[serde(default)]
+    ruleset_id: u64,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct Enabled {
+    #[serde(default)]
+    enabled: bool,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Login {
+    #[serde(default)]
+    login: String,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Slug {
+    #[serde(default)]
+    slug: String,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct PushAllowance {
+    #[serde(default)]
+    users: Vec<Login>,
+    #[serde(default)]
+    teams: Vec<Slug>,
+    #[serde(default)]
+    apps: Vec<Slug>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Protection {
+    #[serde(default)]
+    allow_force_pushes: Enabled,
+    #[serde(default)]
+    allow_deletions: Enabled,
+    #[serde(default)]
+    enforce_admins: Enabled,
+    #[serde(default)]
+    restrictions: Option<PushAllowance>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct BypassActor {
+    #[serde(default)]
+    actor_type: String,
+    #[serde(default)]
+    actor_id: Option<u64>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct RulesetBody {
+    #[serde(default)]
+    bypass_actors: Option<Vec<BypassActor>>,
 }
 
 /// (repository, branch) → the warning (or none) and when it was read.
@@ -45,13 +102,17 @@ impl ProtectionCache {
         }
     }
 
-    /// The warning to show, or `None` when the branch is guarded, does not exist yet, or
-    /// cannot be read (then the log says why; the panel is not the place to guess).
+    /// The warning to show, or `None` when only Navin can change the branch, it does not
+    /// exist yet, or it cannot be read (then the log says why; the panel is not the place
+    /// to guess). `admin` is a client carrying `administration` and Navin's identity,
+    /// when the installation granted it. A refused or failed admin read (403, 404)
+    /// degrades to what the other reads show; it never fails the event.
     pub async fn notice(
         &self,
         client: &InstallationClient,
         repo: &str,
         branch: &str,
+        admin: Option<(&InstallationClient, &Me)>,
     ) -> Option<String> {
         let key = (repo.to_ascii_lowercase(), branch.to_owned());
         if let Some((notice, at)) = self.lock().get(&key) {
@@ -59,7 +120,7 @@ impl ProtectionCache {
                 return notice.clone();
             }
         }
-        let notice = match check(client, repo, branch).await {
+        let notice = match check(client, repo, branch, admin).await {
             Ok(notice) => notice,
             Err(e) => {
                 tracing::info!(repo, branch, error = %e, "cannot tell whether the ledger branch is protected");
@@ -87,23 +148,82 @@ async fn check(
     client: &InstallationClient,
     repo: &str,
     branch: &str,
+    admin: Option<(&InstallationClient, &Me)>,
 ) -> Result<Option<String>, GitHubError> {
     let found: Branch = match client.get_json(&ops::branch(repo, branch)).await {
         Ok(b) => b,
         Err(e) if e.status() == Some(404) => return Ok(None),
         Err(e) => return Err(e),
     };
-    if found.protected {
-        return Ok(None);
-    }
     let rules: Vec<Rule> = client.get_json(&ops::branch_rules(repo, branch)).await?;
-    if rules
+    let guard = Guard {
+        classic: found.protected,
+        rules: rules.into_iter().map(|r| (r.kind, r.ruleset_id)).collect(),
+    };
+    let guarded = guard.classic
+        || guard
+            .rules
+            .iter()
+            .any(|(k, _)| GUARDING_RULES.contains(&k.as_str()));
+    let details = match admin {
+        Some((admin, _)) if guarded => Some(details(admin, repo, branch, &guard).await),
+        _ => None,
+    };
+    let me = admin.map(|(_, me)| me.clone()).unwrap_or_default();
+    Ok(protection::notice(branch, &guard, details.as_ref(), &me))
+}
+
+/// The admin-only reads; each one that fails is left out (logged), not fatal.
+async fn details(client: &InstallationClient, repo: &str, branch: &str, guard: &Guard) -> Details {
+    let classic = if guard.classic {
+        match client
+            .get_json::<Protection>(&ops::branch_protection(repo, branch))
+            .await
+        {
+            Ok(p) => Some(Classic {
+                allow_force_pushes: p.allow_force_pushes.enabled,
+                allow_deletions: p.allow_deletions.enabled,
+                enforce_admins: p.enforce_admins.enabled,
+                restrictions: p.restrictions.map(|r| Restrictions {
+                    users: r.users.into_iter().map(|u| u.login).collect(),
+                    teams: r.teams.into_iter().map(|t| t.slug).collect(),
+                    apps: r.apps.into_iter().map(|a| a.slug).collect(),
+                }),
+            }),
+            Err(e) => {
+                tracing::info!(repo, branch, error = %e, "cannot read the ledger branch's protection settings");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let ids: BTreeSet<u64> = guard
+        .rules
         .iter()
-        .any(|r| GUARDING_RULES.contains(&r.kind.as_str()))
-    {
-        return Ok(None);
+        .filter(|(k, _)| GUARDING_RULES.contains(&k.as_str()))
+        .map(|(_, id)| *id)
+        .collect();
+    let mut rulesets = Vec::with_capacity(ids.len());
+    for id in ids {
+        let actors = match client
+            .get_json::<RulesetBody>(&ops::ruleset(repo, id))
+            .await
+        {
+            Ok(body) => body.bypass_actors.map(|list| {
+                list.into_iter()
+                    .map(|a| Actor {
+                        kind: a.actor_type,
+                        id: a.actor_id,
+                    })
+                    .collect()
+            }),
+            Err(e) => {
+                tracing::info!(repo, ruleset = id, error = %e, "cannot read the ruleset guarding the ledger branch");
+                None
+            }
+        };
+        rulesets.push(Ruleset { id, actors });
     }
-    Ok(Some(format!(
-        "The ledger branch `{branch}` is not protected: anyone who can push to this repository can rewrite or forge the mission's history (Navin refuses what it detects, after the fact). Add a ruleset for `{branch}` that blocks force pushes and deletions and restricts updates, with Navin as the only bypass."
-    )))
+    Details { classic, rulesets }
 }

@@ -74,6 +74,27 @@ pub fn scope(
     scope
 }
 
+/// The token for reading the ledger branch's protection settings, when the installation
+/// was granted `administration` (optional: Navin's manifest does not ask for it): the
+/// one repository and `administration` at the granted level, nothing else. Event tokens
+/// never carry it. The level is the grant's because GitHub shows a ruleset's bypass
+/// list only to those who may edit it (`write`); Navin only ever reads with it. Only a
+/// grant read from GitHub counts; without one Navin does not try.
+pub fn administration_scope(
+    repository_id: Option<u64>,
+    granted: Option<&BTreeMap<String, String>>,
+) -> Option<TokenScope> {
+    let level = match granted?.get("administration").map(|l| rank(l))? {
+        2 => "write",
+        1 => "read",
+        _ => return None,
+    };
+    let scope = repository_id
+        .map(TokenScope::repository)
+        .unwrap_or_default();
+    Some(scope.permission("administration", level))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +137,23 @@ mod tests {
         assert_eq!(s.permissions["contents"], "read");
         assert!(!s.permissions.contains_key("checks"));
         assert!(!s.permissions.contains_key("actions"));
+    }
+
+    #[test]
+    fn administration_gets_a_token_of_its_own_at_the_granted_level_and_never_an_event_token() {
+        let plain = grants(&[("contents", "write")]);
+        assert_eq!(administration_scope(Some(7), Some(&plain)), None);
+        assert_eq!(administration_scope(Some(7), None), None);
+        for level in ["read", "write"] {
+            let admin = grants(&[("contents", "write"), ("administration", level)]);
+            let s = administration_scope(Some(7), Some(&admin)).expect("granted");
+            assert_eq!(s.repository_ids, [7]);
+            assert_eq!(s.permissions.len(), 1, "{:?}", s.permissions);
+            assert_eq!(s.permissions["administration"], level);
+            assert!(!scope(Some(7), Need::Write, Some(&admin))
+                .permissions
+                .contains_key("administration"));
+        }
     }
 
     #[test]

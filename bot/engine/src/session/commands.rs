@@ -249,10 +249,15 @@ impl Session<'_> {
         let issue = self.panel_issue(ledger);
         let mut ctx = crate::render::PanelContext::new(self.repo_ref());
         let config = self.repo_config();
+        let me = match &self.admin_client {
+            Some(admin) => Some((admin, self.engine.me().await)),
+            None => None,
+        };
+        let admin = me.as_ref().map(|(client, me)| (*client, me));
         if let Some(notice) = self
             .engine
             .protection
-            .notice(&self.client, &self.repo, &config.ledger_branch)
+            .notice(&self.client, &self.repo, &config.ledger_branch, admin)
             .await
         {
             ctx.notices.push(notice);

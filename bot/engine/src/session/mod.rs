@@ -48,6 +48,8 @@ impl Engine {
     ) -> Result<Session<'_>, EngineError> {
         let granted = self.grants.get(&self.github, installation).await;
         let scope = token_scope::scope(repository.id, need, granted.as_deref());
+        let admin_client = token_scope::administration_scope(repository.id, granted.as_deref())
+            .map(|scope| self.github.installation_scoped(installation, scope));
         let client = self.github.installation_scoped(installation, scope);
         let config = match self.configs.get(&client, &repository.full_name).await {
             Ok(Ok(config)) => Ok(self.with_branch_override(config)),
@@ -83,6 +85,7 @@ impl Engine {
             delivery: cx.delivery.clone(),
             report: cx.report.clone(),
             deferred_panel: std::sync::Mutex::new(None),
+            admin_client,
         })
     }
 }
@@ -121,6 +124,9 @@ pub(crate) struct Session<'e> {
     /// While a comment's commands run: `Some`, holding the newest ledger whose panel is
     /// due, so the panel is rendered and written once per comment, not once per command.
     pub(crate) deferred_panel: std::sync::Mutex<Option<Option<navin_ledger::Ledger>>>,
+    /// A client whose token carries `administration` and nothing else, when the
+    /// installation granted it: only the ledger branch's protection is read with it.
+    pub(crate) admin_client: Option<InstallationClient>,
 }
 
 /// How a command is answered when it went through.
