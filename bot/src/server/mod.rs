@@ -420,8 +420,10 @@ pub async fn run_engine(
     config: navin_engine::EngineConfig,
 ) -> Result<(), ServeError> {
     // The shipped server also checks every installed ledger branch's protection at start.
-    let server =
-        start_engine_with(&args, config, |handler| Arc::new(handler.with_check_at_start())).await?;
+    let server = start_engine_with(&args, config, |handler| {
+        Arc::new(handler.with_check_at_start())
+    })
+    .await?;
     shutdown_signal().await;
     tracing::info!("shutdown requested; finishing in-flight deliveries");
     server.shutdown().await.map(|_| ())
