@@ -181,7 +181,7 @@ async fn get_ruleset(
     let set = r.rulesets.get(&id).ok_or_else(ApiError::not_found)?;
     let editor = caller
         .token()
-        .is_ok_and(|t| authorize_repo(t, r, "administration", "write").is_ok());
+        .is_ok_and(|t| authorize_repo(&model, t, r, "administration", "write").is_ok());
     let base = &inner.base_url;
     let full = r.full_name();
     let mut v = template("repos/get-repo-ruleset");
