@@ -170,7 +170,7 @@ async fn five_editors_twenty_rounds_merge_by_section_and_show_the_one_real_confl
                 yours.contains(&first_alice) && current.contains(&first_grace),
                 "{yours} | {current}"
             );
-            if round == 0 {
+            if browser_conflicts == 1 {
                 b.screenshot("conflict").await.unwrap();
             }
             let draft = b.value("#plan-text").await.unwrap();
