@@ -88,7 +88,7 @@ impl Engine {
     ) -> Result<RepoView, EngineError> {
         let cx = view_cx("view");
         let session = self
-            .session(&cx, Need::Read, installation, repository, 0, "")
+            .session(&cx, Need::View, installation, repository, 0, "")
             .await?;
         let store = session.store().await?;
         let fetch = self.fetch_times.due(&repository.full_name, max_age);
@@ -116,7 +116,7 @@ impl Engine {
     ) -> Result<String, EngineError> {
         let cx = view_cx("role");
         let session = self
-            .session(&cx, Need::Read, installation, repository, 0, login)
+            .session(&cx, Need::View, installation, repository, 0, login)
             .await?;
         Ok(self
             .permissions

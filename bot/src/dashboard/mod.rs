@@ -170,3 +170,31 @@ async fn security_headers(request: Request, next: Next) -> Response {
         .or_insert(HeaderValue::from_static("no-store"));
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(url: &str) -> DashboardConfig {
+        DashboardConfig {
+            public_url: url.to_owned(),
+            web_url: "https://github.com".to_owned(),
+            client_id: "Iv1.x".to_owned(),
+            client_secret: SecretString::from("s".to_owned()),
+            max_concurrency: 1,
+            ledger_max_age: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn a_dashboard_url_with_a_path_mounts_the_dashboard_under_it() {
+        assert_eq!(config("https://navin.example.com").base_path(), "");
+        assert_eq!(config("https://navin.example.com/").base_path(), "");
+        assert_eq!(config("https://example.com/navin/").base_path(), "/navin");
+        assert_eq!(config("https://example.com/a/b").base_path(), "/a/b");
+        assert_eq!(
+            config("https://example.com/navin").callback_url(),
+            "https://example.com/navin/auth/callback"
+        );
+    }
+}

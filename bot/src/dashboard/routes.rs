@@ -78,8 +78,13 @@ impl FromRequestParts<Arc<Dashboard>> for SignedIn {
         match found {
             Some((session_id, user)) => Ok(SignedIn { session_id, user }),
             None if parts.method == Method::GET && !parts.uri.path().contains("/api/") => {
-                let here = parts
-                    .uri
+                // Under a path prefix axum hands nested routes the URI without it; the
+                // original one is where the browser was.
+                let uri = parts
+                    .extensions
+                    .get::<axum::extract::OriginalUri>()
+                    .map_or(&parts.uri, |o| &o.0);
+                let here = uri
                     .path_and_query()
                     .map_or_else(|| dashboard.path("/missions"), |p| p.as_str().to_owned());
                 Err(DashboardError::SignIn {

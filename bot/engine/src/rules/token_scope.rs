@@ -13,6 +13,8 @@ pub enum Need {
     /// Anything that may write the ledger, a check run, or hand steps out (issues and
     /// the agent workflow, which any ledger change can make ready).
     Write,
+    /// The dashboard's reads: the ledger branch and a person's role, nothing written.
+    View,
 }
 
 /// Permission name (as the access-token endpoint spells it) to level, for `need`.
@@ -21,6 +23,13 @@ pub fn needed(need: Need) -> [(&'static str, &'static str); 5] {
         Need::Read => [
             ("contents", "read"),
             ("issues", "write"),
+            ("pull_requests", "read"),
+            ("checks", "read"),
+            ("actions", "read"),
+        ],
+        Need::View => [
+            ("contents", "read"),
+            ("issues", "read"),
             ("pull_requests", "read"),
             ("checks", "read"),
             ("actions", "read"),
@@ -127,6 +136,25 @@ mod tests {
         assert_eq!(
             write.permissions["pull_requests"], "read",
             "never more than needed"
+        );
+    }
+
+    #[test]
+    fn a_dashboard_view_gets_a_token_that_can_write_nothing() {
+        let all = grants(&[
+            ("contents", "write"),
+            ("issues", "write"),
+            ("pull_requests", "write"),
+            ("checks", "write"),
+            ("actions", "write"),
+        ]);
+        let view = scope(Some(7), Need::View, Some(&all));
+        assert_eq!(view.repository_ids, [7]);
+        assert!(!view.permissions.is_empty());
+        assert!(
+            view.permissions.values().all(|level| level == "read"),
+            "{:?}",
+            view.permissions
         );
     }
 
