@@ -54,6 +54,48 @@ fn ledger(n: usize) -> Ledger {
     applied(Some(&l), Operation::Start { step: "S0".into() })
 }
 
+/// Reads each store's whole branch at its tip, as the missions page does per repository
+/// once its clone is fresh (`Store::view` without a fetch): mission, board and plans.
+fn read_all(stores: &[navin_ledger::store::Store]) -> usize {
+    stores
+        .iter()
+        .map(|s| match s.view(false) {
+            Ok(v) => v.plan_files.len() + usize::from(matches!(v.ledger, Ok(Some(_)))),
+            Err(e) => panic!("view: {e}"),
+        })
+        .sum()
+}
+
+/// 100 bare repositories, each with a 12-step mission on its ledger branch, opened the
+/// way the server opens its clones.
+fn stores(dir: &std::path::Path) -> Vec<navin_ledger::store::Store> {
+    use navin_ledger::store::{Store, StoreConfig};
+    (0..100)
+        .map(|i| {
+            let path = dir.join(format!("r{i}.git"));
+            git2::Repository::init_bare(&path).unwrap_or_else(|e| panic!("init: {e}"));
+            let store =
+                Store::open(&path, StoreConfig::default()).unwrap_or_else(|e| panic!("open: {e}"));
+            let init = Operation::Init(InitArgs {
+                goal: format!("Mission {i}"),
+                steps: (0..12)
+                    .map(|j| NewTask {
+                        id: format!("S{j}"),
+                        title: format!("Step {j}"),
+                        validation: Validation::Test,
+                        ..NewTask::default()
+                    })
+                    .collect(),
+                ..InitArgs::default()
+            });
+            store
+                .transact(&init, &ctx())
+                .unwrap_or_else(|e| panic!("write: {e}"));
+            store
+        })
+        .collect()
+}
+
 fn time<T>(rounds: u32, mut f: impl FnMut() -> T) -> Duration {
     let mut best = Duration::MAX;
     for _ in 0..rounds {
@@ -95,7 +137,10 @@ fn main() {
     let css = include_str!("../src/dashboard/assets/dashboard.css").len();
     let js = include_str!("../src/dashboard/assets/dashboard.js").len();
 
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let stores = stores(dir.path());
     let rounds = 30;
+    let t_read = time(rounds, || read_all(&stores));
     let t_missions = time(rounds, || {
         missions::render(&chrome, &rows, false).into_string()
     });
@@ -133,6 +178,11 @@ fn main() {
         ms(t_missions),
         ms(t_missions_json),
         ratio(t_missions, t_missions_json)
+    );
+    println!(
+        "  reading 100 fresh ledger clones (Store::view, no fetch), what the missions page does before rendering: {:.2} ms ({:.1}x the render)",
+        ms(t_read),
+        ratio(t_read, t_missions)
     );
     println!(
         "  repository page, 500-step graph (SVG + table): {:.2} ms, {} B; JSON-encoding that ledger: {:.2} ms; ratio {:.1}x",
