@@ -89,7 +89,6 @@ pub async fn list(
     let page = pages::deliveries::render(
         &chrome,
         &rows,
-        None,
         flash.as_ref().map(|(t, ok)| (t.as_str(), *ok)),
     );
     Ok(Html(page.into_string()).into_response())

@@ -18,19 +18,11 @@ pub struct DeliveryView {
     pub received_at: Option<DateTime<Utc>>,
 }
 
-pub fn render(
-    chrome: &Chrome<'_>,
-    rows: &[DeliveryView],
-    counts: Option<(u64, u64, u64)>,
-    flash: Option<(&str, bool)>,
-) -> Markup {
+pub fn render(chrome: &Chrome<'_>, rows: &[DeliveryView], flash: Option<(&str, bool)>) -> Markup {
     let body = html! {
         h1 { "Deliveries" }
         p.muted { "Webhook deliveries of the repositories you administer, newest first. A failed delivery ran out of attempts; redelivering asks GitHub to send it again, and Navin runs it once more (operations it already applied are not applied twice)." }
         @if let Some((text, ok)) = flash { div class=(if ok { "flash" } else { "flash bad" }) #flash { (text) } }
-        @if let Some((queued, running, failed)) = counts {
-            p { "In the whole queue: " (queued) " queued · " (running) " running · " (failed) " failed" }
-        }
         @if rows.is_empty() {
             p.muted #no-deliveries { "Nothing queued, running or failed." }
         } @else {

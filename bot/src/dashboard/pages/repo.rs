@@ -42,7 +42,7 @@ pub fn render(chrome: &Chrome<'_>, view: &RepoView, links: &GitHubLinks) -> Mark
                 }
             }
             Ok(None) => { p.muted #no-mission { "No mission in this repository. Start one with " code { "/mission <goal>" } " on an issue." } }
-            Ok(Some(ledger)) => { (mission(chrome, ledger, links)) }
+            Ok(Some(ledger)) => { (mission(chrome, &view.repository, ledger, links)) }
         }
         h2 { "Plans" }
         @if view.plans.is_empty() {
@@ -86,7 +86,7 @@ pub fn is_pending(status: RecordStatus) -> bool {
     status == RecordStatus::Pending
 }
 
-fn mission(chrome: &Chrome<'_>, ledger: &Ledger, links: &GitHubLinks) -> Markup {
+fn mission(chrome: &Chrome<'_>, repo: &str, ledger: &Ledger, links: &GitHubLinks) -> Markup {
     let m = &ledger.mission;
     let (done, total, width) = progress(ledger);
     let tasks = &ledger.board.tasks;
@@ -100,7 +100,7 @@ fn mission(chrome: &Chrome<'_>, ledger: &Ledger, links: &GitHubLinks) -> Markup 
                 " " span.progress { span class=(width) {} } " " (done) "/" (total) " steps done · v" (m.version)
                 @if let Some(origin) = &m.origin {
                     @if let Some(issue) = origin.issue { " · panel on " a href=(links.issue(issue)) { "#" (issue) } }
-                    @if let Some(plan) = &origin.plan_id { " · from plan " a href=(chrome.path(&format!("/r/{}/plans/{plan}", origin.repository.as_deref().unwrap_or_default()))) { (plan) } }
+                    @if let Some(plan) = &origin.plan_id { " · from plan " a href=(chrome.path(&format!("/r/{repo}/plans/{plan}"))) { (plan) } }
                 }
                 @if let Some(gate) = &m.stage_gate { " · stage " (gate.released) " released (" (gate.policy.as_str()) ")" }
             }
