@@ -181,48 +181,32 @@ impl AccessCache {
 /// access token").
 async fn fetch(github: &GitHubApp, token: &SecretString) -> Result<AccessList, GitHubError> {
     let mut list = AccessList::default();
-    let mut installations = Vec::new();
-    let mut next = Some("/user/installations?per_page=100".to_owned());
-    let mut pages = 0;
-    while let Some(path) = next.take() {
-        if pages == MAX_PAGES {
-            list.truncated = true;
-            break;
-        }
-        pages += 1;
-        let response = github
-            .user_request(token, ApiRequest::get(path.clone()))
+    let (pages, cut) =
+        paged::<InstallationList>(github, token, "/user/installations?per_page=100".to_owned())
             .await?;
-        let page: InstallationList = response.json(&path)?;
-        installations.extend(page.installations.into_iter().map(|i| i.id));
-        next = response.next_page();
-    }
+    list.truncated |= cut;
+    let installations: Vec<u64> = pages
+        .into_iter()
+        .flat_map(|p| p.installations)
+        .map(|i| i.id)
+        .collect();
     for installation in installations {
-        let mut next = Some(format!(
-            "/user/installations/{installation}/repositories?per_page=100"
-        ));
-        let mut pages = 0;
-        while let Some(path) = next.take() {
-            if pages == MAX_PAGES {
-                list.truncated = true;
-                break;
-            }
-            pages += 1;
-            let response = github
-                .user_request(token, ApiRequest::get(path.clone()))
-                .await?;
-            let page: RepositoryList = response.json(&path)?;
-            list.repos
-                .extend(page.repositories.into_iter().map(|r| RepoAccess {
+        let first = format!("/user/installations/{installation}/repositories?per_page=100");
+        let (pages, cut) = paged::<RepositoryList>(github, token, first).await?;
+        list.truncated |= cut;
+        list.repos.extend(
+            pages
+                .into_iter()
+                .flat_map(|p| p.repositories)
+                .map(|r| RepoAccess {
                     installation,
                     id: r.id,
                     role: Role::from_permissions(&r.permissions),
                     full_name: r.full_name,
                     default_branch: r.default_branch,
                     html_url: r.html_url,
-                }));
-            next = response.next_page();
-        }
+                }),
+        );
     }
     list.repos.sort_by(|a, b| {
         a.full_name
@@ -230,4 +214,26 @@ async fn fetch(github: &GitHubApp, token: &SecretString) -> Result<AccessList, G
             .cmp(&b.full_name.to_ascii_lowercase())
     });
     Ok(list)
+}
+
+/// Up to [`MAX_PAGES`] pages from `first` on, following `Link: rel="next"`; and whether
+/// more were left unread.
+async fn paged<T: serde::de::DeserializeOwned>(
+    github: &GitHubApp,
+    token: &SecretString,
+    first: String,
+) -> Result<(Vec<T>, bool), GitHubError> {
+    let mut out = Vec::new();
+    let mut next = Some(first);
+    while let Some(path) = next.take() {
+        if out.len() == MAX_PAGES {
+            return Ok((out, true));
+        }
+        let response = github
+            .user_request(token, ApiRequest::get(path.clone()))
+            .await?;
+        out.push(response.json(&path)?);
+        next = response.next_page();
+    }
+    Ok((out, false))
 }

@@ -41,6 +41,16 @@ fn view(row: DeliveryRow) -> DeliveryView {
     }
 }
 
+/// The repositories this person administers: whose deliveries they may see.
+fn administered(access: &super::access::AccessList) -> Vec<String> {
+    access
+        .repos
+        .iter()
+        .filter(|r| r.role == Role::Admin)
+        .map(|r| r.full_name.clone())
+        .collect()
+}
+
 fn not_admin() -> DashboardError {
     DashboardError::Forbidden(
         "Deliveries are shown to administrators of a repository the App is installed on.".into(),
@@ -53,12 +63,7 @@ pub async fn list(
     Query(query): Query<ListQuery>,
 ) -> Result<Response, DashboardError> {
     let access = who.access(&dashboard).await?;
-    let admin_of: Vec<String> = access
-        .repos
-        .iter()
-        .filter(|r| r.role == Role::Admin)
-        .map(|r| r.full_name.clone())
-        .collect();
+    let admin_of = administered(&access);
     if admin_of.is_empty() {
         return Err(not_admin());
     }
@@ -107,12 +112,7 @@ pub async fn redeliver(
         return Err(DashboardError::NotFound);
     }
     let access = who.access(&dashboard).await?;
-    let admin_of: Vec<String> = access
-        .repos
-        .iter()
-        .filter(|r| r.role == Role::Admin)
-        .map(|r| r.full_name.clone())
-        .collect();
+    let admin_of = administered(&access);
     let row = failed_delivery(&dashboard, admin_of, &delivery_id)
         .await?
         .ok_or(DashboardError::NotFound)?;

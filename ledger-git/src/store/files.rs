@@ -29,13 +29,7 @@ impl Store {
         let Some(oid) = tip else {
             return Ok(Vec::new());
         };
-        let tree = repo.find_commit(oid)?.tree()?;
-        let entry = match tree.get_path(std::path::Path::new(PLANS_DIR)) {
-            Ok(entry) => entry,
-            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e.into()),
-        };
-        let Ok(folder) = repo.find_tree(entry.id()) else {
+        let Some(folder) = super::view::plans_tree(&repo, oid)? else {
             return Ok(Vec::new());
         };
         let mut names: Vec<String> = folder

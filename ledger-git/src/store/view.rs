@@ -51,13 +51,7 @@ impl Store {
 }
 
 fn plan_files_at(repo: &Repository, oid: git2::Oid) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-    let tree = repo.find_commit(oid)?.tree()?;
-    let entry = match tree.get_path(std::path::Path::new(PLANS_DIR)) {
-        Ok(entry) => entry,
-        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
-    };
-    let Ok(folder) = repo.find_tree(entry.id()) else {
+    let Some(folder) = plans_tree(repo, oid)? else {
         return Ok(Vec::new());
     };
     let mut files = Vec::new();
@@ -71,4 +65,18 @@ fn plan_files_at(repo: &Repository, oid: git2::Oid) -> Result<Vec<(String, Vec<u
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(files)
+}
+
+/// The [`PLANS_DIR`] folder at commit `oid`; `None` when there is none.
+pub(super) fn plans_tree(
+    repo: &Repository,
+    oid: git2::Oid,
+) -> Result<Option<git2::Tree<'_>>, StoreError> {
+    let tree = repo.find_commit(oid)?.tree()?;
+    let entry = match tree.get_path(std::path::Path::new(PLANS_DIR)) {
+        Ok(entry) => entry,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(repo.find_tree(entry.id()).ok())
 }
