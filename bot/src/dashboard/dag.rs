@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use navin_ledger::{Task, TaskStatus};
+use navin_ledger::Task;
 
 const NODE_W: u32 = 168;
 const NODE_H: u32 = 34;
@@ -81,10 +81,6 @@ pub fn layout(tasks: &[std::sync::Arc<Task>]) -> Layout {
     }
 }
 
-fn status_class(status: TaskStatus) -> &'static str {
-    status.as_str()
-}
-
 fn x_of(column: u32) -> u32 {
     PAD + column * (NODE_W + GAP_X)
 }
@@ -143,7 +139,7 @@ pub fn svg(tasks: &[std::sync::Arc<Task>]) -> String {
             id = escape(&task.id),
             title = escape(&task.title),
             status = task.status.as_str(),
-            class = status_class(task.status),
+            class = task.status.as_str(),
             tx = x + 8,
             ty = y + NODE_H / 2 + 4,
             label = escape(&label),

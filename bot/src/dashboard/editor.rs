@@ -145,8 +145,11 @@ pub async fn save(
     let outcome = dashboard.engine.edit_plan(request).await?;
     let plan_url = dashboard.path(&format!("/r/{}/plans/{id}", repo.full_name));
     let chrome = who.chrome(&dashboard, &access);
+    // The editor again; `edit_id` is a fresh one when the text to save next is a new
+    // save (a resolution), not a retry of this one.
     let editor_again = |text: &str,
                         base: &str,
+                        edit_id: &str,
                         problem: Option<Problem>,
                         conflicts: Vec<ConflictView>,
                         status: StatusCode| {
@@ -157,7 +160,7 @@ pub async fn save(
                 plan_id: &id,
                 text,
                 base_hash: base,
-                edit_id: &form.edit_id,
+                edit_id,
                 problem,
                 conflicts,
             },
@@ -181,6 +184,7 @@ pub async fn save(
         Outcome::Invalid(e) => editor_again(
             &form.text,
             &form.base_hash,
+            &form.edit_id,
             Some(Problem::from_error(&e)),
             Vec::new(),
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -200,22 +204,14 @@ pub async fn save(
                     current: c.theirs,
                 })
                 .collect();
-            let problem = invalid.as_ref().map(Problem::from_error);
-            // A new edit id: the resolved text is a new save, not a replay of this one.
-            let fresh = random_token();
-            let page = pages::editor::render(
-                &chrome,
-                &EditorPage {
-                    repo: &repo.full_name,
-                    plan_id: &id,
-                    text: &draft,
-                    base_hash: &current_hash,
-                    edit_id: &fresh,
-                    problem,
-                    conflicts: views,
-                },
-            );
-            (StatusCode::CONFLICT, Html(page.into_string())).into_response()
+            editor_again(
+                &draft,
+                &current_hash,
+                &random_token(),
+                invalid.as_ref().map(Problem::from_error),
+                views,
+                StatusCode::CONFLICT,
+            )
         }
         Outcome::UnknownBase {
             current_hash,
@@ -223,24 +219,21 @@ pub async fn save(
         } => {
             // Too old a base to merge with: both whole texts side by side, the current
             // one in the editor, as for a conflict of every section.
-            let fresh = random_token();
-            let page = pages::editor::render(
-                &chrome,
-                &EditorPage {
-                    repo: &repo.full_name,
-                    plan_id: &id,
-                    text: &current_text,
-                    base_hash: &current_hash,
-                    edit_id: &fresh,
-                    problem: None,
-                    conflicts: vec![ConflictView {
-                        section: "The whole plan (your editor was opened on a version too old to merge with)".to_owned(),
-                        yours: form.text.clone(),
-                        current: current_text.clone(),
-                    }],
-                },
-            );
-            (StatusCode::CONFLICT, Html(page.into_string())).into_response()
+            let whole = ConflictView {
+                section:
+                    "The whole plan (your editor was opened on a version too old to merge with)"
+                        .to_owned(),
+                yours: form.text.clone(),
+                current: current_text.clone(),
+            };
+            editor_again(
+                &current_text,
+                &current_hash,
+                &random_token(),
+                None,
+                vec![whole],
+                StatusCode::CONFLICT,
+            )
         }
         Outcome::NotAllowed { reason } => return Err(DashboardError::Forbidden(reason)),
         Outcome::NotFound => return Err(DashboardError::NotFound),

@@ -82,7 +82,7 @@ impl IntoResponse for DashboardError {
             return Redirect::to(return_to).into_response();
         }
         let status = self.status();
-        if status.is_server_error() || status == StatusCode::BAD_GATEWAY {
+        if status.is_server_error() {
             tracing::warn!(error = %self, "dashboard request failed");
         } else {
             tracing::debug!(error = %self, "dashboard request refused");

@@ -152,6 +152,20 @@ pub fn links(dashboard: &Dashboard, repo: &RepoAccess) -> GitHubLinks {
     }
 }
 
+/// The prelude of every page about one repository: what the person can read, the
+/// repository (404 unless among it) and its ledger branch at one tip.
+async fn readable_view(
+    dashboard: &Dashboard,
+    who: &SignedIn,
+    owner: &str,
+    name: &str,
+) -> Result<(AccessList, RepoAccess, RepoView), DashboardError> {
+    let access = who.access(dashboard).await?;
+    let repo = readable(&access, owner, name)?;
+    let view = view_of(dashboard, &repo).await?;
+    Ok((access, repo, view))
+}
+
 pub async fn view_of(dashboard: &Dashboard, repo: &RepoAccess) -> Result<RepoView, DashboardError> {
     Ok(dashboard
         .engine
@@ -291,9 +305,7 @@ async fn repository(
     who: SignedIn,
     Path((owner, name)): Path<(String, String)>,
 ) -> Result<Response, DashboardError> {
-    let access = who.access(&dashboard).await?;
-    let repo = readable(&access, &owner, &name)?;
-    let view = view_of(&dashboard, &repo).await?;
+    let (access, repo, view) = readable_view(&dashboard, &who, &owner, &name).await?;
     let chrome = who.chrome(&dashboard, &access);
     Ok(
         Html(pages::repo::render(&chrome, &view, &links(&dashboard, &repo)).into_string())
@@ -315,9 +327,7 @@ async fn plan(
     Path((owner, name, id)): Path<(String, String, String)>,
     Query(query): Query<PlanQuery>,
 ) -> Result<Response, DashboardError> {
-    let access = who.access(&dashboard).await?;
-    let repo = readable(&access, &owner, &name)?;
-    let view = view_of(&dashboard, &repo).await?;
+    let (access, repo, view) = readable_view(&dashboard, &who, &owner, &name).await?;
     let entry = view.plan(&id).ok_or(DashboardError::NotFound)?;
     let links = links(&dashboard, &repo);
     let conversation = match &entry.record {
@@ -370,9 +380,7 @@ async fn api_repository(
     who: SignedIn,
     Path((owner, name)): Path<(String, String)>,
 ) -> Result<Response, DashboardError> {
-    let access = who.access(&dashboard).await?;
-    let repo = readable(&access, &owner, &name)?;
-    let view = view_of(&dashboard, &repo).await?;
+    let (_, _, view) = readable_view(&dashboard, &who, &owner, &name).await?;
     let (mission, problem) = match &view.ledger {
         Ok(Some(ledger)) => (
             Some(serde_json::json!({"mission": ledger.mission, "tasks": ledger.board.tasks})),
@@ -401,9 +409,7 @@ async fn api_plan(
     who: SignedIn,
     Path((owner, name, id)): Path<(String, String, String)>,
 ) -> Result<Response, DashboardError> {
-    let access = who.access(&dashboard).await?;
-    let repo = readable(&access, &owner, &name)?;
-    let view = view_of(&dashboard, &repo).await?;
+    let (_, _, view) = readable_view(&dashboard, &who, &owner, &name).await?;
     let entry = view.plan(&id).ok_or(DashboardError::NotFound)?;
     let record = entry.record.as_ref().ok();
     Ok(

@@ -3,7 +3,7 @@
 use maud::{html, Markup};
 use navin_engine::view::RepoView;
 use navin_ledger::plan::record::RecordStatus;
-use navin_ledger::{EvidenceKind, Ledger};
+use navin_ledger::Ledger;
 
 use super::layout::{badge, page, raw, Chrome};
 use super::missions::{badges, progress};
@@ -125,7 +125,7 @@ fn mission(chrome: &Chrome<'_>, repo: &str, ledger: &Ledger, links: &GitHubLinks
                                      } }
                                 td { @for e in &t.evidence {
                                         @let word = if e.ok { "ok" } else { "bad" };
-                                        @let label = format!("{}{}", evidence_kind(e.kind), e.name.as_deref().map(|n| format!(" {n}")).unwrap_or_default());
+                                        @let label = format!("{}{}", e.kind.as_str(), e.name.as_deref().map(|n| format!(" {n}")).unwrap_or_default());
                                         @match e.url.as_deref().filter(|u| crate::dashboard::markdown::is_safe_url(u)) {
                                             Some(url) => { a class=(format!("badge {word}")) href=(url) title=(e.summary) { (label) } }
                                             None => { span class=(format!("badge {word}")) title=(e.summary) { (label) } }
@@ -159,8 +159,4 @@ fn mission(chrome: &Chrome<'_>, repo: &str, ledger: &Ledger, links: &GitHubLinks
             }
         }
     }
-}
-
-fn evidence_kind(kind: EvidenceKind) -> &'static str {
-    kind.as_str()
 }
