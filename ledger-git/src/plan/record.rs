@@ -116,6 +116,23 @@ pub struct PlannerRun {
     pub owners: Vec<FileOwners>,
 }
 
+impl PlannerRun {
+    /// A run of `source` on `commit` before anything happened: no turns, tokens, attempts,
+    /// tool calls, fallback or owners. Planners fill in what their run produced.
+    pub fn new(source: impl Into<String>, commit: impl Into<String>) -> Self {
+        Self {
+            source: source.into(),
+            commit: commit.into(),
+            turns: 0,
+            tokens: 0,
+            attempts: 0,
+            tool_calls: Vec::new(),
+            fallback: None,
+            owners: Vec::new(),
+        }
+    }
+}
+
 /// Who owns one proposed file, by the repository's CODEOWNERS.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileOwners {

@@ -73,16 +73,7 @@ pub(crate) async fn plan_with_tools(
 ) -> Result<ExternalPlan, ExternalError> {
     let chat = ChatClient::new(cfg)?;
     let prompt = build(request, summary, cfg.max_prompt_bytes);
-    let record = PlannerRun {
-        source: format!("llm:{}", chat.model()),
-        commit: tree.commit_id(),
-        turns: 0,
-        tokens: 0,
-        attempts: 0,
-        tool_calls: Vec::new(),
-        fallback: None,
-        owners: Vec::new(),
-    };
+    let record = PlannerRun::new(format!("llm:{}", chat.model()), tree.commit_id());
     let mut run = Run {
         chat,
         tools: Toolbox::new(

@@ -209,14 +209,9 @@ pub async fn plan_commit(
         })
     };
     let builtin_run = |fallback: Option<String>| PlannerRun {
-        source: "builtin".to_owned(),
-        commit: tree.commit_id(),
-        turns: 0,
-        tokens: 0,
         attempts: 1,
-        tool_calls: Vec::new(),
         fallback,
-        owners: Vec::new(),
+        ..PlannerRun::new("builtin", tree.commit_id())
     };
     let Some(kind) = kind else {
         let mut planned = Planned {
@@ -292,14 +287,8 @@ async fn ask_or_fall_back(
             document: plan.document,
             run: plan.run.or_else(|| {
                 Some(PlannerRun {
-                    source: plan.source.clone(),
-                    commit: tree.commit_id(),
-                    turns: 0,
-                    tokens: 0,
                     attempts: plan.attempts,
-                    tool_calls: Vec::new(),
-                    fallback: None,
-                    owners: Vec::new(),
+                    ..PlannerRun::new(plan.source.clone(), tree.commit_id())
                 })
             }),
             source: plan.source,
