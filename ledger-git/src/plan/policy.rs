@@ -27,6 +27,10 @@ pub enum OperationClass {
     DependencyAdd,
     SchemaMigration,
     DestructiveToolUse,
+    /// The plan changes more than one file. It says how broad a plan is, not what an
+    /// operation does, so it never makes a plan unsafe by itself: it matters only when
+    /// `require_approval_for` lists it.
+    MultiFileChange,
 }
 
 impl OperationClass {
@@ -37,6 +41,7 @@ impl OperationClass {
             OperationClass::DependencyAdd => "dependency-add",
             OperationClass::SchemaMigration => "schema-migration",
             OperationClass::DestructiveToolUse => "destructive-tool-use",
+            OperationClass::MultiFileChange => "multi-file-change",
         }
     }
 
@@ -59,8 +64,8 @@ impl fmt::Display for OperationClass {
     }
 }
 
-/// `plan_mode.auto_accept` in the repository config. Its presence enables
-/// auto-accept; the defaults are those docs/plan.md lists.
+/// The auto-accept policy, as the repository's `auto_accept:` settings give it (the
+/// engine maps them; see the policies section of the plan docs for the defaults).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AutoAcceptConfig {
@@ -113,6 +118,10 @@ pub fn classify_plan(plan: &Plan) -> BTreeSet<OperationClass> {
         plan.changes.iter().flat_map(classify_change).collect();
     if !plan.new_dependencies.is_empty() {
         classes.insert(OperationClass::DependencyAdd);
+    }
+    let files: BTreeSet<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
+    if files.len() > 1 {
+        classes.insert(OperationClass::MultiFileChange);
     }
     if classes.is_empty() {
         classes.insert(OperationClass::ReadOnlyToolUse);
@@ -240,7 +249,9 @@ fn auto_accept_reason(
     if !required.is_empty() {
         return AutoAcceptReason::ConfigRequiresApproval { classes: required };
     }
-    let unsafe_ = pick(&|c| !config.safe_operation_classes.contains(c));
+    let unsafe_ = pick(&|c| {
+        *c != OperationClass::MultiFileChange && !config.safe_operation_classes.contains(c)
+    });
     if !unsafe_.is_empty() {
         return AutoAcceptReason::NotSafe { classes: unsafe_ };
     }

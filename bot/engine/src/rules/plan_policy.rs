@@ -31,7 +31,7 @@ fn operation_class(class: ChangeClass) -> Option<OperationClass> {
         }
         ChangeClass::DependencyAdd => Some(OperationClass::DependencyAdd),
         ChangeClass::SchemaMigration => Some(OperationClass::SchemaMigration),
-        ChangeClass::MultiFileChange => None,
+        ChangeClass::MultiFileChange => Some(OperationClass::MultiFileChange),
     }
 }
 
@@ -125,6 +125,18 @@ mod tests {
         assert!(!a
             .safe_operation_classes
             .contains(&OperationClass::DestructiveToolUse));
+    }
+
+    #[test]
+    fn multi_file_change_in_require_approval_for_reaches_the_policy() {
+        let c = parse_repo_config(
+            "auto_accept:\n  after_n_safe_operations: 1\n  require_approval_for: [multi-file-change]\n",
+        )
+        .unwrap();
+        let a = auto_accept_config(&c).unwrap();
+        assert!(a
+            .require_approval_for
+            .contains(&OperationClass::MultiFileChange));
     }
 
     #[test]

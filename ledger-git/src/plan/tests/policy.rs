@@ -78,6 +78,49 @@ fn classifies_each_kind_of_change() {
     assert!(policy::classify_plan(&sql).contains(&SchemaMigration));
     let nothing = plan_with(vec![], vec![]);
     assert_eq!(policy::classify_plan(&nothing), classes(&[ReadOnlyToolUse]));
+    let two = plan_with(
+        vec![
+            change("src/a.rs", Operation::Edit),
+            change("src/b.rs", Operation::Create),
+        ],
+        vec![],
+    );
+    assert_eq!(
+        policy::classify_plan(&two),
+        classes(&[InWorkspaceFileEdit, MultiFileChange])
+    );
+}
+
+#[test]
+fn a_multi_file_plan_needs_a_person_only_when_the_config_says_so() {
+    let two = plan_with(
+        vec![
+            change("src/a.rs", Operation::Edit),
+            change("src/b.rs", Operation::Edit),
+        ],
+        vec![],
+    );
+    let two = doc(&two);
+    let mut config = AutoAcceptConfig {
+        after_n_safe_operations: 1,
+        ..AutoAcceptConfig::default()
+    };
+    let decision = policy::decide_auto_accept(&two, &config, 5);
+    assert!(
+        decision.auto_accept,
+        "breadth alone is not unsafe: {decision:?}"
+    );
+    config
+        .require_approval_for
+        .push(OperationClass::MultiFileChange);
+    let decision = policy::decide_auto_accept(&two, &config, 5);
+    assert!(!decision.auto_accept);
+    assert_eq!(
+        decision.reason.to_string(),
+        "the configuration requires approval for multi-file-change"
+    );
+    let one = plan_with(vec![change("src/a.rs", Operation::Edit)], vec![]);
+    assert!(policy::decide_auto_accept(&doc(&one), &config, 5).auto_accept);
 }
 
 #[test]

@@ -259,8 +259,9 @@ fn auto_accept_config() -> impl Strategy<Value = policy::AutoAcceptConfig> {
                 DependencyAdd,
                 SchemaMigration,
                 DestructiveToolUse,
+                MultiFileChange,
             ],
-            0..=5,
+            0..=6,
         )
     };
     (0u32..20, classes(), classes()).prop_map(
