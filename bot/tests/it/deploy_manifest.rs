@@ -43,6 +43,7 @@ fn every_kind() -> Vec<EventKind> {
     use EventKind::*;
     let all = [
         IssueComment,
+        Issues,
         PullRequest,
         PullRequestReview,
         CheckRun,
@@ -54,6 +55,7 @@ fn every_kind() -> Vec<EventKind> {
     for kind in all {
         match kind {
             IssueComment
+            | Issues
             | PullRequest
             | PullRequestReview
             | CheckRun
