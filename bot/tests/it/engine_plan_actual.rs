@@ -195,13 +195,6 @@ const RISKY: &str = "Rename the greetings table column and migrate the data";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_issue_a_writer_opens_above_the_threshold_gets_one_plan_and_nothing_else_does() {
     let mut w = World::new().await;
-    // Unset: nothing, even for a risky request.
-    let commits = w.ledger_commits();
-    let (unset, _) = w.open_issue("alice", RISKY, "").await;
-    w.no_reply().await;
-    assert!(w.plan_record(&format!("issue-{unset}")).is_none());
-    assert_eq!(w.ledger_commits(), commits, "no ledger write");
-
     w.commit(&[(".github/navin.yml", "plan_mode:\n  auto_threshold: 3\n")]);
     w.grant("carol", "write");
     let (issue, guid) = w.open_issue("carol", RISKY, "The column is `name`.").await;
@@ -232,6 +225,17 @@ async fn an_issue_a_writer_opens_above_the_threshold_gets_one_plan_and_nothing_e
     w.no_reply().await;
     assert!(w.plan_record(&format!("issue-{by_reader}")).is_none());
     assert!(w.plan_record(&format!("issue-{trivial}")).is_none());
+    assert_eq!(w.ledger_commits(), commits, "no ledger write");
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_threshold_an_opened_issue_gets_no_plan() {
+    let mut w = World::new().await;
+    let commits = w.ledger_commits();
+    let (issue, _) = w.open_issue("alice", RISKY, "").await;
+    w.no_reply().await;
+    assert!(w.plan_record(&format!("issue-{issue}")).is_none());
     assert_eq!(w.ledger_commits(), commits, "no ledger write");
     w.finish().await;
 }

@@ -65,15 +65,10 @@ fn bookkeeping(path: &str) -> bool {
     is_plan_path(path) || path.starts_with(".navin/")
 }
 
-/// Changed paths the plan's Proposed Changes do not name. A rename counts under
-/// either name; plan files and the ledger's own `.navin/` files are not drift.
-pub fn outside_plan(plan: &Plan, files: &[ChangedFile]) -> Vec<String> {
-    step_drift(plan, None, files).outside_plan
-}
-
-/// [`outside_plan`] for a mission step of stage `stage` (1-based): a file the plan
-/// proposes for another stage (or for none) is outside the step's stage. A stage the
-/// plan does not have (it was edited since) scopes nothing.
+/// Changed paths the plan's Proposed Changes do not name and, for a mission step of
+/// stage `stage` (1-based), the ones the plan proposes for another stage (or for none).
+/// A rename counts under either name; plan files and the ledger's own `.navin/` files
+/// are not drift. A stage the plan does not have (it was edited since) scopes nothing.
 pub fn step_drift(plan: &Plan, stage: Option<u32>, files: &[ChangedFile]) -> Drift {
     // A rename counts under either name.
     let either = |f: &ChangedFile, list: &[String]| {
@@ -256,8 +251,8 @@ mod tests {
             changed("plans/greeting.md", None),
             changed(".navin/x.json", None),
         ];
-        assert_eq!(outside_plan(&p, &files), ["src/other.rs"]);
         let drift = step_drift(&p, None, &files);
+        assert_eq!(drift.outside_plan, ["src/other.rs"]);
         let waiting = PlanCheck {
             verdict: CheckState::Waiting,
             title: "Waiting".into(),
