@@ -62,14 +62,20 @@ async fn drifting_pr(w: &mut World) -> (u64, String) {
         .author("alice")
         .title("The greeting")
         .body("Navin-Step: S1\n")
-        .file("src/greet.rs", "pub fn greet() -> &'static str { \"hi\" }\n")
+        .file(
+            "src/greet.rs",
+            "pub fn greet() -> &'static str { \"hi\" }\n",
+        )
         .file("src/lib.rs", "pub mod greet;\n")
         .file("ops/deploy.sh", "#!/bin/sh\necho deploy\n");
     w.open_pull(spec).await
 }
 
 fn summary(run: &navin_e2e::fake::model::CheckRun) -> String {
-    run.output["summary"].as_str().unwrap_or_default().to_owned()
+    run.output["summary"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// `(path, level, title)` of each annotation, in order.
@@ -88,14 +94,18 @@ fn marks(run: &navin_e2e::fake::model::CheckRun) -> Vec<(String, String, String)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_steps_pull_request_is_told_which_files_are_outside_the_plan_and_which_outside_its_stage(
-) {
+async fn a_steps_pull_request_is_told_which_files_are_outside_the_plan_and_which_outside_its_stage()
+{
     let mut w = World::new().await;
     staged_mission(&mut w, "evidence:\n  done_on: green\n").await;
     let (_, head) = drifting_pr(&mut w).await;
 
     let run = w.plan_check(&head);
-    assert_eq!(run.conclusion.as_deref(), Some("success"), "advisory: {run:#?}");
+    assert_eq!(
+        run.conclusion.as_deref(),
+        Some("success"),
+        "advisory: {run:#?}"
+    );
     let text = summary(&run);
     assert!(
         text.contains("carries step `S1` (stage 1) of the mission started from plan `issue-"),
@@ -112,8 +122,16 @@ async fn a_steps_pull_request_is_told_which_files_are_outside_the_plan_and_which
     assert_eq!(
         marks(&run),
         [
-            ("ops/deploy.sh".into(), "warning".into(), "Not in the plan".into()),
-            ("src/lib.rs".into(), "warning".into(), "Not in stage 1".into()),
+            (
+                "ops/deploy.sh".into(),
+                "warning".into(),
+                "Not in the plan".into()
+            ),
+            (
+                "src/lib.rs".into(),
+                "warning".into(),
+                "Not in stage 1".into()
+            ),
         ]
     );
     let panel = w.latest(PANEL);
@@ -215,7 +233,9 @@ async fn an_issue_a_writer_opens_above_the_threshold_gets_one_plan_and_nothing_e
     w.redeliver(&guid).await;
     w.rerun(&guid).await;
     w.no_reply().await;
-    let again = w.plan_record(&format!("issue-{issue}")).expect("the record");
+    let again = w
+        .plan_record(&format!("issue-{issue}"))
+        .expect("the record");
     assert_eq!(again.op_ids, record.op_ids, "planned once");
     assert_eq!(w.ledger_commits(), commits);
 

@@ -713,7 +713,10 @@ pub(super) fn drift(
     let change = match &drift {
         Some(d) => {
             let short = &d.head_sha[..d.head_sha.len().min(12)];
-            format!("{step}: {} file(s) changed outside the plan on {short}", d.count())
+            format!(
+                "{step}: {} file(s) changed outside the plan on {short}",
+                d.count()
+            )
         }
         None => format!("{step}: nothing changed outside the plan"),
     };

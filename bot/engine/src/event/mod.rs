@@ -9,8 +9,8 @@ pub mod payload;
 pub use payload::{
     html_base, Account, ChangedText, Changes, CheckRunEvent, CheckSuite, CheckSuiteEvent, Comment,
     CommentEvent, GitRef, Installation, InstallationEvent, InstalledRepository, Issue, IssuesEvent,
-    PullRequest,
-    PullRequestEvent, RepoName, Repository, Review, ReviewEvent, User, WorkflowRunEvent,
+    PullRequest, PullRequestEvent, RepoName, Repository, Review, ReviewEvent, User,
+    WorkflowRunEvent,
 };
 
 use serde::Deserialize;

@@ -325,7 +325,10 @@ pub fn decide(
 /// changes outside the mission's plan (or its stage), as recorded for that very head. A
 /// record for another head, or an advisory one, holds nothing.
 pub fn drift_hold(task: &Task) -> Option<String> {
-    let drift = task.plan_drift.as_ref().filter(|d| d.strict && !d.is_empty())?;
+    let drift = task
+        .plan_drift
+        .as_ref()
+        .filter(|d| d.strict && !d.is_empty())?;
     let head = task.links.head_sha.as_deref()?;
     if !drift.head_sha.trim().eq_ignore_ascii_case(head.trim()) {
         return None;

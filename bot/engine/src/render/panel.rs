@@ -504,7 +504,10 @@ fn drift_section(out: &mut String, ledger: &Ledger) {
         };
         let mut parts: Vec<String> = Vec::new();
         if !d.outside_plan.is_empty() {
-            parts.push(format!("changed outside the plan: {}", files(&d.outside_plan)));
+            parts.push(format!(
+                "changed outside the plan: {}",
+                files(&d.outside_plan)
+            ));
         }
         if !d.outside_stage.is_empty() {
             let stage = task

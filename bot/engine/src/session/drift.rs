@@ -132,7 +132,12 @@ pub fn stages_word(stages: &[u32]) -> String {
 
 /// `check` with the drift added: listed in the summary and annotated on each file;
 /// under `strict` the check fails until the plan is edited or the files reverted.
-pub fn with_drift(mut check: PlanCheck, plan_id: &str, drift: &Drift, scope: PlanScope) -> PlanCheck {
+pub fn with_drift(
+    mut check: PlanCheck,
+    plan_id: &str,
+    drift: &Drift,
+    scope: PlanScope,
+) -> PlanCheck {
     if drift.is_empty() {
         return check;
     }
@@ -162,7 +167,10 @@ pub fn with_drift(mut check: PlanCheck, plan_id: &str, drift: &Drift, scope: Pla
     }
     if !drift.outside_stage.is_empty() {
         let n = drift.outside_stage.len();
-        let own = drift.stage.map(|s| format!("stage {s}")).unwrap_or_default();
+        let own = drift
+            .stage
+            .map(|s| format!("stage {s}"))
+            .unwrap_or_default();
         check.summary.push_str(&format!(
             "\n\n**Outside {own}** ({}): {}. Plan `{plan_id}` proposes them, but not for this step's stage: leave them to their own stage's pull request, move them into {own} (`/plan edit`) or revert them{until}.",
             files(n),
@@ -274,7 +282,12 @@ mod tests {
         assert_eq!(strict.title, "1 file changed outside plan pr-3");
         assert_eq!(strict.annotations[0].level, "failure");
         assert_eq!(
-            with_drift(waiting.clone(), "pr-3", &Drift::default(), PlanScope::Strict),
+            with_drift(
+                waiting.clone(),
+                "pr-3",
+                &Drift::default(),
+                PlanScope::Strict
+            ),
             waiting
         );
     }
@@ -304,7 +317,10 @@ mod tests {
         assert_eq!(drift.outside_plan, ["ops/deploy.sh"]);
         assert_eq!(
             drift.outside_stage,
-            [("src/lib.rs".to_owned(), vec![2]), ("docs/x.md".to_owned(), vec![])]
+            [
+                ("src/lib.rs".to_owned(), vec![2]),
+                ("docs/x.md".to_owned(), vec![])
+            ]
         );
         // No stage (a cruise mission, or a stage the plan lost): the plan alone counts.
         assert!(step_drift(&p, None, &files).outside_stage.is_empty());
@@ -319,9 +335,9 @@ mod tests {
         let check = with_drift(waiting.clone(), "issue-1", &drift, PlanScope::Advisory);
         assert_eq!(check.conclusion(), "success");
         assert!(
-            check
-                .summary
-                .contains("**Outside stage 1** (2 files): `src/lib.rs` (stage 2), `docs/x.md` (no stage)"),
+            check.summary.contains(
+                "**Outside stage 1** (2 files): `src/lib.rs` (stage 2), `docs/x.md` (no stage)"
+            ),
             "{}",
             check.summary
         );

@@ -143,7 +143,11 @@ impl Session<'_> {
         let Some(ledger) = self.read_ledger().await? else {
             return Ok(());
         };
-        let from_plan = ledger.mission.origin.as_ref().and_then(|o| o.plan_id.as_deref());
+        let from_plan = ledger
+            .mission
+            .origin
+            .as_ref()
+            .and_then(|o| o.plan_id.as_deref());
         if from_plan != Some(plan_id) || !takes_step_operations(&ledger) {
             return Ok(());
         }

@@ -336,9 +336,6 @@ fn strict_drift_on_the_linked_head_holds_a_green_step_and_nothing_else_does() {
         ),
     ] {
         let decision = decide_run(&l, "S1", &run, &on_green());
-        assert!(
-            matches!(decision, Decision::Done { .. }),
-            "{decision:?}"
-        );
+        assert!(matches!(decision, Decision::Done { .. }), "{decision:?}");
     }
 }

@@ -417,7 +417,10 @@ fn panel_lists_the_files_a_steps_pull_request_changes_outside_the_plan_and_why_i
         line.contains("planned for another stage than its stage: `src/lib.rs`"),
         "{line}"
     );
-    assert!(line.contains("not done until the plan covers them"), "{line}");
+    assert!(
+        line.contains("not done until the plan covers them"),
+        "{line}"
+    );
     // Nothing outside: no section.
     assert!(!mission_panel(&small(), &ctx()).contains("Plan vs actual"));
 }
