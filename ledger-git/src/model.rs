@@ -550,6 +550,48 @@ pub struct Task {
     /// Navin checkpoints the ledger just before it goes in progress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destructive: Option<String>,
+    /// Files the step's pull request changes outside the plan the mission came from (or
+    /// outside the step's stage of it), as Navin read them on the linked head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_drift: Option<PlanDrift>,
+}
+
+/// Plan against actual on a step's linked head: what its pull request changes that the
+/// mission's plan does not propose, or proposes for another stage. Navin's reading of
+/// GitHub, recorded so the panel shows it and a strict repository's step waits for it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanDrift {
+    /// The head the files were read on; a new head clears the record.
+    pub head_sha: String,
+    /// Changed paths the plan's Proposed Changes do not name (at most a few dozen kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside_plan: Vec<String>,
+    /// Changed paths the plan proposes, but for another stage than the step's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside_stage: Vec<String>,
+    /// Files beyond the kept lists.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: u32,
+    /// Recorded under `plan.scope: strict`: the step is not done on this head.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl PlanDrift {
+    /// No file outside the plan or the stage.
+    pub fn is_empty(&self) -> bool {
+        self.outside_plan.is_empty() && self.outside_stage.is_empty() && self.omitted == 0
+    }
+
+    /// Files outside, kept or not.
+    pub fn count(&self) -> usize {
+        self.outside_plan.len() + self.outside_stage.len() + self.omitted as usize
+    }
 }
 
 /// One completed CI round on a step's linked head: which required checks were green and

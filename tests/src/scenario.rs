@@ -92,6 +92,38 @@ impl Scenario {
         (id, self.send(&payload).await)
     }
 
+    /// Opens an issue by `author` in the fake; returns its number and the
+    /// `issues.opened` payload GitHub would send.
+    pub fn open_issue(
+        &self,
+        owner: &str,
+        repo: &str,
+        title: &str,
+        body: &str,
+        author: &str,
+    ) -> (u64, Payload) {
+        let number = self.fake.create_issue(owner, repo, title, body, author);
+        let user_id = self.fake.user_id(author);
+        let kind = self.fake.with_state(|m| {
+            m.users
+                .get(author)
+                .map(|u| u.kind)
+                .unwrap_or(UserKind::User)
+        });
+        let installation = self.installation_for(owner, repo);
+        let mut payload = Payload::fixture("issues.opened")
+            .repo(owner, repo, self.fake.repo_id(owner, repo))
+            .number(number)
+            .issue_title(title)
+            .issue_body(body)
+            .issue_author(author, user_id, kind)
+            .sender(author, user_id, kind);
+        if let Some(id) = installation {
+            payload = payload.installation(id);
+        }
+        (number, payload)
+    }
+
     /// The `issue_comment.created` payload `comment` would send, for tweaking before sending.
     pub fn comment_payload(
         &self,

@@ -239,6 +239,7 @@ impl Engine {
     async fn route(&self, payload: &Payload, cx: &Cx) -> Result<(), EngineError> {
         match payload {
             Payload::IssueComment(e) => self.on_comment(e, cx).await,
+            Payload::Issues(e) => self.on_issue(e, cx).await,
             Payload::PullRequest(e) => self.on_pull_request(e, cx).await,
             Payload::PullRequestReview(e) => self.on_review(e, cx).await,
             Payload::CheckRun(e) => self.on_check_run(e, cx).await,

@@ -43,6 +43,7 @@ fn every_kind() -> Vec<EventKind> {
     use EventKind::*;
     let all = [
         IssueComment,
+        Issues,
         PullRequest,
         PullRequestReview,
         CheckRun,
@@ -54,6 +55,7 @@ fn every_kind() -> Vec<EventKind> {
     for kind in all {
         match kind {
             IssueComment
+            | Issues
             | PullRequest
             | PullRequestReview
             | CheckRun
@@ -273,7 +275,7 @@ fn every_subscribed_event_is_covered_by_a_granted_permission() {
     let granted = permissions();
     for event in events() {
         let permission = match event.as_str() {
-            "issue_comment" => "issues",
+            "issue_comment" | "issues" => "issues",
             "pull_request" | "pull_request_review" => "pull_requests",
             "check_run" | "check_suite" => "checks",
             "workflow_run" => "actions",

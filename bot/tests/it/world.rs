@@ -229,6 +229,13 @@ impl World {
         self.fake().create_issue(OWNER, REPO, title, body, "alice")
     }
 
+    /// `author` opens an issue; returns its number and the delivery's GUID once the
+    /// engine handled `issues.opened`.
+    pub async fn open_issue(&mut self, author: &str, title: &str, body: &str) -> (u64, String) {
+        let (number, payload) = self.sc.open_issue(OWNER, REPO, title, body, author);
+        (number, self.send(&payload).await)
+    }
+
     /// `author` comments `body` on issue or PR `number`; returns once the engine handled it.
     pub async fn comment(&mut self, number: u64, author: &str, body: &str) -> u64 {
         let id = self.fake().add_comment(OWNER, REPO, number, author, body);

@@ -212,6 +212,12 @@ pub enum Operation {
         pr: u64,
         head_sha: String,
     },
+    /// What the step's pull request changes outside the mission's plan, on its linked
+    /// head (`None`: nothing). Navin's reading of GitHub, never an agent's.
+    Drift {
+        step: String,
+        drift: Option<crate::model::PlanDrift>,
+    },
     /// The step was handed to an issue of its own (the sub-agent brief). Recorded once:
     /// a step that already has an issue keeps it, so a retried dispatch opens no second one.
     Dispatched {
@@ -270,6 +276,7 @@ impl Operation {
             Operation::CiRound(..) => "ci-round",
             Operation::Usage { .. } => "usage",
             Operation::Dispatched { .. } => "dispatch",
+            Operation::Drift { .. } => "drift",
             Operation::Rewrite { .. } => "rewrite",
             Operation::Pause { .. } => "pause",
             Operation::Resume { .. } => "resume",
@@ -297,7 +304,8 @@ impl Operation {
             | Operation::Merged { step, .. }
             | Operation::CiRound(_, step)
             | Operation::Usage { step, .. }
-            | Operation::Dispatched { step, .. } => Some(step),
+            | Operation::Dispatched { step, .. }
+            | Operation::Drift { step, .. } => Some(step),
             Operation::Progress(args) => Some(&args.step),
             _ => None,
         }
@@ -465,6 +473,7 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
         } => progress::usage(&mut tx, step, *tokens, *cost_usd, ctx)?,
         Operation::Merged { step, pr, head_sha } => steps::merged(&mut tx, step, *pr, head_sha)?,
         Operation::Dispatched { step, issue } => steps::dispatched(&mut tx, step, *issue)?,
+        Operation::Drift { step, drift } => steps::drift(&mut tx, step, drift.as_ref())?,
         Operation::Rewrite {
             goal,
             reason,
@@ -534,6 +543,8 @@ fn agent_gate(op: &Operation, ctx: &Ctx) -> Result<(), RuleError> {
         // A merge and a CI round are GitHub's word, never an agent's.
         Operation::Merged { step, .. } => refuse(step, "a merge".to_owned()),
         Operation::CiRound(_, step) => refuse(step, "a CI round".to_owned()),
+        // Clearing it would release a step `plan.scope: strict` holds.
+        Operation::Drift { step, .. } => refuse(step, "files outside the plan".to_owned()),
         _ => Ok(()),
     }
 }

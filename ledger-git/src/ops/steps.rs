@@ -44,6 +44,7 @@ pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Arc<T
                 ci_round: None,
                 stage: n.stage.filter(|&s| s > 0),
                 destructive: n.destructive.clone().filter(|d| !d.trim().is_empty()),
+                plan_drift: None,
             }))
         })
         .collect()
@@ -626,6 +627,8 @@ pub(super) fn link(
                 .retain(|e| e.head_sha.as_deref().is_none_or(|h| h == sha));
             let dropped = before - task.evidence.len();
             task.links.head_sha = Some(sha.to_string());
+            // What the old head changed outside the plan says nothing about this one.
+            task.plan_drift = None;
             let short = &sha[..sha.len().min(12)];
             changes.push(format!(
                 "{step} head is now {short}; {dropped} stale run(s) dropped"
@@ -687,6 +690,38 @@ pub(super) fn merged(tx: &mut Tx, step: &str, pr: u64, head_sha: &str) -> Result
     }
     let short = &head_sha[..head_sha.len().min(12)];
     tx.change(format!("{step}: PR #{pr} merged at {short}"));
+    Ok(())
+}
+
+/// Records (or, with `None`, clears) what the step's pull request changes outside the
+/// mission's plan. A done step keeps what it was done with.
+pub(super) fn drift(
+    tx: &mut Tx,
+    step: &str,
+    drift: Option<&crate::model::PlanDrift>,
+) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let task = tx.ledger.board.task_mut(pos);
+    if task.status == TaskStatus::Done {
+        return Err(RuleError::InvalidTransition {
+            step: step.to_owned(),
+            operation: "record files outside the plan",
+            status: task.status,
+        });
+    }
+    let drift = drift.filter(|d| !d.is_empty()).cloned();
+    let change = match &drift {
+        Some(d) => {
+            let short = &d.head_sha[..d.head_sha.len().min(12)];
+            format!(
+                "{step}: {} file(s) changed outside the plan on {short}",
+                d.count()
+            )
+        }
+        None => format!("{step}: nothing changed outside the plan"),
+    };
+    task.plan_drift = drift;
+    tx.change(change);
     Ok(())
 }
 

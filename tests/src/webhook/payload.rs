@@ -17,6 +17,7 @@ fixtures!(
     "issue_comment.created",
     "issue_comment.created.on_pull_request",
     "issue_comment.edited",
+    "issues.opened",
     "pull_request.opened",
     "pull_request.synchronize",
     "pull_request.closed",

@@ -73,10 +73,12 @@ pub struct RepoConfig {
     /// Which planner writes `/plan`'s plans, its model and its budgets. Default: the
     /// built-in, offline planner.
     pub planner: PlannerConfig,
-    /// How a pull request is held to its own plan. Default: files outside the plan are
-    /// reported, not failed.
+    /// How a pull request is held to its own plan, or a mission step's pull request to
+    /// the plan its mission came from. Default: files outside the plan are reported, not
+    /// failed.
     pub plan: PlanSettings,
-    /// Plans without `/plan` for pull requests the classifier finds risky. Default: off.
+    /// Plans without `/plan` for issues and pull requests the classifier finds risky.
+    /// Default: off.
     pub plan_mode: PlanMode,
 }
 

@@ -152,12 +152,14 @@ impl PlannerConfig {
     }
 }
 
-/// `plan:`: how a pull request is held to its own plan.
+/// `plan:`: how a pull request is held to its own plan (or a step's to its mission's).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PlanSettings {
-    /// What files changed outside a pull request's plan do to its `navin/plan` check.
-    /// Default: `advisory` (listed and annotated as warnings).
+    /// What files changed outside a pull request's plan (for a mission step's pull
+    /// request: outside the mission's plan or the step's stage) do to its `navin/plan`
+    /// check and, for a step, to its completion. Default: `advisory` (listed and
+    /// annotated as warnings).
     pub scope: PlanScope,
 }
 
@@ -168,7 +170,8 @@ pub enum PlanScope {
     /// Listed in the check summary and annotated as warnings.
     #[default]
     Advisory,
-    /// As advisory, and the check fails until the plan is edited or the files reverted.
+    /// As advisory, and the check fails (and a step is not done on green CI) until the
+    /// plan is edited or the files reverted.
     Strict,
 }
 
@@ -176,9 +179,10 @@ pub enum PlanScope {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PlanMode {
-    /// A pull request opened by a writer whose title and body score at least this gets a
-    /// plan without `/plan` (a migration scores 3; dependency changes, deletions, broad
-    /// changes and security words 2 each). At least 1. Default: unset (off).
+    /// An issue or pull request opened by a writer whose title and body score at least
+    /// this gets a plan without `/plan` (a migration scores 3; dependency changes,
+    /// deletions, broad changes and security words 2 each). At least 1. Default: unset
+    /// (off).
     #[schemars(range(min = 1))]
     pub auto_threshold: Option<u32>,
 }

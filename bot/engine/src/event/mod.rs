@@ -8,8 +8,9 @@ pub mod payload;
 
 pub use payload::{
     html_base, Account, ChangedText, Changes, CheckRunEvent, CheckSuite, CheckSuiteEvent, Comment,
-    CommentEvent, GitRef, Installation, InstallationEvent, InstalledRepository, Issue, PullRequest,
-    PullRequestEvent, RepoName, Repository, Review, ReviewEvent, User, WorkflowRunEvent,
+    CommentEvent, GitRef, Installation, InstallationEvent, InstalledRepository, Issue, IssuesEvent,
+    PullRequest, PullRequestEvent, RepoName, Repository, Review, ReviewEvent, User,
+    WorkflowRunEvent,
 };
 
 use serde::Deserialize;
@@ -63,6 +64,8 @@ impl Delivery {
 pub enum EventKind {
     /// Slash commands (`created`, and `edited` for newly added commands).
     IssueComment,
+    /// New issues (`opened`): the classifier's automatic plan (`plan_mode.auto_threshold`).
+    Issues,
     /// Plan edits, stale approvals, step links, the plan-required gate.
     PullRequest,
     /// Plan approvals (`submitted`, `edited`, `dismissed`).
@@ -81,6 +84,7 @@ impl EventKind {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::IssueComment => "issue_comment",
+            Self::Issues => "issues",
             Self::PullRequest => "pull_request",
             Self::PullRequestReview => "pull_request_review",
             Self::CheckRun => "check_run",
@@ -114,6 +118,7 @@ pub fn classify(event: &str, action: Option<&str>) -> Classification {
         "issue_comment" if matches!(action, "created" | "edited") => {
             Handle(EventKind::IssueComment)
         }
+        "issues" if action == "opened" => Handle(EventKind::Issues),
         "pull_request" | "pull_request_target"
             if matches!(
                 action,
@@ -153,6 +158,7 @@ pub fn classify(event: &str, action: Option<&str>) -> Classification {
 #[derive(Debug, Clone)]
 pub enum Payload {
     IssueComment(Box<CommentEvent>),
+    Issues(Box<IssuesEvent>),
     PullRequest(Box<PullRequestEvent>),
     PullRequestReview(Box<ReviewEvent>),
     CheckRun(Box<CheckRunEvent>),
@@ -173,6 +179,7 @@ impl Event {
     pub fn kind(&self) -> EventKind {
         match self.payload {
             Payload::IssueComment(_) => EventKind::IssueComment,
+            Payload::Issues(_) => EventKind::Issues,
             Payload::PullRequest(_) => EventKind::PullRequest,
             Payload::PullRequestReview(_) => EventKind::PullRequestReview,
             Payload::CheckRun(_) => EventKind::CheckRun,
@@ -217,6 +224,7 @@ pub fn parse_event(
     let name = kind.as_str();
     let payload = match kind {
         EventKind::IssueComment => Payload::IssueComment(Box::new(decode(name, body)?)),
+        EventKind::Issues => Payload::Issues(Box::new(decode(name, body)?)),
         EventKind::PullRequest => Payload::PullRequest(Box::new(decode(name, body)?)),
         EventKind::PullRequestReview => Payload::PullRequestReview(Box::new(decode(name, body)?)),
         EventKind::CheckRun => Payload::CheckRun(Box::new(decode(name, body)?)),
@@ -244,6 +252,7 @@ impl Payload {
         }
         match self {
             Payload::IssueComment(e) => of(&e.installation, &e.repository),
+            Payload::Issues(e) => of(&e.installation, &e.repository),
             Payload::PullRequest(e) => of(&e.installation, &e.repository),
             Payload::PullRequestReview(e) => of(&e.installation, &e.repository),
             Payload::CheckRun(e) => of(&e.installation, &e.repository),
@@ -295,6 +304,7 @@ mod tests {
         assert_eq!(classify("ping", None), Classification::Ping);
         for (event, action, kind) in [
             ("issue_comment", "created", EventKind::IssueComment),
+            ("issues", "opened", EventKind::Issues),
             ("pull_request", "synchronize", EventKind::PullRequest),
             ("pull_request_target", "opened", EventKind::PullRequest),
             (

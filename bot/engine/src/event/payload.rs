@@ -52,11 +52,25 @@ pub struct User {
     pub kind: Option<String>,
 }
 
+/// `issues` (`opened`): a new issue the classifier may plan without `/plan`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct IssuesEvent {
+    pub action: String,
+    pub issue: Issue,
+    pub repository: Repository,
+    pub installation: Option<Installation>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct Issue {
     pub number: u64,
     #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
     pub body: Option<String>,
+    /// Who opened it.
+    #[serde(default)]
+    pub user: Option<User>,
     /// Present (with links) when the issue is a pull request's conversation.
     #[serde(default)]
     pub pull_request: Option<serde_json::Value>,

@@ -225,13 +225,16 @@ pub fn decide(
             let unrecorded = this_first(verdict.unrecorded_evidence(task));
             let waiting = pending_dependencies(task, board);
             let unmerged = policy.done_on == DoneOn::Merged && task.links.merged_pr.is_none();
-            if waiting.is_empty() && !unmerged {
+            let held = drift_hold(task);
+            if waiting.is_empty() && !unmerged && held.is_none() {
                 return Decision::Done {
                     evidence: unrecorded,
                     retry: failed,
                 };
             }
-            let why = if waiting.is_empty() {
+            let why = if let Some(held) = held {
+                format!("green on {on}, but {held}")
+            } else if waiting.is_empty() {
                 let pr = task
                     .links
                     .prs
@@ -316,6 +319,25 @@ pub fn decide(
         }
         Verdict::NotApplicable { reason } => Decision::Skip(format!("step {}: {reason}", task.id)),
     }
+}
+
+/// Why `task` is held on its linked head by `plan.scope: strict`: files its pull request
+/// changes outside the mission's plan (or its stage), as recorded for that very head. A
+/// record for another head, or an advisory one, holds nothing.
+pub fn drift_hold(task: &Task) -> Option<String> {
+    let drift = task
+        .plan_drift
+        .as_ref()
+        .filter(|d| d.strict && !d.is_empty())?;
+    let head = task.links.head_sha.as_deref()?;
+    if !drift.head_sha.trim().eq_ignore_ascii_case(head.trim()) {
+        return None;
+    }
+    let n = drift.count();
+    Some(format!(
+        "{n} file{} changed outside the plan (`plan.scope: strict`): it is done once the plan covers them (`/plan edit`) or they are reverted",
+        if n == 1 { "" } else { "s" }
+    ))
 }
 
 /// Dependencies of `task` that are not done yet.

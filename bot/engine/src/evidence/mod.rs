@@ -11,7 +11,9 @@ mod verdict;
 #[cfg(test)]
 mod tests;
 
-pub use decide::{decide, find_step, pending_dependencies, policy_from, steps_on_head, Decision};
+pub use decide::{
+    decide, drift_hold, find_step, pending_dependencies, policy_from, steps_on_head, Decision,
+};
 pub use link::{step_from_pr, step_from_pr_in};
 pub use message::missing_checks_message;
 pub use observation::{

@@ -3,5 +3,6 @@
 mod ci_completed;
 mod installation;
 mod issue_comment;
+mod issues;
 mod pull_request;
 mod pull_request_review;

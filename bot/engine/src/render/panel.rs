@@ -162,6 +162,7 @@ fn summary(ledger: &Ledger, ready: &[&Task], limits: Limits) -> String {
     if let Some(line) = last_failure(ledger) {
         let _ = writeln!(out, "{line}\n");
     }
+    drift_section(&mut out, ledger);
     // Numbered as `/answer <n>` takes them; a pending default says when it stands.
     let missing: Vec<String> = m
         .missing_info
@@ -460,6 +461,90 @@ fn last_failure(ledger: &Ledger) -> Option<String> {
         code(&task.id),
         names.join(", ")
     ))
+}
+
+/// Steps and files per list the plan-vs-actual section shows.
+const DRIFT_STEPS: usize = 5;
+const DRIFT_FILES: usize = 5;
+
+/// Open steps whose pull request changes files outside the mission's plan (or the
+/// step's stage) on its linked head, each with those files and, under `plan.scope:
+/// strict`, why it is not done.
+fn drift_section(out: &mut String, ledger: &Ledger) {
+    let drifting: Vec<&Task> = ledger
+        .board
+        .tasks
+        .iter()
+        .map(|t| &**t)
+        .filter(|t| t.status != TaskStatus::Done)
+        .filter(|t| {
+            t.plan_drift.as_ref().is_some_and(|d| {
+                !d.is_empty()
+                    && t.links
+                        .head_sha
+                        .as_deref()
+                        .is_some_and(|h| h.eq_ignore_ascii_case(&d.head_sha))
+            })
+        })
+        .collect();
+    if drifting.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "**📐 Plan vs actual:**\n");
+    let files = |paths: &[String]| {
+        let mut shown: Vec<String> = paths.iter().take(DRIFT_FILES).map(|p| code(p)).collect();
+        if paths.len() > DRIFT_FILES {
+            shown.push(format!("and {} more", paths.len() - DRIFT_FILES));
+        }
+        shown.join(", ")
+    };
+    for task in drifting.iter().take(DRIFT_STEPS) {
+        let Some(d) = task.plan_drift.as_ref() else {
+            continue;
+        };
+        let mut parts: Vec<String> = Vec::new();
+        if !d.outside_plan.is_empty() {
+            parts.push(format!(
+                "changed outside the plan: {}",
+                files(&d.outside_plan)
+            ));
+        }
+        if !d.outside_stage.is_empty() {
+            let stage = task
+                .stage
+                .map(|s| format!("stage {s}"))
+                .unwrap_or_else(|| "its stage".to_owned());
+            parts.push(format!(
+                "planned for another stage than {stage}: {}",
+                files(&d.outside_stage)
+            ));
+        }
+        if d.omitted > 0 {
+            parts.push(format!("{} more file(s)", d.omitted));
+        }
+        let pr = task
+            .links
+            .prs
+            .last()
+            .map(|n| format!(" (#{n})"))
+            .unwrap_or_default();
+        let held = if d.strict {
+            " · ⛔ not done until the plan covers them (`/plan edit`) or they are reverted (`plan.scope: strict`)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "- {}{pr} on {}: {}{held}",
+            code(&task.id),
+            code(&short_sha(&d.head_sha)),
+            parts.join("; ")
+        );
+    }
+    if drifting.len() > DRIFT_STEPS {
+        let _ = writeln!(out, "- _…and {} more steps_", drifting.len() - DRIFT_STEPS);
+    }
+    out.push('\n');
 }
 
 /// `fp:` and the first 8 hex digits: enough to tell two failures apart at a glance.

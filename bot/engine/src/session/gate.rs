@@ -183,7 +183,10 @@ impl Engine {
         // After the plan file: a pull request that carries its own plan never gets an
         // automatic one on top.
         if event.action == "opened" {
-            session.auto_plan(&event.pull_request).await?;
+            let pull = &event.pull_request;
+            let title = pull.title.as_deref().unwrap_or_default();
+            let body = pull.body.as_deref().unwrap_or_default();
+            session.auto_plan(title, body, &pull.user).await?;
         }
         session.gate(&pr, files).await
     }
@@ -372,7 +375,9 @@ impl Session<'_> {
         Ok(all)
     }
 
-    /// The gate: a PR with its own plan gets that plan's check; otherwise, when the
+    /// The gate: a PR with its own plan gets that plan's check; a PR carrying a step of a
+    /// mission started from a plan gets the step's check (files outside the plan or its
+    /// stage, see [`Session::step_check`]); otherwise, when the
     /// change sets off `require_plan_for`, the check waits for an approved plan the
     /// body names (`Navin-Plan: #12`). Nothing required, no check.
     /// `files` is the PR's files list when the caller already read it.
@@ -385,10 +390,20 @@ impl Session<'_> {
         if let Some((record, doc)) = self.read_plan_id(&pr_plan_id(pr.number)).await? {
             let mut check = own_plan_check(&record, config.approval.required_approvals, &[]);
             if let Some(files) = &files {
-                let drift = super::drift::outside_plan(doc.plan(), files);
+                let drift = super::drift::step_drift(doc.plan(), None, files);
                 check = super::drift::with_drift(check, &record.id, &drift, config.plan.scope);
             }
             return self.sync_check(pr, &check, &record.id).await;
+        }
+        // A mission step's pull request is covered by the plan its mission came from,
+        // and held to it: `require_plan_for` asks for nothing more.
+        if let Some(step) = self.step_check(pr, files.as_deref()).await? {
+            self.sync_check(pr, &step.check, &format!("step-{}", pr.number))
+                .await?;
+            if let Some(ledger) = step.written {
+                self.refresh_panel_of(&ledger).await?;
+            }
+            return Ok(());
         }
         let triggers = plan_policy::plan_triggers(&config);
         if triggers.is_empty() {
@@ -446,45 +461,5 @@ impl Session<'_> {
         };
         self.sync_check(pr, &check, &format!("gate-{}", pr.number))
             .await
-    }
-}
-
-impl Session<'_> {
-    /// `plan_mode.auto_threshold`: a pull request opened by a writer whose title and
-    /// body score at least the threshold gets a plan as if its author had asked with
-    /// `/plan`. Readers' pull requests never spend the planner (an LLM costs money).
-    async fn auto_plan(&self, pr: &crate::event::PullRequest) -> Result<(), EngineError> {
-        let Some(threshold) = self.repo_config().plan_mode.auto_threshold else {
-            return Ok(());
-        };
-        let title = pr.title.clone().unwrap_or_default();
-        let body = pr.body.clone().unwrap_or_default();
-        let request = format!("{title}\n\n{body}");
-        let score = crate::rules::classify::score(&request);
-        if score.points < threshold {
-            return Ok(());
-        }
-        let op_id = format!("{}#auto-plan", self.delivery.id);
-        // A plan this delivery made already (its comment may not have landed) goes on to
-        // `plan`, which only re-posts it; any other plan of the PR stands.
-        if let Some((record, _)) = self.read_plan().await? {
-            if !record.op_ids.contains(&op_id) {
-                return Ok(());
-            }
-        }
-        let role = self
-            .engine
-            .permissions
-            .role(&self.client, &self.repo, &pr.user.login, pr.user.id)
-            .await?;
-        if !crate::cache::permission::may_mutate(&role) {
-            return Ok(());
-        }
-        tracing::info!(repo = %self.repo, pr = pr.number, points = score.points, signals = ?score.signals, "automatic plan");
-        let request = if title.trim().is_empty() { body } else { title };
-        if let super::Answer::Refuse { reason, .. } = self.plan(request.trim(), &op_id).await? {
-            tracing::warn!(repo = %self.repo, pr = pr.number, %reason, "automatic plan refused");
-        }
-        Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! The context one event is handled in (installation client, repository config, who acted, the delivery's keys) and the features that run in it.
 
 mod answers;
+mod auto_plan;
 mod ci;
 mod commands;
 mod config_check;
@@ -11,6 +12,7 @@ mod links;
 mod plan_file;
 pub(crate) mod plan_save;
 pub(crate) mod plans;
+mod step_drift;
 
 use std::sync::Arc;
 

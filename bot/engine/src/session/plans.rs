@@ -323,6 +323,7 @@ impl Session<'_> {
     ) -> Result<(), EngineError> {
         self.show_plan(record, doc).await?;
         if !record.pull_request {
+            self.refresh_step_checks(&record.id).await?;
             return self.refresh_named_gates(record).await;
         }
         let fetched;

@@ -145,3 +145,56 @@ fn usage_debits_the_budget_pauses_past_a_cap_and_counts_no_stall() {
         RuleError::InvalidCost { .. }
     ));
 }
+
+fn drift(head: &str, outside: &[&str]) -> Operation {
+    Operation::Drift {
+        step: "S1".into(),
+        drift: Some(PlanDrift {
+            head_sha: head.into(),
+            outside_plan: outside.iter().map(|s| s.to_string()).collect(),
+            strict: true,
+            ..PlanDrift::default()
+        }),
+    }
+}
+
+#[test]
+fn files_outside_the_plan_are_navins_record_cleared_by_a_new_head_and_refused_to_agents() {
+    let link = |head: &str| Operation::Link {
+        step: "S1".into(),
+        pr: Some(7),
+        head_sha: Some(head.into()),
+        branch: None,
+    };
+    let l = run(&started(), link("a1"), &navin());
+    let l = run(&l, drift("a1", &["ops/x.sh"]), &navin());
+    let recorded = l
+        .board
+        .task("S1")
+        .and_then(|t| t.plan_drift.clone())
+        .expect("recorded");
+    assert_eq!(recorded.outside_plan, ["ops/x.sh"]);
+    assert!(recorded.strict);
+    // An agent may not clear what holds its own step.
+    let cleared = Operation::Drift {
+        step: "S1".into(),
+        drift: None,
+    };
+    assert!(matches!(
+        refused(Some(&l), cleared.clone(), &agent()),
+        RuleError::AgentEvidence { .. }
+    ));
+    // An empty record is no record.
+    let empty = run(&l, drift("a1", &[]), &navin());
+    assert_eq!(status(&empty, "S1"), TaskStatus::InProgress);
+    assert_eq!(
+        empty.board.task("S1").and_then(|t| t.plan_drift.clone()),
+        None
+    );
+    // A new head says nothing about the old head's files.
+    let moved = run(&l, link("b2"), &navin());
+    assert_eq!(
+        moved.board.task("S1").and_then(|t| t.plan_drift.clone()),
+        None
+    );
+}

@@ -298,3 +298,44 @@ fn policy_follows_the_config_defaults_and_overrides() {
     assert_eq!(p.required_for(Validation::Test), ["ci".to_string()]);
     assert_eq!(p.min_ci_time, Some(Duration::from_secs(120)));
 }
+
+/// `plan.scope: strict`: a step whose head changes files outside the mission's plan is
+/// not done on green CI; the same green run closes it once the record is cleared (the
+/// plan edited) or the head moved on (the files reverted).
+#[test]
+fn strict_drift_on_the_linked_head_holds_a_green_step_and_nothing_else_does() {
+    let drift = |head: &str, strict: bool| Operation::Drift {
+        step: "S1".into(),
+        drift: Some(navin_ledger::PlanDrift {
+            head_sha: head.into(),
+            outside_plan: vec!["ops/deploy.sh".into()],
+            strict,
+            ..Default::default()
+        }),
+    };
+    let run = workflow_run(42, HEAD, "success");
+    let held = apply_ok(Some(&ledger()), drift(HEAD, true));
+    let decision = decide_run(&held, "S1", &run, &on_green());
+    let Decision::Record { why, .. } = &decision else {
+        panic!("expected record, got {decision:?}");
+    };
+    assert!(
+        why.contains("1 file changed outside the plan (`plan.scope: strict`)"),
+        "{why}"
+    );
+    // Advisory drift, drift read on another head, or none: done.
+    for l in [
+        apply_ok(Some(&ledger()), drift(HEAD, false)),
+        apply_ok(Some(&ledger()), drift(OLD_HEAD, true)),
+        apply_ok(
+            Some(&held),
+            Operation::Drift {
+                step: "S1".into(),
+                drift: None,
+            },
+        ),
+    ] {
+        let decision = decide_run(&l, "S1", &run, &on_green());
+        assert!(matches!(decision, Decision::Done { .. }), "{decision:?}");
+    }
+}

@@ -393,3 +393,34 @@ fn panel_links_the_plan_the_mission_came_from() {
         "{panel}"
     );
 }
+
+#[test]
+fn panel_lists_the_files_a_steps_pull_request_changes_outside_the_plan_and_why_it_is_held() {
+    let drift = |head: &str| Operation::Drift {
+        step: "S2".into(),
+        drift: Some(navin_ledger::PlanDrift {
+            head_sha: head.into(),
+            outside_plan: (0..7).map(|i| format!("ops/x{i}.sh")).collect(),
+            outside_stage: vec!["src/lib.rs".into()],
+            omitted: 0,
+            strict: true,
+        }),
+    };
+    let panel = mission_panel(&run(Some(&small()), drift(HEAD)), &ctx());
+    let line = line_with(&panel, "changed outside the plan:");
+    assert!(line.starts_with("- `S2` (#12) on "), "{line}");
+    assert!(
+        line.contains("`ops/x4.sh`, and 2 more;") && !line.contains("x5"),
+        "bounded: {line}"
+    );
+    assert!(
+        line.contains("planned for another stage than its stage: `src/lib.rs`"),
+        "{line}"
+    );
+    assert!(
+        line.contains("not done until the plan covers them"),
+        "{line}"
+    );
+    // Nothing outside: no section.
+    assert!(!mission_panel(&small(), &ctx()).contains("Plan vs actual"));
+}

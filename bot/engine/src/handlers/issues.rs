@@ -1,0 +1,38 @@
+//! `issues` events: an issue opened by a writer whose request the classifier scores at least `plan_mode.auto_threshold` gets a plan without `/plan`.
+
+use crate::event::IssuesEvent;
+use crate::rules::token_scope::Need;
+use crate::{Cx, Engine, EngineError};
+
+impl Engine {
+    pub(crate) async fn on_issue(&self, event: &IssuesEvent, cx: &Cx) -> Result<(), EngineError> {
+        let issue = &event.issue;
+        // A pull request's conversation is an issue too; pull requests have their own path.
+        if event.action != "opened" || issue.pull_request.is_some() {
+            return Ok(());
+        }
+        let Some(author) = issue.user.as_ref() else {
+            return Ok(());
+        };
+        let installation = cx.delivery.installation()?;
+        let mut session = self
+            .session(
+                cx,
+                Need::Write,
+                installation,
+                &event.repository,
+                issue.number,
+                &author.login,
+            )
+            .await?;
+        session.author_id = author.id;
+        session.issue_body = issue.body.clone().unwrap_or_default();
+        session.closed = issue.closed_for_changes();
+        if session.config.is_err() || session.closed.is_some() {
+            return Ok(());
+        }
+        let title = issue.title.as_deref().unwrap_or_default();
+        let body = issue.body.as_deref().unwrap_or_default();
+        session.auto_plan(title, body, author).await
+    }
+}

@@ -1,0 +1,57 @@
+//! `plan_mode.auto_threshold`: a request the classifier finds non-trivial (a pull request or an issue opened by a writer) gets a plan as if its author had asked with `/plan`.
+
+use super::{Answer, EngineError, Session};
+use crate::event::User;
+
+/// An account that is an App or an agent (`Bot`, `…[bot]`): its requests never spend
+/// the planner unasked.
+fn is_bot(user: &User) -> bool {
+    user.kind.as_deref() == Some("Bot") || user.login.ends_with("[bot]")
+}
+
+impl Session<'_> {
+    /// A request opened by a writer whose title and body score at least the threshold
+    /// gets a plan on this issue or pull request, as if its author had commented
+    /// `/plan <title>`. Readers' and bots' requests never spend the planner (an LLM
+    /// costs money). A redelivery plans nothing twice: a plan already there stands,
+    /// and one this delivery made is only posted again.
+    pub(crate) async fn auto_plan(
+        &self,
+        title: &str,
+        body: &str,
+        author: &User,
+    ) -> Result<(), EngineError> {
+        let Some(threshold) = self.repo_config().plan_mode.auto_threshold else {
+            return Ok(());
+        };
+        if is_bot(author) {
+            return Ok(());
+        }
+        let score = crate::rules::classify::score(&format!("{title}\n\n{body}"));
+        if score.points < threshold {
+            return Ok(());
+        }
+        let op_id = format!("{}#auto-plan", self.delivery.id);
+        // A plan this delivery made already (its comment may not have landed) goes on to
+        // `plan`, which only re-posts it; any other plan here stands.
+        if let Some((record, _)) = self.read_plan().await? {
+            if !record.op_ids.contains(&op_id) {
+                return Ok(());
+            }
+        }
+        let role = self
+            .engine
+            .permissions
+            .role(&self.client, &self.repo, &author.login, author.id)
+            .await?;
+        if !crate::cache::permission::may_mutate(&role) {
+            return Ok(());
+        }
+        tracing::info!(repo = %self.repo, issue = self.issue, points = score.points, signals = ?score.signals, "automatic plan");
+        let request = if title.trim().is_empty() { body } else { title };
+        if let Answer::Refuse { reason, .. } = self.plan(request.trim(), &op_id).await? {
+            tracing::warn!(repo = %self.repo, issue = self.issue, %reason, "automatic plan refused");
+        }
+        Ok(())
+    }
+}
