@@ -46,6 +46,7 @@ fn every_kind() -> Vec<EventKind> {
         PullRequest,
         PullRequestReview,
         CheckRun,
+        CheckRunAction,
         CheckSuite,
         WorkflowRun,
         Installation,
@@ -57,6 +58,7 @@ fn every_kind() -> Vec<EventKind> {
             | PullRequest
             | PullRequestReview
             | CheckRun
+            | CheckRunAction
             | CheckSuite
             | WorkflowRun
             | Installation
@@ -66,7 +68,7 @@ fn every_kind() -> Vec<EventKind> {
     all.to_vec()
 }
 
-const ACTIONS: [&str; 14] = [
+const ACTIONS: [&str; 15] = [
     "created",
     "edited",
     "deleted",
@@ -78,6 +80,7 @@ const ACTIONS: [&str; 14] = [
     "dismissed",
     "completed",
     "requested",
+    "requested_action",
     "added",
     "removed",
     "suspend",
