@@ -25,7 +25,7 @@ async fn waiting_plan(w: &mut World) -> (u64, String, u64, String) {
     let run = w.plan_check(&head);
     assert_eq!(conclusion(&run), "action_required");
     let button = button_for(&record.hash);
-    assert_eq!(w.plan_buttons(&head), [button.clone()]);
+    assert_eq!(w.plan_buttons(&head), std::slice::from_ref(&button));
     assert_eq!(run.actions[0]["label"], "Approve plan");
     assert!(
         summary(&run).contains("“Approve plan” button"),
@@ -126,7 +126,7 @@ async fn a_click_on_the_button_for_an_earlier_text_is_refused_and_the_plan_stays
     let new_hash = w.plan_record(&id).unwrap().hash;
     let new_button = button_for(&new_hash);
     assert_ne!(new_button, old_button);
-    assert_eq!(w.plan_buttons(&head), [new_button.clone()]);
+    assert_eq!(w.plan_buttons(&head), std::slice::from_ref(&new_button));
     let commits = w.ledger_commits();
 
     // A page loaded before the edit still shows the old button; its click is refused.
