@@ -329,26 +329,7 @@ impl Scenario {
             .check_run(id)
             .unwrap_or_else(|| panic!("check run {id} vanished"));
         let repo_id = self.fake.repo_id(owner, repo);
-        let pulls: Vec<Value> = self.fake.with_state(|m| {
-            m.repo(owner, repo)
-                .map(|r| {
-                    r.issues
-                        .values()
-                        .filter_map(|i| i.pull.as_ref().map(|p| (i, p)))
-                        .filter(|(i, p)| p.head_sha == run.head_sha && p.head_repo.is_none() && i.state == "open")
-                        .map(|(i, p)| {
-                            let repo_ref = serde_json::json!({ "id": repo_id, "url": format!("https://api.github.com/repos/{owner}/{repo}"), "name": repo });
-                            serde_json::json!({
-                                "url": format!("https://api.github.com/repos/{owner}/{repo}/pulls/{}", i.number),
-                                "id": p.id, "number": i.number,
-                                "head": { "ref": p.head_ref, "sha": p.head_sha, "repo": repo_ref },
-                                "base": { "ref": p.base_ref, "sha": p.base_sha, "repo": repo_ref },
-                            })
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
-        });
+        let pulls = self.pulls_at(owner, repo, &run.head_sha);
         let mut payload = Payload::fixture("check_run.completed")
             .repo(owner, repo, repo_id)
             .check_run_id(id)
@@ -361,6 +342,87 @@ impl Scenario {
             payload = payload.installation(inst);
         }
         (id, self.send(&payload).await)
+    }
+
+    /// The `check_run.requested_action` payload GitHub sends when `login` clicks the button
+    /// `identifier` on check run `run_id`: the run as stored (name, head, external id,
+    /// app, output), its pull requests, and the clicker as sender. The button must be one
+    /// the run shows or showed (a page loaded before an update still offers the older one).
+    pub fn requested_action(
+        &self,
+        owner: &str,
+        repo: &str,
+        run_id: u64,
+        identifier: &str,
+        login: &str,
+    ) -> Payload {
+        let run = self
+            .fake
+            .check_run(run_id)
+            .unwrap_or_else(|| panic!("no check run {run_id}"));
+        assert!(
+            run.shown_identifiers.iter().any(|s| s == identifier),
+            "check run {run_id} never showed a button {identifier:?}: {:?}",
+            run.shown_identifiers
+        );
+        let repo_id = self.fake.repo_id(owner, repo);
+        let pulls = self.pulls_at(owner, repo, &run.head_sha);
+        let kind = self
+            .fake
+            .with_state(|m| m.users.get(login).map(|u| u.kind).unwrap_or(UserKind::User));
+        let mut payload = Payload::fixture("check_run.requested_action")
+            .repo(owner, repo, repo_id)
+            .check_run_id(run_id)
+            .check_name(&run.name)
+            .head_sha(&run.head_sha)
+            .app_id(run.app_id)
+            .sender(login, self.fake.user_id(login), kind)
+            .set(
+                "/check_run/external_id",
+                json!(run.external_id.clone().unwrap_or_default()),
+            )
+            .set("/check_run/status", json!(run.status))
+            .set("/check_run/conclusion", json!(run.conclusion))
+            .set(
+                "/check_run/output/title",
+                run.output.get("title").cloned().unwrap_or(Value::Null),
+            )
+            .set(
+                "/check_run/output/summary",
+                run.output.get("summary").cloned().unwrap_or(Value::Null),
+            )
+            .set("/check_run/pull_requests", Value::Array(pulls))
+            .set("/requested_action/identifier", json!(identifier));
+        if let Some(inst) = self.installation_for(owner, repo) {
+            payload = payload.installation(inst);
+        }
+        payload
+    }
+
+    /// Open same-repository pull requests whose head is `sha`, as a check run payload's
+    /// `pull_requests` lists them (forks are left out, as GitHub does).
+    fn pulls_at(&self, owner: &str, repo: &str, sha: &str) -> Vec<Value> {
+        let repo_id = self.fake.repo_id(owner, repo);
+        self.fake.with_state(|m| {
+            m.repo(owner, repo)
+                .map(|r| {
+                    r.issues
+                        .values()
+                        .filter_map(|i| i.pull.as_ref().map(|p| (i, p)))
+                        .filter(|(i, p)| p.head_sha == sha && p.head_repo.is_none() && i.state == "open")
+                        .map(|(i, p)| {
+                            let repo_ref = serde_json::json!({ "id": repo_id, "url": format!("https://api.github.com/repos/{owner}/{repo}"), "name": repo });
+                            serde_json::json!({
+                                "url": format!("https://api.github.com/repos/{owner}/{repo}/pulls/{}", i.number),
+                                "id": p.id, "number": i.number,
+                                "head": { "ref": p.head_ref, "sha": p.head_sha, "repo": repo_ref },
+                                "base": { "ref": p.base_ref, "sha": p.base_sha, "repo": repo_ref },
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
     }
 
     /// The installation that covers a repository, if any.

@@ -243,6 +243,7 @@ impl Engine {
             Payload::PullRequest(e) => self.on_pull_request(e, cx).await,
             Payload::PullRequestReview(e) => self.on_review(e, cx).await,
             Payload::CheckRun(e) => self.on_check_run(e, cx).await,
+            Payload::CheckRunAction(e) => self.on_check_run_action(e, cx).await,
             Payload::CheckSuite(e) => self.on_check_suite(e, cx).await,
             Payload::WorkflowRun(e) => self.on_workflow_run(e, cx).await,
             Payload::Installation(e) => self.on_installation(e, false, cx).await,

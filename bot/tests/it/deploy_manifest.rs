@@ -47,6 +47,7 @@ fn every_kind() -> Vec<EventKind> {
         PullRequest,
         PullRequestReview,
         CheckRun,
+        CheckRunAction,
         CheckSuite,
         WorkflowRun,
         Installation,
@@ -59,6 +60,7 @@ fn every_kind() -> Vec<EventKind> {
             | PullRequest
             | PullRequestReview
             | CheckRun
+            | CheckRunAction
             | CheckSuite
             | WorkflowRun
             | Installation
@@ -68,7 +70,7 @@ fn every_kind() -> Vec<EventKind> {
     all.to_vec()
 }
 
-const ACTIONS: [&str; 14] = [
+const ACTIONS: [&str; 15] = [
     "created",
     "edited",
     "deleted",
@@ -80,6 +82,7 @@ const ACTIONS: [&str; 14] = [
     "dismissed",
     "completed",
     "requested",
+    "requested_action",
     "added",
     "removed",
     "suspend",

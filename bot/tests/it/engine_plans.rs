@@ -42,7 +42,7 @@ pub(crate) fn summary(run: &CheckRun) -> &str {
 
 /// alice asks for a plan on PR `pr` (whose head is `head`): the plan comment, her
 /// command acknowledged, the planner reading the PR's head, `navin/plan` waiting.
-async fn plan_on_pr(w: &mut World, pr: u64, head: &str) {
+pub(crate) async fn plan_on_pr(w: &mut World, pr: u64, head: &str) {
     w.clear_requests();
     let asked = w
         .comment(pr, "alice", "/plan make the greeting configurable")

@@ -31,6 +31,7 @@ mod engine_installation;
 mod engine_lifecycle;
 mod engine_merge;
 mod engine_plan_actual;
+mod engine_plan_button;
 mod engine_plan_edits;
 mod engine_plan_files;
 mod engine_planner;

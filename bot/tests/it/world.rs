@@ -490,6 +490,22 @@ impl World {
         runs[0].clone()
     }
 
+    /// The identifiers of the buttons the `navin/plan` run on `sha` shows now.
+    pub fn plan_buttons(&self, sha: &str) -> Vec<String> {
+        let run = self.plan_check(sha);
+        let ids = run.actions.iter().filter_map(|a| a["identifier"].as_str());
+        ids.map(str::to_owned).collect()
+    }
+
+    /// `login` clicks the button `identifier` on check run `run` (it must be one the run
+    /// shows or showed); returns the delivery's GUID once the engine handled it.
+    pub async fn click(&mut self, run: u64, identifier: &str, login: &str) -> String {
+        let payload = self
+            .sc
+            .requested_action(OWNER, REPO, run, identifier, login);
+        self.send(&payload).await
+    }
+
     /// GitHub Actions reports check `name` on `sha` as `conclusion`; returns the run id
     /// once the engine handled the event.
     pub async fn ci(&mut self, sha: &str, name: &str, conclusion: &str) -> u64 {

@@ -179,7 +179,16 @@ pub struct ApprovalEntry {
     /// Why it was given, when not by a person (the auto-accept decision).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// How a person gave it when not by a review or `/approve`: [`VIA_CHECK_RUN`] for the
+    /// "Approve plan" button on the `navin/plan` check. Such an approval has no review
+    /// behind it, so recounting a pull request's reviews keeps it; like every approval it
+    /// is bound to [`Self::plan_hash`] and goes stale when the text changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
+
+/// [`ApprovalEntry::via`] of an approval given with the `navin/plan` check's button.
+pub const VIA_CHECK_RUN: &str = "check-run";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RejectionEntry {
@@ -239,6 +248,7 @@ impl ApprovalEntry {
             revoked_at: None,
             revoked_because: None,
             note: None,
+            via: None,
         }
     }
 
@@ -689,6 +699,45 @@ mod tests {
             r.approvals[0].revoked_at.is_some(),
             "superseded by carol's own later review"
         );
+    }
+
+    #[test]
+    fn a_button_approval_outlives_review_recounts_goes_stale_with_the_text_and_counts_once() {
+        let mut r = record();
+        let mut button = ApprovalEntry::new("carol", "sha256:a", at(1), None).by_id(Some(5));
+        button.via = Some(VIA_CHECK_RUN.to_owned());
+        r.approvals.push(button);
+        // No review stands: the recount keeps the button approval, which has none.
+        r.reconcile_reviews(&[], &[], 1, at(2));
+        assert!(r.is_approved());
+        // Carol also approves by review: still one approver, so two are not enough.
+        let review = CountedReview {
+            review_id: 7,
+            login: "carol".into(),
+            user_id: Some(5),
+            at: at(3),
+        };
+        r.reconcile_reviews(&[7], std::slice::from_ref(&review), 2, at(3));
+        assert_eq!(r.approver_count(), 1);
+        assert_eq!(r.status, RecordStatus::Pending);
+        // A new text: the button approval is bound to the old one.
+        r.replace_text("sha256:b", "alice", "edited with /plan edit", at(4));
+        r.reconcile_reviews(&[7], &[], 1, at(5));
+        assert_eq!(r.approver_count(), 0);
+        assert!(r.stale_note().unwrap().contains("@carol"));
+    }
+
+    #[test]
+    fn approvals_written_before_via_existed_read_as_none_and_via_round_trips() {
+        let old = r#"{"approver":"a","plan_hash":"h","at":"2026-01-01T00:00:00Z"}"#;
+        let entry: ApprovalEntry = serde_json::from_str(old).unwrap();
+        assert_eq!(entry.via, None);
+        assert!(!serde_json::to_string(&entry).unwrap().contains("via"));
+        let mut button = entry;
+        button.via = Some(VIA_CHECK_RUN.to_owned());
+        let back: ApprovalEntry =
+            serde_json::from_str(&serde_json::to_string(&button).unwrap()).unwrap();
+        assert_eq!(back.via.as_deref(), Some("check-run"));
     }
 
     fn doc(operation: Operation, dependencies: &[&str]) -> PlanDocument {

@@ -278,6 +278,12 @@ pub struct CheckRun {
     pub external_id: Option<String>,
     pub details_url: Option<String>,
     pub output: Value,
+    /// Requested-action buttons (`{label, description, identifier}`) as last set. GitHub
+    /// shows them on the run and never returns them in the API, so only tests read them.
+    pub actions: Vec<Value>,
+    /// Every action identifier the run ever showed: a page loaded before an update still
+    /// offers the older button, and GitHub delivers its click.
+    pub shown_identifiers: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -111,7 +111,57 @@ fn apply(run: &mut CheckRun, body: &Value, now: DateTime<Utc>) -> Result<(), Api
     if let Some(output) = body.get("output").filter(|o| o.is_object()) {
         run.output = output.clone();
     }
+    if let Some(actions) = body.get("actions") {
+        run.actions = valid_actions(actions)?;
+        for id in run.actions.iter().filter_map(|a| a["identifier"].as_str()) {
+            if !run.shown_identifiers.iter().any(|s| s == id) {
+                run.shown_identifiers.push(id.to_owned());
+            }
+        }
+    }
     Ok(())
+}
+
+/// GitHub's limits on `actions` (REST description of checks/create and checks/update):
+/// at most 3, each with a label of at most 20 characters, a description of at most 40
+/// and an identifier of at most 20, all three required. Anything else is a 422 naming
+/// the offending value, as GitHub's schema validation does.
+fn valid_actions(actions: &Value) -> Result<Vec<Value>, ApiError> {
+    let invalid = |detail: String| ApiError::unprocessable(format!("Invalid request.\n\n{detail}"));
+    let Some(list) = actions.as_array() else {
+        return Err(invalid(format!(
+            "For 'properties/actions', {actions} is not an array."
+        )));
+    };
+    if list.len() > 3 {
+        return Err(invalid(format!(
+            "For 'properties/actions', {actions} is too long (maximum is 3 elements)."
+        )));
+    }
+    for action in list {
+        for (field, max) in [("label", 20), ("description", 40), ("identifier", 20)] {
+            match action.get(field) {
+                Some(Value::String(text)) if text.chars().count() > max => {
+                    return Err(invalid(format!(
+                        "For 'properties/{field}', {} is too long (maximum is {max} characters).",
+                        Value::String(text.clone())
+                    )))
+                }
+                Some(Value::String(_)) => {}
+                Some(other) => {
+                    return Err(invalid(format!(
+                        "For 'properties/{field}', {other} is not a string."
+                    )))
+                }
+                None => {
+                    return Err(invalid(format!(
+                        "For 'items', {action} is not valid: \"{field}\" wasn't supplied."
+                    )))
+                }
+            }
+        }
+    }
+    Ok(list.clone())
 }
 
 fn caller_app(caller: &Caller) -> Result<u64, ApiError> {
@@ -157,6 +207,8 @@ async fn create_run(
         external_id: None,
         details_url: None,
         output: json!({}),
+        actions: Vec::new(),
+        shown_identifiers: Vec::new(),
     };
     apply(&mut run, &body, now)?;
     model.check_runs.insert(id, run.clone());

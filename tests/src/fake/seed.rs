@@ -528,6 +528,8 @@ impl FakeGitHub {
                 check_suite_id: suite,
                 external_id: None,
                 details_url: None,
+                actions: Vec::new(),
+                shown_identifiers: Vec::new(),
                 output: {
                     let mut output = match spec.output {
                         Some((summary, text)) => json!({ "summary": summary, "text": text }),

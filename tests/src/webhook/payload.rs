@@ -26,6 +26,7 @@ fixtures!(
     "pull_request_review.submitted.changes_requested",
     "pull_request_review.dismissed",
     "check_run.completed",
+    "check_run.requested_action",
     "check_suite.completed",
     "workflow_run.completed",
     "installation.created",

@@ -5,7 +5,7 @@ use navin_e2e::fake::CheckRunSpec;
 use navin_e2e::fake::GITHUB_ACTIONS_APP_ID;
 use octocrab::params::checks::{CheckRunConclusion, CheckRunStatus};
 use octocrab::params::repos::Commitish;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::common::{setup, status_of, token_client, OWNER, REPO};
 
@@ -213,4 +213,66 @@ async fn completing_without_a_conclusion_is_refused() {
         .expect_err("no conclusion");
     assert_eq!(status_of(&err), Some(422));
     fake.assert_conformant();
+}
+
+#[tokio::test]
+async fn check_run_buttons_are_stored_replaced_and_cleared_within_githubs_limits() {
+    let (fake, inst) = setup();
+    let sha = fake.branch_sha(OWNER, REPO, "main").expect("main");
+    let gh = token_client(&fake, &fake.mint_installation_token(inst));
+    let button =
+        |id: &str| json!({"label": "Approve plan", "description": "Approve it", "identifier": id});
+    let created: Value = gh
+        .post(
+            format!("/repos/{OWNER}/{REPO}/check-runs"),
+            Some(&json!({"name": "navin/plan", "head_sha": sha, "actions": [button("approve-1")]})),
+        )
+        .await
+        .expect("create with a button");
+    let id = created["id"].as_u64().expect("id");
+    assert!(
+        created.get("actions").is_none(),
+        "GitHub does not return actions"
+    );
+    let stored = |fake: &navin_e2e::FakeGitHub| fake.check_run(id).expect("run").actions;
+    assert_eq!(stored(&fake), [button("approve-1")]);
+    let route = format!("/repos/{OWNER}/{REPO}/check-runs/{id}");
+    // An update without `actions` keeps them; one with a list replaces them.
+    let _: Value = gh
+        .patch(
+            &route,
+            Some(&json!({"output": {"title": "t", "summary": "s"}})),
+        )
+        .await
+        .expect("update");
+    assert_eq!(stored(&fake), [button("approve-1")]);
+    let _: Value = gh
+        .patch(&route, Some(&json!({"actions": []})))
+        .await
+        .expect("clear");
+    assert!(stored(&fake).is_empty());
+    assert_eq!(
+        fake.check_run(id).expect("run").shown_identifiers,
+        ["approve-1"]
+    );
+    assert!(fake.conformance_violations().is_empty());
+
+    // Past GitHub's limits: 422, nothing stored, and GitHub's description agrees.
+    let too_long =
+        json!({"label": "A label of more than twenty", "description": "d", "identifier": "x"});
+    let no_identifier = json!({"label": "l", "description": "d"});
+    let four = json!([button("a"), button("b"), button("c"), button("d")]);
+    for actions in [json!([too_long]), json!([no_identifier]), four] {
+        let err = gh
+            .patch::<Value, _, _>(&route, Some(&json!({"actions": actions})))
+            .await
+            .expect_err("over the limits");
+        assert_eq!(status_of(&err), Some(422), "{actions}");
+        assert!(stored(&fake).is_empty(), "{actions}");
+    }
+    let flagged = fake.conformance_violations();
+    assert_eq!(flagged.len(), 3, "{flagged:#?}");
+    assert!(flagged
+        .iter()
+        .all(|v| v.kind == navin_e2e::conformance::ViolationKind::InvalidBody));
 }

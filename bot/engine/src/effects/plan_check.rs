@@ -32,7 +32,25 @@ pub struct PlanCheck {
     pub summary: String,
     /// Marks on the pull request's "Files changed" view (a broken plan file's line).
     pub annotations: Vec<CheckAnnotation>,
+    /// Buttons GitHub shows on the run ("Approve plan" while a plan waits). Always sent,
+    /// empty included, so an update takes a button away. GitHub does not return them,
+    /// so whatever decides them must also change the title or summary (see [`sync`]).
+    pub actions: Vec<CheckAction>,
 }
+
+/// A requested-action button: clicking it sends `check_run` `requested_action` with
+/// `identifier` to the App that created the run. GitHub takes at most
+/// [`MAX_ACTIONS`] per run, a label of up to 20 characters, a description of up to
+/// 40 and an identifier of up to 20.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckAction {
+    pub label: String,
+    pub description: String,
+    pub identifier: String,
+}
+
+/// GitHub's limit on a check run's `actions`.
+pub const MAX_ACTIONS: usize = 3;
 
 /// One `failure` annotation at a file's line, as GitHub shows it in the diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,6 +153,19 @@ fn body(check: &PlanCheck, details_url: Option<&str>, external_id: &str) -> Valu
     if let Some(url) = details_url.filter(|u| u.starts_with("http")) {
         body["details_url"] = json!(url);
     }
+    let actions: Vec<Value> = check
+        .actions
+        .iter()
+        .take(MAX_ACTIONS)
+        .map(|a| {
+            json!({
+                "label": clip(&a.label, 20),
+                "description": clip(&a.description, 40),
+                "identifier": a.identifier,
+            })
+        })
+        .collect();
+    body["actions"] = json!(actions);
     if !check.annotations.is_empty() {
         let marks: Vec<Value> = check
             .annotations
@@ -158,6 +189,9 @@ fn body(check: &PlanCheck, details_url: Option<&str>, external_id: &str) -> Valu
 
 /// Puts `check` on `sha`: edits the existing `navin/plan` run when it says something
 /// else, leaves it when it already says this, creates one when the head has none.
+/// "Says" is conclusion, title and summary: GitHub does not return a run's `actions`,
+/// so a check's buttons must follow from what it says (the plan check's summary names
+/// the button and the text it approves).
 pub async fn sync(
     client: &InstallationClient,
     repo: &str,
@@ -272,8 +306,14 @@ mod tests {
             title: "t".into(),
             summary: "s".into(),
             annotations: vec![],
+            actions: vec![],
         };
         let b = body(&check, Some("https://github.com/o/r/pull/1"), "pr-1");
+        assert_eq!(
+            b["actions"],
+            json!([]),
+            "sent empty, so an update clears them"
+        );
         assert_eq!(b["conclusion"], "action_required");
         assert_eq!(b["status"], "completed");
         assert_eq!(b["output"]["summary"], "s");
@@ -297,5 +337,27 @@ mod tests {
             ..check
         };
         assert_eq!(broken.conclusion(), "failure");
+    }
+
+    #[test]
+    fn buttons_go_out_within_githubs_limits() {
+        let action = CheckAction {
+            label: "A label longer than twenty".into(),
+            description: "d".repeat(60),
+            identifier: "approve-0123456789ab".into(),
+        };
+        let check = PlanCheck {
+            verdict: CheckState::Waiting,
+            title: "t".into(),
+            summary: "s".into(),
+            annotations: vec![],
+            actions: vec![action; 5],
+        };
+        let b = body(&check, None, "pr-1");
+        let sent = b["actions"].as_array().unwrap();
+        assert_eq!(sent.len(), MAX_ACTIONS);
+        assert_eq!(sent[0]["label"].as_str().unwrap().chars().count(), 20);
+        assert_eq!(sent[0]["description"].as_str().unwrap().chars().count(), 40);
+        assert_eq!(sent[0]["identifier"], "approve-0123456789ab");
     }
 }

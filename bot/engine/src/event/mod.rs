@@ -7,10 +7,10 @@
 pub mod payload;
 
 pub use payload::{
-    html_base, Account, ChangedText, Changes, CheckRunEvent, CheckSuite, CheckSuiteEvent, Comment,
-    CommentEvent, GitRef, Installation, InstallationEvent, InstalledRepository, Issue, IssuesEvent,
-    PullRequest, PullRequestEvent, RepoName, Repository, Review, ReviewEvent, User,
-    WorkflowRunEvent,
+    html_base, Account, ChangedText, Changes, CheckRunActionEvent, CheckRunEvent, CheckSuite,
+    CheckSuiteEvent, ClickedRun, Comment, CommentEvent, GitRef, Installation, InstallationEvent,
+    InstalledRepository, Issue, IssuesEvent, PullRequest, PullRequestEvent, RepoName, Repository,
+    RequestedAction, Review, ReviewEvent, User, WorkflowRunEvent,
 };
 
 use serde::Deserialize;
@@ -72,6 +72,8 @@ pub enum EventKind {
     PullRequestReview,
     /// Evidence (`completed`).
     CheckRun,
+    /// A button on Navin's check clicked (`requested_action`): "Approve plan".
+    CheckRunAction,
     CheckSuite,
     WorkflowRun,
     /// App installed, removed, suspended, permissions changed.
@@ -87,7 +89,7 @@ impl EventKind {
             Self::Issues => "issues",
             Self::PullRequest => "pull_request",
             Self::PullRequestReview => "pull_request_review",
-            Self::CheckRun => "check_run",
+            Self::CheckRun | Self::CheckRunAction => "check_run",
             Self::CheckSuite => "check_suite",
             Self::WorkflowRun => "workflow_run",
             Self::Installation => "installation",
@@ -137,6 +139,7 @@ pub fn classify(event: &str, action: Option<&str>) -> Classification {
             Handle(EventKind::PullRequestReview)
         }
         "check_run" if action == "completed" => Handle(EventKind::CheckRun),
+        "check_run" if action == "requested_action" => Handle(EventKind::CheckRunAction),
         "check_suite" if action == "completed" => Handle(EventKind::CheckSuite),
         "workflow_run" if action == "completed" => Handle(EventKind::WorkflowRun),
         "installation"
@@ -162,6 +165,7 @@ pub enum Payload {
     PullRequest(Box<PullRequestEvent>),
     PullRequestReview(Box<ReviewEvent>),
     CheckRun(Box<CheckRunEvent>),
+    CheckRunAction(Box<CheckRunActionEvent>),
     CheckSuite(Box<CheckSuiteEvent>),
     WorkflowRun(Box<WorkflowRunEvent>),
     Installation(InstallationEvent),
@@ -183,6 +187,7 @@ impl Event {
             Payload::PullRequest(_) => EventKind::PullRequest,
             Payload::PullRequestReview(_) => EventKind::PullRequestReview,
             Payload::CheckRun(_) => EventKind::CheckRun,
+            Payload::CheckRunAction(_) => EventKind::CheckRunAction,
             Payload::CheckSuite(_) => EventKind::CheckSuite,
             Payload::WorkflowRun(_) => EventKind::WorkflowRun,
             Payload::Installation(_) => EventKind::Installation,
@@ -228,6 +233,7 @@ pub fn parse_event(
         EventKind::PullRequest => Payload::PullRequest(Box::new(decode(name, body)?)),
         EventKind::PullRequestReview => Payload::PullRequestReview(Box::new(decode(name, body)?)),
         EventKind::CheckRun => Payload::CheckRun(Box::new(decode(name, body)?)),
+        EventKind::CheckRunAction => Payload::CheckRunAction(Box::new(decode(name, body)?)),
         EventKind::CheckSuite => Payload::CheckSuite(Box::new(decode(name, body)?)),
         EventKind::WorkflowRun => Payload::WorkflowRun(Box::new(decode(name, body)?)),
         EventKind::Installation => Payload::Installation(decode(name, body)?),
@@ -256,6 +262,7 @@ impl Payload {
             Payload::PullRequest(e) => of(&e.installation, &e.repository),
             Payload::PullRequestReview(e) => of(&e.installation, &e.repository),
             Payload::CheckRun(e) => of(&e.installation, &e.repository),
+            Payload::CheckRunAction(e) => of(&e.installation, &e.repository),
             Payload::CheckSuite(e) => of(&e.installation, &e.repository),
             Payload::WorkflowRun(e) => of(&e.installation, &e.repository),
             Payload::Installation(e) | Payload::InstallationRepositories(e) => {
@@ -313,6 +320,7 @@ mod tests {
                 EventKind::PullRequestReview,
             ),
             ("check_run", "completed", EventKind::CheckRun),
+            ("check_run", "requested_action", EventKind::CheckRunAction),
             ("workflow_run", "completed", EventKind::WorkflowRun),
             (
                 "installation_repositories",
@@ -362,6 +370,11 @@ mod tests {
                 EventKind::PullRequestReview,
             ),
             ("check_run.completed.json", "check_run", EventKind::CheckRun),
+            (
+                "check_run.requested_action.json",
+                "check_run",
+                EventKind::CheckRunAction,
+            ),
             (
                 "check_suite.completed.json",
                 "check_suite",

@@ -224,6 +224,40 @@ pub struct CheckRunEvent {
     pub installation: Option<Installation>,
 }
 
+/// `check_run` `requested_action`: a person clicked one of a check run's buttons (the
+/// `actions` the App set on it). GitHub sends it only to the App that created the run,
+/// and sends back only the button's `identifier`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckRunActionEvent {
+    pub action: String,
+    pub check_run: ClickedRun,
+    pub requested_action: RequestedAction,
+    /// Who clicked.
+    pub sender: User,
+    pub repository: Repository,
+    pub installation: Option<Installation>,
+}
+
+/// The check run whose button was clicked, as the payload carries it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ClickedRun {
+    pub id: u64,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub head_sha: String,
+    /// What the App stored with the run (Navin: the plan id); empty or null otherwise.
+    #[serde(default)]
+    pub external_id: Option<String>,
+    #[serde(default)]
+    pub app: Option<crate::evidence::AppRef>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RequestedAction {
+    pub identifier: String,
+}
+
 /// `check_suite` (`completed`): the suite's head; its runs are read from the API.
 #[derive(Debug, Clone, Deserialize)]
 pub struct CheckSuiteEvent {
@@ -360,6 +394,11 @@ mod tests {
         }
         let run: CheckRunEvent = serde_json::from_str(&read("check_run.completed.json")).unwrap();
         assert_eq!(run.action, "completed");
+        let click: CheckRunActionEvent =
+            serde_json::from_str(&read("check_run.requested_action.json")).unwrap();
+        assert_eq!(click.requested_action.identifier, "lgtm|26764");
+        assert!(click.check_run.app.and_then(|a| a.id).is_some());
+        assert!(!click.sender.login.is_empty());
         let suite: CheckSuiteEvent =
             serde_json::from_str(&read("check_suite.completed.json")).unwrap();
         assert!(!suite.check_suite.head_sha.is_empty());

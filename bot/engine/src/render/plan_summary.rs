@@ -60,7 +60,7 @@ pub(super) fn summary(
     }
     if pending {
         let how = if on_pull_request {
-            "approve this pull request in a review (a writer other than its author); GitHub's review rules apply"
+            "approve this pull request in a review (GitHub's review rules apply) or click “Approve plan” on its `navin/plan` check; either way a writer other than its author"
         } else {
             "comment `/approve` (a writer)"
         };

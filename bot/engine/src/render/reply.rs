@@ -17,6 +17,27 @@ pub fn refusal(reason: &str, what_to_do: &str) -> String {
     marked(ReplyKind::Refusal, &body)
 }
 
+/// A [`refusal`] addressed to `login` (mentioned, so GitHub notifies them) about
+/// `what` they did: for actions that leave no comment to answer, such as a click on a
+/// check run's button. A login GitHub would not issue is not mentioned.
+pub fn refusal_to(login: &str, what: &str, reason: &str, what_to_do: &str) -> String {
+    let valid = !login.is_empty() && login.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    let who = if valid {
+        format!("@{login}")
+    } else {
+        inline(login, 60)
+    };
+    let mut body = format!(
+        "{who}, {}:\n\n🚫 Nothing changed: {}",
+        inline(what, 200),
+        inline(reason, 600)
+    );
+    if !what_to_do.trim().is_empty() {
+        body.push_str(&format!("\n\n👉 {}", inline(what_to_do, 600)));
+    }
+    marked(ReplyKind::Refusal, &body)
+}
+
 /// Acknowledges an accepted command that deserves more than a reaction.
 pub fn accepted(summary: &str) -> String {
     marked(ReplyKind::Accepted, &format!("✅ {}", inline(summary, 600)))

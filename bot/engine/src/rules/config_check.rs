@@ -65,6 +65,7 @@ pub fn config_check(
                     "This pull request removes `{CONFIG_PATH}` at {at}: once merged, every key takes its default (docs/config.md). {applies}"
                 ),
                 annotations: Vec::new(),
+                actions: Vec::new(),
             }
         }
         (ConfigChange::Changed, Err(unreadable)) => {
@@ -80,6 +81,7 @@ pub fn config_check(
                 "`{CONFIG_PATH}` at {at} is valid: Navin's parser accepts every key. {applies}"
             ),
             annotations: Vec::new(),
+            actions: Vec::new(),
         },
         Err(e) => {
             let line = e
@@ -116,6 +118,7 @@ fn broken(at: &str, problem: &str, line: Option<usize>, default_branch: &str) ->
             })
             .into_iter()
             .collect(),
+        actions: Vec::new(),
     }
 }
 

@@ -266,6 +266,7 @@ mod tests {
             title: "Waiting".into(),
             summary: "s".into(),
             annotations: vec![],
+            actions: vec![],
         };
         let advisory = with_drift(waiting.clone(), "pr-3", &drift, PlanScope::Advisory);
         assert_eq!(advisory.verdict, CheckState::Waiting);

@@ -9,10 +9,11 @@ use super::{permission, EngineError, Session};
 use crate::effects::plan_check::{self, CheckState, PlanCheck};
 use crate::event::{PullRequest, PullRequestEvent, ReviewEvent};
 use crate::rules::approvals::{self, NotCounted, RestReview};
+use crate::rules::plan_button;
 use crate::rules::plan_policy;
 use crate::rules::token_scope::Need;
 use crate::Cx;
-use navin_ledger::plan::record::{CountedReview, PlanRecord, RecordStatus};
+use navin_ledger::plan::record::{CountedReview, PlanRecord, RecordStatus, VIA_CHECK_RUN};
 
 /// Pages of PR files read at most (GitHub lists up to 3000 files, 100 a page).
 const MAX_FILE_PAGES: usize = 30;
@@ -35,13 +36,17 @@ pub(crate) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String
         title,
         summary,
         annotations: Vec::new(),
+        actions: Vec::new(),
     };
     if record.is_approved() {
         let who: Vec<String> = record
             .current_approvals()
-            .map(|a| match a.review_id {
-                Some(r) => format!("@{} (review {r})", a.approver),
-                None => format!("@{}", a.approver),
+            .map(|a| match (a.review_id, a.via.as_deref()) {
+                (Some(r), _) => format!("@{} (review {r})", a.approver),
+                (None, Some(VIA_CHECK_RUN)) => {
+                    format!("@{} (“{}” button)", a.approver, plan_button::LABEL)
+                }
+                (None, _) => format!("@{}", a.approver),
             })
             .collect();
         summary.push_str(&format!(
@@ -65,9 +70,10 @@ pub(crate) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String
         }
         _ => {
             summary.push_str(&format!(
-                "Plan `{id}` ({}) has {} of {required} required approval(s) from people with write access. Approve it with a pull-request review (“Approve”); a writer may change it with `/plan edit`.",
+                "Plan `{id}` ({}) has {} of {required} required approval(s) from people with write access. Approve it with a pull-request review (“Approve”) or the “{}” button above (it approves this text only); a writer may change it with `/plan edit`.",
                 short(&record.hash),
-                record.approver_count()
+                record.approver_count(),
+                plan_button::LABEL,
             ));
             if let Some(stale) = match crate::render::plan_status(record) {
                 crate::render::PlanStatus::Pending { stale } => stale,
@@ -87,7 +93,11 @@ pub(crate) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String
             for note in notes {
                 summary.push_str(&format!("\n- Not counted: {note}"));
             }
-            check(false, format!("Plan {id} needs approval"), summary)
+            let mut waiting = check(false, format!("Plan {id} needs approval"), summary);
+            if record.status == RecordStatus::Pending {
+                waiting.actions = vec![plan_button::approve_action(&record.hash)];
+            }
+            waiting
         }
     }
 }
@@ -249,7 +259,7 @@ impl Session<'_> {
     }
 
     /// Recounts the PR plan's approvals from `GET /pulls/{n}/reviews`.
-    async fn sync_reviews(&self, pr: &PullInfo) -> Result<(), EngineError> {
+    pub(crate) async fn sync_reviews(&self, pr: &PullInfo) -> Result<(), EngineError> {
         let Some((record, doc)) = self.read_plan().await? else {
             return Ok(());
         };
@@ -440,6 +450,7 @@ impl Session<'_> {
                         .join(", ")
                 ),
                 annotations: Vec::new(),
+                actions: Vec::new(),
             },
             Some(record) => PlanCheck {
                 verdict: CheckState::Waiting,
@@ -449,6 +460,7 @@ impl Session<'_> {
                     record.id, record.status.word(), record.issue
                 ),
                 annotations: Vec::new(),
+                actions: Vec::new(),
             },
             None => PlanCheck {
                 verdict: CheckState::Waiting,
@@ -457,6 +469,7 @@ impl Session<'_> {
                     "{why} (`require_plan_for`), and no approved plan covers this pull request. Either comment `/plan <what this change does>` here and approve the plan with a review, or name an approved plan in the pull request body with a line `Navin-Plan: #<issue>`."
                 ),
                 annotations: Vec::new(),
+                actions: Vec::new(),
             },
         };
         self.sync_check(pr, &check, &format!("gate-{}", pr.number))

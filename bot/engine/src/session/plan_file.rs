@@ -125,6 +125,7 @@ pub(crate) fn broken_check(
             })
             .into_iter()
             .collect(),
+        actions: Vec::new(),
     }
 }
 

@@ -173,6 +173,10 @@ fn the_summary_comes_first_and_the_whole_plan_is_folded_below_without_a_second_t
         body.contains("**To approve:** approve this pull request in a review"),
         "{body}"
     );
+    assert!(
+        body.contains("click “Approve plan” on its `navin/plan` check"),
+        "{body}"
+    );
     // Once approved, no instructions to approve.
     let body = plan_comment(&doc, &info(approved(&doc)));
     assert!(!body.contains("**To approve:**"));

@@ -1,6 +1,6 @@
 //! Short replies: refusal, acknowledgement, generic error, help.
 
-use crate::render::reply::{accepted, error, help, refusal};
+use crate::render::reply::{accepted, error, help, refusal, refusal_to};
 use crate::render::{parse_marker, Marker, ReplyKind};
 
 fn kind(body: &str) -> Option<ReplyKind> {
@@ -22,6 +22,24 @@ fn refusal_gives_reason_and_what_to_do() {
         "{body}"
     );
     assert!(body.contains("👉 Ask a maintainer to run it."));
+}
+
+#[test]
+fn a_refusal_to_someone_mentions_only_them_and_only_a_real_login() {
+    let body = refusal_to("bob", "you clicked a button", "@bob has role read.", "Ask.");
+    assert_eq!(kind(&body), Some(ReplyKind::Refusal));
+    assert!(body.contains("@bob, you clicked a button:"), "{body}");
+    assert!(
+        body.contains("Nothing changed: @<!-- -->bob has role read."),
+        "{body}"
+    );
+    assert!(body.contains("👉 Ask."));
+    let odd = refusal_to("x](http://evil)", "w", "r", "");
+    assert!(!odd.contains("@x"), "{odd}");
+    assert!(
+        odd.contains("x\\](http://evil), w:"),
+        "escaped, not a link: {odd}"
+    );
 }
 
 #[test]

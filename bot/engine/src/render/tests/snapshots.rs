@@ -114,7 +114,7 @@ fn the_plan_comment_of_a_pending_plan_on_a_pull_request_from_the_llm_planner() {
     **Open questions** (answer them in `/plan edit`; unanswered ones take their default)
     1. Keep INI for one release? · default: No.
 
-    **To approve:** approve this pull request in a review (a writer other than its author); GitHub's review rules apply. To change it: `/plan edit` with the edited plan, or `/reject <feedback>` for a new one.
+    **To approve:** approve this pull request in a review (GitHub's review rules apply) or click “Approve plan” on its `navin/plan` check; either way a writer other than its author. To change it: `/plan edit` with the edited plan, or `/reject <feedback>` for a new one.
 
     <details><summary>📄 The full plan (85 lines)</summary>
 

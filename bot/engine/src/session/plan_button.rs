@@ -1,0 +1,98 @@
+//! A click on the `navin/plan` check's "Approve plan" button: checked like `/approve`, recorded as an approval of the text the button was drawn for, then published exactly as after an approving review.
+
+use navin_github::ops;
+
+use super::plans::{PullInfo, Seen};
+use super::{Answer, EngineError, Session};
+use crate::cache::permission;
+use crate::render::reply;
+use crate::rules::plan_button::{self, Clicker, Refusal};
+use navin_ledger::plan::record::PlanRecord;
+
+impl Session<'_> {
+    /// `clicker` clicked the button that approves the text with hash digits `clicked`
+    /// on this pull request's plan. A refused click writes nothing and tells the person
+    /// why in a reply on the pull request; a delivery seen before is not applied again.
+    pub(crate) async fn plan_button(
+        &self,
+        clicker: &Clicker,
+        clicked: &str,
+    ) -> Result<(), EngineError> {
+        let path = ops::pull_request(&self.repo, self.issue);
+        let pull: crate::event::PullRequest = self.client.get_json(&path).await?;
+        let pr = PullInfo::from_payload(&pull);
+        let config = self.repo_config();
+        // As for `/approve`: a closed pull request takes approvals only when the
+        // repository allows the command there.
+        let open = pull.state.as_deref() != Some("closed")
+            || config
+                .allow_on_closed
+                .iter()
+                .any(|name| name.trim_start_matches('/') == "approve");
+        let allow_author = config.approval.allow_author_approval;
+        if let Err(refusal) = plan_button::may_click(clicker, &pr.author, open, allow_author) {
+            return self.refuse_click(&refusal).await;
+        }
+        let role = self
+            .engine
+            .permissions
+            .role(&self.client, &self.repo, &clicker.login, clicker.id)
+            .await?;
+        if !permission::may_mutate(&role) {
+            return self.refuse_click(&Refusal::Role { role }).await;
+        }
+        let id = self.plan_id();
+        let required = config.approval.required_approvals;
+        let now = self.now();
+        let message = format!(
+            "navin: plan {id} approve by human:{}\n\nApproved with the “{}” button on the navin/plan check.\n\nNavin-Plan: {id}\nNavin-Delivery: {}\n",
+            clicker.login,
+            plan_button::LABEL,
+            self.delivery.id
+        );
+        let who = clicker.clone();
+        let text = clicked.to_owned();
+        let change = move |old: Option<PlanRecord>, _: &Seen| {
+            let Some(mut record) = old else {
+                return Ok(None);
+            };
+            plan_button::approve(&mut record, &who, &text, required, now)?;
+            Ok(Some(record))
+        };
+        // The op id makes a redelivered or retried click find its approval recorded.
+        let op_id = format!("{}#approve-button", self.delivery.id);
+        match self
+            .update_record(&id, None, message, Some(&op_id), Box::new(change))
+            .await?
+        {
+            // The same path as after an approving review: recount, then the plan
+            // comment and the check (which loses its button once approved).
+            Ok(Some(_)) => self.sync_reviews(&pr).await,
+            Ok(None) => {
+                tracing::info!(repo = %self.repo, pr = self.issue, "approve button clicked on a pull request with no plan");
+                Ok(())
+            }
+            Err(refusal) => self.refuse_click(&refusal).await,
+        }
+    }
+
+    /// Tells the person who clicked why nothing changed: a reply on the pull request that
+    /// mentions them, since the check run is shared and rewritten by the next event. Bots
+    /// get no reply. The reply is tagged with the delivery, so a retry posts it once, and
+    /// counts against the per-person reply cap like a command's.
+    async fn refuse_click(&self, refusal: &Refusal) -> Result<(), EngineError> {
+        tracing::info!(repo = %self.repo, pr = self.issue, who = %self.author, ?refusal, "approve button click refused");
+        if *refusal == Refusal::Bot {
+            return Ok(());
+        }
+        let (reason, todo) = refusal.words(&self.author, &self.repo);
+        let what = format!(
+            "you clicked “{}” on the navin/plan check",
+            plan_button::LABEL
+        );
+        let body = reply::refusal_to(&self.author, &what, &reason, &todo);
+        let op_id = format!("{}#answers", self.delivery.id);
+        self.answer_all(vec![Answer::Reply(body)], &op_id).await?;
+        Ok(())
+    }
+}
