@@ -8,6 +8,7 @@ mod dispatch;
 mod drift;
 mod gate;
 mod links;
+mod owners;
 mod plan_file;
 pub(crate) mod plan_save;
 pub(crate) mod plans;
