@@ -303,6 +303,19 @@ pub fn issue(repo: &str, number: u64) -> String {
     format!("/repos/{repo}/issues/{number}")
 }
 
+// --- organizations -------------------------------------------------------------------
+
+/// [Get team membership for a user](https://docs.github.com/rest/teams/members#get-team-membership-for-a-user):
+/// 200 with `state` (`active` or `pending`) for a member, 404 otherwise.
+pub fn team_membership(org: &str, team_slug: &str, username: &str) -> String {
+    format!(
+        "/orgs/{}/teams/{}/memberships/{}",
+        encode(org),
+        encode(team_slug),
+        encode(username)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,17 +353,4 @@ mod tests {
             Some(json!({"ref": "main", "inputs": {"step": "S1"}}))
         );
     }
-}
-
-// --- organizations -------------------------------------------------------------------
-
-/// [Get team membership for a user](https://docs.github.com/rest/teams/members#get-team-membership-for-a-user):
-/// 200 with `state` (`active` or `pending`) for a member, 404 otherwise.
-pub fn team_membership(org: &str, team_slug: &str, username: &str) -> String {
-    format!(
-        "/orgs/{}/teams/{}/memberships/{}",
-        encode(org),
-        encode(team_slug),
-        encode(username)
-    )
 }
