@@ -129,6 +129,7 @@ fn main() {
         diff: None,
         repo: Some(RepoRef::new("octo/widgets", "https://github.com")),
         run: None,
+        owner_notes: Vec::new(),
     };
     let mut bytes = 0;
     let t = median(15, || bytes = plan_comment(&doc, &info).len());

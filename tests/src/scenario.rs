@@ -187,7 +187,7 @@ impl Scenario {
         payload
     }
 
-    /// Common patches: repository, installation, PR number, title/body/author and head.
+    /// Common patches: repository, installation, PR number, title/body/author, head and base.
     fn pull_payload(&self, fixture: &str, owner: &str, repo: &str, number: u64) -> Payload {
         let issue = self.fake.issue(owner, repo, number);
         let pull = self.fake.pull(owner, repo, number);
@@ -200,6 +200,8 @@ impl Scenario {
             .issue_author(&issue.author, author_id, UserKind::User)
             .head_sha(&pull.head_sha)
             .head_ref(&pull.head_ref)
+            .set("/pull_request/base/ref", json!(pull.base_ref))
+            .set("/pull_request/base/sha", json!(pull.base_sha))
             .sender(&issue.author, author_id, UserKind::User);
         if let Some(fork) = &pull.head_repo {
             // A fork PR's head lives in the fork, as GitHub's payload says.

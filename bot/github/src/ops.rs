@@ -193,6 +193,25 @@ pub fn pull_request_reviews(repo: &str, number: u64) -> String {
     format!("/repos/{repo}/pulls/{number}/reviews?per_page=100")
 }
 
+/// [Get all requested reviewers for a pull request](https://docs.github.com/rest/pulls/review-requests#get-all-requested-reviewers-for-a-pull-request)
+pub fn requested_reviewers(repo: &str, number: u64) -> String {
+    format!("/repos/{repo}/pulls/{number}/requested_reviewers")
+}
+
+/// [Request reviewers for a pull request](https://docs.github.com/rest/pulls/review-requests#request-reviewers-for-a-pull-request):
+/// `reviewers` are logins, `team_reviewers` slugs of the repository's organization's teams.
+pub fn request_reviewers(
+    repo: &str,
+    number: u64,
+    reviewers: &[String],
+    team_reviewers: &[String],
+) -> ApiRequest {
+    ApiRequest::post(
+        format!("/repos/{repo}/pulls/{number}/requested_reviewers"),
+        json!({ "reviewers": reviewers, "team_reviewers": team_reviewers }),
+    )
+}
+
 /// [List pull requests files](https://docs.github.com/rest/pulls/pulls#list-pull-requests-files)
 pub fn pull_request_files(repo: &str, number: u64) -> String {
     format!("/repos/{repo}/pulls/{number}/files?per_page=100")
@@ -282,6 +301,19 @@ pub fn assign_to_copilot(
 /// [Get an issue](https://docs.github.com/rest/issues/issues#get-an-issue)
 pub fn issue(repo: &str, number: u64) -> String {
     format!("/repos/{repo}/issues/{number}")
+}
+
+// --- organizations -------------------------------------------------------------------
+
+/// [Get team membership for a user](https://docs.github.com/rest/teams/members#get-team-membership-for-a-user):
+/// 200 with `state` (`active` or `pending`) for a member, 404 otherwise.
+pub fn team_membership(org: &str, team_slug: &str, username: &str) -> String {
+    format!(
+        "/orgs/{}/teams/{}/memberships/{}",
+        encode(org),
+        encode(team_slug),
+        encode(username)
+    )
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@ pub enum Scope {
     Checks,
     Contents,
     Actions,
+    /// The organization permission `members` (team membership reads).
+    Members,
 }
 
 impl Scope {
@@ -20,6 +22,7 @@ impl Scope {
             Scope::Checks => "checks",
             Scope::Contents => "contents",
             Scope::Actions => "actions",
+            Scope::Members => "members",
         }
     }
 }
@@ -69,6 +72,8 @@ impl Permission {
             (Scope::Contents, Access::Read) => "read repository contents",
             (Scope::Actions, Access::Write) => "change workflow runs",
             (Scope::Actions, Access::Read) => "read workflow runs",
+            (Scope::Members, Access::Write) => "change the organization's teams",
+            (Scope::Members, Access::Read) => "read the organization's team memberships",
         }
     }
 
@@ -84,6 +89,15 @@ impl Permission {
             .trim_start_matches('/')
             .split('/')
             .collect();
+        // ["orgs", org, "teams", ...]: the organization permission `members`.
+        if parts.first() == Some(&"orgs") && parts.get(2) == Some(&"teams") {
+            let members = Scope::Members;
+            return Some(if write {
+                Permission::write(members)
+            } else {
+                Permission::read(members)
+            });
+        }
         // ["repos", owner, repo, area, ...]
         if parts.first() != Some(&"repos") {
             return None;
@@ -156,6 +170,16 @@ mod tests {
                 Some("actions: write"),
             ),
             ("GET", "/repos/o/r/collaborators/a/permission", None),
+            (
+                "POST",
+                "/repos/o/r/pulls/2/requested_reviewers",
+                Some("pull-requests: write"),
+            ),
+            (
+                "GET",
+                "/orgs/o/teams/t/memberships/a",
+                Some("members: read"),
+            ),
             ("GET", "/app", None),
         ];
         for (method, path, want) in cases {

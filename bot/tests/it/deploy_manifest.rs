@@ -113,7 +113,7 @@ fn the_app_manifest_grants_every_permission_tokens_are_minted_with_and_no_other(
     let granted = permissions();
     let mut wanted: BTreeMap<String, String> = BTreeMap::new();
     for need in [Need::Read, Need::Write] {
-        for (name, level) in needed(need) {
+        for &(name, level) in needed(need) {
             let entry = wanted
                 .entry(name.to_owned())
                 .or_insert_with(|| level.into());
@@ -161,6 +161,8 @@ fn the_app_manifest_grants_what_every_rest_call_navin_makes_needs() {
         ("GET", ops::check_runs_named(repo, "abc", "navin/plan")),
         ("GET", ops::check_run_annotations(repo, 1, 10)),
         ("GET", ops::workflow_run(repo, 1)),
+        ("GET", ops::requested_reviewers(repo, 1)),
+        ("GET", ops::team_membership("o", "t", "alice")),
     ];
     let writes = [
         ops::create_issue(repo, "t", "b", &[]),
@@ -170,6 +172,7 @@ fn the_app_manifest_grants_what_every_rest_call_navin_makes_needs() {
         ops::create_check_run(repo, json!({})),
         ops::update_check_run(repo, 1, json!({})),
         ops::dispatch_workflow(repo, "a.yml", "main", json!({})),
+        ops::request_reviewers(repo, 1, &["alice".to_owned()], &[]),
     ];
     let calls = paths
         .into_iter()

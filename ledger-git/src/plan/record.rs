@@ -89,6 +89,27 @@ pub struct PlanRecord {
     /// reviewer can see what the plan was based on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<PlannerRun>,
+    /// The code owners' reviews requested on the pull request, once per text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_requests: Option<ReviewRequests>,
+    /// Owned proposed files no code owner has approved yet, while
+    /// `approval.require_codeowners` holds the plan pending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting_for_owners: Vec<FileOwners>,
+}
+
+/// The review requests made for one plan text on its pull request: asked once per
+/// text, so a redelivered webhook or an unchanged text asks nobody again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewRequests {
+    /// The text the owners were asked to review.
+    pub hash: String,
+    /// `@login` and `@org/team` asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requested: Vec<String>,
+    /// Owners who could not be asked, each with why (GitHub's answer, an e-mail owner).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_requested: Vec<String>,
 }
 
 /// One planner run behind a plan text.
@@ -303,6 +324,8 @@ impl PlanRecord {
             op_ids: Vec::new(),
             file_hash: None,
             run: None,
+            review_requests: None,
+            waiting_for_owners: Vec::new(),
         }
     }
 
@@ -614,6 +637,8 @@ mod tests {
             op_ids: vec![],
             file_hash: None,
             run: None,
+            review_requests: None,
+            waiting_for_owners: vec![],
         }
     }
 

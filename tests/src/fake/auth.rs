@@ -417,6 +417,7 @@ pub fn default_installation_permissions() -> BTreeMap<String, String> {
         ("checks", "write"),
         ("contents", "write"),
         ("issues", "write"),
+        ("members", "read"),
         ("metadata", "read"),
         ("pull_requests", "write"),
         ("statuses", "write"),

@@ -237,6 +237,36 @@ impl FakeGitHub {
         r.roles.insert(login.into(), role.into());
     }
 
+    /// Creates (or replaces) team `org/slug` with `members` active in it.
+    pub fn add_team(&self, org: &str, slug: &str, members: &[&str]) -> u64 {
+        let mut model = self.inner.model();
+        for m in members {
+            model.user(m);
+        }
+        let id = model.next_id();
+        let team = super::model::Team {
+            id,
+            org: org.to_owned(),
+            slug: slug.to_owned(),
+            members: members.iter().map(|m| m.to_ascii_lowercase()).collect(),
+        };
+        model
+            .teams
+            .insert(format!("{org}/{slug}").to_ascii_lowercase(), team);
+        id
+    }
+
+    /// Takes permission `name` away from every installation on `account` (an owner
+    /// who did not accept a new permission); tokens minted afterwards lack it.
+    pub fn revoke_installation_permission(&self, account: &str, name: &str) {
+        let mut model = self.inner.model();
+        for installation in model.installations.values_mut() {
+            if installation.account.eq_ignore_ascii_case(account) {
+                installation.permissions.remove(name);
+            }
+        }
+    }
+
     /// Installs the App on `account` for `repos` (`"owner/name"`) with Navin's default grant.
     pub fn create_installation(&self, account: &str, repos: &[&str]) -> u64 {
         self.create_installation_with(account, repos, &[])

@@ -19,6 +19,7 @@ mod routes_manifests;
 mod routes_oauth;
 mod routes_pulls;
 mod routes_repos;
+mod routes_teams;
 mod routes_user;
 mod seed;
 
@@ -440,6 +441,7 @@ fn router(inner: Arc<Inner>) -> Router {
         .merge(routes_branches::routes())
         .merge(routes_issues::routes())
         .merge(routes_pulls::routes())
+        .merge(routes_teams::routes())
         .merge(routes_checks::routes())
         .merge(routes_manifests::routes())
         .merge(routes_oauth::routes())

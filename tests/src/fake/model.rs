@@ -217,6 +217,20 @@ pub struct Pull {
     pub files: Vec<PullFile>,
     /// Full name of the head repository when the PR comes from a fork.
     pub head_repo: Option<String>,
+    /// Logins asked for a review and not yet reviewed, in request order.
+    pub requested_reviewers: Vec<String>,
+    /// Team slugs asked for a review, in request order.
+    pub requested_teams: Vec<String>,
+}
+
+/// An organization's team: who is an active member.
+#[derive(Debug, Clone)]
+pub struct Team {
+    pub id: u64,
+    pub org: String,
+    pub slug: String,
+    /// Active members' logins, lowercase.
+    pub members: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -381,6 +395,8 @@ pub struct Model {
     pub manifest_codes: HashMap<String, ManifestApp>,
     /// The user sign-in (OAuth web flow) state.
     pub oauth: OAuthState,
+    /// Organizations' teams by `org/slug`, lowercase.
+    pub teams: BTreeMap<String, Team>,
 }
 
 /// The OAuth web flow's state: who is signed in, codes not yet exchanged, refresh tokens.
@@ -474,6 +490,7 @@ impl Model {
             },
             manifest_codes: HashMap::new(),
             oauth: OAuthState::default(),
+            teams: BTreeMap::new(),
             app,
         };
         let bot = model.app.bot_login();

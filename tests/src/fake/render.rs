@@ -410,6 +410,41 @@ impl Renderer<'_> {
         side
     }
 
+    /// Teams of `org` by slug, in the `team` shape (unknown slugs are left out).
+    pub fn teams(&self, org: &str, slugs: &[String]) -> Value {
+        let tpl = template("pulls/list-requested-reviewers")["teams"][0].clone();
+        let teams: Vec<Value> = slugs
+            .iter()
+            .filter_map(|slug| {
+                self.model
+                    .teams
+                    .get(&format!("{org}/{slug}").to_ascii_lowercase())
+            })
+            .map(|team| {
+                let mut t = tpl.clone();
+                let base = self.base;
+                t["id"] = json!(team.id);
+                t["node_id"] = json!(node_id("04:Team", team.id));
+                t["name"] = json!(team.slug);
+                t["slug"] = json!(team.slug);
+                t["url"] = json!(format!("{base}/orgs/{}/teams/{}", team.org, team.slug));
+                t["html_url"] = json!(format!("{base}/orgs/{}/teams/{}", team.org, team.slug));
+                t["members_url"] = json!(format!(
+                    "{base}/orgs/{}/teams/{}/members{{/member}}",
+                    team.org, team.slug
+                ));
+                t["repositories_url"] = json!(format!(
+                    "{base}/orgs/{}/teams/{}/repos",
+                    team.org, team.slug
+                ));
+                // The schema requires `type`, which GitHub's own example lacks.
+                t["type"] = json!("organization");
+                t
+            })
+            .collect();
+        json!(teams)
+    }
+
     /// Full pull request (`GET /pulls/{n}`); `simple` gives the list shape.
     pub fn pull(&self, repo: &Repo, issue: &Issue, simple: bool) -> Value {
         let Some(pull) = &issue.pull else {
@@ -443,8 +478,12 @@ impl Renderer<'_> {
             .collect::<Vec<_>>());
         p["assignee"] = Value::Null;
         p["assignees"] = json!([]);
-        p["requested_reviewers"] = json!([]);
-        p["requested_teams"] = json!([]);
+        p["requested_reviewers"] = json!(pull
+            .requested_reviewers
+            .iter()
+            .map(|l| self.user(l))
+            .collect::<Vec<_>>());
+        p["requested_teams"] = self.teams(&repo.owner, &pull.requested_teams);
         p["milestone"] = Value::Null;
         p["auto_merge"] = Value::Null;
         p["active_lock_reason"] = Value::Null;

@@ -1,4 +1,4 @@
-//! Pull request endpoints: pulls, their files, reviews (REST uppercase states) and dismissals.
+//! Pull request endpoints: pulls, their files, reviews (REST uppercase states), dismissals and review requests.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -38,6 +38,118 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
             "/repos/{owner}/{repo}/pulls/{number}/reviews/{review_id}/dismissals",
             put(dismiss_review),
         )
+        .route(
+            "/repos/{owner}/{repo}/pulls/{number}/requested_reviewers",
+            get(list_requested).post(request_reviewers),
+        )
+}
+
+/// `GET …/requested_reviewers`: `{users, teams}` still asked to review.
+async fn list_requested(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, number)): Path<(String, String, u64)>,
+) -> ApiResult {
+    let model = inner.model();
+    let r = access(&model, &caller, &owner, &repo, "pull_requests", "read")?;
+    let pull = r
+        .issues
+        .get(&number)
+        .and_then(|i| i.pull.as_ref())
+        .ok_or_else(ApiError::not_found)?;
+    let renderer = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    };
+    ok(json!({
+        "users": pull.requested_reviewers.iter().map(|l| renderer.user(l)).collect::<Vec<_>>(),
+        "teams": renderer.teams(&r.owner, &pull.requested_teams),
+    }))
+}
+
+/// `POST …/requested_reviewers`: as GitHub, all or nothing: 422 when a login is the
+/// pull request's author, or a login or team is not a collaborator of the repository
+/// (a team must be one of the repository owner's); 201 with the pull request otherwise.
+async fn request_reviewers(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, number)): Path<(String, String, u64)>,
+    body: Bytes,
+) -> ApiResult {
+    let body = parse_body(&body)?;
+    let list = |name: &str| -> Vec<String> {
+        body.get(name)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (users, teams) = (list("reviewers"), list("team_reviewers"));
+    let mut model = inner.model();
+    let r = access(&model, &caller, &owner, &repo, "pull_requests", "write")?;
+    let full = r.full_name();
+    let issue = r.issues.get(&number).ok_or_else(ApiError::not_found)?;
+    issue.pull.as_ref().ok_or_else(ApiError::not_found)?;
+    if users.iter().any(|u| u.eq_ignore_ascii_case(&issue.author)) {
+        return Err(ApiError::unprocessable(
+            "Review cannot be requested from pull request author.",
+        ));
+    }
+    let collaborator = |login: &str| {
+        login.eq_ignore_ascii_case(&r.owner)
+            || r.roles
+                .iter()
+                .any(|(l, role)| l.eq_ignore_ascii_case(login) && role != "none")
+    };
+    let team_known = |slug: &str| {
+        model
+            .teams
+            .contains_key(&format!("{}/{slug}", r.owner).to_ascii_lowercase())
+    };
+    if !users.iter().all(|u| collaborator(u)) || !teams.iter().all(|t| team_known(t)) {
+        return Err(ApiError::unprocessable(format!(
+            "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the {full} repository."
+        )));
+    }
+    let repo_mut = model
+        .repo_mut(&owner, &repo)
+        .ok_or_else(ApiError::not_found)?;
+    let issue = repo_mut
+        .issues
+        .get_mut(&number)
+        .ok_or_else(ApiError::not_found)?;
+    if let Some(pull) = issue.pull.as_mut() {
+        for u in users {
+            if !pull
+                .requested_reviewers
+                .iter()
+                .any(|x| x.eq_ignore_ascii_case(&u))
+            {
+                pull.requested_reviewers.push(u);
+            }
+        }
+        for t in teams {
+            if !pull
+                .requested_teams
+                .iter()
+                .any(|x| x.eq_ignore_ascii_case(&t))
+            {
+                pull.requested_teams.push(t);
+            }
+        }
+    }
+    let r = model.repo(&owner, &repo).ok_or_else(ApiError::not_found)?;
+    let issue = r.issues.get(&number).ok_or_else(ApiError::not_found)?;
+    let rendered = Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .pull(r, issue, false);
+    Ok((StatusCode::CREATED, axum::Json(rendered)).into_response())
 }
 
 async fn list_pulls(
@@ -237,6 +349,15 @@ async fn create_review(
         submitted_at: Utc::now(),
     };
     model.reviews.insert(id, review.clone());
+    // GitHub drops a reviewer's pending request once they review.
+    if let Some(pull) = model
+        .repo_mut(&owner, &repo)
+        .and_then(|r| r.issues.get_mut(&number))
+        .and_then(|i| i.pull.as_mut())
+    {
+        pull.requested_reviewers
+            .retain(|l| !l.eq_ignore_ascii_case(&review.user));
+    }
     ok(Renderer {
         base: &inner.base_url,
         model: &model,
@@ -347,6 +468,8 @@ async fn create_pull(
                 merged_at: None,
                 files,
                 head_repo: None,
+                requested_reviewers: Vec::new(),
+                requested_teams: Vec::new(),
             }),
         },
     );

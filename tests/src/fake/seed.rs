@@ -284,6 +284,8 @@ impl FakeGitHub {
                     merged_at: None,
                     files,
                     head_repo: spec.fork,
+                    requested_reviewers: Vec::new(),
+                    requested_teams: Vec::new(),
                 }),
             },
         );

@@ -309,6 +309,11 @@ pub struct Approval {
     /// Distinct approving writers a plan needs. At least 1. Default: 1.
     #[schemars(range(min = 1))]
     pub required_approvals: u32,
+    /// Count only approvals by code owners of the plan's proposed files (CODEOWNERS):
+    /// every owned file needs one of its owners' approval, as GitHub's "Require review
+    /// from Code Owners". Team owners need the organization permission `members: read`.
+    /// Default: false (any writer's approval counts).
+    pub require_codeowners: bool,
 }
 
 impl Default for Approval {
@@ -316,6 +321,7 @@ impl Default for Approval {
         Self {
             allow_author_approval: false,
             required_approvals: 1,
+            require_codeowners: false,
         }
     }
 }

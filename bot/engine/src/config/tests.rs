@@ -16,6 +16,7 @@ fn defaults_match_the_documented_values() {
     let c = RepoConfig::default();
     assert_eq!(c.ledger_branch, "navin/ledger");
     assert!(!c.approval.allow_author_approval);
+    assert!(!c.approval.require_codeowners);
     assert_eq!(c.evidence.trusted_apps, BTreeSet::from([15368]));
     assert_eq!(c.auto_accept.after_n_safe_operations, None);
     assert_eq!(
@@ -41,6 +42,7 @@ auto_accept:
 approval:
   allow_author_approval: true
   required_approvals: 2
+  require_codeowners: true
 evidence:
   trusted_apps: [15368, 99]
   required_checks:
@@ -62,6 +64,7 @@ budgets:
     assert!(c.auto_accept.needs_human(ChangeClass::MultiFileChange));
     assert!(c.auto_accept.needs_human(ChangeClass::FileDelete));
     assert_eq!(c.approval.required_approvals, 2);
+    assert!(c.approval.require_codeowners);
     assert_eq!(c.evidence.required_checks.test, ["ci / test"]);
     assert_eq!(c.evidence.min_ci_time, Duration::from_secs(300));
     assert!(c.dispatch.issues);

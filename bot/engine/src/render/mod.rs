@@ -20,7 +20,7 @@ pub use marker::{parse_marker, Marker, ReplyKind, PANEL_FORMAT};
 pub use mermaid::{label as mermaid_label, MAX_GRAPH_EDGES, MAX_GRAPH_NODES};
 pub use panel::{mission_panel, PanelContext, PanelLink, FOLD_AT};
 pub use plan_comment::{
-    plan_comment, plan_status, PlanApproval, PlanCommentInfo, PlanStatus, FOLD_PLAN_AT,
+    owner_notes, plan_comment, plan_status, PlanApproval, PlanCommentInfo, PlanStatus, FOLD_PLAN_AT,
 };
 pub use repo::RepoRef;
 pub use text::{COMMENT_BUDGET, COMMENT_LIMIT};

@@ -53,6 +53,40 @@ pub struct PlanCommentInfo {
     /// The planner run behind the text: the commit it read, its tool calls, and why
     /// the built-in plan stands in when the chosen planner failed.
     pub run: Option<navin_ledger::plan::record::PlannerRun>,
+    /// Code owners: whose review was requested or could not be, and which owned files
+    /// wait for an owner's approval ([`owner_notes`]).
+    pub owner_notes: Vec<String>,
+}
+
+/// What the plan comment and the `navin/plan` check say about code owners: the owned
+/// files still waiting for an owner's approval (`approval.require_codeowners`), whose
+/// review was requested for the current text, and who could not be asked.
+pub fn owner_notes(record: &PlanRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    if record.status == RecordStatus::Pending {
+        if let Some(note) =
+            crate::rules::codeowners_approval::waiting_note(&record.waiting_for_owners)
+        {
+            out.push(format!("{note}."));
+        }
+    }
+    if let Some(asked) = record
+        .review_requests
+        .as_ref()
+        .filter(|r| r.hash == record.hash)
+    {
+        if !asked.requested.is_empty() {
+            let who: Vec<String> = asked.requested.iter().map(|w| code(w)).collect();
+            out.push(format!(
+                "Review requested from the code owners {}.",
+                who.join(", ")
+            ));
+        }
+        for refused in &asked.not_requested {
+            out.push(format!("Review could not be requested from {refused}."));
+        }
+    }
+    out
 }
 
 /// Plan text longer than this folds each long section into `<details>`.
@@ -166,6 +200,10 @@ fn header(doc: &PlanDocument, info: &PlanCommentInfo) -> String {
     match &info.status {
         PlanStatus::Pending { stale } => {
             out.push_str("⏳ **pending approval**\n");
+            // Built by Navin with every owner in a code span, so nobody is pinged.
+            for note in &info.owner_notes {
+                let _ = writeln!(out, "\n👥 {note}");
+            }
             if let Some(why) = stale {
                 let _ = writeln!(
                     out,

@@ -18,28 +18,33 @@ pub enum Need {
 }
 
 /// Permission name (as the access-token endpoint spells it) to level, for `need`.
-pub fn needed(need: Need) -> [(&'static str, &'static str); 5] {
+/// A write event requests code owners' reviews on plan pull requests
+/// (`pull_requests: write`) and, under `approval.require_codeowners`, reads team
+/// memberships (the organization permission `members: read`; an installation on a
+/// personal account has no such grant, and [`scope`] leaves it out).
+pub fn needed(need: Need) -> &'static [(&'static str, &'static str)] {
     match need {
-        Need::Read => [
+        Need::Read => &[
             ("contents", "read"),
             ("issues", "write"),
             ("pull_requests", "read"),
             ("checks", "read"),
             ("actions", "read"),
         ],
-        Need::View => [
+        Need::View => &[
             ("contents", "read"),
             ("issues", "read"),
             ("pull_requests", "read"),
             ("checks", "read"),
             ("actions", "read"),
         ],
-        Need::Write => [
+        Need::Write => &[
             ("contents", "write"),
             ("issues", "write"),
-            ("pull_requests", "read"),
+            ("pull_requests", "write"),
             ("checks", "write"),
             ("actions", "write"),
+            ("members", "read"),
         ],
     }
 }
@@ -67,7 +72,7 @@ pub fn scope(
     let Some(granted) = granted else {
         return scope;
     };
-    for (name, level) in needed(need) {
+    for &(name, level) in needed(need) {
         let Some(have) = granted.get(name) else {
             continue;
         };
@@ -124,6 +129,7 @@ mod tests {
             ("checks", "write"),
             ("actions", "write"),
             ("metadata", "read"),
+            ("members", "write"),
         ]);
         let read = scope(Some(7), Need::Read, Some(&all));
         assert_eq!(read.repository_ids, [7]);
@@ -134,9 +140,14 @@ mod tests {
         assert_eq!(write.permissions["contents"], "write");
         assert_eq!(write.permissions["checks"], "write");
         assert_eq!(
-            write.permissions["pull_requests"], "read",
+            write.permissions["pull_requests"], "write",
+            "code owners' reviews are requested"
+        );
+        assert_eq!(
+            write.permissions["members"], "read",
             "never more than needed"
         );
+        assert!(!read.permissions.contains_key("members"));
     }
 
     #[test]
@@ -165,6 +176,10 @@ mod tests {
         assert_eq!(s.permissions["contents"], "read");
         assert!(!s.permissions.contains_key("checks"));
         assert!(!s.permissions.contains_key("actions"));
+        assert!(
+            !s.permissions.contains_key("members"),
+            "a personal account's installation has no organization permissions"
+        );
     }
 
     #[test]

@@ -90,6 +90,9 @@ pub(crate) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String
                     short(&edit.to_hash)
                 ));
             }
+            for note in crate::render::owner_notes(record) {
+                summary.push_str(&format!("\n\n{note}"));
+            }
             for note in notes {
                 summary.push_str(&format!("\n- Not counted: {note}"));
             }
@@ -307,6 +310,17 @@ impl Session<'_> {
                 ));
             }
         }
+        // `approval.require_codeowners`: only owners of the proposed files count, and
+        // every owned file needs one of its owners.
+        let mut waiting = Vec::new();
+        if config.approval.require_codeowners {
+            let files = self.plan_owners(&doc, Some(&pr.base_ref)).await?;
+            let approvers: Vec<String> = counted.iter().map(|c| c.login.clone()).collect();
+            let verdict = self.owner_verdict(&files, &approvers).await?;
+            notes.extend(super::owners::verdict_notes(&verdict));
+            counted.retain(|c| verdict.owners.iter().any(|o| o == &c.login));
+            waiting = verdict.waiting;
+        }
         let required = config.approval.required_approvals;
         let id = record.id.clone();
         let message = format!(
@@ -317,9 +331,9 @@ impl Session<'_> {
             let Some(mut record) = old else {
                 return Ok(None);
             };
-            Ok(record
-                .reconcile_reviews(&standing, &counted, required, now)
-                .then_some(record))
+            let recounted = record.reconcile_reviews(&standing, &counted, required, now);
+            let held = crate::rules::codeowners_approval::hold(&mut record, &waiting);
+            Ok((recounted || held).then_some(record))
         };
         let updated = self
             .update_record(&id, None, message, None, Box::new(change))
@@ -358,7 +372,7 @@ impl Session<'_> {
     }
 
     /// Every review of the pull request, oldest first.
-    async fn reviews(&self, number: u64) -> Result<Vec<RestReview>, EngineError> {
+    pub(crate) async fn reviews(&self, number: u64) -> Result<Vec<RestReview>, EngineError> {
         let mut all = Vec::new();
         let mut next = Some(ops::pull_request_reviews(&self.repo, number));
         while let Some(path) = next {

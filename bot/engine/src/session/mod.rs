@@ -9,6 +9,7 @@ mod dispatch;
 mod drift;
 mod gate;
 mod links;
+mod owners;
 mod plan_button;
 mod plan_file;
 pub(crate) mod plan_save;

@@ -33,6 +33,8 @@ pub(crate) struct PullInfo {
     pub number: u64,
     pub author: String,
     pub head_sha: String,
+    /// The branch it merges into: GitHub reads its CODEOWNERS from there.
+    pub base_ref: String,
     pub body: String,
     pub html_url: Option<String>,
 }
@@ -43,6 +45,7 @@ impl PullInfo {
             number: pr.number,
             author: pr.user.login.clone(),
             head_sha: pr.head.sha.clone(),
+            base_ref: pr.base.name.clone(),
             body: pr.body.clone().unwrap_or_default(),
             html_url: pr.html_url.clone(),
         }
@@ -293,6 +296,7 @@ impl Session<'_> {
             diff: record.diff.clone(),
             repo: Some(self.repo_ref()),
             run: record.run.clone(),
+            owner_notes: crate::render::owner_notes(record),
         };
         let body = plan_comment(doc, &info);
         let id = record.id.clone();
@@ -313,7 +317,8 @@ impl Session<'_> {
         Ok(())
     }
 
-    /// The plan comment, and on a pull request the `navin/plan` check on its head.
+    /// The plan comment, and on a pull request the `navin/plan` check on its head, after
+    /// asking the code owners of a new text's proposed files to review it.
     pub(crate) async fn publish_plan(
         &self,
         record: &PlanRecord,
@@ -321,8 +326,8 @@ impl Session<'_> {
         pr: Option<&PullInfo>,
         notes: &[String],
     ) -> Result<(), EngineError> {
-        self.show_plan(record, doc).await?;
         if !record.pull_request {
+            self.show_plan(record, doc).await?;
             self.refresh_step_checks(&record.id).await?;
             return self.refresh_named_gates(record).await;
         }
@@ -334,6 +339,9 @@ impl Session<'_> {
                 &fetched
             }
         };
+        let asked = self.request_owner_reviews(record, doc, pr).await?;
+        let record = asked.as_ref().unwrap_or(record);
+        self.show_plan(record, doc).await?;
         let required = self.repo_config().approval.required_approvals;
         let check = super::gate::own_plan_check(record, required, notes);
         self.sync_check(pr, &check, &record.id).await
@@ -464,6 +472,10 @@ impl Session<'_> {
         let who_id = self.author_id;
         let required = self.repo_config().approval.required_approvals;
         let now = self.now();
+        let waiting = match self.owner_approval(&who).await? {
+            Ok(waiting) => waiting,
+            Err(refusal) => return Ok(refusal),
+        };
         self.decide(op_id, "approve", move |record| {
             if record.is_approved() {
                 return Err("the plan is already approved.".to_owned());
@@ -481,9 +493,58 @@ impl Session<'_> {
             record.status = RecordStatus::Pending;
             record.approvals.push(approval);
             record.settle(required);
+            crate::rules::codeowners_approval::hold(record, &waiting);
             Ok(())
         })
         .await
+    }
+
+    /// `/approve` under `approval.require_codeowners`: refused (nothing changes) unless
+    /// `who` owns one of the plan's owned proposed files, by login or through an
+    /// active team membership; otherwise the owned files no approver owns yet. Without
+    /// the setting, or with no owned files, nothing waits.
+    async fn owner_approval(
+        &self,
+        who: &str,
+    ) -> Result<Result<Vec<navin_ledger::plan::record::FileOwners>, Answer>, EngineError> {
+        if !self.repo_config().approval.require_codeowners {
+            return Ok(Ok(Vec::new()));
+        }
+        let Some((record, doc)) = self.read_plan().await? else {
+            return Ok(Ok(Vec::new()));
+        };
+        let files = self.plan_owners(&doc, None).await?;
+        if files.is_empty() {
+            return Ok(Ok(Vec::new()));
+        }
+        let mut approvers: Vec<String> = record
+            .current_approvals()
+            .filter(|a| a.review_id.is_none() && a.note.is_none())
+            .map(|a| a.approver.clone())
+            .filter(|a| !a.eq_ignore_ascii_case(who))
+            .collect();
+        approvers.push(who.to_owned());
+        let verdict = self.owner_verdict(&files, &approvers).await?;
+        if verdict.owners.iter().any(|o| o.eq_ignore_ascii_case(who)) {
+            return Ok(Ok(verdict.waiting));
+        }
+        let mut reason = format!(
+            "@{who} owns none of the plan's proposed files, and `approval.require_codeowners` counts only code owners' approvals, so nothing changed."
+        );
+        for note in super::owners::verdict_notes(&verdict)
+            .into_iter()
+            .filter(|n| !n.starts_with('@'))
+        {
+            reason.push(' ');
+            reason.push_str(&note);
+        }
+        if let Some(waiting) = crate::rules::codeowners_approval::waiting_note(&verdict.waiting) {
+            reason.push_str(&format!(" {waiting}."));
+        }
+        Ok(Err(Answer::refuse(
+            reason,
+            "Ask a code owner of those files (see CODEOWNERS) to `/approve`.",
+        )))
     }
 
     pub(crate) async fn reject(

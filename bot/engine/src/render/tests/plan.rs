@@ -16,6 +16,7 @@ fn info(status: PlanStatus) -> PlanCommentInfo {
         diff: None,
         repo: Some(RepoRef::new("octo/widgets", "https://github.com")),
         run: None,
+        owner_notes: Vec::new(),
     }
 }
 

@@ -90,6 +90,7 @@ fn the_plan_comment_of_a_pending_plan_on_a_pull_request_from_the_llm_planner() {
             fallback: None,
             owners: vec![],
         }),
+        owner_notes: Vec::new(),
     };
     insta::assert_snapshot!(plan_comment(&doc, &info), @r#"
     <!-- navin:plan id=pr-12 hash=sha256:6d253b56ccd9ee657643c7ac3872c31234133399ef4f274c94ca90cdc3220d1b -->
@@ -223,6 +224,7 @@ fn the_plan_comment_of_an_approved_plan() {
         diff: None,
         repo: Some(repo()),
         run: None,
+        owner_notes: Vec::new(),
     };
     insta::assert_snapshot!(plan_comment(&doc, &info), @r#"
     <!-- navin:plan id=issue-7 hash=sha256:6d253b56ccd9ee657643c7ac3872c31234133399ef4f274c94ca90cdc3220d1b -->
