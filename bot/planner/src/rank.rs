@@ -171,6 +171,9 @@ fn prior(path: &str, language: Option<&str>, is_test: bool, q: &Query) -> f64 {
     }
     if q.in_area(&lower) {
         p *= 1.6;
+    } else if q.area_resolved {
+        // The scope names a package or directory: the change lies there.
+        p *= 0.6;
     }
     // Fixture-like directories rank low unless the request names them.
     let fixture = lower.split('/').any(|c| {
@@ -281,7 +284,8 @@ fn test_pairs(scanned: &Scanned) -> Vec<(usize, usize)> {
 /// Ranks every file for the request, best first, ties broken by path. Files
 /// with no lexical or graph relevance are left out.
 pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> {
-    let query = query::parse(request);
+    let mut query = query::parse(request);
+    query.narrow_to_area(scanned.files.iter().map(|f| f.path.as_str()));
     let terms = &query.terms;
     let q = Lookup::new(terms);
     let counts: Vec<Counts> = scanned
