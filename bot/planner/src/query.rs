@@ -3,6 +3,8 @@
 use super::text;
 
 const MAX_TERMS: usize = 32;
+/// A scope-only term's weight once the scope resolved to a directory (see [`Query::narrow_to_area`]).
+const SCOPE_IN_AREA_WEIGHT: f64 = 0.5;
 
 /// The kind of work a request asks for, from a conventional-commit prefix
 /// (`fix(parser): …`) or its leading words.
@@ -224,22 +226,21 @@ pub fn parse(request: &str) -> Query {
 
 impl Query {
     /// When the scope names a directory or package that exists, it narrows
-    /// the ranking (see `rank::prior`) instead of matching as a word: a
-    /// scope-only term would otherwise match every file under that directory
-    /// by path and flood the plan with them. Keeps the terms when nothing
-    /// else of the request is left to rank by.
+    /// the ranking (see `rank::prior`) more than it matches as a word: at full
+    /// weight a scope-only term matches every file under that directory by
+    /// path and floods the plan with them. It keeps a small weight, since a
+    /// short request (`pkg/brew: update tap`) may have little else to go by.
     pub fn narrow_to_area<'a>(&mut self, mut paths: impl Iterator<Item = &'a str>) {
         self.area_resolved =
             self.area.is_some() && paths.any(|p| self.in_area(&p.to_ascii_lowercase()));
-        if !self.area_resolved || self.scope_only.iter().all(|&s| s) {
+        if !self.area_resolved {
             return;
         }
-        let keep: Vec<bool> = self.scope_only.iter().map(|&s| !s).collect();
-        let mut k = keep.iter();
-        self.terms.retain(|_| k.next().copied().unwrap_or(true));
-        let mut k = keep.iter();
-        self.weights.retain(|_| k.next().copied().unwrap_or(true));
-        self.scope_only.retain(|&s| !s);
+        for (w, &scope_only) in self.weights.iter_mut().zip(&self.scope_only) {
+            if scope_only {
+                *w = SCOPE_IN_AREA_WEIGHT;
+            }
+        }
     }
 
     /// True when `path` lies in the area the request's prefix names: a

@@ -70,6 +70,21 @@ fn tested_name(path: &str) -> String {
     base.to_string()
 }
 
+/// True when the file holds test cases, not only helpers (`world.rs`, `conftest.py`).
+fn defines_tests(text: &str) -> bool {
+    [
+        "#[test]",
+        "#[tokio::test]",
+        "def test_",
+        "func Test",
+        "it(",
+        "test(",
+        "describe(",
+    ]
+    .iter()
+    .any(|m| text.contains(m))
+}
+
 fn same_family(a: &str, b: &str) -> bool {
     let js = |l: &str| matches!(l, "JavaScript" | "TypeScript");
     a == b || js(a) && js(b)
@@ -97,10 +112,19 @@ pub fn test_place(
     let mstem = module_stem(primary);
     let mterm = text::stem(&mstem.to_ascii_lowercase()).to_string();
     let generic = mterm.len() < 3 || matches!(mterm.as_str(), "src" | "lib" | "util" | "utils");
-    let package = map.module_of(primary).map(|m| m.path.clone());
+    let module = map.module_of(primary);
+    let package = module.map(|m| m.path.clone());
+    // A package with its own manifest owns its tests: the workspace root's
+    // `tests/` belong to the root package, not to `crates/globset`.
+    let own_manifest = module.is_some_and(|m| {
+        matches!(
+            m.kind.as_str(),
+            "crate" | "npm package" | "go module" | "python project" | "jvm module"
+        ) && !m.path.is_empty()
+    });
     let rank_of = |path: &str| ranked.iter().position(|r| r.path == path);
 
-    let mut best: Option<(Tie, usize, std::cmp::Reverse<usize>, u64, usize)> = None;
+    let mut best: Option<(bool, Tie, usize, std::cmp::Reverse<usize>, u64, usize)> = None;
     let mut best_path: Option<&str> = None;
     for (t, f) in scanned.files.iter().enumerate() {
         if !f.is_test || t == p || !f.language.is_some_and(|l| same_family(l, language)) {
@@ -117,7 +141,9 @@ pub fn test_place(
         // (a project's root `tests/` for `src/pkg/mod.py`).
         let same_package = match (&package, map.module_of(&f.path)) {
             (Some(own), Some(m)) => {
-                m.path == *own || m.path.is_empty() || own.starts_with(&format!("{}/", m.path))
+                m.path == *own
+                    || !own_manifest
+                        && (m.path.is_empty() || own.starts_with(&format!("{}/", m.path)))
             }
             _ => false,
         };
@@ -145,6 +171,7 @@ pub fn test_place(
         // Same directory tree first, then what the request ranks, then the
         // bigger (catch-all) file, then the one naming the module most.
         let key = (
+            defines_tests(f.text.as_deref().unwrap_or("")),
             tie,
             common_dirs(&f.path, primary),
             std::cmp::Reverse(rank_of(&f.path).unwrap_or(usize::MAX)),
@@ -156,7 +183,7 @@ pub fn test_place(
             best_path = Some(&f.path);
         }
     }
-    if let (Some((tie, ..)), Some(path)) = (best, best_path) {
+    if let (Some((_, tie, ..)), Some(path)) = (best, best_path) {
         let why = match tie {
             Tie::Imports => format!("`{path}` already tests `{primary}` (it imports it)"),
             Tie::NamedAfter => format!("`{path}` is the test named after `{primary}`"),
@@ -206,7 +233,8 @@ fn new_test_file(
             return Some(TestPlace {
                 path: primary.to_string(),
                 exists: true,
-                why: format!("the project keeps Rust unit tests inline, in `#[cfg(test)]` modules"),
+                why: "the project keeps Rust unit tests inline, in `#[cfg(test)]` modules"
+                    .to_string(),
             })
         }
         ("Python", _) => {

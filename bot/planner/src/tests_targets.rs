@@ -285,3 +285,48 @@ fn target_state_and_risks_name_the_definitions_and_the_dependent_packages() {
         );
     }
 }
+
+#[test]
+fn a_member_crate_does_not_borrow_the_root_packages_tests() {
+    let out = plan_of(
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"rg\"\n[workspace]\nmembers = [\"crates/glob\"]\n",
+            ),
+            ("src/main.rs", "fn main() {}\n"),
+            ("tests/regression.rs", "#[test]\nfn r() {}\n"),
+            ("crates/glob/Cargo.toml", "[package]\nname = \"glob\"\n"),
+            ("crates/glob/src/lib.rs", "pub mod escape;\n"),
+            ("crates/glob/src/escape.rs", "pub fn escape_brackets() {}\n"),
+        ],
+        "escape brackets in patterns",
+    );
+    assert!(
+        change(&out, "tests/regression.rs").is_none(),
+        "{:?}",
+        paths(&out)
+    );
+    let t = change(&out, "crates/glob/tests/escape.rs").expect("a new test named after the module");
+    assert_eq!(t.operation, Operation::Create);
+}
+
+#[test]
+fn a_test_file_with_cases_wins_over_a_helper_that_imports_the_module() {
+    let out = plan_of(
+        &[
+            ("pyproject.toml", "[project]\nname = \"p\"\n"),
+            ("p/__init__.py", ""),
+            ("p/parser.py", "def parse_header(): pass\n"),
+            ("tests/helpers.py", "from p import parser\n"),
+            ("tests/test_parser.py", "def test_x(): pass\n"),
+        ],
+        "parse header continuation lines",
+    );
+    assert!(
+        change(&out, "tests/test_parser.py").is_some(),
+        "{:?}",
+        paths(&out)
+    );
+    assert!(change(&out, "tests/helpers.py").is_none());
+}
