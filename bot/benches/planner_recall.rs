@@ -1,37 +1,163 @@
 //! Recall of the built-in planner against real history: for each recent commit, plan its subject line
 //! against the parent tree (read through git2, no checkout) and compare with the files the commit touched.
 //!
-//! Usage: `cargo bench -p navin-bot --bench planner_recall -- <git-dir-or-checkout> [N] [--verbose] [--dump]`
-//! (`--dump` prints each plan as JSON).
+//! Usage: `cargo bench -p navin-bot --bench planner_recall -- <git-dir-or-checkout>... [N] [--verbose] [--dump]`
+//! (several repositories give one table row each plus a pooled row; `--dump` prints each plan as JSON).
+//!
+//! Recall@10 is reported for all touched files, non-test files, source files (not tests, docs,
+//! changelogs or manifests) and files the commit added, each as found/touched over the commits
+//! (pooled), plus the median of the per-commit recall over all touched files.
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use navin_planner::{plan_repository, MemorySource, PlannerOptions};
+use navin_planner::{file_kind, plan_repository, FileKind, MemorySource, PlannerOptions};
 
 const K: usize = 10;
 
-struct Outcome {
-    recall: f64,
-    hit: bool,
+/// One touched file of a commit.
+struct Touched {
+    path: String,
+    added: bool,
+}
+
+/// Found/touched counts per file group, summed over commits.
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    found: usize,
+    touched: usize,
+}
+
+impl Counts {
+    fn add(&mut self, hit: bool) {
+        self.touched += 1;
+        self.found += usize::from(hit);
+    }
+
+    fn show(self) -> String {
+        if self.touched == 0 {
+            return format!("{:>15}", "-");
+        }
+        format!(
+            "{:>5.3} ({:>3}/{:<3})",
+            self.found as f64 / self.touched as f64,
+            self.found,
+            self.touched
+        )
+    }
+}
+
+/// What one repository (or all of them pooled) measured.
+#[derive(Default, Clone)]
+struct Tally {
+    all: Counts,
+    non_test: Counts,
+    source: Counts,
+    added: Counts,
+    /// Per-commit recall over all touched files.
+    recalls: Vec<f64>,
+    hits: usize,
+    invalid: usize,
+    edits: usize,
+    named_edits: usize,
+    questions: usize,
+    times: Vec<f64>,
+}
+
+impl Tally {
+    fn merge(&mut self, o: &Tally) {
+        for (a, b) in [
+            (&mut self.all, o.all),
+            (&mut self.non_test, o.non_test),
+            (&mut self.source, o.source),
+            (&mut self.added, o.added),
+        ] {
+            a.found += b.found;
+            a.touched += b.touched;
+        }
+        self.recalls.extend(&o.recalls);
+        self.times.extend(&o.times);
+        self.hits += o.hits;
+        self.invalid += o.invalid;
+        self.edits += o.edits;
+        self.named_edits += o.named_edits;
+        self.questions += o.questions;
+    }
+
+    fn row(&self, name: &str) -> String {
+        let m = self.recalls.len().max(1) as f64;
+        format!(
+            "{name:<22} {:>4} {} {} {} {} {:>6.3} {:>5.3} {:>7.3} {:>6}/{:<4} {:>5.2}",
+            self.recalls.len(),
+            self.all.show(),
+            self.non_test.show(),
+            self.source.show(),
+            self.added.show(),
+            median(&self.recalls),
+            self.hits as f64 / m,
+            median(&self.times),
+            self.named_edits,
+            self.edits,
+            self.questions as f64 / m,
+        )
+    }
+}
+
+fn header() -> String {
+    format!(
+        "{:<22} {:>4} {:>15} {:>15} {:>15} {:>15} {:>6} {:>5} {:>7} {:>11} {:>5}",
+        "repository",
+        "n",
+        "all",
+        "non-test",
+        "source",
+        "added",
+        "median",
+        "hit",
+        "plan_s",
+        "named/edits",
+        "q/pl"
+    )
+}
+
+fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
 }
 
 fn touched_files(
     repo: &git2::Repository,
     commit: &git2::Commit<'_>,
     parent: &git2::Commit<'_>,
-) -> Result<Vec<String>, git2::Error> {
+) -> Result<Vec<Touched>, git2::Error> {
     let diff = repo.diff_tree_to_tree(Some(&parent.tree()?), Some(&commit.tree()?), None)?;
-    let mut out = BTreeSet::new();
+    let mut out: Vec<Touched> = Vec::new();
+    let mut seen = BTreeSet::new();
     for d in diff.deltas() {
         // Files the commit modified or deleted existed in the parent tree; added
         // files are counted too, since a plan can propose creating them.
         if let Some(p) = d.new_file().path().or_else(|| d.old_file().path()) {
-            out.insert(p.to_string_lossy().replace('\\', "/"));
+            let path = p.to_string_lossy().replace('\\', "/");
+            if seen.insert(path.clone()) {
+                out.push(Touched {
+                    path,
+                    added: d.status() == git2::Delta::Added,
+                });
+            }
         }
     }
-    Ok(out.into_iter().collect())
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
 }
 
 fn main() -> ExitCode {
@@ -42,25 +168,59 @@ fn main() -> ExitCode {
     let verbose = args.iter().any(|a| a == "--verbose");
     let dump = args.iter().any(|a| a == "--dump");
     let positional: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
-    let Some(path) = positional.first() else {
-        eprintln!("usage: planner_recall <git-dir-or-checkout> [N] [--verbose]");
+    let n: usize = positional.iter().find_map(|s| s.parse().ok()).unwrap_or(30);
+    let paths: Vec<&String> = positional
+        .iter()
+        .copied()
+        .filter(|s| s.parse::<usize>().is_err())
+        .collect();
+    if paths.is_empty() {
+        eprintln!("usage: planner_recall <git-dir-or-checkout>... [N] [--verbose] [--dump]");
         return ExitCode::from(2);
-    };
-    let n: usize = positional.get(1).and_then(|s| s.parse().ok()).unwrap_or(30);
-    let repo = match git2::Repository::open(path.as_str()) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("cannot open {path}: {}", e.message());
-            return ExitCode::from(1);
-        }
-    };
-    match run(&repo, n, verbose, dump) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(1)
+    }
+    let mut rows: Vec<(String, Tally)> = Vec::new();
+    for path in paths {
+        let repo = match git2::Repository::open(path.as_str()) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("cannot open {path}: {}", e.message());
+                return ExitCode::from(1);
+            }
+        };
+        println!("== {path}");
+        match run(&repo, n, verbose, dump) {
+            Ok(t) => rows.push((repo_name(path), t)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(1);
+            }
         }
     }
+    let mut pooled = Tally::default();
+    println!("\nrecall@{K} as rate (found/touched); median = per-commit recall over all files");
+    println!("{}", header());
+    for (name, t) in &rows {
+        println!("{}", t.row(name));
+        pooled.merge(t);
+    }
+    if rows.len() > 1 {
+        println!("{}", pooled.row("pooled"));
+    }
+    if pooled.invalid > 0 {
+        println!("invalid plans: {}", pooled.invalid);
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+/// `/work/.mirror/pallets+flask/repo` gives `pallets+flask`.
+fn repo_name(path: &str) -> String {
+    let parts: Vec<&str> = path
+        .trim_end_matches('/')
+        .split('/')
+        .filter(|p| !matches!(*p, "repo" | ".git" | ""))
+        .collect();
+    parts.last().map_or(path, |p| p).to_string()
 }
 
 fn run(
@@ -68,19 +228,14 @@ fn run(
     n: usize,
     verbose: bool,
     dump: bool,
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> Result<Tally, Box<dyn std::error::Error>> {
     let mut walk = repo.revwalk()?;
     walk.push_head()?;
     walk.set_sorting(git2::Sort::TIME | git2::Sort::TOPOLOGICAL)?;
     let opts = PlannerOptions::default();
-    let mut outcomes: Vec<Outcome> = Vec::new();
-    let mut total_touched = 0usize;
-    let mut total_found = 0usize;
-    let mut times = Vec::new();
-    let mut invalid = 0usize;
-    let (mut edits, mut named_edits, mut questions) = (0usize, 0usize, 0usize);
+    let mut t = Tally::default();
     for oid in walk {
-        if outcomes.len() >= n {
+        if t.recalls.len() >= n {
             break;
         }
         let commit = repo.find_commit(oid?)?;
@@ -106,10 +261,10 @@ fn run(
         let source = MemorySource::from_git_tree(repo, &tree)?;
         let t0 = Instant::now();
         let out = plan_repository(&source, &subject, &opts)?;
-        times.push(t0.elapsed().as_secs_f64());
+        t.times.push(t0.elapsed().as_secs_f64());
         // Every plan must pass the one validator, whatever the request.
         if let Err(e) = navin_ledger::plan::PlanDocument::from_plan(&out.plan) {
-            invalid += 1;
+            t.invalid += 1;
             println!("INVALID {:.8} {subject}: {e}", commit.id().to_string());
         }
         // How specific the text is: source edits whose Change line names a
@@ -119,24 +274,38 @@ fn run(
                 && !c.change.starts_with("Extend these tests")
                 && !c.change.starts_with("Adapt to");
             if source_edit {
-                edits += 1;
+                t.edits += 1;
                 if c.change.starts_with("Change `") {
-                    named_edits += 1;
+                    t.named_edits += 1;
                 }
             }
         }
-        questions += out.plan.questions.len();
+        t.questions += out.plan.questions.len();
         let planned: Vec<String> = out.planned_files().into_iter().take(K).collect();
-        let found: Vec<&String> = touched.iter().filter(|t| planned.contains(t)).collect();
-        let recall = found.len() as f64 / touched.len() as f64;
-        total_touched += touched.len();
-        total_found += found.len();
-        let hit = !found.is_empty();
+        let mut found = 0usize;
+        for f in &touched {
+            let hit = planned.contains(&f.path);
+            found += usize::from(hit);
+            let kind = file_kind(&f.path);
+            t.all.add(hit);
+            if kind != FileKind::Test {
+                t.non_test.add(hit);
+            }
+            if kind == FileKind::Source {
+                t.source.add(hit);
+            }
+            if f.added {
+                t.added.add(hit);
+            }
+        }
+        let recall = found as f64 / touched.len() as f64;
+        t.recalls.push(recall);
+        t.hits += usize::from(found > 0);
         println!(
             "{} {:>4.0}% {}/{} {:.8} {}",
-            if hit { "HIT " } else { "MISS" },
+            if found > 0 { "HIT " } else { "MISS" },
             recall * 100.0,
-            found.len(),
+            found,
             touched.len(),
             commit.id().to_string(),
             subject
@@ -145,30 +314,20 @@ fn run(
             println!("{}", serde_json::to_string_pretty(&out.plan)?);
         }
         if verbose {
-            println!("      touched: {}", touched.join(" "));
+            let names: Vec<String> = touched
+                .iter()
+                .map(|f| {
+                    let mark = if planned.contains(&f.path) { "+" } else { "" };
+                    let added = if f.added { " (added)" } else { "" };
+                    format!("{mark}{}{added}", f.path)
+                })
+                .collect();
+            println!("      touched: {}", names.join(" "));
             println!("      planned: {}", planned.join(" "));
         }
-        outcomes.push(Outcome { recall, hit });
     }
-    if outcomes.is_empty() {
+    if t.recalls.is_empty() {
         println!("no non-merge commits with a parent found");
-        return Ok(());
     }
-    let m = outcomes.len() as f64;
-    let mean_recall = outcomes.iter().map(|o| o.recall).sum::<f64>() / m;
-    let hits = outcomes.iter().filter(|o| o.hit).count();
-    times.sort_by(f64::total_cmp);
-    println!(
-        "source edits naming a definition: {named_edits}/{edits}; questions per plan: {:.2}",
-        questions as f64 / m
-    );
-    println!(
-        "commits={} invalid_plans={invalid} recall@{K}={:.3} (mean per commit) micro_recall@{K}={:.3} hit_rate={:.3} median_plan_s={:.3}",
-        outcomes.len(),
-        mean_recall,
-        total_found as f64 / total_touched.max(1) as f64,
-        hits as f64 / m,
-        times[times.len() / 2]
-    );
-    Ok(())
+    Ok(t)
 }

@@ -10,10 +10,10 @@ use super::lang;
 use super::map::{RepoCommandKind, RepoMap};
 use super::rank::RankedFile;
 use super::scan::Scanned;
-use super::targets::{
-    changelog, convention_for, lockfile_for, nearest_manifest, next_migration, test_target,
-};
-use super::{named, questions};
+use super::symbols::Symbol;
+use super::targets::{changelog, lockfile_for, nearest_manifest, next_migration};
+use super::test_place::test_place;
+use super::{analogy, named, questions};
 use super::{risks, sections, stages, text, PlannerOptions};
 
 /// The read-only persona statement (docs/plan.md), plus where the plan came from.
@@ -34,6 +34,8 @@ pub struct Chosen {
     pub change: FileChange,
     /// Rank position (0-based) for files that came from the ranking.
     pub rank: Option<usize>,
+    /// The definitions the request names in this file (for Target State and Risks).
+    pub symbols: Vec<Symbol>,
 }
 
 pub fn build_plan(
@@ -45,7 +47,7 @@ pub fn build_plan(
     opts: &PlannerOptions,
 ) -> Plan {
     let intent = intent::analyze(request, map);
-    let chosen = choose_changes(scanned, map, ranked, request, &intent, opts);
+    let chosen = choose_changes(scanned, map, graph, ranked, request, &intent, opts);
     let changes: Vec<FileChange> = chosen.iter().map(|c| c.change.clone()).collect();
     let change_paths: BTreeSet<&str> = changes.iter().map(|c| c.path.as_str()).collect();
     let review: Vec<&RankedFile> = ranked
@@ -100,7 +102,13 @@ pub fn build_plan(
         )
     };
 
-    let impact_isolation = impact_text(map, &chosen, &review, &intent);
+    let impact_isolation = impact_text(
+        map,
+        &chosen,
+        &review,
+        &intent,
+        &named::request_words(request),
+    );
     let next_steps = next_steps(&changes, &stages, &tests, &checks, &intent);
     let questions = questions::questions(map, &changes, &intent, no_match, request);
     let scope: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
@@ -145,7 +153,7 @@ pub fn build_plan(
         architecture: sections::architecture(map),
         capabilities: sections::capabilities(scanned, map, graph),
         data_flow: sections::data_flow(scanned, map, graph),
-        target_state: sections::target_state(request, map, &changes, &tests),
+        target_state: sections::target_state(request, map, &chosen, &tests),
         impact_isolation,
         new_dependencies: intent
             .new_dependencies
@@ -163,7 +171,7 @@ pub fn build_plan(
             scanned,
             map,
             graph,
-            &changes,
+            &chosen,
             &intent,
             no_match,
             !stages.is_empty(),
@@ -178,7 +186,18 @@ pub fn build_plan(
 
 /// A ranking reason with each stemmed term in backticks shown as the request spells it.
 fn in_request_words(reason: &str, stems: &[String], words: &[String]) -> String {
-    let mut out = reason.to_owned();
+    // Counts (`×3`) are ranking evidence, not something a reader acts on.
+    let mut out = reason
+        .split(" \u{d7}")
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part
+            } else {
+                part.trim_start_matches(|c: char| c.is_ascii_digit())
+            }
+        })
+        .collect::<String>();
     for stem in stems {
         let word = named::surface(words, stem);
         if word != stem {
@@ -232,6 +251,7 @@ fn touched_modules(map: &RepoMap, changes: &[FileChange]) -> Vec<String> {
 fn choose_changes(
     scanned: &Scanned,
     map: &RepoMap,
+    graph: &Graph,
     ranked: &[RankedFile],
     request: &str,
     intent: &Intent,
@@ -301,6 +321,7 @@ fn choose_changes(
                 rationale,
             },
             rank: Some(i),
+            symbols,
         });
         if is_test {
             tests_added += 1;
@@ -334,23 +355,61 @@ fn choose_changes(
                         .to_string(),
                 },
                 rank: None,
+                symbols: Vec::new(),
             });
         }
     }
 
-    // A test beside the best non-test edit, following the convention.
+    // A new item the request names gets its sibling file and registration first.
+    if let Some(nf) = analogy::new_by_analogy(scanned, request) {
+        let sibs = text::backticked(nf.siblings.iter().map(|p| lang::file_name(p)));
+        let (noun, name) = (&nf.noun, &nf.name);
+        let mut front = vec![Chosen {
+            change: FileChange {
+                path: nf.path.clone(),
+                operation: Operation::Create,
+                change: format!("New {noun} `{name}`, written like its siblings {sibs}."),
+                rationale: format!(
+                    "The request names a new {noun}, and `{}/` keeps one file per {noun} ({sibs}); the name follows theirs.",
+                    lang::parent_dir(&nf.path)
+                ),
+            },
+            rank: None,
+            symbols: Vec::new(),
+        }];
+        if let Some(reg) = &nf.registration {
+            out.retain(|c| &c.change.path != reg);
+            front.push(Chosen {
+                change: FileChange {
+                    path: reg.clone(),
+                    operation: Operation::Edit,
+                    change: format!("Register the {noun} `{name}` the way {sibs} are registered."),
+                    rationale: format!(
+                        "`{reg}` declares the existing ones, so the new {noun} is unreachable until it is added there."
+                    ),
+                },
+                rank: None,
+                symbols: Vec::new(),
+            });
+        }
+        front.append(&mut out);
+        out = front;
+    }
+
+    // A test beside the best non-test edit, in the test file nearest it.
     let primary = out
         .iter()
         .find(|c| {
-            !lang::is_test_path(&c.change.path)
+            c.change.operation == Operation::Edit
+                && !lang::is_test_path(&c.change.path)
                 && lang::language_of(&c.change.path).is_some_and(lang::is_code_language)
         })
         .map(|c| c.change.path.clone());
     if tests_added == 0 {
         if let Some(primary) = primary.as_deref() {
-            if let Some((path, exists)) = test_target(scanned, map, primary, request) {
-                if !has(&out, &path) {
-                    let (operation, change) = if exists {
+            if let Some(place) = test_place(scanned, graph, map, primary, ranked) {
+                if !has(&out, &place.path) {
+                    let (operation, change) = if place.exists {
                         (
                             Operation::Edit,
                             format!("Add cases covering \u{201c}{summary}\u{201d}."),
@@ -363,15 +422,16 @@ fn choose_changes(
                     };
                     out.push(Chosen {
                         change: FileChange {
-                            path,
+                            path: place.path,
                             operation,
                             change,
                             rationale: format!(
-                                "The project keeps tests as {}; the change to `{primary}` needs a test that fails without it.",
-                                convention_for(map, primary).unwrap_or_else(|| "files beside the code".to_string())
+                                "{}; the change to `{primary}` needs a test that fails without it.",
+                                text::capitalized(&place.why)
                             ),
                         },
                         rank: None,
+                        symbols: Vec::new(),
                     });
                 }
             }
@@ -390,23 +450,17 @@ fn choose_changes(
                 .dependency_manifests()
                 .filter(|m| intent.bumped.iter().any(|d| m.has_dep(d)))
                 .collect();
-            m.sort_by_key(|m| (m.path.matches('/').count(), m.path.clone()));
+            // The changed package's own manifest first, then by depth.
+            m.sort_by_key(|m| {
+                let own = !m.dir().is_empty() && anchor.starts_with(&format!("{}/", m.dir()));
+                (!own, m.path.matches('/').count(), m.path.clone())
+            });
             m.into_iter().take(3).map(|m| m.path.clone()).collect()
         };
         let what = if !intent.new_dependencies.is_empty() {
-            intent
-                .new_dependencies
-                .iter()
-                .map(|d| format!("`{d}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            text::backticked(&intent.new_dependencies)
         } else if !intent.bumped.is_empty() {
-            intent
-                .bumped
-                .iter()
-                .map(|d| format!("`{d}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            text::backticked(&intent.bumped)
         } else {
             "the dependency the request names".to_string()
         };
@@ -430,6 +484,7 @@ fn choose_changes(
                     rationale: why,
                 },
                 rank: None,
+                symbols: Vec::new(),
             });
             if let Some(lock) = lockfile_for(scanned, m) {
                 if !has(&out, &lock) && !dep_changes.iter().any(|c| c.change.path == lock) {
@@ -442,6 +497,7 @@ fn choose_changes(
                             rationale: format!("`{lock}` pins the versions `{m}` resolves to, so it moves with the manifest."),
                         },
                         rank: None,
+                        symbols: Vec::new(),
                     });
                 }
             }
@@ -468,10 +524,16 @@ fn choose_changes(
                         ),
                     },
                     rank: None,
+                    symbols: Vec::new(),
                 });
             }
         }
     }
+    // The changelog nearest the change: a package's own before the root's.
+    let log_anchor = primary
+        .clone()
+        .or_else(|| out.first().map(|c| c.change.path.clone()))
+        .unwrap_or_default();
     if intent.release {
         // A release bumps the version in the root manifests and records the changelog.
         let mut release: Vec<Chosen> = Vec::new();
@@ -490,6 +552,7 @@ fn choose_changes(
                     rationale: format!("`{m}` carries the project's version."),
                 },
                 rank: None,
+                symbols: Vec::new(),
             });
             if let Some(lock) = lockfile_for(scanned, &m) {
                 out.retain(|c| c.change.path != lock);
@@ -502,10 +565,11 @@ fn choose_changes(
                         rationale: format!("`{lock}` records the root package's version."),
                     },
                     rank: None,
+                    symbols: Vec::new(),
                 });
             }
         }
-        if let Some(log) = changelog(scanned) {
+        if let Some(log) = changelog(scanned, &log_anchor) {
             out.retain(|c| c.change.path != log);
             release.push(Chosen {
                 change: FileChange {
@@ -516,13 +580,14 @@ fn choose_changes(
                     rationale: format!("The project records releases in `{log}`."),
                 },
                 rank: None,
+                symbols: Vec::new(),
             });
         }
         release.append(&mut out);
         out = release;
     }
     if intent.changes_behaviour {
-        if let Some(log) = changelog(scanned) {
+        if let Some(log) = changelog(scanned, &log_anchor) {
             if !has(&out, &log) {
                 out.push(Chosen {
                     change: FileChange {
@@ -532,6 +597,7 @@ fn choose_changes(
                         rationale: format!("The project records user-visible changes in `{log}`."),
                     },
                     rank: None,
+                    symbols: Vec::new(),
                 });
             }
         }
@@ -554,6 +620,7 @@ fn impact_text(
     chosen: &[Chosen],
     review: &[&RankedFile],
     intent: &Intent,
+    words: &[String],
 ) -> String {
     let mut s = String::from("Expected to change:\n");
     for c in chosen {
@@ -567,7 +634,11 @@ fn impact_text(
     if !review.is_empty() {
         s.push_str("\nRelated, to review (may need follow-up edits):\n");
         for r in review {
-            let why = r.reasons.first().cloned().unwrap_or_default();
+            let why = r
+                .reasons
+                .first()
+                .map(|reason| in_request_words(reason, &r.matched, words))
+                .unwrap_or_default();
             s.push_str(&format!("- `{}`: {why}\n", r.path));
         }
     }
@@ -640,11 +711,7 @@ fn next_steps(
                 "Stage {}: {} ({}); then verify: {}.",
                 i + 1,
                 st.title,
-                st.files
-                    .iter()
-                    .map(|f| format!("`{f}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                text::backticked(&st.files),
                 st.verification
             ));
         }

@@ -1,4 +1,4 @@
-//! The import graph where it is cheap to resolve: Rust modules, Python imports, JS/TS relative imports, Go packages.
+//! The import graph where it is cheap to resolve: Rust modules, `use` trees and `pub use` re-exports, Python imports, JS/TS relative imports, Go packages.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -21,13 +21,37 @@ impl Graph {
 pub fn build_graph(scanned: &Scanned) -> Graph {
     let n = scanned.files.len();
     let ctx = Context::new(scanned);
+    let uses: Vec<Vec<UseItem>> = scanned
+        .files
+        .iter()
+        .map(|f| match (f.language, f.text.as_deref()) {
+            (Some("Rust"), Some(text)) => rust_uses(text),
+            _ => Vec::new(),
+        })
+        .collect();
+    // `pub use` re-exports per file (name to the file it comes from), two
+    // rounds so that a re-export of a re-export resolves too.
+    let mut reexports: Vec<HashMap<String, usize>> = vec![HashMap::new(); n];
+    for _ in 0..2 {
+        let mut next: Vec<HashMap<String, usize>> = vec![HashMap::new(); n];
+        for (i, items) in uses.iter().enumerate() {
+            for u in items.iter().filter(|u| u.public && u.name != "*") {
+                if let Some(t) = ctx.resolve_rust(&scanned.files[i].path, &u.segs, &reexports) {
+                    if t != i {
+                        next[i].insert(u.name.clone(), t);
+                    }
+                }
+            }
+        }
+        reexports = next;
+    }
     let mut imports: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
     for (i, f) in scanned.files.iter().enumerate() {
         let Some(text) = f.text.as_deref() else {
             continue;
         };
         let targets = match f.language {
-            Some("Rust") => ctx.rust(&f.path, text),
+            Some("Rust") => ctx.rust(&f.path, text, &uses[i], &reexports),
             Some("Python") => ctx.python(&f.path, text),
             Some("JavaScript" | "TypeScript" | "Vue" | "Svelte") => ctx.js(&f.path, text),
             Some("Go") => ctx.go(&f.path, text),
@@ -117,18 +141,91 @@ impl<'a> Context<'a> {
             .or_else(|| self.idx(&format!("{base}/mod.rs")))
     }
 
-    /// The longest prefix of `segments` that names a module file under `root`.
-    fn rust_path(&self, root: &str, segments: &[&str]) -> Option<usize> {
+    /// The longest prefix of `segments` that names a module file under
+    /// `root`, and how many segments it used.
+    fn rust_path(&self, root: &str, segments: &[&str]) -> Option<(usize, usize)> {
         for k in (1..=segments.len()).rev() {
             let base = lang::join(root, &segments[..k].join("/"));
             if let Some(i) = self.rust_module_file(&base) {
-                return Some(i);
+                return Some((i, k));
             }
         }
         None
     }
 
-    fn rust(&self, path: &str, text: &str) -> Vec<usize> {
+    /// The file a `use` path leads to: the deepest module file it names, or,
+    /// when the next name is re-exported there (`pub use self::routing::Router`
+    /// in `lib.rs`), the file the re-export points at.
+    fn resolve_rust(
+        &self,
+        path: &str,
+        segs: &[String],
+        reexports: &[HashMap<String, usize>],
+    ) -> Option<usize> {
+        let dir = lang::parent_dir(path);
+        let name = lang::file_name(path);
+        let child_dir = if matches!(name, "mod.rs" | "lib.rs" | "main.rs") {
+            dir.to_string()
+        } else {
+            lang::join(dir, lang::stem(path))
+        };
+        let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+        let rest = segs.get(1..).unwrap_or(&[]);
+        // Where the path starts, and the file standing for that root when no
+        // module file matches (only re-exports from it count then).
+        let (root, root_file, link_root): (String, Option<usize>, bool) = match *segs.first()? {
+            "crate" => {
+                let src = rust_crate_src(path)?;
+                let root_file = self
+                    .idx(&format!("{src}/lib.rs"))
+                    .or_else(|| self.idx(&format!("{src}/main.rs")));
+                (src, root_file, false)
+            }
+            "super" => {
+                let parent = if name == "mod.rs" {
+                    lang::parent_dir(dir)
+                } else {
+                    dir
+                };
+                (parent.to_string(), None, false)
+            }
+            "self" => (child_dir, self.idx(path), false),
+            krate => {
+                let src = self.rust_crates.get(krate)?;
+                (src.clone(), self.idx(&format!("{src}/lib.rs")), true)
+            }
+        };
+        let (mut cur, k) = match self.rust_path(&root, rest) {
+            Some(found) => found,
+            None => (root_file?, 0),
+        };
+        let mut hopped = false;
+        if let Some(next) = rest.get(k) {
+            for _ in 0..3 {
+                match reexports.get(cur).and_then(|m| m.get(*next)) {
+                    Some(&t) if t != cur => {
+                        cur = t;
+                        hopped = true;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        // A path into the crate root that no re-export explains says nothing
+        // about which file it needs (except another crate's `lib.rs`).
+        if k == 0 && !hopped && !link_root {
+            return None;
+        }
+        Some(cur)
+    }
+
+    fn rust(
+        &self,
+        path: &str,
+        text: &str,
+        uses: &[UseItem],
+        reexports: &[HashMap<String, usize>],
+    ) -> Vec<usize> {
         let dir = lang::parent_dir(path);
         let name = lang::file_name(path);
         // Children of this module live in `dir` for mod.rs/lib.rs/main.rs,
@@ -138,53 +235,18 @@ impl<'a> Context<'a> {
         } else {
             lang::join(dir, lang::stem(path))
         };
-        let crate_src = rust_crate_src(path);
         let mut out = Vec::new();
         for line in text.lines() {
-            let t = line.trim_start();
-            let t = t
-                .strip_prefix("pub ")
-                .or_else(|| t.strip_prefix("pub(crate) "))
-                .unwrap_or(t);
+            let (_, t) = strip_visibility(line.trim_start());
             if let Some(rest) = t.strip_prefix("mod ") {
                 let m = rest.trim_end().trim_end_matches(';');
                 if rest.trim_end().ends_with(';') && is_ident(m) {
                     out.extend(self.rust_module_file(&lang::join(&child_dir, m)));
                 }
-            } else if let Some(rest) = t.strip_prefix("use ") {
-                let segs: Vec<&str> = rest
-                    .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-                    .next()
-                    .unwrap_or("")
-                    .split("::")
-                    .filter(|s| !s.is_empty())
-                    .collect();
-                match segs.first().copied() {
-                    Some("crate") => {
-                        if let Some(src) = &crate_src {
-                            out.extend(self.rust_path(src, &segs[1..]));
-                        }
-                    }
-                    Some("super") => {
-                        let parent = if matches!(name, "mod.rs") {
-                            lang::parent_dir(dir)
-                        } else {
-                            dir
-                        };
-                        out.extend(self.rust_path(parent, &segs[1..]));
-                    }
-                    Some("self") => out.extend(self.rust_path(&child_dir, &segs[1..])),
-                    Some(krate) => {
-                        if let Some(src) = self.rust_crates.get(krate) {
-                            match self.rust_path(src, &segs[1..]) {
-                                Some(i) => out.push(i),
-                                None => out.extend(self.idx(&format!("{src}/lib.rs"))),
-                            }
-                        }
-                    }
-                    None => {}
-                }
             }
+        }
+        for u in uses {
+            out.extend(self.resolve_rust(path, &u.segs, reexports));
         }
         out
     }
@@ -339,6 +401,132 @@ fn cargo_package_name(text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A Rust `use` tree (`a::{b, c::{d as e, self}}`) expanded into one path per
+/// imported name, each with the name it binds (`e`, `c`; `*` for a glob).
+fn use_paths(tree: &str) -> Vec<(Vec<String>, String)> {
+    let mut out = Vec::new();
+    expand_use(&[], tree, &mut out);
+    out
+}
+
+fn expand_use(prefix: &[String], tree: &str, out: &mut Vec<(Vec<String>, String)>) {
+    for item in split_top(tree) {
+        let item = item.trim();
+        if item.is_empty() {
+            continue;
+        }
+        if let Some(open) = item.find('{') {
+            let head = item[..open].trim().trim_end_matches("::");
+            let inner = item[open + 1..].trim_end().trim_end_matches('}');
+            let mut p = prefix.to_vec();
+            p.extend(segments(head));
+            expand_use(&p, inner, out);
+            continue;
+        }
+        let (path, alias) = match item.split_once(" as ") {
+            Some((p, a)) => (p.trim(), Some(a.trim())),
+            None => (item, None),
+        };
+        let mut p = prefix.to_vec();
+        p.extend(segments(path));
+        if p.last().is_some_and(|s| s == "self") {
+            p.pop();
+        }
+        let Some(last) = p.last().cloned() else {
+            continue;
+        };
+        out.push((p, alias.map_or(last, str::to_string)));
+    }
+}
+
+fn segments(path: &str) -> Vec<String> {
+    path.split("::")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Splits at commas outside braces.
+fn split_top(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// One name a Rust `use` statement brings in.
+struct UseItem {
+    /// `pub use` (any visibility): a re-export.
+    public: bool,
+    segs: Vec<String>,
+    /// The name it binds (the alias after `as`, else the last segment).
+    name: String,
+}
+
+/// Longest `use` statement gathered across lines; longer means an unclosed
+/// statement in text the line scanner misread, and it is dropped.
+const MAX_USE: usize = 4096;
+
+/// `pub`, `pub(crate)`, `pub(super)`, `pub(in …)` stripped, and whether one was there.
+fn strip_visibility(t: &str) -> (bool, &str) {
+    if let Some(rest) = t.strip_prefix("pub ") {
+        return (true, rest.trim_start());
+    }
+    if let Some(rest) = t.strip_prefix("pub(") {
+        if let Some(i) = rest.find(')') {
+            return (true, rest[i + 1..].trim_start());
+        }
+    }
+    (false, t)
+}
+
+/// Every `use` statement of a Rust file, including multi-line `use {…}` blocks.
+fn rust_uses(text: &str) -> Vec<UseItem> {
+    let mut out = Vec::new();
+    let mut pending: Option<(bool, String)> = None;
+    let emit = |public: bool, stmt: &str, out: &mut Vec<UseItem>| {
+        let stmt = stmt.split(';').next().unwrap_or("");
+        for (segs, name) in use_paths(stmt) {
+            out.push(UseItem { public, segs, name });
+        }
+    };
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some((public, mut buf)) = pending.take() {
+            buf.push(' ');
+            buf.push_str(t);
+            if t.contains(';') {
+                emit(public, &buf, &mut out);
+            } else if buf.len() < MAX_USE {
+                pending = Some((public, buf));
+            }
+            continue;
+        }
+        let (public, t) = strip_visibility(t);
+        if let Some(rest) = t.strip_prefix("use ") {
+            if rest.contains(';') {
+                emit(public, rest, &mut out);
+            } else {
+                pending = Some((public, rest.to_string()));
+            }
+        }
+    }
+    out
 }
 
 /// The `src` directory of the crate a Rust file belongs to.

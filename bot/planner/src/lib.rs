@@ -6,6 +6,7 @@
 //! construction for the in-memory source and by the walker's use of
 //! read-only opens for [`LocalSource`].
 
+mod analogy;
 mod build;
 pub mod codeowners;
 mod commands;
@@ -27,6 +28,7 @@ mod source;
 mod stages;
 mod symbols;
 mod targets;
+mod test_place;
 mod text;
 
 #[cfg(test)]
@@ -37,6 +39,8 @@ mod tests_plan;
 mod tests_rank;
 #[cfg(test)]
 mod tests_readonly;
+#[cfg(test)]
+mod tests_targets;
 
 use std::path::PathBuf;
 
@@ -142,6 +146,37 @@ pub fn plan_repository(
     let mut ranked = ranked_all;
     ranked.truncate(opts.max_ranked);
     Ok(PlannerOutput { plan, map, ranked })
+}
+
+/// What a file is, as a recall measurement groups touched files: tests, docs,
+/// changelogs and manifests (lockfiles included) are easy to guess or often
+/// incidental, so source files are counted on their own too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    Test,
+    Changelog,
+    Doc,
+    Manifest,
+    Source,
+}
+
+/// Classifies a repository path by the planner's own rules (see [`FileKind`]).
+pub fn file_kind(path: &str) -> FileKind {
+    let name = lang::file_name(path);
+    if lang::is_test_path(path) {
+        FileKind::Test
+    } else if targets::is_changelog_name(name) {
+        FileKind::Changelog
+    } else if lang::is_doc_path(path) {
+        FileKind::Doc
+    } else if scan::is_manifest_name(name)
+        || (lang::is_unread_text(name) && !name.contains(".min.") && !name.ends_with(".map"))
+    {
+        FileKind::Manifest
+    } else {
+        FileKind::Source
+    }
 }
 
 /// Maps a repository without a request (for `navin plan --map-only` style output).

@@ -3,6 +3,8 @@
 use super::text;
 
 const MAX_TERMS: usize = 32;
+/// A scope-only term's weight once the scope resolved to a directory (see [`Query::narrow_to_area`]).
+const SCOPE_IN_AREA_WEIGHT: f64 = 0.5;
 
 /// The kind of work a request asks for, from a conventional-commit prefix
 /// (`fix(parser): …`) or its leading words.
@@ -33,6 +35,10 @@ pub struct Query {
     pub deps: bool,
     /// The module or area a `scope:` prefix names (`axum-extra: …`, `fix(cli): …`).
     pub area: Option<String>,
+    /// Per term: it comes only from the scope, not from the request's sentence.
+    pub scope_only: Vec<bool>,
+    /// Some file lies in `area` (set by [`Query::narrow_to_area`]).
+    pub area_resolved: bool,
 }
 
 impl Query {
@@ -81,8 +87,15 @@ pub fn parse(request: &str) -> Query {
     .map(|a| a.trim().to_ascii_lowercase())
     .filter(|a| !a.is_empty());
     let body = match &conv {
-        Some((t, _, rest)) if is_known_type(t) => *rest,
-        _ => request,
+        Some((_, _, rest)) => *rest,
+        None => request,
+    };
+    // The words that scope the request: `(scope)` after a known type, or an
+    // area prefix of its own (`globset: …`).
+    let scope_words = match &conv {
+        Some((t, s, _)) if is_known_type(t) => s.clone(),
+        Some((t, _, _)) => Some(t.clone()),
+        None => None,
     };
     let words: Vec<String> = request
         .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
@@ -169,13 +182,14 @@ pub fn parse(request: &str) -> Query {
             weights.push(w);
         }
     };
-    if let Some(scope) = &scope {
+    if let Some(scope) = &scope_words {
         for t in text::terms(scope) {
             if !text::is_stopword(&t) && t != "dep" && t != "deps" {
                 push(&t, 1.5, &mut terms, &mut weights);
             }
         }
     }
+    let scoped = terms.len();
     let all = text::terms(body);
     for t in &all {
         // Version numbers and hex ids say nothing about location.
@@ -190,7 +204,15 @@ pub fn parse(request: &str) -> Query {
             push(&t, 1.0, &mut terms, &mut weights);
         }
     }
+    let body_terms: Vec<String> = text::terms(body);
+    let scope_only = terms
+        .iter()
+        .enumerate()
+        .map(|(i, t)| i < scoped && !body_terms.contains(t))
+        .collect();
     Query {
+        scope_only,
+        area_resolved: false,
         terms,
         weights,
         kind,
@@ -203,6 +225,24 @@ pub fn parse(request: &str) -> Query {
 }
 
 impl Query {
+    /// When the scope names a directory or package that exists, it narrows
+    /// the ranking (see `rank::prior`) more than it matches as a word: at full
+    /// weight a scope-only term matches every file under that directory by
+    /// path and floods the plan with them. It keeps a small weight, since a
+    /// short request (`pkg/brew: update tap`) may have little else to go by.
+    pub fn narrow_to_area<'a>(&mut self, mut paths: impl Iterator<Item = &'a str>) {
+        self.area_resolved =
+            self.area.is_some() && paths.any(|p| self.in_area(&p.to_ascii_lowercase()));
+        if !self.area_resolved {
+            return;
+        }
+        for (w, &scope_only) in self.weights.iter_mut().zip(&self.scope_only) {
+            if scope_only {
+                *w = SCOPE_IN_AREA_WEIGHT;
+            }
+        }
+    }
+
     /// True when `path` lies in the area the request's prefix names: a
     /// directory or file called like it, or a package suffixed with it
     /// (`macros` matches `axum-macros/`).

@@ -54,12 +54,7 @@ pub(crate) fn questions(
         out.push(q(
             format!(
                 "What replaces {}?",
-                intent
-                    .bumped
-                    .iter()
-                    .map(|d| format!("`{d}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                text::backticked(&intent.bumped)
             ),
             "Nothing: its uses are rewritten on the standard library or code already in the repository.".to_string(),
         ));
@@ -80,12 +75,7 @@ pub(crate) fn questions(
         out.push(q(
             format!(
                 "May the change add {}?",
-                intent
-                    .new_dependencies
-                    .iter()
-                    .map(|d| format!("`{d}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                text::backticked(&intent.new_dependencies)
             ),
             "Yes, pinned to the latest compatible release.".to_string(),
         ));

@@ -171,6 +171,9 @@ fn prior(path: &str, language: Option<&str>, is_test: bool, q: &Query) -> f64 {
     }
     if q.in_area(&lower) {
         p *= 1.6;
+    } else if q.area_resolved {
+        // The scope names a package or directory: the change lies there.
+        p *= 0.6;
     }
     // Fixture-like directories rank low unless the request names them.
     let fixture = lower.split('/').any(|c| {
@@ -281,7 +284,8 @@ fn test_pairs(scanned: &Scanned) -> Vec<(usize, usize)> {
 /// Ranks every file for the request, best first, ties broken by path. Files
 /// with no lexical or graph relevance are left out.
 pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> {
-    let query = query::parse(request);
+    let mut query = query::parse(request);
+    query.narrow_to_area(scanned.files.iter().map(|f| f.path.as_str()));
     let terms = &query.terms;
     let q = Lookup::new(terms);
     let counts: Vec<Counts> = scanned
@@ -291,8 +295,22 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         .collect();
     let n = counts.len().max(1) as f64;
     let avgdl = (counts.iter().map(|c| c.len).sum::<f64>() / n).max(1.0);
+    // A scope that resolved to a directory where the request's own words
+    // match something has done its work through the prior: its words would
+    // only match every file there by path.
+    let body_in_area = query.area_resolved
+        && counts.iter().zip(&scanned.files).any(|(c, f)| {
+            (0..terms.len()).any(|t| !query.scope_only[t] && c.tf[t] > 0.0)
+                && query.in_area(&f.path.to_ascii_lowercase())
+        });
+    let live: Vec<bool> = (0..terms.len())
+        .map(|t| !(body_in_area && query.scope_only[t]))
+        .collect();
     let idf: Vec<f64> = (0..terms.len())
         .map(|t| {
+            if !live[t] {
+                return 0.0;
+            }
             let df = counts.iter().filter(|c| c.tf[t] > 0.0).count() as f64;
             query.weights[t] * (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         })
@@ -305,7 +323,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         let mut s = 0.0;
         let mut matched = 0;
         for (&tf, &idf) in c.tf.iter().zip(&idf) {
-            if tf > 0.0 {
+            if tf > 0.0 && idf > 0.0 {
                 matched += 1;
                 s += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * c.len / avgdl));
             }
@@ -404,7 +422,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         }
         let pick = |mask: u64| -> Vec<&str> {
             (0..terms.len())
-                .filter(|t| mask & (1 << t) != 0)
+                .filter(|&t| mask & (1 << t) != 0 && live[t])
                 .map(|t| terms[t].as_str())
                 .collect()
         };
@@ -420,7 +438,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
             ));
         }
         let content_terms: Vec<String> = (0..terms.len())
-            .filter(|&t| c.content[t] > 0 && (c.path_hit | c.def_hit) & (1 << t) == 0)
+            .filter(|&t| c.content[t] > 0 && live[t] && (c.path_hit | c.def_hit) & (1 << t) == 0)
             .map(|t| format!("`{}` ×{}", terms[t], c.content[t]))
             .collect();
         if !content_terms.is_empty() {
@@ -430,7 +448,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
             reasons.push(format!("{how} `{}`", scanned.files[j].path));
         }
         let matched: Vec<String> = (0..terms.len())
-            .filter(|&t| c.tf[t] > 0.0)
+            .filter(|&t| c.tf[t] > 0.0 && live[t])
             .map(|t| terms[t].clone())
             .collect();
         out.push(RankedFile {

@@ -1,12 +1,15 @@
 //! Risk rules: security paths, migrations, public API, dependencies, CI, widely imported modules.
 
-use navin_ledger::plan::FileChange;
+use navin_ledger::plan::Operation;
 
+use super::build::Chosen;
 use super::imports::Graph;
 use super::intent::Intent;
 use super::lang;
 use super::map::{RepoCommandKind, RepoMap};
 use super::scan::Scanned;
+use super::symbols::Symbol;
+use super::text;
 
 /// The plan format asks for 3 to 5 risks (docs/plan.md).
 const MIN_RISKS: usize = 3;
@@ -15,12 +18,90 @@ const MAX_RISKS: usize = 5;
 const HUB_IMPORTERS: usize = 5;
 
 fn paths(items: &[&str]) -> String {
-    items
+    text::backticked(items.iter().take(3))
+}
+
+/// The declaration of `sym` as written (`pub fn history`), when it is
+/// visible outside its package by the language's rules.
+fn public_item(path: &str, source: &str, sym: &Symbol) -> Option<String> {
+    let line = source
+        .lines()
+        .nth((sym.line as usize).checked_sub(1)?)?
+        .trim();
+    let public = match lang::language_of(path)? {
+        "Rust" => line.starts_with("pub "),
+        "JavaScript" | "TypeScript" => line.starts_with("export "),
+        "Python" => !sym.name.starts_with('_') && matches!(sym.kind, "def" | "class"),
+        "Go" => sym.name.starts_with(|c: char| c.is_ascii_uppercase()),
+        _ => false,
+    };
+    if !public || matches!(sym.kind, "flag" | "command" | "mod") {
+        return None;
+    }
+    let end = line.find(sym.name.as_str())? + sym.name.len();
+    let decl = &line[..end];
+    (decl.len() <= 80).then(|| format!("`{decl}`"))
+}
+
+/// A risk naming the public definitions the change touches in a library
+/// and the packages of this repository that depend on it.
+fn public_api(scanned: &Scanned, map: &RepoMap, chosen: &[Chosen]) -> Option<String> {
+    for c in chosen
         .iter()
-        .take(3)
-        .map(|p| format!("`{p}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .filter(|c| c.change.operation == Operation::Edit)
+    {
+        let path = c.change.path.as_str();
+        let Some(source) = scanned
+            .index_of(path)
+            .and_then(|i| scanned.files[i].text.as_deref())
+        else {
+            continue;
+        };
+        let items: Vec<String> = c
+            .symbols
+            .iter()
+            .filter_map(|s| public_item(path, source, s))
+            .take(2)
+            .collect();
+        let Some(pkg) = map.module_of(path).filter(|m| match m.kind.as_str() {
+            "crate" => scanned.exists(&lang::join(&m.path, "src/lib.rs")),
+            "npm package" | "python project" | "python package" | "go module" | "jvm module" => {
+                true
+            }
+            _ => false,
+        }) else {
+            continue;
+        };
+        if items.is_empty() {
+            continue;
+        }
+        let mut dependents: Vec<&str> = map
+            .manifests
+            .iter()
+            .filter_map(|m| m.name.as_deref().filter(|_| m.has_dep(&pkg.name)))
+            .filter(|n| *n != pkg.name)
+            .collect();
+        dependents.sort_unstable();
+        dependents.dedup();
+        let items = items.join(" and ");
+        return Some(if dependents.is_empty() {
+            format!(
+                "Public API: {items} in `{path}` is public in the library `{}`; code outside the repository may \
+                 call it, so keep it compatible or record the break in the changelog.",
+                pkg.name
+            )
+        } else {
+            let more = dependents.len().saturating_sub(4);
+            format!(
+                "Public API: changing {items} in the library `{}` affects its dependents {}{}; update them in \
+                 the same change or keep the old signature working.",
+                pkg.name,
+                text::backticked(dependents.iter().take(4)),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
+            )
+        });
+    }
+    None
 }
 
 /// Risks that rules fire for this plan, most serious first, padded with
@@ -29,13 +110,13 @@ pub fn risks(
     scanned: &Scanned,
     map: &RepoMap,
     graph: &Graph,
-    changes: &[FileChange],
+    chosen: &[Chosen],
     intent: &Intent,
     no_match: bool,
     staged: bool,
 ) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let changed: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+    let changed: Vec<&str> = chosen.iter().map(|c| c.change.path.as_str()).collect();
 
     let security: Vec<&str> = changed
         .iter()
@@ -107,7 +188,9 @@ pub fn risks(
             hubs.push((p, n));
         }
     }
-    if !public.is_empty() {
+    if let Some(named) = public_api(scanned, map, chosen) {
+        out.push(named);
+    } else if !public.is_empty() {
         out.push(format!(
             "Public API: {} expose interfaces other modules use; renamed or re-typed items break callers, so \
              keep old names working or update every caller in the same change.",
@@ -162,13 +245,19 @@ pub fn risks(
         out.push(format!(
             "Size: {} files across several areas; land and verify the stages one at a time so each can be \
              reverted on its own.",
-            changes.len()
+            chosen.len()
         ));
     }
-    let top = changed.first().copied().unwrap_or("the changed code");
+    let top = match chosen.first() {
+        Some(c) => match c.symbols.first() {
+            Some(sym) => format!("`{}` in `{}`", sym.name, c.change.path),
+            None => format!("`{}`", c.change.path),
+        },
+        None => "the changed code".to_string(),
+    };
     let generic = [
         format!(
-            "Behaviour change: callers and users may rely on what `{top}` does today; keep it compatible or \
+            "Behaviour change: callers and users may rely on what {top} does today; keep it compatible or \
              document the break."
         ),
         "Test gaps: existing tests may not exercise the changed path; write a test that fails before the change \

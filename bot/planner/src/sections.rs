@@ -2,8 +2,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use navin_ledger::plan::{FileChange, Operation};
+use navin_ledger::plan::Operation;
 
+use super::build::Chosen;
 use super::imports::{self, Graph};
 use super::lang;
 use super::map::{DetectedCommand, RepoMap};
@@ -389,45 +390,90 @@ pub fn data_flow(scanned: &Scanned, map: &RepoMap, graph: &Graph) -> String {
 pub fn target_state(
     request: &str,
     map: &RepoMap,
-    changes: &[FileChange],
+    chosen: &[Chosen],
     tests: &[&DetectedCommand],
 ) -> String {
-    let edits: Vec<&FileChange> = changes
+    let edits: Vec<&Chosen> = chosen
         .iter()
-        .filter(|c| c.operation == Operation::Edit)
+        .filter(|c| c.change.operation == Operation::Edit)
         .collect();
-    let creates: Vec<&FileChange> = changes
+    let creates: Vec<&Chosen> = chosen
         .iter()
-        .filter(|c| c.operation == Operation::Create)
+        .filter(|c| c.change.operation == Operation::Create)
         .collect();
     let mut s = format!(
         "The repository satisfies \u{201c}{}\u{201d} with the existing architecture kept as it is.",
         super::text::one_line(request, 200)
     );
-    if let Some(first) = edits.first() {
+    let code = |c: &&&Chosen| !lang::is_test_path(&c.change.path);
+    if let Some(first) = edits.iter().find(code) {
         let m = map
-            .module_of(&first.path)
+            .module_of(&first.change.path)
             .filter(|m| !m.path.is_empty())
-            .map(|m| format!(" in `{}`", m.path))
+            .map(|m| format!(" (`{}`)", m.path))
             .unwrap_or_default();
-        s.push_str(&format!(" The behaviour lives in `{}`{m}", first.path));
-        if edits.len() > 1 {
+        let path = &first.change.path;
+        if first.symbols.is_empty() {
+            s.push_str(&format!(" The behaviour lives in `{path}`{m}"));
+        } else {
+            // Name what carries the behaviour: the definitions the request points at.
+            let names: Vec<String> = first
+                .symbols
+                .iter()
+                .map(|sym| format!("`{}` ({})", sym.name, sym.kind))
+                .collect();
             s.push_str(&format!(
-                ", with supporting edits to {}",
-                list(&edits[1..], 6, |c| format!("`{}`", c.path))
+                " {} in `{path}`{m} {} the new behaviour",
+                and_list(&names),
+                if names.len() == 1 { "carries" } else { "carry" }
             ));
+        }
+        let others: Vec<String> = edits
+            .iter()
+            .filter(|c| c.change.path != *path && code(c))
+            .take(6)
+            .map(|c| match c.symbols.first() {
+                Some(sym) => format!("`{}` in `{}`", sym.name, c.change.path),
+                None => format!("`{}`", c.change.path),
+            })
+            .collect();
+        if !others.is_empty() {
+            s.push_str(&format!(", with supporting edits to {}", and_list(&others)));
         }
         s.push('.');
     }
     if !creates.is_empty() {
         s.push_str(&format!(
             " New files: {}.",
-            list(&creates, 6, |c| format!("`{}`", c.path))
+            list(&creates, 6, |c| format!("`{}`", c.change.path))
         ));
     }
+    let test_files: Vec<&str> = chosen
+        .iter()
+        .filter(|c| lang::is_test_path(&c.change.path))
+        .map(|c| c.change.path.as_str())
+        .take(2)
+        .collect();
+    let cases = if test_files.is_empty() {
+        "tests that exercise the new behaviour".to_string()
+    } else {
+        format!(
+            "cases in {} that fail without the change",
+            super::text::backticked(&test_files)
+        )
+    };
     match tests.first() {
-        Some(t) => s.push_str(&format!(" `{}` passes with tests that exercise the new behaviour.", t.command)),
+        Some(t) => s.push_str(&format!(" `{}` passes with {cases}.", t.command)),
         None => s.push_str(" The behaviour is demonstrated by a documented manual check, since no test command exists."),
     }
     s
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }

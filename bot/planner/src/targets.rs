@@ -1,4 +1,4 @@
-//! Where related files live: tests by convention, manifests, lockfiles, migrations and the changelog.
+//! Where related files live: manifests, lockfiles, migrations and the changelog.
 
 use super::lang;
 use super::map::RepoMap;
@@ -39,81 +39,31 @@ pub fn lockfile_for(scanned: &Scanned, manifest: &str) -> Option<String> {
     }
 }
 
-/// The project's changelog at the root, if it keeps one.
-pub fn changelog(scanned: &Scanned) -> Option<String> {
+/// `CHANGELOG.md`, `CHANGES.rst`, `HISTORY`, `NEWS.md` and the like.
+pub fn is_changelog_name(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    // `history.rs` is code: only a text document is a changelog.
+    let text_doc = |rest: &str| matches!(rest, "md" | "rst" | "txt" | "markdown" | "adoc");
+    ["changelog", "changes", "history", "news"]
+        .iter()
+        .any(|n| l == *n || l.strip_prefix(&format!("{n}.")).is_some_and(text_doc))
+}
+
+/// The changelog nearest `anchor`: a package's own (`axum-core/CHANGELOG.md`)
+/// before the root's, if the project keeps one.
+pub fn changelog(scanned: &Scanned, anchor: &str) -> Option<String> {
+    let dir = lang::parent_dir(anchor);
     scanned
         .files
         .iter()
-        .filter(|f| !f.path.contains('/'))
         .map(|f| f.path.as_str())
-        .find(|p| {
-            let l = p.to_ascii_lowercase();
-            ["changelog", "changes", "history", "news"]
-                .iter()
-                .any(|n| l == *n || l.starts_with(&format!("{n}.")))
+        .filter(|p| is_changelog_name(lang::file_name(p)))
+        .filter(|p| {
+            let d = lang::parent_dir(p);
+            d.is_empty() || dir == d || dir.starts_with(&format!("{d}/"))
         })
+        .max_by_key(|p| (lang::parent_dir(p).len(), std::cmp::Reverse(*p)))
         .map(str::to_string)
-}
-
-pub fn convention_for(map: &RepoMap, path: &str) -> Option<String> {
-    let language = lang::language_of(path)?;
-    map.test_conventions
-        .iter()
-        .find(|c| c.language == language)
-        .map(|c| format!("`{}` (e.g. `{}`)", c.pattern, c.example))
-}
-
-/// Where a test for `primary` goes by the project's convention, and whether
-/// that file already exists. `None` when the language has no convention here.
-pub fn test_target(
-    scanned: &Scanned,
-    map: &RepoMap,
-    primary: &str,
-    request: &str,
-) -> Option<(String, bool)> {
-    let language = lang::language_of(primary)?;
-    let conv = map
-        .test_conventions
-        .iter()
-        .find(|c| c.language == language)?;
-    let dir = lang::parent_dir(primary);
-    let stem = lang::stem(primary);
-    let ext = lang::extension(lang::file_name(primary)).unwrap_or_default();
-    let path = match (language, conv.pattern.as_str()) {
-        ("Go", _) => lang::join(dir, &format!("{stem}_test.go")),
-        ("Rust", p) if p.starts_with("<crate>/tests") => {
-            let krate = map
-                .module_of(primary)
-                .map(|m| m.path.clone())
-                .unwrap_or_else(|| primary.split("/src/").next().unwrap_or("").to_string());
-            let krate = if krate == primary {
-                String::new()
-            } else {
-                krate
-            };
-            lang::join(&krate, &format!("tests/{}.rs", text::slug(request, '_')))
-        }
-        // Inline Rust tests: the test goes into the file itself.
-        ("Rust", _) => return Some((primary.to_string(), true)),
-        ("Python", _) => {
-            let tdir = lang::parent_dir(&conv.example);
-            lang::join(tdir, &format!("test_{stem}.py"))
-        }
-        (_, p) if p.starts_with("*.test.") => lang::join(dir, &format!("{stem}.test.{ext}")),
-        (_, p) if p.starts_with("*.spec.") => lang::join(dir, &format!("{stem}.spec.{ext}")),
-        (_, "__tests__/*") => lang::join(dir, &format!("__tests__/{stem}.test.{ext}")),
-        ("Java", _) if primary.contains("src/main/java/") => {
-            let p = primary.replacen("src/main/java/", "src/test/java/", 1);
-            format!("{}/{stem}Test.java", lang::parent_dir(&p))
-        }
-        ("Ruby", _) => {
-            let rel = primary.strip_prefix("lib/").unwrap_or(primary);
-            format!("spec/{}_spec.rb", rel.trim_end_matches(".rb"))
-        }
-        _ => return None,
-    };
-    let exists = scanned.exists(&path);
-    Some((path, exists))
 }
 
 pub fn nearest_manifest(map: &RepoMap, anchor: &str) -> Option<String> {

@@ -81,7 +81,7 @@ fn assert_seed_rules(plan: &Plan) {
     assert!(!h.verification.is_empty());
 }
 
-fn go_repo() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn go_repo() -> Vec<(&'static str, &'static str)> {
     vec![
         ("go.mod", "module example.com/kv\n\ngo 1.22\n"),
         (
@@ -136,20 +136,7 @@ fn rationale_says_why_each_ranked_file_was_chosen() {
 }
 
 #[test]
-fn new_test_follows_the_go_convention_beside_the_code() {
-    let out = plan_of(&go_repo(), "snapshot retention");
-    let test = out
-        .plan
-        .changes
-        .iter()
-        .find(|c| c.path.ends_with("_test.go"))
-        .expect("a test change");
-    assert_eq!(test.path, "store/snapshot_test.go");
-    assert_eq!(test.operation, Operation::Create);
-}
-
-#[test]
-fn python_test_goes_into_the_existing_tests_directory() {
+fn python_test_goes_into_the_nearest_existing_test_file_not_a_new_one() {
     let out = plan_of(
         &[
             (
@@ -167,7 +154,12 @@ fn python_test_goes_into_the_existing_tests_directory() {
         .plan
         .changes
         .iter()
-        .any(|c| c.path == "tests/test_parser.py" && c.operation == Operation::Create));
+        .any(|c| c.path == "tests/test_other.py" && c.operation == Operation::Edit));
+    assert!(!out
+        .plan
+        .changes
+        .iter()
+        .any(|c| c.operation == Operation::Create));
 }
 
 #[test]

@@ -318,3 +318,25 @@ pub fn one_line(request: &str, max: usize) -> String {
     out.push('…');
     out
 }
+
+/// The sentence with its first letter upper-cased (`` `a` `` and digits stay as they are).
+pub fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// `` `a`, `b` ``: items in backticks, comma-joined, as plan text lists names and paths.
+pub fn backticked<I, S>(items: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    items
+        .into_iter()
+        .map(|i| format!("`{}`", i.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,350 @@
+//! New files by analogy: a request naming a new thing of a kind the repository keeps one file per item of gets a sibling file and its registration.
+//!
+//! "add a `yaml` formatter" in a repository with `src/formatters/json.rs` and
+//! `src/formatters/toml.rs` proposes `src/formatters/yaml.rs` named like its
+//! siblings, plus the `mod yaml;` line in `src/formatters/mod.rs`. The rule
+//! fires only when the request pairs a name with a noun that is a directory
+//! of at least two such files, and the name is not taken: a vague request
+//! ("improve the formatters") or a flag (`--since`) never creates anything.
+
+use std::collections::BTreeMap;
+
+use super::lang;
+use super::scan::Scanned;
+use super::text;
+
+/// A directory needs this many sibling files before it counts as "one file per item".
+const MIN_SIBLINGS: usize = 2;
+
+/// The file a new item gets, and where the directory registers its items.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewFile {
+    pub path: String,
+    /// The file that declares or re-exports the siblings (`mod.rs`,
+    /// `__init__.py`, `index.ts`); `None` for Go packages and directories
+    /// whose index does not name its items.
+    pub registration: Option<String>,
+    /// The item's name as the request spells it (`yaml`).
+    pub name: String,
+    /// The kind of item (`formatter`).
+    pub noun: String,
+    /// Up to three existing siblings, for the rationale.
+    pub siblings: Vec<String>,
+}
+
+/// Words that open a request for something new.
+const CREATE_VERBS: &[&str] = &[
+    "add",
+    "adds",
+    "added",
+    "new",
+    "introduce",
+    "implement",
+    "create",
+    "support",
+];
+
+/// One word of the request, with whether it was quoted.
+struct Word {
+    text: String,
+    quoted: bool,
+}
+
+fn words(request: &str) -> Vec<Word> {
+    let first = request.lines().next().unwrap_or("");
+    // A conventional-commit prefix (`feat(fmt):`) is not part of the sentence.
+    let body = match first.split_once(": ") {
+        Some((head, rest)) if !head.contains(' ') => rest,
+        _ => first,
+    };
+    body.split_whitespace()
+        .filter_map(|raw| {
+            let quoted = raw.starts_with(['`', '\'', '"']);
+            let t = raw.trim_matches(|c: char| {
+                matches!(
+                    c,
+                    '`' | '\'' | '"' | ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')'
+                )
+            });
+            (!t.is_empty()).then(|| Word {
+                text: t.to_string(),
+                quoted,
+            })
+        })
+        .collect()
+}
+
+/// A plausible item name: an identifier, not a flag, an article or a filler word.
+fn is_name(w: &str) -> bool {
+    let lower = w.to_ascii_lowercase();
+    w.len() >= 2
+        && !w.starts_with('-')
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+        && !w.chars().all(|c| c.is_ascii_digit())
+        && !text::is_stopword(&lower)
+        && !CREATE_VERBS.contains(&lower.as_str())
+        && !matches!(lower.as_str(), "a" | "an" | "the" | "another" | "custom")
+}
+
+/// `(name, noun)` pairs the request states: "add a `yaml` formatter",
+/// "add yaml formatter", "new middleware `timeout`".
+fn pairs(request: &str) -> Vec<(String, String)> {
+    let ws = words(request);
+    let lower: Vec<String> = ws.iter().map(|w| w.text.to_ascii_lowercase()).collect();
+    if !lower.iter().any(|w| CREATE_VERBS.contains(&w.as_str())) {
+        return Vec::new();
+    }
+    let lead = |i: usize| {
+        CREATE_VERBS.contains(&lower[i].as_str()) || matches!(lower[i].as_str(), "a" | "an")
+    };
+    let mut out = Vec::new();
+    for i in 1..ws.len() {
+        // name noun: "a `yaml` formatter", "add yaml formatter".
+        if i >= 2 && lead(i - 2) && is_name(&ws[i - 1].text) && !ws[i].quoted {
+            out.push((ws[i - 1].text.clone(), lower[i].clone()));
+        }
+        // noun `name`: "new middleware `timeout`" (the name must be quoted).
+        if i >= 2 && ws[i].quoted && lead(i - 2) && !ws[i - 1].quoted && is_name(&ws[i].text) {
+            out.push((ws[i].text.clone(), lower[i - 1].clone()));
+        }
+    }
+    out
+}
+
+/// Stems that index a directory rather than name an item in it.
+fn is_index_stem(stem: &str) -> bool {
+    matches!(
+        stem,
+        "mod"
+            | "lib"
+            | "main"
+            | "index"
+            | "__init__"
+            | "__main__"
+            | "base"
+            | "common"
+            | "utils"
+            | "util"
+            | "helpers"
+            | "types"
+            | "doc"
+            | "README"
+    )
+}
+
+/// Item files per directory: code files that are not tests or indexes, by extension.
+fn item_dirs(scanned: &Scanned) -> BTreeMap<(String, String), Vec<String>> {
+    let mut by: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for f in &scanned.files {
+        if f.is_test || !f.language.is_some_and(lang::is_code_language) {
+            continue;
+        }
+        let dir = lang::parent_dir(&f.path);
+        let skip = dir.is_empty()
+            || dir
+                .split('/')
+                .any(|c| c.starts_with("example") || lang::is_vendored_dir(c));
+        if skip || is_index_stem(lang::stem(&f.path)) {
+            continue;
+        }
+        let ext = lang::extension(lang::file_name(&f.path)).unwrap_or_default();
+        by.entry((dir.to_string(), ext))
+            .or_default()
+            .push(f.path.clone());
+    }
+    by.retain(|_, v| v.len() >= MIN_SIBLINGS);
+    by
+}
+
+/// The new item's file name, following its siblings: a shared prefix or
+/// suffix (`json_formatter.py` gives `yaml_formatter.py`), the separator and
+/// the case they use.
+fn sibling_name(name: &str, siblings: &[String], ext: &str) -> String {
+    let stems: Vec<&str> = siblings.iter().map(|p| lang::stem(p)).collect();
+    let sep = if stems.iter().any(|s| s.contains('_')) {
+        '_'
+    } else if stems.iter().any(|s| s.contains('-')) {
+        '-'
+    } else {
+        '_'
+    };
+    let pascal = stems
+        .iter()
+        .all(|s| s.starts_with(|c: char| c.is_ascii_uppercase()));
+    let parts: Vec<String> = name
+        .split(['_', '-'])
+        .filter(|p| !p.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let base = if pascal {
+        parts
+            .iter()
+            .map(|p| {
+                let mut c = p.chars();
+                c.next()
+                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                    .unwrap_or_default()
+            })
+            .collect::<String>()
+    } else {
+        parts.join(&sep.to_string())
+    };
+    let (prefix, suffix) = shared_affixes(&stems);
+    format!("{prefix}{base}{suffix}.{ext}")
+}
+
+/// A prefix and suffix every stem shares, cut at a separator or a case
+/// change (`JsonFormatter`, `TomlFormatter` share the suffix `Formatter`).
+fn shared_affixes(stems: &[&str]) -> (String, String) {
+    let Some(first) = stems.first() else {
+        return (String::new(), String::new());
+    };
+    let common = |rev: bool| -> String {
+        let chars = |s: &str| -> Vec<char> {
+            if rev {
+                s.chars().rev().collect()
+            } else {
+                s.chars().collect()
+            }
+        };
+        let f = chars(first);
+        let mut n = f.len();
+        for s in &stems[1..] {
+            let c = chars(s);
+            n = n.min(f.iter().zip(&c).take_while(|(a, b)| a == b).count());
+        }
+        let mut part: Vec<char> = f[..n].to_vec();
+        // Cut back to a boundary: the part must start (suffix) or end (prefix)
+        // at a separator, or at an upper-case letter for a suffix.
+        loop {
+            let ok = match part.last() {
+                None => true,
+                Some(&c) if rev => c.is_ascii_uppercase() || c == '_' || c == '-',
+                Some(&c) => c == '_' || c == '-',
+            };
+            if ok {
+                break;
+            }
+            part.pop();
+        }
+        if rev {
+            part.reverse();
+        }
+        part.into_iter().collect()
+    };
+    let prefix = common(false);
+    let suffix = common(true);
+    // A whole stem is never an affix.
+    let whole = |a: &str| stems.iter().any(|s| s.len() <= a.len());
+    (
+        if whole(&prefix) {
+            String::new()
+        } else {
+            prefix
+        },
+        if whole(&suffix) {
+            String::new()
+        } else {
+            suffix
+        },
+    )
+}
+
+/// The file that declares the items of `dir`, when it names at least one sibling.
+fn registration(scanned: &Scanned, dir: &str, ext: &str, siblings: &[String]) -> Option<String> {
+    let candidates: Vec<String> = match ext {
+        "rs" => {
+            let mut c = vec![lang::join(dir, "mod.rs"), format!("{dir}.rs")];
+            if lang::file_name(dir) == "src" {
+                c.push(lang::join(dir, "lib.rs"));
+                c.push(lang::join(dir, "main.rs"));
+            }
+            c
+        }
+        "py" => vec![lang::join(dir, "__init__.py")],
+        "ts" | "tsx" | "js" | "jsx" | "mjs" | "cjs" | "mts" => ["ts", "js", "mjs", "tsx", "mts"]
+            .iter()
+            .map(|e| lang::join(dir, &format!("index.{e}")))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let stems: Vec<&str> = siblings.iter().map(|p| lang::stem(p)).collect();
+    candidates.into_iter().find(|c| {
+        let Some(text) = scanned
+            .index_of(c)
+            .and_then(|i| scanned.files[i].text.as_deref())
+        else {
+            return false;
+        };
+        text.lines().any(|l| {
+            let l = l.trim_start();
+            let declares = [
+                "mod ",
+                "pub mod ",
+                "pub(crate) mod ",
+                "from ",
+                "import ",
+                "export ",
+            ]
+            .iter()
+            .any(|p| l.starts_with(p))
+                || l.contains("require(");
+            declares
+                && l.split(|ch: char| !(ch.is_alphanumeric() || matches!(ch, '_' | '-')))
+                    .any(|w| stems.contains(&w))
+        })
+    })
+}
+
+/// The new file a request asks for by analogy with its siblings, if the
+/// request names one (see the module docs); deterministic, `None` when in doubt.
+pub fn new_by_analogy(scanned: &Scanned, request: &str) -> Option<NewFile> {
+    let pairs = pairs(request);
+    if pairs.is_empty() {
+        return None;
+    }
+    let dirs = item_dirs(scanned);
+    for (name, noun) in pairs {
+        let noun_stem = text::stem(&noun).to_string();
+        if noun_stem.len() < 3 || !is_name(&noun) {
+            continue;
+        }
+        // The directory named like the noun with the most items; shallower first on a tie.
+        let best = dirs
+            .iter()
+            .filter(|((dir, _), _)| {
+                let last = lang::file_name(dir).to_ascii_lowercase();
+                text::stem(&last) == noun_stem && !lang::is_test_path(dir)
+            })
+            .max_by(|((da, _), a), ((db, _), b)| {
+                a.len()
+                    .cmp(&b.len())
+                    .then(db.matches('/').count().cmp(&da.matches('/').count()))
+                    .then(db.cmp(da))
+            });
+        let Some(((dir, ext), siblings)) = best else {
+            continue;
+        };
+        let file = sibling_name(&name, siblings, ext);
+        let path = lang::join(dir, &file);
+        let taken = scanned.exists(&path)
+            || siblings.iter().any(|s| {
+                lang::stem(s)
+                    .to_ascii_lowercase()
+                    .replace('-', "_")
+                    .contains(&name.to_ascii_lowercase().replace('-', "_"))
+            });
+        if taken {
+            return None;
+        }
+        return Some(NewFile {
+            registration: registration(scanned, dir, ext, siblings),
+            path,
+            name,
+            noun,
+            siblings: siblings.iter().take(3).cloned().collect(),
+        });
+    }
+    None
+}
