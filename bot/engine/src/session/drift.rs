@@ -332,6 +332,7 @@ mod tests {
             title: "ok".into(),
             summary: "s".into(),
             annotations: vec![],
+            actions: vec![],
         };
         let check = with_drift(waiting.clone(), "issue-1", &drift, PlanScope::Advisory);
         assert_eq!(check.conclusion(), "success");

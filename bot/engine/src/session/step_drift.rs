@@ -55,6 +55,8 @@ pub(crate) fn step_base_check(step: &str, plan_id: &str, hash: &str, drift: &Dri
             short(hash)
         ),
         annotations: Vec::new(),
+        // The mission's plan is approved already: nothing here to click.
+        actions: Vec::new(),
     }
 }
 
