@@ -36,8 +36,13 @@ fn operation_class(class: ChangeClass) -> Option<OperationClass> {
 }
 
 /// The auto-accept policy, or `None` when the config leaves auto-accept off (no
-/// `auto_accept.after_n_safe_operations`).
+/// `auto_accept.after_n_safe_operations`) or when `approval.require_codeowners` says only
+/// code owners' approvals count: an automatic approval is nobody's, so it would walk
+/// around the owners.
 pub fn auto_accept_config(config: &RepoConfig) -> Option<AutoAcceptConfig> {
+    if config.approval.require_codeowners {
+        return None;
+    }
     let auto = &config.auto_accept;
     let after = auto.after_n_safe_operations?;
     let mut safe: Vec<OperationClass> = auto
@@ -125,6 +130,15 @@ mod tests {
         assert!(!a
             .safe_operation_classes
             .contains(&OperationClass::DestructiveToolUse));
+    }
+
+    #[test]
+    fn require_codeowners_turns_auto_accept_off() {
+        let c = parse_repo_config(
+            "auto_accept:\n  after_n_safe_operations: 1\napproval:\n  require_codeowners: true\n",
+        )
+        .unwrap();
+        assert!(auto_accept_config(&c).is_none());
     }
 
     #[test]
