@@ -164,11 +164,7 @@ impl<'a> Context<'a> {
     ) -> Option<usize> {
         let dir = lang::parent_dir(path);
         let name = lang::file_name(path);
-        let child_dir = if matches!(name, "mod.rs" | "lib.rs" | "main.rs") {
-            dir.to_string()
-        } else {
-            lang::join(dir, lang::stem(path))
-        };
+        let child_dir = rust_child_dir(path);
         let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let rest = segs.get(1..).unwrap_or(&[]);
         // Where the path starts, and the file standing for that root when no
@@ -226,15 +222,7 @@ impl<'a> Context<'a> {
         uses: &[UseItem],
         reexports: &[HashMap<String, usize>],
     ) -> Vec<usize> {
-        let dir = lang::parent_dir(path);
-        let name = lang::file_name(path);
-        // Children of this module live in `dir` for mod.rs/lib.rs/main.rs,
-        // else in `dir/<stem>`.
-        let child_dir = if matches!(name, "mod.rs" | "lib.rs" | "main.rs") {
-            dir.to_string()
-        } else {
-            lang::join(dir, lang::stem(path))
-        };
+        let child_dir = rust_child_dir(path);
         let mut out = Vec::new();
         for line in text.lines() {
             let (_, t) = strip_visibility(line.trim_start());
@@ -530,6 +518,17 @@ fn rust_uses(text: &str) -> Vec<UseItem> {
 }
 
 /// The `src` directory of the crate a Rust file belongs to.
+/// Where the children of the Rust module in `path` live: beside it for `mod.rs`, `lib.rs`
+/// and `main.rs`, else in the folder named after it.
+fn rust_child_dir(path: &str) -> String {
+    let dir = lang::parent_dir(path);
+    if matches!(lang::file_name(path), "mod.rs" | "lib.rs" | "main.rs") {
+        dir.to_string()
+    } else {
+        lang::join(dir, lang::stem(path))
+    }
+}
+
 fn rust_crate_src(path: &str) -> Option<String> {
     let parts: Vec<&str> = path.split('/').collect();
     let i = parts.iter().rposition(|c| *c == "src")?;

@@ -29,11 +29,15 @@ pub struct RestUser {
 
 impl RestUser {
     fn is_bot(&self) -> bool {
-        self.kind
-            .as_deref()
-            .is_some_and(|k| k.eq_ignore_ascii_case("bot"))
-            || self.login.to_ascii_lowercase().ends_with("[bot]")
+        is_bot_account(&self.login, self.kind.as_deref())
     }
+}
+
+/// Apps and agents: GitHub's `type: Bot`, or a `[bot]` login when a payload lacks the type.
+/// Neither approves a plan, whether by review or by the check's button.
+pub fn is_bot_account(login: &str, kind: Option<&str>) -> bool {
+    kind.is_some_and(|k| k.eq_ignore_ascii_case("bot"))
+        || login.to_ascii_lowercase().ends_with("[bot]")
 }
 
 /// A review that approves the plan's current text, pending the reviewer's role check.

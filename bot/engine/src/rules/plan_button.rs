@@ -60,10 +60,7 @@ pub struct Clicker {
 
 impl Clicker {
     fn is_bot(&self) -> bool {
-        self.kind
-            .as_deref()
-            .is_some_and(|k| k.eq_ignore_ascii_case("bot"))
-            || self.login.to_ascii_lowercase().ends_with("[bot]")
+        super::approvals::is_bot_account(&self.login, self.kind.as_deref())
     }
 }
 
