@@ -20,8 +20,9 @@ use crate::failure;
 use crate::modes::{load_config, status_outputs, write_outputs};
 
 /// Events `mode: event` hands to the engine.
-pub const EVENTS: [&str; 7] = [
+pub const EVENTS: [&str; 8] = [
     "issue_comment",
+    "issues",
     "pull_request_review",
     "pull_request",
     "pull_request_target",

@@ -349,3 +349,51 @@ fn a_pull_request_changing_the_config_gets_a_navin_config_check_in_event_mode() 
     assert_eq!(mark["path"], ".github/navin.yml");
     assert_eq!(mark["start_line"], 3);
 }
+
+/// `issues: opened` in event mode: a writer's issue that reads as non-trivial gets a plan
+/// without `/plan` (`plan_mode.auto_threshold`), as on the App; a reader's gets nothing.
+#[test]
+fn an_issue_a_writer_opens_above_the_threshold_gets_a_plan_in_event_mode() {
+    use navin_e2e::fake::UserKind;
+    let job = Job::for_events();
+    let (owner, repo) = (crate::harness::OWNER, crate::harness::REPO);
+    job.write_config("plan_mode:\n  auto_threshold: 3\n");
+    let title = "Rename the greetings table column and migrate the data";
+    let opened = |author: &str| {
+        let number = job.fake.create_issue(owner, repo, title, "", author);
+        let path = job.fixture_event("issues.opened", |p| {
+            p.number(number)
+                .issue_title(title)
+                .issue_body("")
+                .issue_author(author, job.fake.user_id(author), UserKind::User)
+                .sender(author, job.fake.user_id(author), UserKind::User)
+        });
+        (number, path)
+    };
+    let plan_record = |number: u64| {
+        let (store, _dir) = job.store();
+        store
+            .read_file(&format!(".navin/plans/issue-{number}.json"))
+            .expect("read")
+    };
+
+    let (number, path) = opened("alice");
+    let r = job.run("event", "issues", Some(&path), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.lines_starting("::error").is_empty(), "{}", r.stdout);
+    let record = plan_record(number).expect("a plan record for the writer's issue");
+    let record: serde_json::Value = serde_json::from_slice(&record).expect("json");
+    assert_eq!(record["status"], "pending", "{record}");
+    let comments = job.navin_comments(number);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    assert!(comments[0].contains("/approve"), "{}", comments[0]);
+
+    let (number, path) = opened("bob");
+    let r = job.run("event", "issues", Some(&path), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        plan_record(number).is_none(),
+        "a reader's issue spent the planner"
+    );
+    assert!(job.navin_comments(number).is_empty());
+}
