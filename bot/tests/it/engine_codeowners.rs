@@ -208,3 +208,37 @@ async fn on_an_issue_approve_by_a_writer_who_owns_nothing_is_refused_and_an_owne
     assert_eq!(record.status, RecordStatus::Approved);
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_require_codeowners_the_approve_button_counts_only_an_owners_click() {
+    let mut w = World::new().await;
+    owned_by_dave_and_reviewers(&w);
+    w.commit(&[(".github/navin.yml", REQUIRE_OWNERS)]);
+    let (pr, head) = planned_pr(&mut w).await;
+    let run = w.plan_check(&head).id;
+    let button = w.plan_buttons(&head)[0].clone();
+
+    // alice may write but owns nothing: refused, told why, nothing recorded.
+    let commits = w.ledger_commits();
+    w.click(run, &button, "alice").await;
+    let reply = w.reply().await;
+    assert!(
+        reply.contains("alice owns none of the plan's proposed files"),
+        "{reply}"
+    );
+    assert_eq!(
+        w.ledger_commits(),
+        commits,
+        "a refused click wrote to the ledger"
+    );
+    assert_eq!(conclusion(&w.plan_check(&head)), "action_required");
+
+    // dave owns every file by login: his click approves.
+    w.click(run, &button, "dave").await;
+    let check = w.plan_check(&head);
+    assert_eq!(conclusion(&check), "success", "{}", summary(&check));
+    let record = w.plan_record(&format!("pr-{pr}")).unwrap();
+    assert_eq!(record.status, RecordStatus::Approved);
+    assert!(record.waiting_for_owners.is_empty());
+    w.finish().await;
+}

@@ -315,7 +315,15 @@ impl Session<'_> {
         let mut waiting = Vec::new();
         if config.approval.require_codeowners {
             let files = self.plan_owners(&doc, Some(&pr.base_ref)).await?;
-            let approvers: Vec<String> = counted.iter().map(|c| c.login.clone()).collect();
+            // Reviews, and the approvals given without one (the check's button), which
+            // the recount keeps; an automatic approval is nobody's and never counts here.
+            let mut approvers: Vec<String> = counted.iter().map(|c| c.login.clone()).collect();
+            approvers.extend(
+                record
+                    .current_approvals()
+                    .filter(|a| a.review_id.is_none() && a.note.is_none())
+                    .map(|a| a.approver.clone()),
+            );
             let verdict = self.owner_verdict(&files, &approvers).await?;
             notes.extend(super::owners::verdict_notes(&verdict));
             counted.retain(|c| verdict.owners.iter().any(|o| o == &c.login));

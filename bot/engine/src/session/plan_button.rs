@@ -41,6 +41,13 @@ impl Session<'_> {
         if !permission::may_mutate(&role) {
             return self.refuse_click(&Refusal::Role { role }).await;
         }
+        // `approval.require_codeowners`: as with `/approve`, only an owner of the plan's
+        // owned files may approve; anyone else is told so and nothing is written.
+        if let Err(answer) = self.owner_approval(&clicker.login).await? {
+            let op_id = format!("{}#answers", self.delivery.id);
+            self.answer_all(vec![answer], &op_id).await?;
+            return Ok(());
+        }
         let id = self.plan_id();
         let required = config.approval.required_approvals;
         let now = self.now();

@@ -503,7 +503,7 @@ impl Session<'_> {
     /// `who` owns one of the plan's owned proposed files, by login or through an
     /// active team membership; otherwise the owned files no approver owns yet. Without
     /// the setting, or with no owned files, nothing waits.
-    async fn owner_approval(
+    pub(crate) async fn owner_approval(
         &self,
         who: &str,
     ) -> Result<Result<Vec<navin_ledger::plan::record::FileOwners>, Answer>, EngineError> {
