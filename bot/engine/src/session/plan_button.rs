@@ -74,7 +74,7 @@ impl Session<'_> {
         {
             // The same path as after an approving review: recount, then the plan
             // comment and the check (which loses its button once approved).
-            Ok(Some(_)) => self.sync_reviews(&pr).await,
+            Ok(Some(_)) => Box::pin(self.sync_reviews(&pr)).await,
             Ok(None) => {
                 tracing::info!(repo = %self.repo, pr = self.issue, "approve button clicked on a pull request with no plan");
                 Ok(())

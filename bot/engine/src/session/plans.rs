@@ -328,8 +328,10 @@ impl Session<'_> {
     ) -> Result<(), EngineError> {
         if !record.pull_request {
             self.show_plan(record, doc).await?;
-            self.refresh_step_checks(&record.id).await?;
-            return self.refresh_named_gates(record).await;
+            // Boxed: these re-judge steps and gates, whose futures would otherwise sit
+            // inside every caller's and overflow a worker's stack in debug builds.
+            Box::pin(self.refresh_step_checks(&record.id)).await?;
+            return Box::pin(self.refresh_named_gates(record)).await;
         }
         let fetched;
         let pr = match pr {
@@ -339,7 +341,7 @@ impl Session<'_> {
                 &fetched
             }
         };
-        let asked = self.request_owner_reviews(record, doc, pr).await?;
+        let asked = Box::pin(self.request_owner_reviews(record, doc, pr)).await?;
         let record = asked.as_ref().unwrap_or(record);
         self.show_plan(record, doc).await?;
         let required = self.repo_config().approval.required_approvals;
