@@ -3,12 +3,6 @@
 use super::{Answer, EngineError, Session};
 use crate::event::User;
 
-/// An account that is an App or an agent (`Bot`, `…[bot]`): its requests never spend
-/// the planner unasked.
-fn is_bot(user: &User) -> bool {
-    user.kind.as_deref() == Some("Bot") || user.login.ends_with("[bot]")
-}
-
 impl Session<'_> {
     /// A request opened by a writer whose title and body score at least the threshold
     /// gets a plan on this issue or pull request, as if its author had commented
@@ -24,7 +18,8 @@ impl Session<'_> {
         let Some(threshold) = self.repo_config().plan_mode.auto_threshold else {
             return Ok(());
         };
-        if is_bot(author) {
+        // Apps and agents never spend the planner unasked.
+        if crate::rules::approvals::is_bot_account(&author.login, author.kind.as_deref()) {
             return Ok(());
         }
         let score = crate::rules::classify::score(&format!("{title}\n\n{body}"));
