@@ -114,6 +114,8 @@ pub enum RuleError {
     EvidenceNotGreen { step: String, summary: String },
     #[error("{step} has used all {max} retries; replan it instead")]
     RetriesExhausted { step: String, max: u32 },
+    #[error("attempt {number} of {step} was already started (or another attempt is under way)")]
+    AttemptTaken { step: String, number: u32 },
     #[error("a whole-plan rewrite needs a changed goal; use a local replan for a failed step")]
     GoalUnchanged,
     #[error("a reason is required for {operation}")]
@@ -184,6 +186,7 @@ impl RuleError {
             RuleError::AgentPauseReason { .. } => "agent_pause_reason",
             RuleError::EvidenceNotGreen { .. } => "evidence_not_green",
             RuleError::RetriesExhausted { .. } => "retries_exhausted",
+            RuleError::AttemptTaken { .. } => "attempt_taken",
             RuleError::GoalUnchanged => "goal_unchanged",
             RuleError::ReasonRequired { .. } => "reason_required",
             RuleError::EmptyGoal => "empty_goal",

@@ -13,8 +13,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::index::BoardIndex;
 
+mod attempts;
 mod evidence;
 mod stages;
+pub use attempts::{clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, FAILURE_EXCERPT_MAX};
 pub use evidence::{CommandSource, Evidence, EvidenceKind, RunRecord};
 pub use stages::{
     CheckpointMark, InfoBlock, PendingDefault, StageGate, StagePolicy, StageView, CHECKPOINT_WINDOW,
@@ -554,6 +556,9 @@ pub struct Task {
     /// outside the step's stage of it), as Navin read them on the linked head.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_drift: Option<PlanDrift>,
+    /// Every attempt at this step, oldest first: agent runs and people's pull requests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Attempt>,
 }
 
 /// Plan against actual on a step's linked head: what its pull request changes that the
@@ -604,6 +609,10 @@ pub struct CiRound {
     pub red: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
+    /// The red checks' normalized output, as fingerprinted: handed to the attempt that
+    /// failed (for the next brief), never kept on the task itself.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub excerpt: String,
 }
 
 /// Step status. `planned` steps whose dependencies are all `done` are ready.
@@ -731,6 +740,11 @@ impl Task {
             retry_count: self.retry_count,
             evidence: self.evidence.clone(),
         }
+    }
+
+    /// The attempt under way, if any.
+    pub fn open_attempt(&self) -> Option<&Attempt> {
+        self.attempts.last().filter(|a| a.is_open())
     }
 
     pub fn has_acceptance(&self) -> bool {

@@ -220,6 +220,7 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 step: id.clone(),
                 evidence: evidence_json.as_deref().map(read_evidence).transpose()?,
                 reason: reason.clone(),
+                outcome: navin_ledger::AttemptOutcome::Failed,
             },
             BoardCommand::Retry { id } => Operation::Retry { step: id.clone() },
             BoardCommand::Replan { id, reason } => Operation::Replan {

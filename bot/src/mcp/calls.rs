@@ -343,6 +343,7 @@ impl Desk<'_> {
                             e
                         }),
                         reason: i.reason,
+                        outcome: navin_ledger::AttemptOutcome::Failed,
                     },
                     key(i.op_id),
                     false,
@@ -354,6 +355,7 @@ impl Desk<'_> {
                     Operation::Replan {
                         step: i.step,
                         reason: i.reason,
+                        outcome: navin_ledger::AttemptOutcome::Failed,
                     },
                     key(i.op_id),
                     false,

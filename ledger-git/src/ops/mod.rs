@@ -1,14 +1,17 @@
 //! Pure ledger operations: `(ledger, operation, now, actor) -> (ledger', effects)`, no I/O.
 
+mod attempts;
 mod mission;
 mod progress;
 mod steps;
+
+pub use attempts::next_number as next_attempt_number;
 
 use chrono::{DateTime, Utc};
 
 use crate::error::RuleError;
 use crate::model::{
-    Actor, Budget, Evidence, HistoryEntry, Ledger, MissionMode, MissionStatus, NextActor, Origin,
+    Actor, AttemptOutcome, Budget, Evidence, HistoryEntry, Ledger, MissionMode, MissionStatus, NextActor, Origin,
     PauseReason, StagePolicy, TaskStatus, Validation, HISTORY_WINDOW,
 };
 
@@ -157,6 +160,8 @@ pub enum Operation {
         step: String,
         evidence: Option<Evidence>,
         reason: String,
+        /// How the attempt under way ended (`failed` for a report, `ci_red`, …).
+        outcome: AttemptOutcome,
     },
     Retry {
         step: String,
@@ -223,6 +228,17 @@ pub enum Operation {
     Dispatched {
         step: String,
         issue: u64,
+        /// Who the step went to (`copilot`, `workflow`, `people`): its first attempt.
+        agent: String,
+    },
+    /// Navin starts attempt `number` of a step (the closed agent loop): the next number
+    /// only, and only when no attempt is open, so each start applies once. `pr` is the
+    /// pull request the attempt continues, when it continues one.
+    Attempt {
+        step: String,
+        number: u32,
+        agent: String,
+        pr: Option<u64>,
     },
     /// Whole-plan rewrite: only with a changed goal.
     Rewrite {
@@ -276,6 +292,7 @@ impl Operation {
             Operation::CiRound(..) => "ci-round",
             Operation::Usage { .. } => "usage",
             Operation::Dispatched { .. } => "dispatch",
+            Operation::Attempt { .. } => "attempt",
             Operation::Drift { .. } => "drift",
             Operation::Rewrite { .. } => "rewrite",
             Operation::Pause { .. } => "pause",
@@ -305,6 +322,7 @@ impl Operation {
             | Operation::CiRound(_, step)
             | Operation::Usage { step, .. }
             | Operation::Dispatched { step, .. }
+            | Operation::Attempt { step, .. }
             | Operation::Drift { step, .. } => Some(step),
             Operation::Progress(args) => Some(&args.step),
             _ => None,
@@ -444,14 +462,15 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
     match op {
         Operation::Init(_) => {} // returned above: init builds a fresh ledger
         Operation::AddSteps(tasks) => steps::add(&mut tx, tasks)?,
-        Operation::Start { step } => steps::start(&mut tx, step)?,
+        Operation::Start { step } => steps::start(&mut tx, step, ctx)?,
         Operation::Progress(args) => progress::progress(&mut tx, args, ctx)?,
         Operation::Done { step, evidence } => steps::done(&mut tx, step, evidence.as_ref(), ctx)?,
         Operation::Fail {
             step,
             evidence,
             reason,
-        } => steps::fail(&mut tx, step, evidence.as_ref(), reason, ctx)?,
+            outcome,
+        } => steps::fail(&mut tx, step, evidence.as_ref(), reason, *outcome, ctx)?,
         Operation::Retry { step } => steps::retry(&mut tx, step)?,
         Operation::Replan { step, reason } => steps::replan(&mut tx, step, reason, ctx)?,
         Operation::RecordEvidence { step, evidence } => {
@@ -464,7 +483,7 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
             head_sha,
             branch,
         } => steps::link(&mut tx, step, *pr, head_sha.as_deref(), branch.as_deref())?,
-        Operation::Claim { step, pr, by } => steps::claim(&mut tx, step, *pr, by)?,
+        Operation::Claim { step, pr, by } => steps::claim(&mut tx, step, *pr, by, ctx)?,
         Operation::CiRound(round, step) => progress::ci_round(&mut tx, step, round, ctx)?,
         Operation::Usage {
             step,
@@ -472,7 +491,17 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
             cost_usd,
         } => progress::usage(&mut tx, step, *tokens, *cost_usd, ctx)?,
         Operation::Merged { step, pr, head_sha } => steps::merged(&mut tx, step, *pr, head_sha)?,
-        Operation::Dispatched { step, issue } => steps::dispatched(&mut tx, step, *issue)?,
+        Operation::Dispatched {
+            step,
+            issue,
+            agent,
+        } => steps::dispatched(&mut tx, step, *issue, agent, ctx)?,
+        Operation::Attempt {
+            step,
+            number,
+            agent,
+            pr,
+        } => attempts::start(&mut tx, step, *number, agent, *pr, ctx)?,
         Operation::Drift { step, drift } => steps::drift(&mut tx, step, drift.as_ref())?,
         Operation::Rewrite {
             goal,

@@ -1,5 +1,6 @@
 //! The progress ledger's actions: progress reports, CI rounds and usage, with their one escalation each (budget, loop, stall).
 
+use super::attempts;
 use super::steps::{local_replan, pause_for, position, stamp};
 use super::{Ctx, Effect, ProgressArgs, ReplanTrigger, Tx};
 use crate::error::RuleError;
@@ -22,6 +23,7 @@ pub(super) fn progress(tx: &mut Tx, args: &ProgressArgs, ctx: &Ctx) -> Result<()
         p.last_result_ok = Some(e.ok);
         p.last_evidence = Some(e);
     }
+    attempts::debit(tx, pos, args.tokens, args.cost_usd);
     let p = &mut tx.ledger.mission.progress;
     p.current_step_id = Some(args.step.clone());
     p.real_progress = args.real_progress;
@@ -142,12 +144,13 @@ pub(super) fn usage(
     cost_usd: f64,
     ctx: &Ctx,
 ) -> Result<(), RuleError> {
-    position(tx, step)?;
+    let pos = position(tx, step)?;
     if !cost_usd.is_finite() || cost_usd < 0.0 {
         return Err(RuleError::InvalidCost {
             value: cost_usd.to_string(),
         });
     }
+    attempts::debit(tx, pos, tokens, cost_usd);
     let p = &mut tx.ledger.mission.progress;
     p.tokens_used = p.tokens_used.saturating_add(tokens);
     p.cost_used_usd += cost_usd;
@@ -184,6 +187,7 @@ pub(super) fn ci_round(
     let task = &tx.ledger.board.tasks[pos];
     let status = task.status;
     let mut round = round.clone();
+    let excerpt = std::mem::take(&mut round.excerpt);
     round.green.sort();
     round.green.dedup();
     round.red.sort();
@@ -198,6 +202,9 @@ pub(super) fn ci_round(
         .is_some_and(|r| r.head_sha == round.head_sha);
     let short = round.head_sha.chars().take(12).collect::<String>();
     tx.ledger.board.task_mut(pos).ci_round = Some(round.clone());
+    if status == TaskStatus::InProgress {
+        attempts::record_failure(tx, pos, &round, &excerpt);
+    }
     if same_head || status != TaskStatus::InProgress {
         tx.change(format!(
             "{step}: CI on {short}: {} green, {} red (not counted again)",

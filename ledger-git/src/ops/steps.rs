@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
+use super::attempts;
 use super::{require_reason, Ctx, Effect, NewTask, ReplanTrigger, Tx};
 use crate::error::RuleError;
 use crate::index::GraphError;
 use crate::model::{
-    valid_step_id, Evidence, EvidenceKind, Links, NextActor, PauseReason, Task, TaskStatus,
+    valid_step_id, AttemptOutcome, Evidence, EvidenceKind, Links, NextActor, PauseReason, Task, TaskStatus,
     Validation,
 };
 
@@ -45,6 +46,7 @@ pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Arc<T
                 stage: n.stage.filter(|&s| s > 0),
                 destructive: n.destructive.clone().filter(|d| !d.trim().is_empty()),
                 plan_drift: None,
+                attempts: Vec::new(),
             }))
         })
         .collect()
@@ -131,7 +133,7 @@ fn require_deps_done(tx: &Tx, pos: usize, operation: &'static str) -> Result<(),
     })
 }
 
-pub(super) fn start(tx: &mut Tx, step: &str) -> Result<(), RuleError> {
+pub(super) fn start(tx: &mut Tx, step: &str, ctx: &Ctx) -> Result<(), RuleError> {
     let pos = position(tx, step)?;
     let status = tx.ledger.board.tasks[pos].status;
     if status != TaskStatus::Planned {
@@ -152,6 +154,7 @@ pub(super) fn start(tx: &mut Tx, step: &str) -> Result<(), RuleError> {
         Some(agent) if agent != "main" => NextActor::Subagent(agent.clone()),
         _ => NextActor::Main,
     };
+    attempts::open(tx, pos, &ctx.actor.to_string(), None, ctx);
     tx.change(format!("started {step}"));
     tx.effects.push(Effect::StepStarted {
         step: step.to_string(),
@@ -381,6 +384,7 @@ pub(super) fn done(
     let proof = shown
         .map(|e| format!(" ({}: {})", e.kind, e.summary))
         .unwrap_or_default();
+    attempts::end(tx, pos, AttemptOutcome::Done, "", ctx);
     tx.change(format!("{step} done{proof}"));
     tx.effects.push(Effect::StepDone {
         step: step.to_string(),
@@ -393,6 +397,7 @@ pub(super) fn fail(
     step: &str,
     evidence: Option<&Evidence>,
     reason: &str,
+    outcome: AttemptOutcome,
     ctx: &Ctx,
 ) -> Result<(), RuleError> {
     let pos = position(tx, step)?;
@@ -419,6 +424,7 @@ pub(super) fn fail(
     } else {
         format!(": {}", reason.trim())
     };
+    attempts::end(tx, pos, outcome, reason, ctx);
     tx.change(format!("{step} failed (attempt {retries} of {max}){why}"));
     tx.effects.push(Effect::StepFailed {
         step: step.to_string(),
@@ -492,6 +498,10 @@ pub(super) fn local_replan(tx: &mut Tx, pos: usize, trigger: ReplanTrigger, why:
     let board = &mut tx.ledger.board;
     let affected = board.index.with_dependents(pos);
     let mut reset = Vec::with_capacity(affected.len());
+    for &i in &affected {
+        attempts::end(tx, i, AttemptOutcome::Replanned, why, ctx);
+    }
+    let board = &mut tx.ledger.board;
     for i in affected {
         let task = board.task_mut(i);
         task.status = TaskStatus::Planned;
@@ -520,6 +530,7 @@ pub(super) fn local_replan(tx: &mut Tx, pos: usize, trigger: ReplanTrigger, why:
 
 /// Pauses the mission for a budget, stall or loop reason.
 pub(super) fn pause_for(tx: &mut Tx, reason: PauseReason, why: String, ctx: &Ctx) {
+    attempts::end_all(tx, AttemptOutcome::Paused, &why, ctx);
     let mission = &mut tx.ledger.mission;
     mission.status = crate::model::MissionStatus::Paused;
     mission.paused_at = Some(ctx.now);
@@ -645,7 +656,13 @@ pub(super) fn link(
 /// A pull request took the step up: planned with its dependencies done → in progress,
 /// with the PR's author as the next actor. A step already in progress only gets its
 /// next actor; any other status, or dependencies not done, leaves the step as it is.
-pub(super) fn claim(tx: &mut Tx, step: &str, pr: u64, by: &NextActor) -> Result<(), RuleError> {
+pub(super) fn claim(
+    tx: &mut Tx,
+    step: &str,
+    pr: u64,
+    by: &NextActor,
+    ctx: &Ctx,
+) -> Result<(), RuleError> {
     let pos = position(tx, step)?;
     let status = tx.ledger.board.tasks[pos].status;
     match status {
@@ -653,6 +670,7 @@ pub(super) fn claim(tx: &mut Tx, step: &str, pr: u64, by: &NextActor) -> Result<
             if require_deps_done(tx, pos, "start").is_ok() && require_released(tx, pos).is_ok() =>
         {
             tx.ledger.board.task_mut(pos).status = TaskStatus::InProgress;
+            attempts::open(tx, pos, &by.to_string(), Some(pr), ctx);
             let progress = &mut tx.ledger.mission.progress;
             progress.current_step_id = Some(step.to_string());
             progress.replan_needed = false;
@@ -725,15 +743,23 @@ pub(super) fn drift(
     Ok(())
 }
 
-/// Remembers the issue a step was handed to; the first issue wins.
-pub(super) fn dispatched(tx: &mut Tx, step: &str, issue: u64) -> Result<(), RuleError> {
+/// Remembers the issue a step was handed to; the first issue wins, and opens the step's
+/// first attempt for `agent` unless work on it is already under way.
+pub(super) fn dispatched(
+    tx: &mut Tx,
+    step: &str,
+    issue: u64,
+    agent: &str,
+    ctx: &Ctx,
+) -> Result<(), RuleError> {
     let pos = position(tx, step)?;
     let task = tx.ledger.board.task_mut(pos);
     let change = match task.links.issue {
         Some(existing) => format!("{step} already handed to #{existing}"),
         None => {
             task.links.issue = Some(issue);
-            format!("{step} handed to #{issue}")
+            attempts::open(tx, pos, agent, None, ctx);
+            format!("{step} handed to #{issue} ({agent})")
         }
     };
     tx.changes.push(change);

@@ -10,10 +10,12 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod agents;
 mod duration;
 mod planner;
 mod reference;
 mod schema;
+pub use agents::Agents;
 pub use planner::{Fallback, PlanMode, PlanScope, PlanSettings, PlannerConfig, PlannerSource};
 pub use reference::reference_markdown;
 pub use schema::{schema, schema_json};
@@ -47,6 +49,9 @@ pub struct RepoConfig {
     /// Handing ready steps to agents or people as issues. Default: off; a mission moves
     /// only when someone opens a pull request for a step.
     pub dispatch: Dispatch,
+    /// How long an agent's attempt at a step may sit (red CI without a push, no pull
+    /// request at all) before Navin starts the next attempt. Default: 20m and 60m.
+    pub agents: Agents,
     /// When a mission retries, replans or pauses. Default: 3 retries, 5 replans,
     /// 3 stalls, no token or cost cap.
     pub budgets: Budgets,
@@ -203,6 +208,7 @@ impl Default for RepoConfig {
             approval: Approval::default(),
             evidence: Evidence::default(),
             dispatch: Dispatch::default(),
+            agents: Agents::default(),
             budgets: Budgets::default(),
             allow_on_closed: BTreeSet::new(),
             limits: Limits::default(),
@@ -431,6 +437,17 @@ impl Default for Dispatch {
             labels: vec!["navin-step".to_owned()],
             workflow: None,
             agent: None,
+        }
+    }
+}
+
+impl AgentKind {
+    /// The name a step's attempts record for this kind of worker.
+    pub fn attempt_agent(self) -> &'static str {
+        match self {
+            AgentKind::Copilot => "copilot",
+            AgentKind::Workflow => "workflow",
+            AgentKind::None => "people",
         }
     }
 }

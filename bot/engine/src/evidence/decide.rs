@@ -146,6 +146,7 @@ impl Decision {
                     step: step.to_owned(),
                     evidence: evidence.first().cloned(),
                     reason: reason.clone(),
+                    outcome: navin_ledger::AttemptOutcome::CiRed,
                 });
                 ops
             }

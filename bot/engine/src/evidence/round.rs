@@ -33,6 +33,7 @@ pub fn ci_round(
                 .collect(),
             red: Vec::new(),
             fingerprint: None,
+            excerpt: String::new(),
         }),
         Verdict::Red { failed, .. } => {
             let red: Vec<String> = failed.iter().map(|f| f.name.clone()).collect();
@@ -52,8 +53,32 @@ pub fn ci_round(
                 green: trusted_green().filter(|n| !red.contains(n)).collect(),
                 red,
                 fingerprint: fingerprint(&outputs),
+                excerpt: excerpt(&outputs),
             })
         }
         Verdict::Pending { .. } | Verdict::NotApplicable { .. } => None,
     }
+}
+
+/// The red checks' output as the next attempt's brief shows it: each check named, its
+/// conclusion and text with blank runs squeezed, before any clipping (the ledger clips).
+fn excerpt(outputs: &[(String, String)]) -> String {
+    let mut out = String::new();
+    for (name, text) in outputs {
+        out.push_str(&format!("{name}: "));
+        let mut blank = false;
+        for line in text.lines().map(str::trim_end) {
+            if line.trim().is_empty() {
+                blank = true;
+                continue;
+            }
+            if blank && !out.ends_with(": ") {
+                out.push('\n');
+            }
+            blank = false;
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.trim_end().to_owned()
 }

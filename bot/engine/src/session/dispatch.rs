@@ -252,6 +252,7 @@ impl Session<'_> {
         let op = Operation::Dispatched {
             step: step.to_owned(),
             issue,
+            agent: self.repo_config().dispatch.agent().attempt_agent().to_owned(),
         };
         let op_id = format!("dispatch/{}/{step}", ledger.mission.created_at.timestamp());
         match self

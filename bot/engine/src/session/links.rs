@@ -211,6 +211,7 @@ impl Session<'_> {
                 step: step.clone(),
                 evidence: None,
                 reason: format!("pull request #{} was closed without merging", pr.number),
+                outcome: navin_ledger::AttemptOutcome::Closed,
             };
             let op_id = format!("{}#{step}#closed", self.delivery.id);
             if let Some((after, _)) = self.transact(op, &op_id, actor).await? {

@@ -89,6 +89,7 @@ fn an_agent_cannot_hand_in_evidence_through_any_operation() {
             step: "S1".into(),
             evidence: Some(ci),
             reason: "flaky".into(),
+            outcome: AttemptOutcome::Failed,
         },
     ];
     for op in ops {

@@ -11,6 +11,7 @@ fn failure_counts_retries_and_retry_requeues_the_step() {
             step: "S1".into(),
             evidence: None,
             reason: "flaky".into(),
+            outcome: AttemptOutcome::Failed,
         },
         &agent(),
     );
@@ -31,6 +32,7 @@ fn blocked_when_nothing_can_move_and_running_again_after_retry() {
             step: "S1".into(),
             evidence: None,
             reason: String::new(),
+            outcome: AttemptOutcome::Failed,
         },
         &agent(),
     );
@@ -61,6 +63,7 @@ fn max_retries_triggers_local_replan_of_step_and_dependents_only() {
                 step: "S3".into(),
                 evidence: None,
                 reason: "red".into(),
+                outcome: AttemptOutcome::Failed,
             },
             &agent(),
         );

@@ -372,6 +372,7 @@ fn a_dispatched_step_keeps_its_first_issue() {
     let dispatch = |issue| Operation::Dispatched {
         step: "S1".into(),
         issue,
+        agent: "workflow".into(),
     };
     let l = run(&l, dispatch(12), &agent());
     assert_eq!(l.board.task("S1").expect("S1").links.issue, Some(12));
@@ -385,6 +386,7 @@ fn dispatch_unknown() -> Operation {
     Operation::Dispatched {
         step: "nope".into(),
         issue: 1,
+        agent: "workflow".into(),
     }
 }
 

@@ -126,6 +126,7 @@ pub(super) fn progress(step: &str, real: bool, fp: Option<&str>) -> Operation {
 }
 
 mod agents;
+mod attempts;
 mod budgets;
 mod gate;
 mod mission;

@@ -16,6 +16,7 @@ fn round(head: &str, green: &[&str], red: &[&str], fp: Option<&str>) -> Operatio
             green: green.iter().map(|s| s.to_string()).collect(),
             red: red.iter().map(|s| s.to_string()).collect(),
             fingerprint: fp.map(str::to_owned),
+            excerpt: String::new(),
         },
         "S1".into(),
     )

@@ -1,0 +1,150 @@
+//! Attempts on the ledger: started once per number, ended by whatever ends the work (a failure, a done, a replan, a pause), with their spend and failure.
+
+use super::steps::position;
+use super::{Ctx, Tx};
+use crate::error::RuleError;
+use crate::model::{
+    clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, CiRound, TaskStatus,
+    FAILURE_EXCERPT_MAX,
+};
+
+/// `Operation::Attempt`: Navin starts attempt `number` of `step` for `agent`. The number
+/// must be the next one and no attempt may be open, so a redelivered or racing start of
+/// the same attempt is refused rather than applied twice. A failed step with retries
+/// left goes back to planned: the attempt is its retry.
+pub(super) fn start(
+    tx: &mut Tx,
+    step: &str,
+    number: u32,
+    agent: &str,
+    pr: Option<u64>,
+    ctx: &Ctx,
+) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let task = &tx.ledger.board.tasks[pos];
+    let next = next_number(&task.attempts);
+    if number != next || task.open_attempt().is_some() {
+        return Err(RuleError::AttemptTaken {
+            step: step.to_owned(),
+            number,
+        });
+    }
+    match task.status {
+        TaskStatus::Done => {
+            return Err(RuleError::InvalidTransition {
+                step: step.to_owned(),
+                operation: "start another attempt",
+                status: task.status,
+            })
+        }
+        TaskStatus::Failed if task.retry_count >= task.max_retries => {
+            return Err(RuleError::RetriesExhausted {
+                step: step.to_owned(),
+                max: task.max_retries,
+            })
+        }
+        TaskStatus::Failed => tx.ledger.board.task_mut(pos).status = TaskStatus::Planned,
+        TaskStatus::Planned | TaskStatus::InProgress => {}
+    }
+    push(tx, pos, agent, pr, ctx);
+    let on = pr.map(|n| format!(" on PR #{n}")).unwrap_or_default();
+    tx.change(format!("{step}: attempt {number} started by {agent}{on}"));
+    Ok(())
+}
+
+/// The number the next attempt of a task takes.
+pub fn next_number(attempts: &[Attempt]) -> u32 {
+    attempts.last().map_or(1, |a| a.number.saturating_add(1))
+}
+
+/// Opens the next attempt unless one is open; records `pr` on the open one when it has
+/// none. Used where work starts without Navin starting it (a pull request that takes the
+/// step up, `board_start`), and by the first dispatch.
+pub(super) fn open(tx: &mut Tx, pos: usize, agent: &str, pr: Option<u64>, ctx: &Ctx) {
+    let task = tx.ledger.board.task_mut(pos);
+    if let Some(open) = task.attempts.last_mut().filter(|a| a.is_open()) {
+        if open.pr.is_none() {
+            open.pr = pr;
+        }
+        return;
+    }
+    push(tx, pos, agent, pr, ctx);
+}
+
+fn push(tx: &mut Tx, pos: usize, agent: &str, pr: Option<u64>, ctx: &Ctx) {
+    let task = tx.ledger.board.task_mut(pos);
+    let number = next_number(&task.attempts);
+    task.attempts.push(Attempt {
+        number,
+        agent: agent.to_owned(),
+        started_at: ctx.now,
+        ended_at: None,
+        outcome: None,
+        pr,
+        tokens: 0,
+        cost_usd: 0.0,
+        failure: None,
+        note: None,
+    });
+}
+
+/// Ends the open attempt of the task at `pos`, if there is one.
+pub(super) fn end(tx: &mut Tx, pos: usize, outcome: AttemptOutcome, note: &str, ctx: &Ctx) {
+    let task = tx.ledger.board.task_mut(pos);
+    if let Some(open) = task.attempts.last_mut().filter(|a| a.is_open()) {
+        open.ended_at = Some(ctx.now);
+        open.outcome = Some(outcome);
+        let note = note.trim();
+        if !note.is_empty() {
+            open.note = Some(clip_excerpt(note, 300));
+        }
+    }
+}
+
+/// Ends every open attempt: the mission paused, so whatever was under way is cut off and
+/// `/resume` starts it again.
+pub(super) fn end_all(tx: &mut Tx, outcome: AttemptOutcome, note: &str, ctx: &Ctx) {
+    let open: Vec<usize> = tx
+        .ledger
+        .board
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.open_attempt().is_some())
+        .map(|(i, _)| i)
+        .collect();
+    for pos in open {
+        end(tx, pos, outcome, note, ctx);
+    }
+}
+
+/// Debits spend to the open attempt, or to the last one when the report came after it
+/// ended (a runner reports its usage as it exits).
+pub(super) fn debit(tx: &mut Tx, pos: usize, tokens: u64, cost_usd: f64) {
+    if tokens == 0 && !(cost_usd.is_finite() && cost_usd > 0.0) {
+        return;
+    }
+    let task = tx.ledger.board.task_mut(pos);
+    if let Some(last) = task.attempts.last_mut() {
+        last.tokens = last.tokens.saturating_add(tokens);
+        if cost_usd.is_finite() && cost_usd > 0.0 {
+            last.cost_usd += cost_usd;
+        }
+    }
+}
+
+/// A red round's failure goes on the attempt it judged, for the next brief.
+pub(super) fn record_failure(tx: &mut Tx, pos: usize, round: &CiRound, excerpt: &str) {
+    if round.red.is_empty() {
+        return;
+    }
+    let task = tx.ledger.board.task_mut(pos);
+    if let Some(open) = task.attempts.last_mut().filter(|a| a.is_open()) {
+        open.failure = Some(AttemptFailure {
+            head_sha: round.head_sha.clone(),
+            checks: round.red.clone(),
+            fingerprint: round.fingerprint.clone(),
+            excerpt: clip_excerpt(excerpt, FAILURE_EXCERPT_MAX),
+        });
+    }
+}
