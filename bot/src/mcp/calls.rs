@@ -355,7 +355,6 @@ impl Desk<'_> {
                     Operation::Replan {
                         step: i.step,
                         reason: i.reason,
-                        outcome: navin_ledger::AttemptOutcome::Failed,
                     },
                     key(i.op_id),
                     false,

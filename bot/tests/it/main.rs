@@ -22,6 +22,7 @@ mod dashboard_deliveries;
 mod dashboard_editors;
 mod deploy_files;
 mod deploy_manifest;
+mod engine_agent_loop;
 mod engine_codeowners;
 mod engine_config_check;
 mod engine_dispatch;

@@ -337,8 +337,12 @@ impl World {
     /// installation, to finish by hand and [`send`](Self::send).
     pub fn payload(&self, fixture: &str) -> Payload {
         let installation = self.sc.installation_for(OWNER, REPO).unwrap();
+        let branch = self
+            .fake()
+            .with_state(|m| m.repo(OWNER, REPO).map(|r| r.default_branch.clone()));
         Payload::fixture(fixture)
             .repo(OWNER, REPO, self.fake().repo_id(OWNER, REPO))
+            .set("/repository/default_branch", serde_json::json!(branch))
             .installation(installation)
     }
 

@@ -4,8 +4,7 @@ use super::steps::position;
 use super::{Ctx, Tx};
 use crate::error::RuleError;
 use crate::model::{
-    clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, CiRound, TaskStatus,
-    FAILURE_EXCERPT_MAX,
+    clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, CiRound, TaskStatus, FAILURE_EXCERPT_MAX,
 };
 
 /// `Operation::Attempt`: Navin starts attempt `number` of `step` for `agent`. The number
@@ -17,7 +16,6 @@ pub(super) fn start(
     step: &str,
     number: u32,
     agent: &str,
-    pr: Option<u64>,
     ctx: &Ctx,
 ) -> Result<(), RuleError> {
     let pos = position(tx, step)?;
@@ -46,9 +44,8 @@ pub(super) fn start(
         TaskStatus::Failed => tx.ledger.board.task_mut(pos).status = TaskStatus::Planned,
         TaskStatus::Planned | TaskStatus::InProgress => {}
     }
-    push(tx, pos, agent, pr, ctx);
-    let on = pr.map(|n| format!(" on PR #{n}")).unwrap_or_default();
-    tx.change(format!("{step}: attempt {number} started by {agent}{on}"));
+    push(tx, pos, agent, None, ctx);
+    tx.change(format!("{step}: attempt {number} started for {agent}"));
     Ok(())
 }
 

@@ -11,8 +11,8 @@ use chrono::{DateTime, Utc};
 
 use crate::error::RuleError;
 use crate::model::{
-    Actor, AttemptOutcome, Budget, Evidence, HistoryEntry, Ledger, MissionMode, MissionStatus, NextActor, Origin,
-    PauseReason, StagePolicy, TaskStatus, Validation, HISTORY_WINDOW,
+    Actor, AttemptOutcome, Budget, Evidence, HistoryEntry, Ledger, MissionMode, MissionStatus,
+    NextActor, Origin, PauseReason, StagePolicy, TaskStatus, Validation, HISTORY_WINDOW,
 };
 
 /// Who does an operation, when, and under which idempotency key.
@@ -232,13 +232,12 @@ pub enum Operation {
         agent: String,
     },
     /// Navin starts attempt `number` of a step (the closed agent loop): the next number
-    /// only, and only when no attempt is open, so each start applies once. `pr` is the
-    /// pull request the attempt continues, when it continues one.
+    /// only, and only when no attempt is open, so each start applies once. The attempt
+    /// gets its pull request when one takes the step up or gets a new head.
     Attempt {
         step: String,
         number: u32,
         agent: String,
-        pr: Option<u64>,
     },
     /// Whole-plan rewrite: only with a changed goal.
     Rewrite {
@@ -491,17 +490,14 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
             cost_usd,
         } => progress::usage(&mut tx, step, *tokens, *cost_usd, ctx)?,
         Operation::Merged { step, pr, head_sha } => steps::merged(&mut tx, step, *pr, head_sha)?,
-        Operation::Dispatched {
-            step,
-            issue,
-            agent,
-        } => steps::dispatched(&mut tx, step, *issue, agent, ctx)?,
+        Operation::Dispatched { step, issue, agent } => {
+            steps::dispatched(&mut tx, step, *issue, agent, ctx)?
+        }
         Operation::Attempt {
             step,
             number,
             agent,
-            pr,
-        } => attempts::start(&mut tx, step, *number, agent, *pr, ctx)?,
+        } => attempts::start(&mut tx, step, *number, agent, ctx)?,
         Operation::Drift { step, drift } => steps::drift(&mut tx, step, drift.as_ref())?,
         Operation::Rewrite {
             goal,

@@ -7,8 +7,8 @@ use super::{require_reason, Ctx, Effect, NewTask, ReplanTrigger, Tx};
 use crate::error::RuleError;
 use crate::index::GraphError;
 use crate::model::{
-    valid_step_id, AttemptOutcome, Evidence, EvidenceKind, Links, NextActor, PauseReason, Task, TaskStatus,
-    Validation,
+    valid_step_id, AttemptOutcome, Evidence, EvidenceKind, Links, NextActor, PauseReason, Task,
+    TaskStatus, Validation,
 };
 
 /// Turns new-step requests into planned tasks, checking ids and the graph.
@@ -644,6 +644,10 @@ pub(super) fn link(
             changes.push(format!(
                 "{step} head is now {short}; {dropped} stale run(s) dropped"
             ));
+            // A new head is work: the attempt under way has its pull request now.
+            if let Some(open) = task.attempts.last_mut().filter(|a| a.is_open()) {
+                open.pr = open.pr.or(pr);
+            }
         }
     }
     if changes.is_empty() {

@@ -64,6 +64,8 @@ pub fn step_brief(
         ledger.mission.version
     ));
 
+    body.push_str(&super::attempts::previous_attempts(task));
+
     body.push_str("### Role\n");
     body.push_str(&format!(
         "Implementer of one step in {}: change the code for this step only, in one pull request.\n\n",

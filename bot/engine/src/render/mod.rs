@@ -1,5 +1,6 @@
 //! Markdown for Navin's GitHub comments: the mission panel, the plan comment and short replies, each pure and size-bounded.
 
+mod attempts;
 mod brief;
 mod fold;
 mod marker;
@@ -15,6 +16,7 @@ pub mod text;
 #[cfg(test)]
 mod tests;
 
+pub use attempts::previous_attempts;
 pub use brief::{context_paths, step_branch, step_brief, step_marker, BriefOptions};
 pub use marker::{parse_marker, Marker, ReplyKind, PANEL_FORMAT};
 pub use mermaid::{label as mermaid_label, MAX_GRAPH_EDGES, MAX_GRAPH_NODES};

@@ -137,6 +137,21 @@ fn row(task: &Task, ready: &HashSet<&str>, repo: &RepoRef) -> String {
     )
 }
 
+/// The step's attempt count, who works the latest and what they all spent, so the
+/// panel shows a loop at work (and its cost) without opening the ledger.
+fn attempt_part(task: &Task, last: &navin_ledger::model::Attempt) -> String {
+    let tokens: u64 = task.attempts.iter().map(|a| a.tokens).sum();
+    let cost: f64 = task.attempts.iter().map(|a| a.cost_usd).sum();
+    let mut out = format!("attempt {} ({})", last.number, inline(&last.agent, 30));
+    if tokens > 0 {
+        out.push_str(&format!(" · {tokens} tokens"));
+    }
+    if cost > 0.0 {
+        out.push_str(&format!(" · ${cost:.2}"));
+    }
+    out
+}
+
 fn ids(deps: &[String]) -> String {
     if deps.is_empty() {
         return "—".to_owned();
@@ -166,6 +181,9 @@ fn evidence_cell(task: &Task, repo: &RepoRef) -> String {
     }
     if let Some(sha) = &task.links.head_sha {
         parts.push(format!("head {}", code(&short_sha(sha))));
+    }
+    if let Some(last) = task.attempts.last() {
+        parts.push(attempt_part(task, last));
     }
     let mut seen: HashSet<String> = HashSet::new();
     let mut items: Vec<String> = Vec::new();

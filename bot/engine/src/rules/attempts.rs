@@ -96,18 +96,17 @@ fn due_on(task: &Task, ready: bool, agents: &Agents, now: DateTime<Utc>) -> Opti
     if let Some(open) = last.filter(|a| a.is_open()) {
         let waited = elapsed(open.started_at, now);
         let late = waited.is_some_and(|w| w >= agents.timeout);
-        return (times_out(&open.agent) && open.pr.is_none() && task.links.prs.is_empty() && late)
-            .then(|| Due::TimedOut {
-                step: task.id.clone(),
-                number: open.number,
-            });
+        return (times_out(&open.agent) && open.pr.is_none() && late).then(|| Due::TimedOut {
+            step: task.id.clone(),
+            number: open.number,
+        });
     }
-    let start = |why: StartWhy, continue_pr: Option<u64>| {
+    let start = |why: StartWhy| {
         Some(Due::Start {
             step: task.id.clone(),
             number: next_attempt_number(&task.attempts),
             why,
-            continue_pr,
+            continue_pr: continues(task),
         })
     };
     match task.status {
@@ -116,9 +115,9 @@ fn due_on(task: &Task, ready: bool, agents: &Agents, now: DateTime<Utc>) -> Opti
             // A step handed out before attempts were kept has its agent still on it.
             let last = last?;
             if last.outcome == Some(AttemptOutcome::Paused) {
-                start(StartWhy::Resumed, continued(task, last))
+                start(StartWhy::Resumed)
             } else {
-                start(StartWhy::Requeued, None)
+                start(StartWhy::Requeued)
             }
         }
         TaskStatus::Planned => None,
@@ -130,24 +129,32 @@ fn due_on(task: &Task, ready: bool, agents: &Agents, now: DateTime<Utc>) -> Opti
                     .and_then(|end| elapsed(end, now))
                     .is_some_and(|w| w >= agents.idle_after);
                 if idle {
-                    start(StartWhy::CiRed, continued(task, a))
+                    start(StartWhy::CiRed)
                 } else {
                     None
                 }
             }
-            Some((_, AttemptOutcome::Closed)) => start(StartWhy::Closed, None),
-            Some((_, AttemptOutcome::TimedOut)) => start(StartWhy::TimedOut, None),
-            Some((a, AttemptOutcome::Paused)) => start(StartWhy::Resumed, continued(task, a)),
-            Some((a, _)) => start(StartWhy::Failed, continued(task, a)),
-            None => start(StartWhy::Failed, task.links.prs.last().copied()),
+            Some((_, AttemptOutcome::Closed)) => start(StartWhy::Closed),
+            Some((_, AttemptOutcome::TimedOut)) => start(StartWhy::TimedOut),
+            Some((_, AttemptOutcome::Paused)) => start(StartWhy::Resumed),
+            Some((_, _)) => start(StartWhy::Failed),
+            None => start(StartWhy::Failed),
         },
         TaskStatus::InProgress => match last {
-            Some(a) if a.outcome == Some(AttemptOutcome::Paused) => {
-                start(StartWhy::Resumed, continued(task, a))
-            }
+            Some(a) if a.outcome == Some(AttemptOutcome::Paused) => start(StartWhy::Resumed),
             _ => None,
         },
     }
+}
+
+/// The pull request the next attempt of `task` goes on with (see [`continued`]): the
+/// last ended attempt's, for the brief.
+pub fn continues(task: &Task) -> Option<u64> {
+    let last = task.attempts.iter().rev().find(|a| !a.is_open())?;
+    if last.outcome == Some(AttemptOutcome::Replanned) {
+        return None;
+    }
+    continued(task, last)
 }
 
 /// The pull request a next attempt goes on with: the last attempt's, unless it was

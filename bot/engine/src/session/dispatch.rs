@@ -65,11 +65,12 @@ impl Session<'_> {
     /// Returns the ledger as it stands afterwards. A failure is logged and leaves the
     /// step for the next change to retry: it never undoes or fails the command that
     /// made the step ready.
+    /// Then every attempt that is due starts (the closed agent loop, `attempts`).
     pub(crate) async fn dispatch_ready(&self, ledger: Ledger) -> Ledger {
         let ledger = self.hold_for_answers(ledger).await;
         let config = self.repo_config();
         if !config.dispatch.opens_issues() || ledger.mission.status != MissionStatus::Running {
-            return ledger;
+            return self.restart_attempts(ledger).await;
         }
         let waiting: Vec<Task> = ledger
             .ready()
@@ -77,16 +78,18 @@ impl Session<'_> {
             .filter(|t| t.links.issue.is_none())
             .cloned()
             .collect();
-        if waiting.is_empty() {
-            return ledger;
-        }
-        match self.hand_out(ledger.clone(), &waiting).await {
-            Ok(after) => after,
-            Err(e) => {
-                tracing::warn!(error = %e, repo = %self.repo, "dispatching ready steps failed; the next change retries");
-                ledger
+        let ledger = if waiting.is_empty() {
+            ledger
+        } else {
+            match self.hand_out(ledger.clone(), &waiting).await {
+                Ok(after) => after,
+                Err(e) => {
+                    tracing::warn!(error = %e, repo = %self.repo, "dispatching ready steps failed; the next change retries");
+                    ledger
+                }
             }
-        }
+        };
+        self.restart_attempts(ledger).await
     }
 
     async fn hand_out(&self, mut ledger: Ledger, waiting: &[Task]) -> Result<Ledger, EngineError> {
@@ -151,7 +154,7 @@ impl Session<'_> {
 
     /// The binding edits of the plan the mission came from, for its briefs. A plan that
     /// cannot be read costs the brief its edits, never the dispatch: logged.
-    async fn plan_edits_for(&self, ledger: &Ledger) -> Option<String> {
+    pub(super) async fn plan_edits_for(&self, ledger: &Ledger) -> Option<String> {
         let id = ledger.mission.origin.as_ref()?.plan_id.as_deref()?;
         match self.read_plan_id(id).await {
             Ok(found) => found.and_then(|(record, _)| record.binding_edits()),
@@ -164,7 +167,7 @@ impl Session<'_> {
 
     /// Assigns `issue` to the Copilot coding agent with the engine's user token; without
     /// one nothing is sent (the panel says what is missing, see [`copilot_notice`]).
-    async fn assign_to_copilot(
+    pub(super) async fn assign_to_copilot(
         &self,
         step: &str,
         issue: u64,
@@ -252,7 +255,12 @@ impl Session<'_> {
         let op = Operation::Dispatched {
             step: step.to_owned(),
             issue,
-            agent: self.repo_config().dispatch.agent().attempt_agent().to_owned(),
+            agent: self
+                .repo_config()
+                .dispatch
+                .agent()
+                .attempt_agent()
+                .to_owned(),
         };
         let op_id = format!("dispatch/{}/{step}", ledger.mission.created_at.timestamp());
         match self
@@ -277,7 +285,18 @@ impl Session<'_> {
         issue: u64,
         model: Option<&str>,
     ) -> Result<(), GitHubError> {
-        let mut inputs = json!({ "step": step, "issue": issue.to_string() });
+        let inputs = json!({ "step": step, "issue": issue.to_string() });
+        self.dispatch_agent_workflow(workflow, inputs, model).await
+    }
+
+    /// The dispatch itself, with `inputs` (strings) and `model` when configured. A
+    /// later attempt adds `attempt`, which the agent workflow declares.
+    pub(super) async fn dispatch_agent_workflow(
+        &self,
+        workflow: &str,
+        mut inputs: serde_json::Value,
+        model: Option<&str>,
+    ) -> Result<(), GitHubError> {
         if let Some(model) = model {
             inputs["model"] = json!(model);
         }

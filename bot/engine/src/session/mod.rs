@@ -1,6 +1,7 @@
 //! The context one event is handled in (installation client, repository config, who acted, the delivery's keys) and the features that run in it.
 
 mod answers;
+mod attempts;
 mod auto_plan;
 mod ci;
 mod commands;

@@ -26,7 +26,6 @@ fn attempt(step: &str, number: u32) -> Operation {
         step: step.into(),
         number,
         agent: "workflow".into(),
-        pr: None,
     }
 }
 
@@ -76,7 +75,10 @@ fn a_pull_request_without_a_dispatch_is_an_attempt_of_its_own_author() {
         &navin(),
     );
     let a = attempts(&l, "S1");
-    assert_eq!((a.len(), a[0].agent.as_str(), a[0].pr), (1, "human", Some(3)));
+    assert_eq!(
+        (a.len(), a[0].agent.as_str(), a[0].pr),
+        (1, "human", Some(3))
+    );
 }
 
 #[test]
@@ -89,7 +91,11 @@ fn a_failure_ends_the_attempt_and_the_next_start_applies_once() {
     assert_eq!(status(&l, "S1"), TaskStatus::Failed);
 
     let l = run(&l, attempt("S1", 2), &later(&navin(), 30));
-    assert_eq!(status(&l, "S1"), TaskStatus::Planned, "the attempt is the retry");
+    assert_eq!(
+        status(&l, "S1"),
+        TaskStatus::Planned,
+        "the attempt is the retry"
+    );
     let a = attempts(&l, "S1");
     assert_eq!(a.len(), 2);
     assert!(a[1].is_open());
@@ -98,7 +104,10 @@ fn a_failure_ends_the_attempt_and_the_next_start_applies_once() {
     // start that skips a number are refused: nothing is applied twice.
     for n in [2, 3, 1] {
         let err = refused(Some(&l), attempt("S1", n), &navin());
-        assert!(matches!(err, RuleError::AttemptTaken { number, .. } if number == n), "{err:?}");
+        assert!(
+            matches!(err, RuleError::AttemptTaken { number, .. } if number == n),
+            "{err:?}"
+        );
     }
 }
 
@@ -114,9 +123,17 @@ fn past_max_retries_the_failure_replans_and_the_replan_starts_a_fresh_count() {
         }
         l = run(&l, fail("S1", AttemptOutcome::CiRed), &navin());
     }
-    assert_eq!(status(&l, "S1"), TaskStatus::Planned, "retries exhausted: replanned");
+    assert_eq!(
+        status(&l, "S1"),
+        TaskStatus::Planned,
+        "retries exhausted: replanned"
+    );
     assert_eq!(l.mission.progress.replan_count, 1);
-    assert_eq!(attempts(&l, "S1").len() as u32, max, "every attempt is kept");
+    assert_eq!(
+        attempts(&l, "S1").len() as u32,
+        max,
+        "every attempt is kept"
+    );
     let l = run(&l, attempt("S1", max + 1), &navin());
     assert_eq!(l.board.task("S1").expect("S1").retry_count, 0);
 }
@@ -151,7 +168,13 @@ fn a_pause_cuts_off_the_open_attempt_and_a_paused_mission_starts_nothing() {
     assert_eq!(attempts(&l, "S1")[0].outcome, Some(AttemptOutcome::Paused));
     let err = refused(Some(&l), attempt("S1", 2), &navin());
     assert!(matches!(err, RuleError::Paused { .. }), "{err:?}");
-    let l = run(&l, Operation::Resume { note: "back".into() }, &human());
+    let l = run(
+        &l,
+        Operation::Resume {
+            note: "back".into(),
+        },
+        &human(),
+    );
     assert_eq!(l.mission.status, MissionStatus::Running);
     let l = run(&l, attempt("S1", 2), &navin());
     assert!(attempts(&l, "S1")[1].is_open());
@@ -198,7 +221,12 @@ fn spend_and_a_red_rounds_failure_go_on_the_attempt() {
     assert_eq!(failure.checks, vec!["test".to_owned()]);
     assert!(failure.excerpt.contains("assertion failed"), "{failure:?}");
     assert_eq!(
-        l.board.task("S1").expect("S1").ci_round.as_ref().map(|r| r.excerpt.as_str()),
+        l.board
+            .task("S1")
+            .expect("S1")
+            .ci_round
+            .as_ref()
+            .map(|r| r.excerpt.as_str()),
         Some(""),
         "the excerpt lives on the attempt only"
     );

@@ -90,8 +90,16 @@ fn start(number: u32, why: StartWhy, continue_pr: Option<u64>) -> Vec<Due> {
 
 #[test]
 fn red_ci_waits_idle_after_for_a_push_then_continues_the_red_pull_request() {
-    let l = failed(&claimed(&handed("workflow"), 12, 5), AttemptOutcome::CiRed, 10);
-    assert_eq!(due(&l, &agents(), t(29)), vec![], "19 minutes idle: still waiting");
+    let l = failed(
+        &claimed(&handed("workflow"), 12, 5),
+        AttemptOutcome::CiRed,
+        10,
+    );
+    assert_eq!(
+        due(&l, &agents(), t(29)),
+        vec![],
+        "19 minutes idle: still waiting"
+    );
     assert_eq!(
         due(&l, &agents(), t(30)),
         start(2, StartWhy::CiRed, Some(12))
@@ -100,7 +108,11 @@ fn red_ci_waits_idle_after_for_a_push_then_continues_the_red_pull_request() {
 
 #[test]
 fn a_push_after_red_ci_is_the_agent_continuing_and_nothing_is_started() {
-    let l = failed(&claimed(&handed("copilot"), 12, 5), AttemptOutcome::CiRed, 10);
+    let l = failed(
+        &claimed(&handed("copilot"), 12, 5),
+        AttemptOutcome::CiRed,
+        10,
+    );
     let l = run(Some(&l), Operation::Retry { step: "S1".into() }, 12);
     let l = claimed(&l, 12, 12);
     assert!(l.board.task("S1").expect("S1").open_attempt().is_some());
@@ -109,7 +121,11 @@ fn a_push_after_red_ci_is_the_agent_continuing_and_nothing_is_started() {
 
 #[test]
 fn a_closed_pull_request_starts_over_at_once() {
-    let l = failed(&claimed(&handed("copilot"), 12, 5), AttemptOutcome::Closed, 6);
+    let l = failed(
+        &claimed(&handed("copilot"), 12, 5),
+        AttemptOutcome::Closed,
+        6,
+    );
     assert_eq!(due(&l, &agents(), t(6)), start(2, StartWhy::Closed, None));
 }
 
@@ -125,16 +141,30 @@ fn an_agent_with_no_pull_request_times_out_and_people_do_not() {
         }]
     );
     let l = failed(&l, AttemptOutcome::TimedOut, 60);
-    assert_eq!(due(&l, &agents(), t(60)), start(2, StartWhy::TimedOut, None));
+    assert_eq!(
+        due(&l, &agents(), t(60)),
+        start(2, StartWhy::TimedOut, None)
+    );
     assert_eq!(due(&handed("people"), &agents(), t(10_000)), vec![]);
-    assert_eq!(due(&claimed(&handed("workflow"), 3, 1), &agents(), t(10_000)), vec![]);
+    assert_eq!(
+        due(&claimed(&handed("workflow"), 3, 1), &agents(), t(10_000)),
+        vec![]
+    );
 }
 
 #[test]
 fn retry_and_replan_put_the_step_back_and_the_next_attempt_starts_at_once() {
-    let l = failed(&claimed(&handed("workflow"), 12, 5), AttemptOutcome::CiRed, 10);
+    let l = failed(
+        &claimed(&handed("workflow"), 12, 5),
+        AttemptOutcome::CiRed,
+        10,
+    );
     let retried = run(Some(&l), Operation::Retry { step: "S1".into() }, 11);
-    assert_eq!(due(&retried, &agents(), t(11)), start(2, StartWhy::Requeued, None));
+    assert_eq!(
+        due(&retried, &agents(), t(11)),
+        start(2, StartWhy::Requeued, Some(12)),
+        "a retried red pull request is continued"
+    );
     let replanned = run(
         Some(&claimed(&handed("workflow"), 12, 5)),
         Operation::Replan {
@@ -143,7 +173,10 @@ fn retry_and_replan_put_the_step_back_and_the_next_attempt_starts_at_once() {
         },
         7,
     );
-    assert_eq!(due(&replanned, &agents(), t(7)), start(2, StartWhy::Requeued, None));
+    assert_eq!(
+        due(&replanned, &agents(), t(7)),
+        start(2, StartWhy::Requeued, None)
+    );
 }
 
 #[test]
@@ -167,14 +200,17 @@ fn a_paused_mission_starts_nothing_and_resume_restarts_the_cut_off_attempt() {
 
 #[test]
 fn a_started_attempt_is_not_due_again() {
-    let l = failed(&claimed(&handed("workflow"), 12, 5), AttemptOutcome::Closed, 6);
+    let l = failed(
+        &claimed(&handed("workflow"), 12, 5),
+        AttemptOutcome::Closed,
+        6,
+    );
     let l = run(
         Some(&l),
         Operation::Attempt {
             step: "S1".into(),
             number: 2,
             agent: "workflow".into(),
-            pr: None,
         },
         6,
     );

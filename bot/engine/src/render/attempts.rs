@@ -1,0 +1,171 @@
+//! The brief's account of earlier attempts: what the last one left (continue its pull request or start over), what failed and how, and what each attempt tried.
+
+use navin_ledger::model::{Attempt, Task};
+
+use super::text::{code, inline};
+use crate::rules::attempts::continues;
+
+/// Attempts listed in the brief's table, newest last.
+const LISTED: usize = 6;
+
+/// The "Previous attempts" section of `task`'s brief, or nothing before its second
+/// attempt. Written for the next agent: it did not see the earlier runs.
+pub fn previous_attempts(task: &Task) -> String {
+    let ended: Vec<&Attempt> = task.attempts.iter().filter(|a| !a.is_open()).collect();
+    let Some(last) = ended.last() else {
+        return String::new();
+    };
+    let number =
+        task.attempts
+            .last()
+            .map_or(1, |a| if a.is_open() { a.number } else { a.number + 1 });
+    let mut out = String::from("### Previous attempts\n");
+    out.push_str(&format!(
+        "This is attempt {number} at this step. The last one ended: {}.",
+        last.outcome.map_or("ended", |o| o.describe())
+    ));
+    if let Some(note) = last.note.as_deref().filter(|n| !n.trim().is_empty()) {
+        out.push_str(&format!(" ({})", inline(note, 300)));
+    }
+    out.push_str("\n\n");
+    match continues(task) {
+        Some(pr) => out.push_str(&format!(
+            "**Continue pull request #{pr}**{}: push the fix to its branch; do not open a second pull request.\n\n",
+            task.links
+                .branch
+                .as_deref()
+                .map(|b| format!(" (branch {})", code(b)))
+                .unwrap_or_default()
+        )),
+        None => out.push_str(
+            "**Start over** from the default branch in a new pull request: the last attempt's work is not to be built on.\n\n",
+        ),
+    }
+    if let Some(failure) = last
+        .failure
+        .as_ref()
+        .or_else(|| ended.iter().rev().find_map(|a| a.failure.as_ref()))
+    {
+        let checks: Vec<String> = failure.checks.iter().map(|c| code(c)).collect();
+        out.push_str(&format!(
+            "What failed: {} on {}.\n",
+            checks.join(", "),
+            code(&failure.head_sha.chars().take(12).collect::<String>())
+        ));
+        if !failure.excerpt.trim().is_empty() {
+            out.push('\n');
+            out.push_str(&fenced(&failure.excerpt));
+        }
+        out.push('\n');
+    }
+    out.push_str("| # | by | ended | pull request | failure |\n|---|---|---|---|---|\n");
+    let skip = ended.len().saturating_sub(LISTED);
+    for a in ended.iter().skip(skip) {
+        let fingerprint = a
+            .failure
+            .as_ref()
+            .and_then(|f| f.fingerprint.as_deref())
+            .map(code)
+            .unwrap_or_else(|| "–".to_owned());
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            a.number,
+            inline(&a.agent, 40),
+            a.outcome.map_or("–", |o| o.describe()),
+            a.pr.map_or("–".to_owned(), |n| format!("#{n}")),
+            fingerprint
+        ));
+    }
+    out.push_str(
+        "\nA failure whose fingerprint repeats counts as a loop: try something different from the attempts above.\n\n",
+    );
+    out
+}
+
+/// `text` in a fenced block whose fence is longer than any backtick run inside it, so CI
+/// output cannot close the block and render as Markdown (or mention anyone).
+fn fenced(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}text\n{}\n{fence}\n", text.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+    use navin_ledger::model::{AttemptFailure, AttemptOutcome};
+
+    fn attempt(number: u32, outcome: Option<AttemptOutcome>, failure: Option<&str>) -> Attempt {
+        let at = Utc
+            .with_ymd_and_hms(2026, 12, 1, 9, 0, 0)
+            .single()
+            .expect("time");
+        Attempt {
+            number,
+            agent: "workflow".into(),
+            started_at: at,
+            ended_at: outcome.map(|_| at),
+            outcome,
+            pr: Some(12),
+            tokens: 0,
+            cost_usd: 0.0,
+            failure: failure.map(|f| AttemptFailure {
+                head_sha: "ab".repeat(20),
+                checks: vec!["test".into()],
+                fingerprint: Some(format!("fp:{number}")),
+                excerpt: f.into(),
+            }),
+            note: None,
+        }
+    }
+
+    fn task_with(attempts: Vec<Attempt>) -> Task {
+        let mut t: Task = serde_json::from_value(serde_json::json!({
+            "id": "S2", "title": "t", "description": null, "status": "failed",
+            "depends_on": [], "acceptance": null, "validation": "test",
+            "retry_count": 1, "max_retries": 3, "agent": null, "evidence": [],
+            "links": {"prs": [12], "head_sha": null, "branch": "navin/S2-t", "issue": 4}
+        }))
+        .expect("task");
+        t.attempts = attempts;
+        t
+    }
+
+    #[test]
+    fn the_second_brief_carries_the_first_failure_and_says_to_continue_the_red_pull_request() {
+        let text = previous_attempts(&task_with(vec![attempt(
+            1,
+            Some(AttemptOutcome::CiRed),
+            Some("test: failure\n```\nassertion failed: left == right @alice"),
+        )]));
+        assert!(text.contains("This is attempt 2"), "{text}");
+        assert!(text.contains("Continue pull request #12"), "{text}");
+        assert!(text.contains("assertion failed: left == right"), "{text}");
+        assert!(
+            text.contains("````text"),
+            "the fence outgrows the output's own: {text}"
+        );
+        assert!(text.contains("`fp:1`"), "{text}");
+    }
+
+    #[test]
+    fn a_closed_pull_request_means_start_over_and_a_first_attempt_has_no_section() {
+        let text = previous_attempts(&task_with(vec![attempt(
+            1,
+            Some(AttemptOutcome::Closed),
+            None,
+        )]));
+        assert!(text.contains("Start over"), "{text}");
+        assert_eq!(
+            previous_attempts(&task_with(vec![attempt(1, None, None)])),
+            ""
+        );
+        assert_eq!(previous_attempts(&task_with(vec![])), "");
+    }
+}

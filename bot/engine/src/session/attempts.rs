@@ -1,0 +1,240 @@
+//! The closed agent loop on GitHub: an attempt that ran out of time is ended, and a step whose last attempt ended without done gets its next one, told to its worker once.
+//!
+//! Runs after every ledger change the engine makes (beside the hand-out of ready steps).
+//! Each start is written to the ledger first, keyed by its step and number: only the
+//! writer that lands it tells the agent, so a redelivery or a racing replica starts it
+//! once. A crash between the two leaves an attempt nobody was told about; a dispatched
+//! agent's `agents.timeout` ends it and starts the next.
+
+use navin_ledger::model::{Ledger, Task};
+use navin_ledger::{Actor, AttemptOutcome, Operation};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{EngineError, Session};
+use crate::config::AgentKind;
+use crate::effects::comments;
+use crate::render::{previous_attempts, step_brief, BriefOptions};
+use crate::rules::attempts::{due, Due, StartWhy};
+use navin_github::ops;
+
+/// Passes over the due list per change: a timeout ends an attempt and makes the step's
+/// next one due at once.
+const PASSES: usize = 2;
+
+#[derive(Debug, Deserialize)]
+struct PullAuthor {
+    user: Login,
+}
+
+#[derive(Debug, Deserialize)]
+struct Login {
+    login: String,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+}
+
+fn navin() -> Actor {
+    Actor::App("navin".to_owned())
+}
+
+impl Session<'_> {
+    /// Ends timed-out attempts and starts every next attempt that is due. Returns the
+    /// ledger as it stands afterwards; a failure is logged and reported and the rest goes
+    /// on: the next change retries what is still due.
+    pub(crate) async fn restart_attempts(&self, mut ledger: Ledger) -> Ledger {
+        let config = self.repo_config();
+        if !config.dispatch.opens_issues() {
+            return ledger;
+        }
+        for _ in 0..PASSES {
+            let items = due(&ledger, &config.agents, self.now());
+            if items.is_empty() {
+                break;
+            }
+            for item in items {
+                match self.carry_out(&ledger, &item).await {
+                    Ok(Some(after)) => ledger = after,
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, repo = %self.repo, step = item.step(), "the next attempt could not be started; the next change retries");
+                        self.report.engine("start the next attempt", &e);
+                    }
+                }
+            }
+        }
+        ledger
+    }
+
+    async fn carry_out(&self, ledger: &Ledger, item: &Due) -> Result<Option<Ledger>, EngineError> {
+        let mission = ledger.mission.created_at.timestamp();
+        match item {
+            Due::TimedOut { step, number } => {
+                let timeout = self.repo_config().agents.timeout;
+                let op = Operation::Fail {
+                    step: step.clone(),
+                    evidence: None,
+                    reason: format!(
+                        "attempt {number} opened no pull request within {} minutes",
+                        timeout.as_secs().div_ceil(60)
+                    ),
+                    outcome: AttemptOutcome::TimedOut,
+                };
+                let op_id = format!("attempt:{mission}:{step}:{number}:timeout");
+                self.write_once(op, &op_id).await
+            }
+            Due::Start {
+                step,
+                number,
+                why,
+                continue_pr,
+            } => {
+                let agent = self.repo_config().dispatch.agent();
+                let op = Operation::Attempt {
+                    step: step.clone(),
+                    number: *number,
+                    agent: agent.attempt_agent().to_owned(),
+                };
+                let op_id = format!("attempt:{mission}:{step}:{number}");
+                let Some(after) = self.write_once(op, &op_id).await? else {
+                    return Ok(None);
+                };
+                if let Some(task) = after.board.task(step) {
+                    let start = Start {
+                        task,
+                        number: *number,
+                        why: *why,
+                        continue_pr: *continue_pr,
+                        op_id: &op_id,
+                    };
+                    if let Err(e) = self.tell_worker(&after, agent, start).await {
+                        tracing::warn!(error = %e, repo = %self.repo, step = %step, "the attempt is on the ledger but its worker could not be told");
+                        self.report
+                            .engine("tell the agent about its next attempt", &e);
+                    }
+                }
+                Ok(Some(after))
+            }
+        }
+    }
+
+    /// Writes `op` as Navin; `None` when it was applied before or a rule refused it (an
+    /// attempt another delivery already started, a mission that paused meanwhile).
+    async fn write_once(&self, op: Operation, op_id: &str) -> Result<Option<Ledger>, EngineError> {
+        match self.transact(op, op_id, navin()).await {
+            Ok(written) => Ok(written.map(|(ledger, _)| ledger)),
+            Err(e) if e.refusal().is_some() => {
+                tracing::info!(repo = %self.repo, op_id, reason = ?e.refusal(), "attempt not started");
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Tells whoever works the step that attempt `number` is theirs, with the brief that
+    /// carries the last failure: Copilot in a follow-up comment on its pull request (or
+    /// assigned the step's issue again), the agent workflow by a dispatch with the step
+    /// and attempt, people by a comment that mentions the last pull request's author.
+    async fn tell_worker(
+        &self,
+        ledger: &Ledger,
+        agent: AgentKind,
+        start: Start<'_>,
+    ) -> Result<(), EngineError> {
+        let Some(issue) = start.task.links.issue else {
+            return Ok(());
+        };
+        let config = self.repo_config();
+        let recheck = self.delivery.is_retry();
+        let model = config.models.for_mode(ledger.mission.mode);
+        let headline = format!(
+            "**Attempt {} of step `{}`** starts: {}.",
+            start.number,
+            start.task.id,
+            start.why.describe()
+        );
+        match (agent, start.continue_pr) {
+            (AgentKind::Copilot, Some(pr)) => {
+                let body = format!(
+                    "@copilot {headline} Keep working in this pull request and fix what failed; the line `Navin-Step: {}` stays in its body.\n\n{}",
+                    start.task.id,
+                    previous_attempts(start.task)
+                );
+                comments::reply_once(&self.client, &self.repo, pr, start.op_id, &body, recheck)
+                    .await?;
+            }
+            (AgentKind::Copilot, None) => {
+                self.post_brief(ledger, &start, issue, &headline, recheck)
+                    .await?;
+                self.assign_to_copilot(&start.task.id, issue, model).await?;
+            }
+            (AgentKind::Workflow, _) => {
+                self.post_brief(ledger, &start, issue, &headline, recheck)
+                    .await?;
+                if let Some(workflow) = config.dispatch.workflow.as_deref() {
+                    let inputs = json!({
+                        "step": start.task.id,
+                        "issue": issue.to_string(),
+                        "attempt": start.number.to_string(),
+                    });
+                    self.dispatch_agent_workflow(workflow, inputs, model)
+                        .await?;
+                }
+            }
+            (AgentKind::None, _) => {
+                let who = match start.task.attempts.iter().rev().find_map(|a| a.pr) {
+                    Some(pr) => self.pull_author(pr).await?,
+                    None => None,
+                };
+                let headline = match who {
+                    Some(login) => format!("@{login} {headline}"),
+                    None => headline,
+                };
+                self.post_brief(ledger, &start, issue, &headline, recheck)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The attempt's whole brief, as a comment on the step's issue: the issue body keeps
+    /// the first brief, the comments each later one.
+    async fn post_brief(
+        &self,
+        ledger: &Ledger,
+        start: &Start<'_>,
+        issue: u64,
+        headline: &str,
+        recheck: bool,
+    ) -> Result<(), EngineError> {
+        let config = self.repo_config();
+        let policy = crate::evidence::policy_from(&config);
+        let edits = self.plan_edits_for(ledger).await;
+        let options = BriefOptions {
+            required_checks: policy.required_for(start.task.validation),
+            model: config.models.for_mode(ledger.mission.mode),
+            plan_edits: edits.as_deref(),
+        };
+        let (_, brief) = step_brief(ledger, start.task, &self.repo_ref(), options);
+        let body = format!("{headline}\n\n{brief}");
+        comments::reply_once(&self.client, &self.repo, issue, start.op_id, &body, recheck).await?;
+        Ok(())
+    }
+
+    /// The login of a pull request's author when it is a person (bots are not mentioned).
+    async fn pull_author(&self, pr: u64) -> Result<Option<String>, EngineError> {
+        let path = ops::pull_request(&self.repo, pr);
+        let pull: PullAuthor = self.client.get_json(&path).await?;
+        let bot = pull.user.kind.as_deref() == Some("Bot") || pull.user.login.ends_with("[bot]");
+        Ok((!bot).then_some(pull.user.login))
+    }
+}
+
+/// One attempt being started, as the worker is told about it.
+struct Start<'a> {
+    task: &'a Task,
+    number: u32,
+    why: StartWhy,
+    continue_pr: Option<u64>,
+    op_id: &'a str,
+}

@@ -1,0 +1,252 @@
+//! The closed agent loop end to end, in the World DSL: a scripted agent answers each
+//! workflow dispatch by pushing commits, and Navin starts every next attempt itself
+//! (red CI, a closed pull request) until the mission's steps are done.
+
+use navin_e2e::fake::{CheckRunSpec, PullSpec, GITHUB_ACTIONS_APP_ID};
+use navin_ledger::model::{AttemptOutcome, TaskStatus};
+
+use crate::world::World;
+
+const CONFIG: &str = "dispatch:\n  agent: workflow\n  workflow: agent.yml\nagents:\n  idle_after: 0\nevidence:\n  done_on: green\n  required_checks:\n    test: [ci/test]\n";
+
+/// The dispatches of `step` so far, as (attempt, issue) in order; the first attempt's
+/// dispatch carries no `attempt` input (older agent workflows do not declare it).
+fn dispatched(w: &World, step: &str) -> Vec<(u32, u64)> {
+    w.fake()
+        .dispatches()
+        .iter()
+        .filter(|d| d.inputs["step"] == step)
+        .map(|d| {
+            let n = d.inputs["attempt"]
+                .as_str()
+                .map_or(1, |a| a.parse().expect("attempt is a number"));
+            let issue = d.inputs["issue"]
+                .as_str()
+                .expect("issue")
+                .parse()
+                .expect("n");
+            (n, issue)
+        })
+        .collect()
+}
+
+fn agent_pr(step: &str, attempt: u32) -> PullSpec {
+    PullSpec::new(&format!("navin/{}-try{attempt}", step.to_ascii_lowercase()))
+        .author("alice")
+        .title(&format!("{step}, attempt {attempt}"))
+        .body(&format!("Agent work.\n\nNavin-Step: {step}\n"))
+        .file(
+            &format!("src/{}.rs", step.to_ascii_lowercase()),
+            "pub fn f() {}\n",
+        )
+}
+
+fn red(head: &str, failing: &str) -> CheckRunSpec {
+    CheckRunSpec::new("ci/test", head)
+        .conclusion("failure")
+        .output("1 test failed", &format!("running 4 tests\ntest {failing} ... FAILED\n\nfailures:\n    {failing}: assertion failed: left == right"))
+}
+
+/// The comments on issue `number` that start an attempt, oldest first.
+fn attempt_comments(w: &World, number: u64) -> Vec<String> {
+    w.fake()
+        .comments("octo-org", "hello", number)
+        .into_iter()
+        .map(|c| c.body)
+        .filter(|b| b.starts_with("**Attempt "))
+        .collect()
+}
+
+/// Navin's next comment, which must start attempt `number` of `step`.
+async fn next_brief(w: &mut World, step: &str, number: u32) -> String {
+    let brief = w.reply().await;
+    let head = format!("**Attempt {number} of step `{step}`** starts");
+    assert!(brief.starts_with(&head), "{brief}");
+    brief
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pull_request_with_no_person_acting(
+) {
+    let mut w = World::new().await;
+    w.commit(&[(".github/navin.yml", CONFIG)]);
+    w.workflow("agent.yml", "agent");
+    let issue = w.issue("Parser", "Ship the parser.");
+    let setup = "/mission ship the parser\n\
+                 /step add S1 \"Lexer\" --validation test\n\
+                 /step add S2 \"Parser\" --after S1 --validation test\n\
+                 /step add S3 \"Errors\" --after S1 --validation test\n\
+                 /step add S4 \"Docs\" --after S2,S3 --validation test";
+    w.comment(issue, "alice", setup).await;
+    w.reply().await;
+    assert_eq!(dispatched(&w, "S1").len(), 1, "S1 is handed out once");
+
+    // S1: the agent's first pull request is green.
+    let (_, head) = w.open_pull(agent_pr("S1", 1)).await;
+    w.ci(&head, "ci/test", "success").await;
+    assert_eq!(w.step("S1").status, TaskStatus::Done);
+    let s2_issue = dispatched(&w, "S2")[0].1;
+
+    // S2 fails CI: Navin starts attempt 2 itself, with the failure in its brief.
+    let (s2_pr, head) = w.open_pull(agent_pr("S2", 1)).await;
+    w.ci_run(red(&head, "parse::empty")).await;
+    assert_eq!(
+        dispatched(&w, "S2").iter().map(|d| d.0).collect::<Vec<_>>(),
+        [1, 2]
+    );
+    let brief = next_brief(&mut w, "S2", 2).await;
+    assert!(brief.contains("parse::empty: assertion failed"), "{brief}");
+    assert!(
+        brief.contains(&format!("Continue pull request #{s2_pr}")),
+        "{brief}"
+    );
+    assert_eq!(
+        attempt_comments(&w, s2_issue),
+        [brief],
+        "on the step's issue"
+    );
+
+    // The agent pushes to the same pull request; CI fails differently: attempt 3.
+    let head = w
+        .push(s2_pr, &[("src/s2.rs", "pub fn f() -> u8 { 1 }\n")])
+        .await;
+    w.ci_run(red(&head, "parse::unicode")).await;
+    assert_eq!(
+        dispatched(&w, "S2").iter().map(|d| d.0).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    let brief = next_brief(&mut w, "S2", 3).await;
+    assert!(brief.contains("parse::unicode"), "{brief}");
+    assert!(
+        brief.contains("parse::empty") || brief.matches("fp:").count() == 2,
+        "{brief}"
+    );
+    let head = w
+        .push(s2_pr, &[("src/s2.rs", "pub fn f() -> u8 { 2 }\n")])
+        .await;
+    w.ci(&head, "ci/test", "success").await;
+    let s2 = w.step("S2");
+    assert_eq!(s2.status, TaskStatus::Done, "{s2:?}");
+    let outcomes: Vec<_> = s2.attempts.iter().map(|a| a.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [
+            Some(AttemptOutcome::CiRed),
+            Some(AttemptOutcome::CiRed),
+            Some(AttemptOutcome::Done)
+        ]
+    );
+    let fingerprints: Vec<_> = s2
+        .attempts
+        .iter()
+        .filter_map(|a| a.failure.as_ref().and_then(|f| f.fingerprint.clone()))
+        .collect();
+    assert_eq!(fingerprints.len(), 2);
+    assert_ne!(fingerprints[0], fingerprints[1], "two different failures");
+
+    // S3's pull request is closed unmerged: attempt 2 starts over in a new one.
+    let s3_issue = dispatched(&w, "S3")[0].1;
+    let (s3_pr, _) = w.open_pull(agent_pr("S3", 1)).await;
+    w.close_unmerged(s3_pr).await;
+    assert_eq!(
+        dispatched(&w, "S3").iter().map(|d| d.0).collect::<Vec<_>>(),
+        [1, 2]
+    );
+    let brief = next_brief(&mut w, "S3", 2).await;
+    assert!(brief.contains("Start over"), "{brief}");
+    assert_eq!(attempt_comments(&w, s3_issue).len(), 1);
+    let (_, head) = w.open_pull(agent_pr("S3", 2)).await;
+    w.ci(&head, "ci/test", "success").await;
+    assert_eq!(w.step("S3").status, TaskStatus::Done);
+
+    // S4 became ready and went to the agent once; green closes it.
+    assert_eq!(dispatched(&w, "S4").len(), 1);
+    let (_, head) = w.open_pull(agent_pr("S4", 1)).await;
+    w.ci(&head, "ci/test", "success").await;
+    let ledger = w.ledger().expect("ledger");
+    assert!(ledger
+        .board
+        .tasks
+        .iter()
+        .all(|t| t.status == TaskStatus::Done));
+
+    // The panel shows the attempts.
+    let panel = w.latest("<!-- navin:panel");
+    assert!(panel.contains("attempt"), "{panel}");
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivered_red_ci_event_starts_the_next_attempt_once() {
+    let mut w = World::new().await;
+    w.commit(&[(".github/navin.yml", CONFIG)]);
+    w.workflow("agent.yml", "agent");
+    let issue = w.issue("Parser", "Ship the parser.");
+    w.comment(
+        issue,
+        "alice",
+        "/mission ship\n/step add S1 \"Lexer\" --validation test",
+    )
+    .await;
+    w.reply().await;
+    let (_, head) = w.open_pull(agent_pr("S1", 1)).await;
+    let run = w.stored_run(red(&head, "lex::empty"));
+    let payload = w
+        .payload("check_run.completed")
+        .check_run_id(run)
+        .check_name("ci/test")
+        .head_sha(&head)
+        .app_id(GITHUB_ACTIONS_APP_ID)
+        .conclusion("failure")
+        .set("/check_run/pull_requests", serde_json::json!([]));
+    let red_delivery = w.send(&payload).await;
+    assert_eq!(dispatched(&w, "S1").len(), 2);
+    next_brief(&mut w, "S1", 2).await;
+    w.rerun(&red_delivery).await;
+    assert_eq!(
+        dispatched(&w, "S1").len(),
+        2,
+        "the same delivery again starts nothing"
+    );
+    let issue_of_s1 = dispatched(&w, "S1")[0].1;
+    assert_eq!(attempt_comments(&w, issue_of_s1).len(), 1);
+    w.no_reply().await;
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_default_idle_wait_red_ci_starts_nothing_yet_and_a_push_continues_the_attempt() {
+    let mut w = World::new().await;
+    let config = CONFIG.replace("agents:\n  idle_after: 0\n", "");
+    w.commit(&[(".github/navin.yml", config.as_str())]);
+    w.workflow("agent.yml", "agent");
+    let issue = w.issue("Parser", "Ship the parser.");
+    w.comment(
+        issue,
+        "alice",
+        "/mission ship\n/step add S1 \"Lexer\" --validation test",
+    )
+    .await;
+    w.reply().await;
+    let (pr, head) = w.open_pull(agent_pr("S1", 1)).await;
+    w.ci_run(red(&head, "lex::empty")).await;
+    assert_eq!(
+        dispatched(&w, "S1").len(),
+        1,
+        "20 minutes to push a fix first"
+    );
+    let head = w.push(pr, &[("src/s1.rs", "pub fn g() {}\n")]).await;
+    let s1 = w.step("S1");
+    assert_eq!(s1.status, TaskStatus::InProgress);
+    assert_eq!(
+        s1.attempts.len(),
+        2,
+        "the push is the next attempt: {:?}",
+        s1.attempts
+    );
+    assert_eq!(s1.attempts[1].pr, Some(pr));
+    w.ci(&head, "ci/test", "success").await;
+    assert_eq!(w.step("S1").status, TaskStatus::Done);
+    assert_eq!(dispatched(&w, "S1").len(), 1);
+    w.finish().await;
+}
