@@ -20,7 +20,8 @@ use crate::failure;
 use crate::modes::{load_config, status_outputs, write_outputs};
 
 /// Events `mode: event` hands to the engine.
-pub const EVENTS: [&str; 8] = [
+pub const EVENTS: [&str; 9] = [
+    "schedule",
     "issue_comment",
     "issues",
     "pull_request_review",
@@ -111,14 +112,24 @@ pub fn run(env: &ActionEnv, token: &str, repo: &str) -> Result<(), ActionError> 
         );
         return Ok(());
     }
-    let path = env
-        .event_path
-        .as_deref()
-        .ok_or(ActionError::MissingEnv("GITHUB_EVENT_PATH"))?;
-    let body = std::fs::read(path).map_err(|e| ActionError::Payload {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })?;
+    // A scheduled run is Navin's clock: the engine's sweep of this repository (the
+    // closed agent loop's waits), whatever the schedule payload holds.
+    let tick_path = std::path::PathBuf::from("(schedule)");
+    let (name, path, body) = if name == "schedule" {
+        let tick = serde_json::json!({ "action": "tick", "repository": { "full_name": repo } });
+        let body = tick.to_string().into_bytes();
+        (navin_engine::event::SWEEP_EVENT, tick_path.as_path(), body)
+    } else {
+        let path = env
+            .event_path
+            .as_deref()
+            .ok_or(ActionError::MissingEnv("GITHUB_EVENT_PATH"))?;
+        let body = std::fs::read(path).map_err(|e| ActionError::Payload {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        (name, path, body)
+    };
     let payload: Value = serde_json::from_slice(&body).map_err(|e| ActionError::Payload {
         path: path.display().to_string(),
         message: e.to_string(),

@@ -231,6 +231,9 @@ async fn main() {
     let log = settle(&fake).await;
     rows.push(row("pull_request synchronize (plan PR)", &log, None));
 
+    drop((server, dir));
+    rows.extend(attempt_rows().await);
+
     println!("\nGitHub REST requests per command and event (fake GitHub request log)\n");
     println!(
         "{:<52} {:>8} {:>14} {:>8} {:>7}",
@@ -262,5 +265,88 @@ async fn main() {
         );
     }
     println!("\ntargets count requests other than the planner's reads; all met: {all_met}");
+}
+
+/// The closed agent loop: what starting the next attempt adds to the event that ends the
+/// last one, in a fresh server whose repository hands steps to an agent workflow and
+/// restarts at once (`agents.idle_after: 0`).
+async fn attempt_rows() -> Vec<Row> {
+    let Harness {
+        mut sc,
+        _server: server,
+        _dir: dir,
+        ..
+    } = world().await;
+    let fake = sc.fake().clone();
+    let config = "dispatch:\n  agent: workflow\n  workflow: agent.yml\nagents:\n  idle_after: 0\nevidence:\n  done_on: green\n  required_checks:\n    test: [ci/test]\n";
+    fake.commit_files(
+        OWNER,
+        REPO,
+        "main",
+        &[(".github/navin.yml", config)],
+        "agents",
+    );
+    fake.add_workflow(OWNER, REPO, "agent.yml", "agent");
+    let issue = fake.create_issue(OWNER, REPO, "Loop", "Ship it.", "alice");
+    command(
+        &mut sc,
+        issue,
+        "/mission ship\n/step add A1 \"Loop step\" --validation test",
+        1,
+    )
+    .await;
+    let mut rows = Vec::new();
+    let start_requests = |log: &[navin_e2e::fake::LoggedRequest]| {
+        log.iter()
+            .filter(|r| {
+                r.path.ends_with("/dispatches")
+                    || (r.method == "POST"
+                        && r.path.ends_with("/comments")
+                        && !r.path.ends_with(&format!("/issues/{issue}/comments")))
+                    || (r.method == "GET"
+                        && r.path.contains("/pulls/")
+                        && !r.path.contains("/files"))
+            })
+            .count()
+    };
+    for (attempt, end) in [(2, "red CI"), (3, "closed pull request")] {
+        let spec = PullSpec::new(&format!("navin/a1-try{attempt}"))
+            .author("alice")
+            .title("Loop step")
+            .body("Navin-Step: A1\n")
+            .file("notes/loop.md", &format!("try {attempt}\n"));
+        let (number, sent) = sc.open_pull(OWNER, REPO, spec).await;
+        processed(&server, &sent.guid).await;
+        settle(&fake).await;
+        let head = fake.pull(OWNER, REPO, number).head_sha;
+        let sent = if attempt == 2 {
+            sc.complete_check_run(
+                OWNER,
+                REPO,
+                CheckRunSpec::new("ci/test", &head).conclusion("failure"),
+            )
+            .await
+            .1
+        } else {
+            let closed = sc.close_pull(OWNER, REPO, number, false);
+            sc.send(&closed).await
+        };
+        processed(&server, &sent.guid).await;
+        sc.next_comment().await;
+        let log = settle(&fake).await;
+        rows.push(row(
+            &format!("{end}: event (attempt {attempt} started)"),
+            &log,
+            None,
+        ));
+        let started = start_requests(&log);
+        rows.push(Row {
+            what: format!("  of which: starting attempt {attempt} (workflow)"),
+            requests: started,
+            planner_reads: 0,
+            target: Some(6),
+        });
+    }
     drop((server, dir));
+    rows
 }

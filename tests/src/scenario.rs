@@ -68,11 +68,10 @@ impl Scenario {
 
     /// The repository's real default branch, which GitHub sends in every payload's
     /// `repository` (the examples say `master`): a dispatch to the wrong ref would fail.
-    fn default_branch(&self, owner: &str, repo: &str) -> serde_json::Value {
-        serde_json::json!(self
-            .fake
+    fn default_branch(&self, owner: &str, repo: &str) -> String {
+        self.fake
             .with_state(|m| m.repo(owner, repo).map(|r| r.default_branch.clone()))
-            .unwrap_or_else(|| "main".to_owned()))
+            .unwrap_or_else(|| "main".to_owned())
     }
 
     /// As `send`; a connection failure is recorded as a 502 delivery and returned as an error.
@@ -122,10 +121,7 @@ impl Scenario {
         let installation = self.installation_for(owner, repo);
         let mut payload = Payload::fixture("issues.opened")
             .repo(owner, repo, self.fake.repo_id(owner, repo))
-            .set(
-                "/repository/default_branch",
-                self.default_branch(owner, repo),
-            )
+            .default_branch(&self.default_branch(owner, repo))
             .number(number)
             .issue_title(title)
             .issue_body(body)
@@ -174,10 +170,7 @@ impl Scenario {
         );
         let mut payload = Payload::fixture(name)
             .repo(owner, repo, repo_id)
-            .set(
-                "/repository/default_branch",
-                self.default_branch(owner, repo),
-            )
+            .default_branch(&self.default_branch(owner, repo))
             .number(number)
             .issue_title(&issue.title)
             .issue_body(issue.body.as_deref().unwrap_or(""))
@@ -203,10 +196,7 @@ impl Scenario {
         let author_id = self.fake.user_id(&issue.author);
         let mut payload = Payload::fixture(fixture)
             .repo(owner, repo, self.fake.repo_id(owner, repo))
-            .set(
-                "/repository/default_branch",
-                self.default_branch(owner, repo),
-            )
+            .default_branch(&self.default_branch(owner, repo))
             .number(number)
             .issue_title(&issue.title)
             .issue_body(issue.body.as_deref().unwrap_or(""))
@@ -347,10 +337,7 @@ impl Scenario {
         let pulls = self.pulls_at(owner, repo, &run.head_sha);
         let mut payload = Payload::fixture("check_run.completed")
             .repo(owner, repo, repo_id)
-            .set(
-                "/repository/default_branch",
-                self.default_branch(owner, repo),
-            )
+            .default_branch(&self.default_branch(owner, repo))
             .check_run_id(id)
             .check_name(&run.name)
             .head_sha(&run.head_sha)
@@ -391,10 +378,7 @@ impl Scenario {
             .with_state(|m| m.users.get(login).map(|u| u.kind).unwrap_or(UserKind::User));
         let mut payload = Payload::fixture("check_run.requested_action")
             .repo(owner, repo, repo_id)
-            .set(
-                "/repository/default_branch",
-                self.default_branch(owner, repo),
-            )
+            .default_branch(&self.default_branch(owner, repo))
             .check_run_id(run_id)
             .check_name(&run.name)
             .head_sha(&run.head_sha)

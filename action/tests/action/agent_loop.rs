@@ -206,3 +206,94 @@ fn a_script_agent_takes_a_dispatched_step_from_brief_to_a_green_merged_pr_and_th
         .iter()
         .any(|f| f.filename == "README.md"));
 }
+
+/// The closed agent loop in event mode: the repository restarts at once after red CI.
+const LOOP_CONFIG: &str = "dispatch:\n  agent: workflow\n  workflow: navin-agent.yml\nagents:\n  idle_after: 0\n  timeout: 1s\nevidence:\n  done_on: green\n  required_checks:\n    test: [ci/test]\n";
+
+#[test]
+fn in_event_mode_red_ci_starts_the_next_attempt_with_the_failure_and_a_schedule_run_times_out_a_silent_agent(
+) {
+    let mut job = Job::for_events();
+    let mut scopes = EVENT_SCOPES.to_vec();
+    scopes.push(("actions", "write"));
+    job.token = job.fake.actions_token(OWNER, REPO, &scopes);
+    let token = job.token.clone();
+    job.write_config(LOOP_CONFIG);
+    job.fake
+        .add_workflow(OWNER, REPO, "navin-agent.yml", "navin agent");
+    let issue = job
+        .fake
+        .create_issue(OWNER, REPO, "Lexer", "Ship the lexer.", "alice");
+    let commands = "/mission ship the lexer\n\
+        /step add T1 Write the lexer in src/lib.rs --validation test\n\
+        /step add T2 Document it in README.md --validation test";
+    let (_, event) = job.comment_event(issue, "alice", commands);
+    let r = job.run("event", "issue_comment", Some(&event), Some(&token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(job.fake.dispatches().len(), 2);
+
+    // T1's pull request fails CI: the same job starts attempt 2 of T1.
+    let spec = navin_e2e::fake::PullSpec::new("navin/T1-lexer")
+        .author("alice")
+        .body("Navin-Step: T1\n")
+        .file("src/lib.rs", "pub fn lex() {}\n");
+    let pr = job.fake.create_pull(OWNER, REPO, spec);
+    let pull = job.fake.pull(OWNER, REPO, pr);
+    let opened = job.fixture_event("pull_request.opened", |p| {
+        p.number(pr)
+            .head_sha(&pull.head_sha)
+            .head_ref(&pull.head_ref)
+            .set("/pull_request/body", json!("Navin-Step: T1\n"))
+    });
+    let r = job.run("event", "pull_request", Some(&opened), Some(&token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let run_id = job.fake.add_check_run(
+        OWNER,
+        REPO,
+        CheckRunSpec::new("ci/test", &pull.head_sha)
+            .conclusion("failure")
+            .output("1 failed", "test lex::tabs ... FAILED"),
+    );
+    let red = job.fixture_event("check_run.completed", |p| {
+        p.check_run_id(run_id)
+            .check_name("ci/test")
+            .head_sha(&pull.head_sha)
+            .app_id(15368)
+            .conclusion("failure")
+    });
+    let r = job.run("event", "check_run", Some(&red), Some(&token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let runs = job.fake.dispatches();
+    let t1: Vec<_> = runs.iter().filter(|d| d.inputs["step"] == "T1").collect();
+    assert_eq!(t1.len(), 2, "{runs:?}");
+    assert_eq!(t1[1].inputs["attempt"], "2");
+    // The agent workflow's brief job hands attempt 2 the failure.
+    let brief = brief_job(&job, "T1");
+    let text = &brief.outputs["brief"];
+    assert!(text.contains("This is attempt 2"), "{text}");
+    assert!(text.contains("lex::tabs ... FAILED"), "{text}");
+    assert!(
+        text.contains(&format!("Continue pull request #{pr}")),
+        "{text}"
+    );
+
+    // T2's agent never opens a pull request; a scheduled run after the timeout is the
+    // clock that ends its attempt and starts the next.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let r = job.run("event", "schedule", None, Some(&token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let runs = job.fake.dispatches();
+    let t2: Vec<_> = runs.iter().filter(|d| d.inputs["step"] == "T2").collect();
+    assert_eq!(t2.len(), 2, "{runs:?}");
+    let ledger = job.ledger().expect("ledger");
+    let t2 = ledger.board.task("T2").expect("T2");
+    assert_eq!(
+        t2.attempts[0].outcome,
+        Some(navin_ledger::model::AttemptOutcome::TimedOut)
+    );
+    // Another scheduled run right away finds nothing due and starts nothing.
+    let before = job.fake.dispatches().len();
+    let r = job.run("event", "schedule", None, Some(&token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(job.fake.dispatches().len(), before);
+}

@@ -30,6 +30,7 @@ pub mod rules;
 mod session;
 pub mod source;
 pub mod startup;
+pub mod sweeps;
 pub mod view;
 
 use std::path::PathBuf;
@@ -186,6 +187,8 @@ pub struct Engine {
     protection: cache::protection::ProtectionCache,
     /// When the dashboard last fetched each repository's ledger clone.
     fetch_times: view::FetchTimes,
+    /// Repositories with a live mission, for the server's sweeper.
+    pub(crate) sweeps: sweeps::Sweeps,
 }
 
 impl Engine {
@@ -204,6 +207,7 @@ impl Engine {
             replies: cache::replies::ReplyBudget::default(),
             protection: cache::protection::ProtectionCache::new(PROTECTION_TTL),
             fetch_times: view::FetchTimes::default(),
+            sweeps: sweeps::Sweeps::new(&config.data_dir),
             github,
             config,
             permissions,
@@ -211,6 +215,12 @@ impl Engine {
             grants,
             identity: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// Every repository whose mission was live when the engine last looked: the server
+    /// sends each a `navin_sweep` now and then, so timed rules fire without a webhook.
+    pub fn sweep_targets(&self) -> Vec<sweeps::SweepTarget> {
+        self.sweeps.list()
     }
 
     /// The client acting with the configured user token, if any.
@@ -240,6 +250,7 @@ impl Engine {
         match payload {
             Payload::IssueComment(e) => self.on_comment(e, cx).await,
             Payload::Issues(e) => self.on_issue(e, cx).await,
+            Payload::Sweep(e) => self.on_sweep(e, cx).await,
             Payload::PullRequest(e) => self.on_pull_request(e, cx).await,
             Payload::PullRequestReview(e) => self.on_review(e, cx).await,
             Payload::CheckRun(e) => self.on_check_run(e, cx).await,

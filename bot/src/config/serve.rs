@@ -111,6 +111,11 @@ pub struct ServeArgs {
     #[arg(long, env = "NAVIN_RECONCILE_INTERVAL_SECS", default_value_t = 600)]
     pub reconcile_interval_secs: u64,
 
+    /// Seconds between Navin's clock ticks for repositories with a live mission (the
+    /// closed agent loop's `agents.idle_after` and `agents.timeout`); 0 disables them.
+    #[arg(long, env = "NAVIN_SWEEP_INTERVAL_SECS", default_value_t = 60)]
+    pub sweep_interval_secs: u64,
+
     /// Seconds in-flight deliveries may take to finish after SIGTERM; the rest stay queued.
     #[arg(long, env = "NAVIN_SHUTDOWN_GRACE_SECS", default_value_t = 20)]
     pub shutdown_grace_secs: u64,
@@ -394,6 +399,11 @@ impl ServeArgs {
     pub fn reconcile_interval(&self) -> Option<Duration> {
         (self.reconcile_interval_secs > 0)
             .then(|| Duration::from_secs(self.reconcile_interval_secs))
+    }
+
+    /// `None` when the clock ticks are switched off.
+    pub fn sweep_interval(&self) -> Option<Duration> {
+        (self.sweep_interval_secs > 0).then(|| Duration::from_secs(self.sweep_interval_secs))
     }
 
     pub fn queue_path(&self) -> PathBuf {

@@ -11,6 +11,7 @@ mod pg;
 pub mod reconcile;
 mod sql;
 mod store;
+pub mod sweeper;
 pub mod worker;
 
 use std::collections::HashSet;

@@ -1,5 +1,5 @@
 //! The webhook server: axum router, shared state, and the `navin serve` lifecycle
-//! (start workers and reconciler, serve, drain on SIGTERM or ctrl-c).
+//! (start workers, reconciler and sweeper, serve, drain on SIGTERM or ctrl-c).
 
 mod delivery_log;
 pub mod metrics;
@@ -358,6 +358,15 @@ async fn start_inner(
             stopped.clone(),
         ))
     });
+    let sweeper = args.sweep_interval().map(|interval| {
+        tokio::spawn(crate::queue::sweeper::run_sweeper(
+            queue.clone(),
+            navin_engine::sweeps::Sweeps::new(&args.data_dir),
+            interval,
+            Arc::clone(&wake),
+            stopped.clone(),
+        ))
+    });
     let state = AppState::new(AppStateConfig {
         secrets,
         queue: queue.clone(),
@@ -395,6 +404,9 @@ async fn start_inner(
         let report = workers.shutdown(grace).await;
         if let Some(reconciler) = reconciler {
             reconciler.abort();
+        }
+        if let Some(sweeper) = sweeper {
+            sweeper.abort();
         }
         task_queue.close().await;
         tracing::info!(

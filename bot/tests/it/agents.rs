@@ -640,3 +640,34 @@ fn verify_runs_every_command_of_the_step_in_order_and_a_red_one_keeps_it_open() 
     ok_as(d, AGENT, &["board", "done", "S3"]);
     assert_eq!(status_of(d, "S3"), "done");
 }
+
+#[test]
+fn a_failed_attempt_ends_on_the_ledger_and_the_next_brief_says_what_went_wrong() {
+    let dir = started(None);
+    let d = dir.path();
+    ok_as(
+        d,
+        AGENT,
+        &[
+            "board",
+            "fail",
+            "S1",
+            "--reason",
+            "the fixture server never starts",
+        ],
+    );
+    let show: serde_json::Value =
+        serde_json::from_str(&ok_as(d, "human:maintainer", &["--json", "ledger", "show"]))
+            .expect("json");
+    let attempt = show
+        .pointer("/board/tasks/0/attempts/0")
+        .cloned()
+        .expect("S1 has its first attempt");
+    assert_eq!(attempt["agent"], AGENT);
+    assert_eq!(attempt["outcome"], "failed");
+    assert_eq!(attempt["note"], "the fixture server never starts");
+    ok_as(d, "human:maintainer", &["board", "retry", "S1"]);
+    let brief = ok_as(d, AGENT, &["board", "brief", "S1"]);
+    assert!(brief.contains("This is attempt 2"), "{brief}");
+    assert!(brief.contains("the fixture server never starts"), "{brief}");
+}

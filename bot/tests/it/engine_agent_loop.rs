@@ -250,3 +250,112 @@ async fn with_the_default_idle_wait_red_ci_starts_nothing_yet_and_a_push_continu
     assert_eq!(dispatched(&w, "S1").len(), 1);
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_failure_again_and_again_is_a_loop_then_a_replan_then_a_pause_that_starts_nothing()
+{
+    let mut w = World::new().await;
+    w.commit(&[(".github/navin.yml", CONFIG)]);
+    w.workflow("agent.yml", "agent");
+    let issue = w.issue("Parser", "Ship the parser.");
+    w.comment(
+        issue,
+        "alice",
+        "/mission ship\n/step add S1 \"Lexer\" --validation test",
+    )
+    .await;
+    w.reply().await;
+
+    // Attempt 1 fails; attempts 2 and 3 push to the same pull request and fail the same way.
+    let (pr, head) = w.open_pull(agent_pr("S1", 1)).await;
+    w.ci_run(red(&head, "lex::empty")).await;
+    next_brief(&mut w, "S1", 2).await;
+    let head = w
+        .push(pr, &[("src/s1.rs", "pub fn f() -> u8 { 1 }\n")])
+        .await;
+    w.ci_run(red(&head, "lex::empty")).await;
+    assert!(w.ledger().expect("ledger").mission.progress.loop_detected);
+    next_brief(&mut w, "S1", 3).await;
+    let head = w
+        .push(pr, &[("src/s1.rs", "pub fn f() -> u8 { 2 }\n")])
+        .await;
+    w.ci_run(red(&head, "lex::empty")).await;
+
+    // The third repeat forced a local replan: attempt 4 starts over.
+    let ledger = w.ledger().expect("ledger");
+    assert_eq!(ledger.mission.progress.replan_count, 1);
+    let brief = next_brief(&mut w, "S1", 4).await;
+    assert!(brief.contains("Start over"), "{brief}");
+
+    // The same failure once more pauses the mission (loop), and nothing starts.
+    let (_, head) = w.open_pull(agent_pr("S1", 4)).await;
+    w.ci_run(red(&head, "lex::empty")).await;
+    let ledger = w.ledger().expect("ledger");
+    assert_eq!(
+        ledger.mission.status,
+        navin_ledger::model::MissionStatus::Paused
+    );
+    assert_eq!(
+        ledger.mission.pause_reason,
+        Some(navin_ledger::model::PauseReason::Loop)
+    );
+    assert_eq!(
+        dispatched(&w, "S1").len(),
+        4,
+        "a paused mission starts nothing"
+    );
+    let attempts = &w.step("S1").attempts;
+    assert_eq!(attempts.len(), 4);
+    assert_eq!(attempts[3].outcome, Some(AttemptOutcome::Paused));
+
+    // /resume starts the attempt the pause cut off.
+    w.comment(issue, "alice", "/resume").await;
+    let brief = next_brief(&mut w, "S1", 5).await;
+    assert!(brief.contains("cut off by a pause"), "{brief}");
+    assert_eq!(dispatched(&w, "S1").len(), 5);
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_opens_no_pull_request_in_time_gets_its_next_attempt_from_the_servers_clock()
+{
+    let mut w = World::with_sweeps(1).await;
+    let config = CONFIG.replace("idle_after: 0\n", "idle_after: 0\n  timeout: 2s\n");
+    w.commit(&[(".github/navin.yml", config.as_str())]);
+    w.workflow("agent.yml", "agent");
+    let issue = w.issue("Parser", "Ship the parser.");
+    w.comment(
+        issue,
+        "alice",
+        "/mission ship\n/step add S1 \"Lexer\" --validation test",
+    )
+    .await;
+    w.reply().await;
+    assert_eq!(dispatched(&w, "S1").len(), 1);
+
+    // Nobody acts: no webhook arrives, and the tick after the timeout ends attempt 1 and
+    // starts attempt 2 (in a fresh pull request).
+    let brief = next_brief(&mut w, "S1", 2).await;
+    assert!(brief.contains("no pull request in time"), "{brief}");
+    assert!(brief.contains("Start over"), "{brief}");
+    // The tick's delivery goes on after the comment: the dispatch follows it.
+    let two = navin_e2e::fake::wait_until(std::time::Duration::from_secs(10), || {
+        dispatched(&w, "S1").len() == 2
+    })
+    .await;
+    assert!(two, "{:?}", dispatched(&w, "S1"));
+    assert_eq!(
+        dispatched(&w, "S1").iter().map(|d| d.0).collect::<Vec<_>>(),
+        [1, 2]
+    );
+    let s1 = w.step("S1");
+    assert_eq!(s1.attempts[0].outcome, Some(AttemptOutcome::TimedOut));
+    assert_eq!(s1.retry_count, 1, "a timeout is a failed attempt");
+    // Attempt 2 opens its pull request in time and CI proves it: the clock adds nothing.
+    let (_, head) = w.open_pull(agent_pr("S1", 2)).await;
+    w.ci(&head, "ci/test", "success").await;
+    assert_eq!(w.step("S1").status, TaskStatus::Done);
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(dispatched(&w, "S1").len(), 2);
+    w.finish().await;
+}

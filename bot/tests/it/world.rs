@@ -121,14 +121,31 @@ impl World {
         Self::build_with(configure, false).await
     }
 
+    /// As [`World::new`], with the server's clock ticking every `secs` seconds
+    /// (`--sweep-interval-secs`), so timed rules fire without a webhook.
+    pub async fn with_sweeps(secs: u64) -> World {
+        Self::build_full(|_, _| {}, false, Some(secs)).await
+    }
+
     async fn build_with(
         configure: impl FnOnce(&FakeGitHub, &mut EngineConfig),
         dashboard: bool,
+    ) -> World {
+        Self::build_full(configure, dashboard, None).await
+    }
+
+    async fn build_full(
+        configure: impl FnOnce(&FakeGitHub, &mut EngineConfig),
+        dashboard: bool,
+        sweep_secs: Option<u64>,
     ) -> World {
         crate::server_support::LogCapture::global();
         let fake = crate::engine_support::seeded_fake();
         let dir = tempfile::tempdir().unwrap();
         let mut args = serve_args(&fake, dir.path());
+        if let Some(secs) = sweep_secs {
+            args.sweep_interval_secs = secs;
+        }
         if dashboard {
             crate::dashboard_support::enable(&fake, &mut args, dir.path());
         }
@@ -342,7 +359,7 @@ impl World {
             .with_state(|m| m.repo(OWNER, REPO).map(|r| r.default_branch.clone()));
         Payload::fixture(fixture)
             .repo(OWNER, REPO, self.fake().repo_id(OWNER, REPO))
-            .set("/repository/default_branch", serde_json::json!(branch))
+            .default_branch(branch.as_deref().unwrap_or("main"))
             .installation(installation)
     }
 

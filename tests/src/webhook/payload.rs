@@ -143,6 +143,13 @@ impl Payload {
     }
 
     /// Repository owner/name/full_name/id everywhere the payload names the repository.
+    /// The repository's default branch, as GitHub sends it in `repository` (the examples
+    /// say `master`); payloads without a repository are left alone.
+    pub fn default_branch(mut self, branch: &str) -> Self {
+        set_if_present(&mut self.value, "/repository/default_branch", json!(branch));
+        self
+    }
+
     pub fn repo(mut self, owner: &str, name: &str, id: u64) -> Self {
         let full = format!("{owner}/{name}");
         for base in [

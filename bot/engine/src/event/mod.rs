@@ -10,8 +10,11 @@ pub use payload::{
     html_base, Account, ChangedText, Changes, CheckRunActionEvent, CheckRunEvent, CheckSuite,
     CheckSuiteEvent, ClickedRun, Comment, CommentEvent, GitRef, Installation, InstallationEvent,
     InstalledRepository, Issue, IssuesEvent, PullRequest, PullRequestEvent, RepoName, Repository,
-    RequestedAction, Review, ReviewEvent, User, WorkflowRunEvent,
+    RequestedAction, Review, ReviewEvent, SweepEvent, User, WorkflowRunEvent,
 };
+
+/// The event name of Navin's own clock tick ([`EventKind::Sweep`]).
+pub const SWEEP_EVENT: &str = "navin_sweep";
 
 use serde::Deserialize;
 
@@ -79,6 +82,8 @@ pub enum EventKind {
     /// App installed, removed, suspended, permissions changed.
     Installation,
     InstallationRepositories,
+    /// Navin's own clock tick for one repository (never sent by GitHub): timed rules.
+    Sweep,
 }
 
 impl EventKind {
@@ -94,6 +99,7 @@ impl EventKind {
             Self::WorkflowRun => "workflow_run",
             Self::Installation => "installation",
             Self::InstallationRepositories => "installation_repositories",
+            Self::Sweep => SWEEP_EVENT,
         }
     }
 }
@@ -153,6 +159,7 @@ pub fn classify(event: &str, action: Option<&str>) -> Classification {
         "installation_repositories" if matches!(action, "added" | "removed") => {
             Handle(EventKind::InstallationRepositories)
         }
+        SWEEP_EVENT => Handle(EventKind::Sweep),
         _ => Ignore,
     }
 }
@@ -170,6 +177,7 @@ pub enum Payload {
     WorkflowRun(Box<WorkflowRunEvent>),
     Installation(InstallationEvent),
     InstallationRepositories(InstallationEvent),
+    Sweep(Box<SweepEvent>),
 }
 
 /// One event for the engine: what happened and the delivery that carried it.
@@ -192,6 +200,7 @@ impl Event {
             Payload::WorkflowRun(_) => EventKind::WorkflowRun,
             Payload::Installation(_) => EventKind::Installation,
             Payload::InstallationRepositories(_) => EventKind::InstallationRepositories,
+            Payload::Sweep(_) => EventKind::Sweep,
         }
     }
 }
@@ -240,6 +249,7 @@ pub fn parse_event(
         EventKind::InstallationRepositories => {
             Payload::InstallationRepositories(decode(name, body)?)
         }
+        EventKind::Sweep => Payload::Sweep(Box::new(decode(name, body)?)),
     };
     let (installation, repository) = payload.origin();
     if let Some(id) = installation {
@@ -265,6 +275,7 @@ impl Payload {
             Payload::CheckRunAction(e) => of(&e.installation, &e.repository),
             Payload::CheckSuite(e) => of(&e.installation, &e.repository),
             Payload::WorkflowRun(e) => of(&e.installation, &e.repository),
+            Payload::Sweep(e) => of(&e.installation, &e.repository),
             Payload::Installation(e) | Payload::InstallationRepositories(e) => {
                 (Some(e.installation.id), None)
             }

@@ -61,6 +61,14 @@ pub struct IssuesEvent {
     pub installation: Option<Installation>,
 }
 
+/// `navin_sweep`: Navin's clock tick for one repository ([`crate::sweeps`]); the server
+/// and the Action make it, GitHub never sends it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SweepEvent {
+    pub repository: Repository,
+    pub installation: Option<Installation>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct Issue {
     pub number: u64,

@@ -49,6 +49,7 @@ impl Engine {
         self.configs.forget(full_name);
         self.permissions.forget(full_name);
         self.protection.forget(full_name);
+        self.sweeps.forget(full_name);
         let data_dir = self.config.data_dir.clone();
         let repo = full_name.to_owned();
         let removed = blocking(move || Ok(ledger::remove_clones(&data_dir, &repo)?)).await?;

@@ -7,3 +7,4 @@ mod issue_comment;
 mod issues;
 mod pull_request;
 mod pull_request_review;
+mod sweep;

@@ -15,10 +15,10 @@ pub fn previous_attempts(task: &Task) -> String {
     let Some(last) = ended.last() else {
         return String::new();
     };
-    let number =
-        task.attempts
-            .last()
-            .map_or(1, |a| if a.is_open() { a.number } else { a.number + 1 });
+    let number = task
+        .attempts
+        .last()
+        .map_or(1, |a| if a.is_open() { a.number } else { a.number + 1 });
     let mut out = String::from("### Previous attempts\n");
     out.push_str(&format!(
         "This is attempt {number} at this step. The last one ended: {}.",

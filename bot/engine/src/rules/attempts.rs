@@ -137,8 +137,7 @@ fn due_on(task: &Task, ready: bool, agents: &Agents, now: DateTime<Utc>) -> Opti
             Some((_, AttemptOutcome::Closed)) => start(StartWhy::Closed),
             Some((_, AttemptOutcome::TimedOut)) => start(StartWhy::TimedOut),
             Some((_, AttemptOutcome::Paused)) => start(StartWhy::Resumed),
-            Some((_, _)) => start(StartWhy::Failed),
-            None => start(StartWhy::Failed),
+            Some(_) | None => start(StartWhy::Failed),
         },
         TaskStatus::InProgress => match last {
             Some(a) if a.outcome == Some(AttemptOutcome::Paused) => start(StartWhy::Resumed),

@@ -67,6 +67,7 @@ impl Session<'_> {
     /// made the step ready.
     /// Then every attempt that is due starts (the closed agent loop, `attempts`).
     pub(crate) async fn dispatch_ready(&self, ledger: Ledger) -> Ledger {
+        self.track_for_sweeps(&ledger);
         let ledger = self.hold_for_answers(ledger).await;
         let config = self.repo_config();
         if !config.dispatch.opens_issues() || ledger.mission.status != MissionStatus::Running {
@@ -150,6 +151,21 @@ impl Session<'_> {
             ledger = self.record_dispatch(&ledger, &task.id, issue).await?;
         }
         Ok(ledger)
+    }
+
+    /// A live mission's repository goes on the sweep list (its timed rules need a clock),
+    /// a finished one comes off it.
+    fn track_for_sweeps(&self, ledger: &Ledger) {
+        if ledger.mission.status.is_live() {
+            self.engine.sweeps.remember(crate::sweeps::SweepTarget {
+                installation: self.client.installation_id(),
+                full_name: self.repo.clone(),
+                id: self.repository_id,
+                default_branch: Some(self.default_branch.clone()),
+            });
+        } else {
+            self.engine.sweeps.forget(&self.repo);
+        }
     }
 
     /// The binding edits of the plan the mission came from, for its briefs. A plan that

@@ -74,6 +74,7 @@ impl Engine {
             client,
             config,
             repo: repository.full_name.clone(),
+            repository_id: repository.id,
             issue,
             issue_body: String::new(),
             default_branch: repository
@@ -103,6 +104,8 @@ pub(crate) struct Session<'e> {
     /// is refused with that reason and nothing changes).
     pub(crate) config: Result<Arc<RepoConfig>, String>,
     pub(crate) repo: String,
+    /// The repository's numeric id, as the event gave it (kept for the sweep list).
+    pub(crate) repository_id: Option<u64>,
     pub(crate) issue: u64,
     pub(crate) issue_body: String,
     pub(crate) default_branch: String,

@@ -58,6 +58,10 @@ pub fn serve_args(fake: &FakeGitHub, data_dir: &Path) -> ServeArgs {
         "0",
         "--reconcile-interval-secs",
         "0",
+        // Clock ticks only where a test asks for them (World::with_sweeps): a tick in the
+        // middle of a request count would be counted.
+        "--sweep-interval-secs",
+        "0",
         "--shutdown-grace-secs",
         "1",
     ])

@@ -1,0 +1,40 @@
+//! `navin_sweep`: Navin's own clock tick for one repository, so the waits of the closed agent loop (`agents.idle_after`, `agents.timeout`) and due question defaults fire without a webhook.
+//!
+//! The server enqueues one per repository with a live mission every sweep interval
+//! (into the same queue as webhooks, so it runs in the repository's order); the Action
+//! turns a `schedule` run into one. Nothing is read or written unless something is due.
+
+use crate::event::SweepEvent;
+use crate::rules::token_scope::Need;
+use crate::{Cx, Engine, EngineError};
+
+impl Engine {
+    pub(crate) async fn on_sweep(&self, event: &SweepEvent, cx: &Cx) -> Result<(), EngineError> {
+        let installation = cx.delivery.installation()?;
+        let mut repository = event.repository.clone();
+        if repository.default_branch.is_none() {
+            // The Action's tick names only the repository; dispatches need the real branch.
+            let client = self.github.installation(installation);
+            let path = navin_github::ops::repository(&repository.full_name);
+            let found: crate::event::Repository = client.get_json(&path).await?;
+            repository.default_branch = found.default_branch;
+            repository.id = repository.id.or(found.id);
+        }
+        let session = self
+            .session(cx, Need::Write, installation, &repository, 0, "navin")
+            .await?;
+        if session.config.is_err() {
+            return Ok(());
+        }
+        let Some(ledger) = session.read_ledger().await? else {
+            self.sweeps.forget(&event.repository.full_name);
+            return Ok(());
+        };
+        let version = ledger.mission.version;
+        let after = session.dispatch_ready(ledger).await;
+        if after.mission.version != version && session.panel_issue(&after) != 0 {
+            session.refresh_panel(&after).await?;
+        }
+        Ok(())
+    }
+}
