@@ -172,7 +172,7 @@ async fn a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pull_reque
 
     // The panel shows the attempts.
     let panel = w.latest("<!-- navin:panel");
-    assert!(panel.contains("attempt"), "{panel}");
+    assert!(panel.contains("attempt 3 (workflow)"), "{panel}");
     w.finish().await;
 }
 
