@@ -65,6 +65,22 @@ async fn next_brief(w: &mut World, step: &str, number: u32) -> String {
     brief
 }
 
+/// A running mission with one test step `S1` handed to the agent workflow, under
+/// `config`, with Navin's first reply read; returns the mission's issue.
+async fn one_step_mission(w: &mut World, config: &str) -> u64 {
+    w.commit(&[(".github/navin.yml", config)]);
+    w.workflow("agent.yml", "agent");
+    let issue = w.issue("Parser", "Ship the parser.");
+    w.comment(
+        issue,
+        "alice",
+        "/mission ship\n/step add S1 \"Lexer\" --validation test",
+    )
+    .await;
+    w.reply().await;
+    issue
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pull_request_with_no_person_acting(
 ) {
@@ -179,16 +195,7 @@ async fn a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pull_reque
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redelivered_red_ci_event_starts_the_next_attempt_once() {
     let mut w = World::new().await;
-    w.commit(&[(".github/navin.yml", CONFIG)]);
-    w.workflow("agent.yml", "agent");
-    let issue = w.issue("Parser", "Ship the parser.");
-    w.comment(
-        issue,
-        "alice",
-        "/mission ship\n/step add S1 \"Lexer\" --validation test",
-    )
-    .await;
-    w.reply().await;
+    one_step_mission(&mut w, CONFIG).await;
     let (_, head) = w.open_pull(agent_pr("S1", 1)).await;
     let run = w.stored_run(red(&head, "lex::empty"));
     let payload = w
@@ -218,16 +225,7 @@ async fn a_redelivered_red_ci_event_starts_the_next_attempt_once() {
 async fn with_the_default_idle_wait_red_ci_starts_nothing_yet_and_a_push_continues_the_attempt() {
     let mut w = World::new().await;
     let config = CONFIG.replace("agents:\n  idle_after: 0\n", "");
-    w.commit(&[(".github/navin.yml", config.as_str())]);
-    w.workflow("agent.yml", "agent");
-    let issue = w.issue("Parser", "Ship the parser.");
-    w.comment(
-        issue,
-        "alice",
-        "/mission ship\n/step add S1 \"Lexer\" --validation test",
-    )
-    .await;
-    w.reply().await;
+    one_step_mission(&mut w, &config).await;
     let (pr, head) = w.open_pull(agent_pr("S1", 1)).await;
     w.ci_run(red(&head, "lex::empty")).await;
     assert_eq!(
@@ -255,16 +253,7 @@ async fn with_the_default_idle_wait_red_ci_starts_nothing_yet_and_a_push_continu
 async fn the_same_failure_again_and_again_is_a_loop_then_a_replan_then_a_pause_that_starts_nothing()
 {
     let mut w = World::new().await;
-    w.commit(&[(".github/navin.yml", CONFIG)]);
-    w.workflow("agent.yml", "agent");
-    let issue = w.issue("Parser", "Ship the parser.");
-    w.comment(
-        issue,
-        "alice",
-        "/mission ship\n/step add S1 \"Lexer\" --validation test",
-    )
-    .await;
-    w.reply().await;
+    let issue = one_step_mission(&mut w, CONFIG).await;
 
     // Attempt 1 fails; attempts 2 and 3 push to the same pull request and fail the same way.
     let (pr, head) = w.open_pull(agent_pr("S1", 1)).await;
@@ -321,16 +310,7 @@ async fn an_agent_that_opens_no_pull_request_in_time_gets_its_next_attempt_from_
 {
     let mut w = World::with_sweeps(1).await;
     let config = CONFIG.replace("idle_after: 0\n", "idle_after: 0\n  timeout: 2s\n");
-    w.commit(&[(".github/navin.yml", config.as_str())]);
-    w.workflow("agent.yml", "agent");
-    let issue = w.issue("Parser", "Ship the parser.");
-    w.comment(
-        issue,
-        "alice",
-        "/mission ship\n/step add S1 \"Lexer\" --validation test",
-    )
-    .await;
-    w.reply().await;
+    one_step_mission(&mut w, &config).await;
     assert_eq!(dispatched(&w, "S1").len(), 1);
 
     // Nobody acts: no webhook arrives, and the tick after the timeout ends attempt 1 and

@@ -184,8 +184,15 @@ fn evidence_cell(task: &Task, repo: &RepoRef) -> String {
     }
     // A first attempt with no spend says nothing the status does not: shown from the
     // second attempt, or once an agent reported what it spent.
-    let spent = task.attempts.iter().any(|a| a.tokens > 0 || a.cost_usd > 0.0);
-    if let Some(last) = task.attempts.last().filter(|_| task.attempts.len() > 1 || spent) {
+    let spent = task
+        .attempts
+        .iter()
+        .any(|a| a.tokens > 0 || a.cost_usd > 0.0);
+    if let Some(last) = task
+        .attempts
+        .last()
+        .filter(|_| task.attempts.len() > 1 || spent)
+    {
         parts.push(attempt_part(task, last));
     }
     let mut seen: HashSet<String> = HashSet::new();
