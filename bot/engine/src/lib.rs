@@ -217,12 +217,6 @@ impl Engine {
         }
     }
 
-    /// Every repository whose mission was live when the engine last looked: the server
-    /// sends each a `navin_sweep` now and then, so timed rules fire without a webhook.
-    pub fn sweep_targets(&self) -> Vec<sweeps::SweepTarget> {
-        self.sweeps.list()
-    }
-
     /// The client acting with the configured user token, if any.
     pub(crate) fn agent_app(&self) -> Option<&GitHubApp> {
         self.agent.as_ref()
