@@ -5,5 +5,6 @@ pub mod config;
 pub mod dashboard;
 pub mod logging;
 pub mod mcp;
+pub mod questions;
 pub mod queue;
 pub mod server;

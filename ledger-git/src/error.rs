@@ -107,6 +107,12 @@ pub enum RuleError {
     ResumeNeedsHuman { reason: PauseReason, by: String },
     #[error("an agent pauses with reason manual, not {reason}")]
     AgentPauseReason { reason: PauseReason },
+    /// Facts, answers and the mission's goal and budget are a person's word: an agent
+    /// that could write them could answer its own questions or relax its own limits.
+    #[error("{actor} may not change {field}: only a person (`/answer`, `/update`, or the CLI as human:NAME) does; an agent asks with ask_user")]
+    AgentUpdate { actor: String, field: &'static str },
+    #[error("the question is empty; say what a person must answer")]
+    EmptyQuestion,
     #[error(
         "{step}: evidence for done must be ok=true (this one failed: {})",
         or_no_summary(summary)
@@ -184,6 +190,8 @@ impl RuleError {
             RuleError::NotARecordedRun { .. } => "not_a_recorded_run",
             RuleError::ResumeNeedsHuman { .. } => "resume_needs_human",
             RuleError::AgentPauseReason { .. } => "agent_pause_reason",
+            RuleError::AgentUpdate { .. } => "agent_update",
+            RuleError::EmptyQuestion => "empty_question",
             RuleError::EvidenceNotGreen { .. } => "evidence_not_green",
             RuleError::RetriesExhausted { .. } => "retries_exhausted",
             RuleError::AttemptTaken { .. } => "attempt_taken",

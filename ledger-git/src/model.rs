@@ -19,7 +19,8 @@ mod stages;
 pub use attempts::{clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, FAILURE_EXCERPT_MAX};
 pub use evidence::{CommandSource, Evidence, EvidenceKind, RunRecord};
 pub use stages::{
-    CheckpointMark, InfoBlock, PendingDefault, StageGate, StagePolicy, StageView, CHECKPOINT_WINDOW,
+    CheckpointMark, InfoBlock, PendingDefault, StageGate, StagePolicy, StageView, ASKED,
+    CHECKPOINT_WINDOW,
 };
 
 /// The only schema version this build reads and writes.

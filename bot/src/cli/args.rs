@@ -432,6 +432,18 @@ pub enum LedgerCommand {
         #[arg(long, default_value = "", value_name = "TEXT")]
         reason: String,
     },
+    /// Answer open question N (numbered as `navin ledger show` lists missing info): the
+    /// answer becomes a fact, and a mission paused for it resumes (`/answer` on GitHub).
+    #[command(after_long_help = "Example:
+  navin ledger answer 1 \"en-GB first\"")]
+    Answer {
+        /// The question's number.
+        #[arg(value_name = "N")]
+        number: usize,
+        /// The answer.
+        #[arg(value_name = "TEXT")]
+        text: String,
+    },
     /// Edit the task ledger; every edit bumps the version and is recorded with the actor.
     #[command(after_long_help = "Example:
   navin ledger update --add-fact \"the API returns UTC\" --reason \"checked the docs\"")]

@@ -131,6 +131,35 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 status: (*status).into(),
                 reason: reason.clone(),
             },
+            LedgerCommand::Answer { number, text } => {
+                let Some(snapshot) = store.read()? else {
+                    return Err(navin_ledger::store::StoreError::Rule(
+                        navin_ledger::RuleError::NoMission,
+                    )
+                    .into());
+                };
+                let open = &snapshot.ledger.mission.missing_info;
+                let Some(question) = number.checked_sub(1).and_then(|i| open.get(i)) else {
+                    let listed = if open.is_empty() {
+                        "nothing is missing".to_owned()
+                    } else {
+                        open.iter()
+                            .enumerate()
+                            .map(|(i, q)| format!("{}. {q}", i + 1))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    };
+                    return Err(CliError {
+                        message: format!("there is no open question {number}: {listed}"),
+                        code: super::EXIT_REFUSED,
+                    });
+                };
+                Operation::Update(UpdateArgs {
+                    answers: vec![(question.clone(), text.clone())],
+                    reason: format!("answered by {}", actor(cli)),
+                    ..UpdateArgs::default()
+                })
+            }
             LedgerCommand::Update(u) => Operation::Update(UpdateArgs {
                 goal: u.goal.clone(),
                 add_facts: u.add_fact.clone(),
@@ -184,7 +213,18 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 commands: commands.clone(),
                 ..NewTask::default()
             }]),
-            BoardCommand::Start { id } => Operation::Start { step: id.clone() },
+            BoardCommand::Start { id } => {
+                if let Some(held) = crate::questions::hold_before_start(&store, id, Utc::now())? {
+                    return Err(CliError {
+                        message: format!(
+                            "{}. Answer with `navin ledger answer N TEXT`; the mission resumes by itself (`navin ledger resume` goes on without an answer)",
+                            held.message()
+                        ),
+                        code: super::EXIT_REFUSED,
+                    });
+                }
+                Operation::Start { step: id.clone() }
+            }
             BoardCommand::Progress {
                 id,
                 no_progress,
@@ -247,7 +287,14 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
         }
     }
     let done = store.transact(&op, &ctx)?;
-    report(cli.json, &done)
+    report(cli.json, &done)?;
+    if matches!(op, Operation::Update(_)) {
+        if let Some(resumed) = crate::questions::resume_if_answered(&store, &ctx.actor, Utc::now())?
+        {
+            report(cli.json, &resumed)?;
+        }
+    }
+    Ok(())
 }
 
 fn print(json: bool, value: serde_json::Value, text: &str) -> Result<(), CliError> {

@@ -15,8 +15,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use super::tools::{
-    FailInput, NoInput, PauseInput, PlanGetInput, ProgressInput, ReplanInput, ResumeInput,
-    StepInput, ToolSpec, UpdateInput,
+    AskInput, CloseAs, FailInput, InitInput, NoInput, PauseInput, PlanGetInput, ProgressInput,
+    ReplanInput, ResumeInput, StepInput, ToolSpec, UpdateInput,
 };
 
 /// A tool call that did not succeed: a stable code, a sentence, and what to do.
@@ -58,7 +58,7 @@ impl ToolError {
             "plan_mode",
             format!("{tool} changes the ledger, and this server runs in plan mode, where only read tools are live"),
         )
-        .hint("read with ledger_get, ledger_digest, board_next, board_brief or plan_get; a human starts `navin mcp --mode agent` to work on steps")
+        .hint("read with ledger_get, board_digest, board_next, board_brief or plan_get; a human starts `navin mcp --mode agent` to work on steps")
     }
 
     pub fn unknown_tool(tool: &str) -> Self {
@@ -93,7 +93,7 @@ fn rule_hint(rule: &RuleError) -> Option<&'static str> {
     use RuleError as R;
     Some(match rule {
         R::NoMission => "a human starts a mission (`/mission GOAL` on GitHub, `navin ledger init --goal TEXT` locally)",
-        R::Paused { .. } | R::ResumeNeedsHuman { .. } => "wait for a human to resume the mission; read ledger_digest for why it paused",
+        R::Paused { .. } | R::ResumeNeedsHuman { .. } => "wait for a human to resume the mission; read board_digest for why it paused",
         R::EvidenceRequired { .. } | R::AgentEvidence { .. } | R::ProseNotAccepted { .. } => {
             "run `navin board verify STEP` in the checkout (or push and let CI run), then call board_done again"
         }
@@ -166,25 +166,7 @@ impl Desk<'_> {
                 ctx = ctx.with_checkout(checkout);
             }
         }
-        Ok(match self.store.transact(&op, &ctx)? {
-            Committed::AlreadyApplied { version } => {
-                json!({ "already_applied": true, "version": version })
-            }
-            Committed::Written {
-                version,
-                reason,
-                effects,
-                ledger,
-                ..
-            } => json!({
-                "already_applied": false,
-                "version": version,
-                "reason": reason,
-                "status": ledger.mission.status,
-                "effects": crate::cli::effect_lines(&effects),
-                "digest": navin_ledger::digest::digest(&ledger).text,
-            }),
-        })
+        Ok(committed_json(&self.store.transact(&op, &ctx)?))
     }
 
     /// Runs `tool` with `args`. `request_key` identifies this request within the
@@ -205,7 +187,7 @@ impl Desk<'_> {
                 let (ledger, commit) = self.ledger()?;
                 Ok(json!({ "commit": commit, "mission": ledger.mission, "board": ledger.board }))
             }
-            "ledger_digest" => {
+            "board_digest" | "ledger_digest" => {
                 input::<NoInput>(tool.name, args)?;
                 let (ledger, _) = self.ledger()?;
                 Ok(serde_json::to_value(navin_ledger::digest::digest(&ledger))
@@ -271,9 +253,47 @@ impl Desk<'_> {
                 })?;
                 Ok(json!({ "plan_id": id, "record": record }))
             }
+            "ledger_init" => {
+                let i: InitInput = input(tool.name, args)?;
+                let op = Operation::Init(navin_ledger::ops::InitArgs {
+                    goal: i.goal,
+                    constraints: i.constraints,
+                    acceptance_criteria: i.acceptance_criteria,
+                    replace: i.replace,
+                    ..navin_ledger::ops::InitArgs::default()
+                });
+                self.write(op, key(i.op_id), false)
+            }
             "board_start" => {
                 let i: StepInput = input(tool.name, args)?;
+                if let Some(held) =
+                    crate::questions::hold_before_start(self.store, &i.step, Utc::now())?
+                {
+                    return Err(ToolError::new("missing_info", held.message()).hint(
+                        "wait for a person to answer (`/answer N TEXT` on GitHub, `navin ledger answer N TEXT` locally); the mission resumes by itself",
+                    ));
+                }
                 self.write(Operation::Start { step: i.step }, key(i.op_id), false)
+            }
+            "ask_user" => {
+                let i: AskInput = input(tool.name, args)?;
+                let op_id = key(i.op_id);
+                let mut answer = self.write(
+                    Operation::Ask {
+                        question: i.question.clone(),
+                        step: i.step,
+                    },
+                    op_id.clone(),
+                    false,
+                )?;
+                if let Some((github, handle)) = &self.github {
+                    let (ledger, _) = self.ledger()?;
+                    let posted = github.ask(handle, &ledger, &i.question, &op_id, self.actor);
+                    if let Value::Object(map) = &mut answer {
+                        map.insert("posted_on_issue".into(), posted.into());
+                    }
+                }
+                Ok(answer)
             }
             "board_done" => {
                 let i: StepInput = input(tool.name, args)?;
@@ -388,21 +408,75 @@ impl Desk<'_> {
             }
             "ledger_update" => {
                 let i: UpdateInput = input(tool.name, args)?;
-                self.write(
-                    Operation::Update(UpdateArgs {
-                        add_facts: i.add_facts,
-                        add_missing_info: i.add_missing_info,
-                        resolve_missing_info: i.resolve_missing_info,
-                        add_constraints: i.add_constraints,
-                        reason: i.reason,
+                let key = key(i.op_id);
+                let update = UpdateArgs {
+                    add_facts: i.add_facts,
+                    add_missing_info: i.add_missing_info,
+                    resolve_missing_info: i.resolve_missing_info,
+                    add_constraints: i.add_constraints,
+                    reason: i.reason.clone(),
+                    ..UpdateArgs::default()
+                };
+                let edits = update
+                    != UpdateArgs {
+                        reason: i.reason.clone(),
                         ..UpdateArgs::default()
-                    }),
-                    key(i.op_id),
-                    false,
-                )
+                    };
+                // An edit and a close in one call land as two writes, each keyed.
+                let (edit_key, close_key) = match (edits, i.status.is_some()) {
+                    (true, true) => (format!("{key}#edit"), format!("{key}#close")),
+                    _ => (key.clone(), key),
+                };
+                let mut last = Value::Null;
+                if edits || i.status.is_none() {
+                    last = self.write(Operation::Update(update), edit_key, false)?;
+                    if let Some(resumed) =
+                        crate::questions::resume_if_answered(self.store, self.actor, Utc::now())?
+                    {
+                        last = committed_json(&resumed);
+                    }
+                }
+                if let Some(status) = i.status {
+                    let status = match status {
+                        CloseAs::Done => navin_ledger::model::MissionStatus::Done,
+                        CloseAs::Failed => navin_ledger::model::MissionStatus::Failed,
+                    };
+                    last = self.write(
+                        Operation::Close {
+                            status,
+                            reason: i.reason,
+                        },
+                        close_key,
+                        false,
+                    )?;
+                }
+                Ok(last)
             }
             other => Err(ToolError::unknown_tool(other)),
         }
+    }
+}
+
+/// What a write did, as the tool answers it.
+fn committed_json(done: &Committed) -> Value {
+    match done {
+        Committed::AlreadyApplied { version } => {
+            json!({ "already_applied": true, "version": version })
+        }
+        Committed::Written {
+            version,
+            reason,
+            effects,
+            ledger,
+            ..
+        } => json!({
+            "already_applied": false,
+            "version": version,
+            "reason": reason,
+            "status": ledger.mission.status,
+            "effects": crate::cli::effect_lines(effects),
+            "digest": navin_ledger::digest::digest(ledger).text,
+        }),
     }
 }
 

@@ -170,6 +170,51 @@ impl GitHubCi {
     }
 }
 
+impl GitHubCi {
+    /// Posts an agent's question on the mission's issue, once per op id (a retried
+    /// call finds its comment and posts nothing). `false` when the mission has no
+    /// issue in this repository or GitHub refused; the question is on the ledger
+    /// either way, and the log says why.
+    pub fn ask(
+        &self,
+        handle: &tokio::runtime::Handle,
+        ledger: &Ledger,
+        question: &str,
+        op_id: &str,
+        actor: &Actor,
+    ) -> bool {
+        let Some(issue) = navin_engine::effects::panel::panel_issue(ledger, &self.repo) else {
+            tracing::warn!(repo = %self.repo, "the mission has no issue in this repository; the question is on the ledger only");
+            return false;
+        };
+        let n = ledger
+            .mission
+            .missing_info
+            .iter()
+            .position(|m| m == question.trim())
+            .map_or(ledger.mission.missing_info.len(), |i| i + 1);
+        let body = format!(
+            "### ❓ {} asks a question only a person can answer\n\n> {}\n\nThe mission is paused (`human`) so nothing is guessed. A writer answers with `/answer {n} <text>`; the answer becomes a fact and the mission resumes.",
+            navin_engine::render::text::code(&actor.to_string()),
+            navin_engine::render::text::inline(question, 1000),
+        );
+        match handle.block_on(navin_engine::effects::comments::reply_once(
+            &self.client,
+            &self.repo,
+            issue,
+            op_id,
+            &body,
+            true,
+        )) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, repo = %self.repo, issue, "cannot post the question; it is on the ledger");
+                false
+            }
+        }
+    }
+}
+
 /// A read that failed, as the agent should hear it (details go to the log).
 fn unavailable(repo: &str, e: &navin_github::GitHubError, what: &str) -> ToolError {
     tracing::warn!(error = %e, repo, what, "cannot read from GitHub");

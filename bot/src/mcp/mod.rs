@@ -157,7 +157,7 @@ fn summary(tool: &str, value: &serde_json::Value) -> String {
             .to_owned()
     };
     match tool {
-        "ledger_digest" => s("text"),
+        "board_digest" | "ledger_digest" => s("text"),
         "board_brief" => s("brief"),
         "board_next" => {
             let ids: Vec<&str> = value
@@ -211,7 +211,7 @@ impl ServerHandler for NavinMcp {
         ServerConfig::new(caps)
             .with_server_info(Implementation::new("navin", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
-                "Navin's mission ledger and board ({mode}). Every turn: read ledger_digest (or the {DIGEST_URI} resource); if it says PAUSED, wait for a human. Pick a step from board_next, read board_brief, work, report with ledger_progress, prove it with `navin board verify STEP` (or CI), then board_done. You never hand in evidence."
+                "Navin's mission ledger and board ({mode}). Every turn: read board_digest (or the {DIGEST_URI} resource); if it says PAUSED, wait for a human. Ask a person with ask_user rather than guess. Pick a step from board_next, read board_brief, work, report with ledger_progress, prove it with `navin board verify STEP` (or CI), then board_done. You never hand in evidence."
             ))
     }
 

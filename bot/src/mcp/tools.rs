@@ -14,8 +14,12 @@ pub const TOOLS: &[ToolSpec] = &[
         "The mission (task ledger and progress ledger) and its board. Read it before acting: never guess the queue.",
     ),
     ToolSpec::read(
-        "ledger_digest",
+        "board_digest",
         "The short board digest: goal, version, status, current and ready steps, stall, loop, budget, missing info, the last change and the protocol. A paused mission says so first: then wait for a human.",
+    ),
+    ToolSpec::read(
+        "ledger_digest",
+        "The same as board_digest (its older name).",
     ),
     ToolSpec::read(
         "board_next",
@@ -28,6 +32,10 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec::read(
         "plan_get",
         "A plan record from the ledger branch (the mission's own plan when no id is given): the plan, its hash, approvals and edits.",
+    ),
+    ToolSpec::write(
+        "ledger_init",
+        "Start a mission: goal, constraints and acceptance criteria (add steps with the board). Refuses to replace a live mission unless replace=true.",
     ),
     ToolSpec::write("board_start", "Start a ready step."),
     ToolSpec::write(
@@ -56,7 +64,11 @@ pub const TOOLS: &[ToolSpec] = &[
     ),
     ToolSpec::write(
         "ledger_update",
-        "Record facts, missing information (questions for a human), answered questions or constraints. Every edit bumps the version.",
+        "Add missing information (questions for a human) or constraints, or close the mission with status=done (every step done) or status=failed. Facts and answers are a person's: an agent's attempt is refused. Every edit bumps the version.",
+    ),
+    ToolSpec::write(
+        "ask_user",
+        "Ask a person a question you cannot answer from the repository: it is recorded as missing info and the mission pauses (human) until a person answers. On GitHub it is posted on the mission's issue once. Do not guess instead.",
     ),
 ];
 
@@ -100,6 +112,8 @@ impl ToolSpec {
             "ledger_pause" => schemars::schema_for!(PauseInput),
             "ledger_resume" => schemars::schema_for!(ResumeInput),
             "ledger_update" => schemars::schema_for!(UpdateInput),
+            "ledger_init" => schemars::schema_for!(InitInput),
+            "ask_user" => schemars::schema_for!(AskInput),
             _ => schemars::schema_for!(NoInput),
         };
         match serde_json::to_value(schema) {
@@ -210,18 +224,59 @@ pub struct ResumeInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateInput {
+    /// Facts: only a person may add them (an agent's call is refused).
     #[serde(default)]
     pub add_facts: Vec<String>,
     /// Questions only a human can answer; do not invent the answers.
     #[serde(default)]
     pub add_missing_info: Vec<String>,
-    /// Missing-info entries now answered (exact text); they move to facts.
+    /// Missing-info entries now answered (exact text); they move to facts. Only a
+    /// person may.
     #[serde(default)]
     pub resolve_missing_info: Vec<String>,
     #[serde(default)]
     pub add_constraints: Vec<String>,
+    /// Close the mission: `done` (every step must be done) or `failed`.
+    #[serde(default)]
+    pub status: Option<CloseAs>,
     /// Why (kept in history).
     pub reason: String,
+    #[serde(default)]
+    pub op_id: Option<String>,
+}
+
+/// How `ledger_update` may close a mission.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseAs {
+    Done,
+    Failed,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InitInput {
+    /// What the mission is for, in one sentence.
+    pub goal: String,
+    #[serde(default)]
+    pub constraints: Vec<String>,
+    #[serde(default)]
+    pub acceptance_criteria: Vec<String>,
+    /// Replace a live mission (its history stays on the ledger branch).
+    #[serde(default)]
+    pub replace: bool,
+    #[serde(default)]
+    pub op_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskInput {
+    /// The question, as a person should read it.
+    pub question: String,
+    /// The step that waits on the answer, if one does.
+    #[serde(default)]
+    pub step: Option<String>,
     #[serde(default)]
     pub op_id: Option<String>,
 }

@@ -462,3 +462,60 @@ fn a_hand_committed_done_of_a_gated_step_is_refused_and_not_built_upon() {
         "nothing written on top"
     );
 }
+
+#[test]
+fn a_step_that_names_an_open_question_pauses_the_mission_until_a_person_answers_it() {
+    let dir = scratch();
+    let d = dir.path();
+    ok(d, &["ledger", "init", "--goal", "Localise the app"]);
+    ok(
+        d,
+        &[
+            "board",
+            "add",
+            "S1",
+            "--title",
+            "pick the locale for src/i18n.rs",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "ledger",
+            "update",
+            "--add-missing-info",
+            "Which locale should src/i18n.rs default to?",
+            "--reason",
+            "unknown",
+        ],
+    );
+    let held = navin(d, &["board", "start", "S1"]);
+    assert_eq!(held.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&held.stderr);
+    assert!(err.contains("S1 waits on open questions"), "{err}");
+    assert!(err.contains("1. Which locale"), "{err}");
+    assert!(err.contains("navin ledger answer"), "{err}");
+    let show = ok(d, &["ledger", "show", "--json"]);
+    let mission: serde_json::Value = serde_json::from_str(&show).expect("json");
+    assert_eq!(mission["mission"]["status"], "paused", "{show}");
+    assert_eq!(mission["mission"]["pause_reason"], "human", "{show}");
+    assert_eq!(mission["board"]["tasks"][0]["status"], "planned");
+
+    // A wrong number names the open questions and changes nothing.
+    let wrong = navin(d, &["ledger", "answer", "2", "fr-FR"]);
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("1. Which locale"));
+
+    let answered = ok(d, &["ledger", "answer", "1", "en-GB"]);
+    assert!(answered.contains("resumed"), "{answered}");
+    let show = ok(d, &["ledger", "show", "--json"]);
+    let mission: serde_json::Value = serde_json::from_str(&show).expect("json");
+    assert_eq!(mission["mission"]["status"], "running", "{show}");
+    assert!(
+        mission["mission"]["facts"][0]
+            .as_str()
+            .is_some_and(|f| f.ends_with("→ en-GB")),
+        "{show}"
+    );
+    ok(d, &["board", "start", "S1"]);
+}

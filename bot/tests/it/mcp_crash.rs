@@ -32,7 +32,8 @@ fn start(dir: &Path) -> McpClient {
 struct Seen {
     version: u64,
     tokens_used: u64,
-    /// The facts this test added, with how often each is on the ledger.
+    /// The entries this test added (as constraints: an agent may not add facts), with
+    /// how often each is on the ledger.
     facts: HashMap<String, usize>,
     /// Per op id of this test (`mcp:key:…`), the commits that carry it.
     deliveries: HashMap<String, usize>,
@@ -43,8 +44,12 @@ fn look(dir: &Path) -> Seen {
         .expect("`navin ledger show --json` parses: the ledger is readable");
     let mission = &show["mission"];
     let mut facts = HashMap::new();
-    for fact in mission["facts"].as_array().expect("facts").iter() {
-        let fact = fact.as_str().expect("a fact is a string");
+    for fact in mission["constraints"]
+        .as_array()
+        .expect("constraints")
+        .iter()
+    {
+        let fact = fact.as_str().expect("a constraint is a string");
         if fact.starts_with("crash fact ") {
             *facts.entry(fact.to_owned()).or_insert(0) += 1;
         }
@@ -123,7 +128,7 @@ fn killing_navin_mcp_mid_call_leaves_the_ledger_consistent_and_each_op_applied_o
             );
             server.call(
                 "ledger_update",
-                json!({ "add_facts": [format!("crash fact r{round}-{k}")],
+                json!({ "add_constraints": [format!("crash fact r{round}-{k}")],
                         "reason": "crash test", "op_id": format!("crash-r{round}-u{k}") }),
             );
             fired += 2;
@@ -269,7 +274,7 @@ fn an_op_id_retried_after_a_hundred_other_writes_is_still_applied_once() {
     for i in 0..105 {
         let id = server.call(
             "ledger_update",
-            json!({ "add_facts": [format!("crash fact w{i}")], "reason": "fill the window" }),
+            json!({ "add_constraints": [format!("crash fact w{i}")], "reason": "fill the window" }),
         );
         server.reply(id);
     }

@@ -3,7 +3,7 @@
 //! step by the check runs on its linked head, read from the REST API as the engine does.
 
 use navin_e2e::fake::{CheckRunSpec, GITHUB_ACTIONS_APP_ID};
-use navin_ledger::model::{Actor, EvidenceKind, TaskStatus};
+use navin_ledger::model::{Actor, EvidenceKind, MissionStatus, PauseReason, TaskStatus};
 use serde_json::{json, Value};
 
 use crate::agents::git;
@@ -37,28 +37,15 @@ async fn board_done_in_an_actions_job_closes_a_step_only_when_its_pull_request_i
 
     // The agent job: the repository checked out with the job's token, `navin mcp`
     // configured as navin-agent.yml writes it.
-    let token = w.fake().actions_token(
-        OWNER,
-        REPO,
+    let (work, env) = agent_job(
+        &w,
         &[
             ("contents", "write"),
             ("checks", "read"),
             ("pull_requests", "read"),
         ],
     );
-    let work = tempfile::tempdir().expect("tmp");
     let checkout = work.path().join("repo");
-    let url = w.fake().git_remote_url_with_token(OWNER, REPO, &token);
-    git(work.path(), &["clone", "--quiet", &url, "repo"]);
-    git(
-        &checkout,
-        &[
-            "remote",
-            "set-url",
-            "origin",
-            &w.fake().git_remote_url(OWNER, REPO),
-        ],
-    );
     // The agent edits its checkout's config to close steps on green: not the policy.
     std::fs::create_dir_all(checkout.join(".github")).expect("mkdir");
     std::fs::write(
@@ -66,22 +53,13 @@ async fn board_done_in_an_actions_job_closes_a_step_only_when_its_pull_request_i
         "evidence:\n  done_on: green\n",
     )
     .expect("write");
-    let api = w.fake().base_url().to_owned();
-    let repository = format!("{OWNER}/{REPO}");
-
     let dir = checkout.clone();
     let (red, unmerged, green, unlinked) = {
-        let token = token.clone();
         let fake = w.fake().clone();
         let head = head.clone();
         tokio::task::spawn_blocking(move || {
-            let env = [
-                ("GITHUB_ACTIONS", "true"),
-                ("GITHUB_REPOSITORY", repository.as_str()),
-                ("GITHUB_API_URL", api.as_str()),
-                ("GITHUB_TOKEN", token.as_str()),
-                ("NAVIN_GIT_TOKEN", token.as_str()),
-            ];
+            let env: Vec<(&str, &str)> =
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             let mut mcp = McpClient::start(
                 &dir,
                 &["--mode", "agent", "--remote", "origin"],
@@ -156,6 +134,136 @@ async fn board_done_in_an_actions_job_closes_a_step_only_when_its_pull_request_i
         error_code(&unlinked).as_deref(),
         Some("no_linked_pr"),
         "{unlinked}"
+    );
+    w.finish().await;
+}
+
+/// An agent job's checkout of the fake repository and the environment
+/// navin-agent.yml gives `navin mcp` (a token with `permissions`).
+fn agent_job(
+    w: &World,
+    permissions: &[(&str, &str)],
+) -> (tempfile::TempDir, Vec<(String, String)>) {
+    let token = w.fake().actions_token(OWNER, REPO, permissions);
+    let work = tempfile::tempdir().expect("tmp");
+    let url = w.fake().git_remote_url_with_token(OWNER, REPO, &token);
+    git(work.path(), &["clone", "--quiet", &url, "repo"]);
+    git(
+        &work.path().join("repo"),
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            &w.fake().git_remote_url(OWNER, REPO),
+        ],
+    );
+    let env = vec![
+        ("GITHUB_ACTIONS".to_owned(), "true".to_owned()),
+        ("GITHUB_REPOSITORY".to_owned(), format!("{OWNER}/{REPO}")),
+        ("GITHUB_API_URL".to_owned(), w.fake().base_url().to_owned()),
+        ("GITHUB_TOKEN".to_owned(), token.clone()),
+        ("NAVIN_GIT_TOKEN".to_owned(), token),
+    ];
+    (work, env)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_user_in_an_actions_job_asks_on_the_issue_once_and_a_writers_answer_resumes_the_mission(
+) {
+    let mut w = World::new().await;
+    let issue = w.issue("Locales", "Ship locales.");
+    let mission = "/mission ship locales\n/step add S1 \"Locale files\"";
+    w.comment(issue, "alice", mission).await;
+    w.reply().await;
+    let (work, env) = agent_job(
+        &w,
+        &[
+            ("contents", "write"),
+            ("issues", "write"),
+            ("checks", "read"),
+        ],
+    );
+    let question = "Which locale ships first, en-GB or de-DE?";
+    let dir = work.path().join("repo");
+    let (asked, again, fact, resumed) = tokio::task::spawn_blocking(move || {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let mut mcp = McpClient::start(
+            &dir,
+            &["--mode", "agent", "--remote", "origin"],
+            &env,
+            "claude-code",
+        );
+        let ask = json!({ "question": question, "step": "S1", "op_id": "locale-q" });
+        let asked = mcp.call_tool("ask_user", ask.clone());
+        // The client retries the call (its connection dropped): nothing twice.
+        let again = mcp.call_tool("ask_user", ask);
+        let fact = mcp.call_tool(
+            "ledger_update",
+            json!({ "add_facts": ["en-GB ships first"], "reason": "seems likely" }),
+        );
+        let resumed = mcp.call_tool("ledger_resume", json!({ "note": "guessed it" }));
+        mcp.kill();
+        (asked, again, fact, resumed)
+    })
+    .await
+    .expect("the agent job ran");
+
+    assert_eq!(error_code(&asked), None, "{asked}");
+    assert_eq!(
+        asked["structuredContent"]["posted_on_issue"], true,
+        "{asked}"
+    );
+    assert_eq!(
+        again["structuredContent"]["already_applied"], true,
+        "{again}"
+    );
+    let posted: Vec<String> = w
+        .fake()
+        .comments(OWNER, REPO, issue)
+        .into_iter()
+        .map(|c| c.body)
+        .filter(|b| b.contains("asks a question"))
+        .collect();
+    assert_eq!(posted.len(), 1, "the question is posted once: {posted:?}");
+    let posted = w.reply().await;
+    assert!(posted.contains(question), "{posted}");
+    assert!(posted.contains("`/answer 1 <text>`"), "{posted}");
+
+    // Only people write facts and resume a question's pause.
+    assert_eq!(error_code(&fact).as_deref(), Some("agent_update"), "{fact}");
+    assert_eq!(
+        error_code(&resumed).as_deref(),
+        Some("resume_needs_human"),
+        "{resumed}"
+    );
+    let ledger = w.ledger().expect("ledger");
+    assert_eq!(ledger.mission.status, MissionStatus::Paused);
+    assert_eq!(ledger.mission.pause_reason, Some(PauseReason::Human));
+    assert_eq!(ledger.mission.missing_info, vec![question.to_owned()]);
+    assert!(
+        ledger.mission.facts.is_empty(),
+        "{:?}",
+        ledger.mission.facts
+    );
+
+    // A writer answers on GitHub: the answer is a fact and the mission goes on.
+    w.comment(issue, "alice", "/answer 1 en-GB first").await;
+    let ledger = w.ledger().expect("ledger");
+    assert_eq!(
+        ledger.mission.status,
+        MissionStatus::Running,
+        "{:?}",
+        ledger.mission.history.last()
+    );
+    assert!(ledger.mission.missing_info.is_empty());
+    assert!(
+        ledger
+            .mission
+            .facts
+            .iter()
+            .any(|f| f.contains("en-GB first")),
+        "{:?}",
+        ledger.mission.facts
     );
     w.finish().await;
 }

@@ -17,10 +17,10 @@ from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
 
 NAVIN, REPO = sys.argv[1], sys.argv[2]
-READ_TOOLS = {"ledger_get", "ledger_digest", "board_next", "board_brief", "plan_get"}
+READ_TOOLS = {"ledger_get", "board_digest", "ledger_digest", "board_next", "board_brief", "plan_get"}
 WRITE_TOOLS = {
     "board_start", "ledger_progress", "board_done", "board_fail", "ledger_replan",
-    "ledger_pause", "ledger_resume", "ledger_update",
+    "ledger_pause", "ledger_resume", "ledger_update", "ledger_init", "ask_user",
 }
 
 
@@ -59,8 +59,10 @@ async def plan_mode(s):
     got = await s.call_tool("ledger_get", {})
     check(not got.is_error and got.structured_content["mission"]["goal"] == "Ship the parser", "ledger_get returns the mission")
     check(len(got.structured_content["board"]["tasks"]) == 2, "ledger_get returns the board")
-    digest = await s.call_tool("ledger_digest", {})
-    check("Mission v" in digest.structured_content["text"] and "Protocol:" in digest.content[0].text, "ledger_digest has the mission line and the protocol")
+    digest = await s.call_tool("board_digest", {})
+    check("Mission v" in digest.structured_content["text"] and "Protocol:" in digest.content[0].text, "board_digest has the mission line and the protocol")
+    alias = await s.call_tool("ledger_digest", {})
+    check(alias.structured_content["text"] == digest.structured_content["text"], "ledger_digest is board_digest's alias")
     nxt = await s.call_tool("board_next", {})
     ready = [t["id"] for t in nxt.structured_content["ready"]]
     check(ready == ["S1"], f"board_next lists S1 only: {ready}")
@@ -76,7 +78,7 @@ async def plan_mode(s):
 
 async def agent_mode(s):
     tools = {t.name for t in (await s.list_tools()).tools}
-    check(tools == READ_TOOLS | WRITE_TOOLS, "agent mode lists all thirteen tools")
+    check(tools == READ_TOOLS | WRITE_TOOLS, "agent mode lists all sixteen tools")
     before = (await s.call_tool("ledger_get", {})).structured_content["mission"]["version"]
     bad = await s.call_tool("ledger_progress", {"step": "S1", "real_progress": "yes"})
     check(bad.is_error and error_code(bad) == "invalid_input" and "real_progress" in bad.content[0].text, "wrong types name the field")
@@ -122,6 +124,19 @@ async def agent_mode(s):
     check(human.returncode == 0, "a human pauses from the CLI")
     denied = await s.call_tool("ledger_resume", {})
     check(denied.is_error and error_code(denied) == "resume_needs_human", "an agent cannot resume a human's pause")
+
+    fact = await s.call_tool("ledger_update", {"add_facts": ["the parser is LL(1)"], "reason": "I think so"})
+    check(fact.is_error and error_code(fact) == "agent_update" and "only a person" in fact.content[0].text, "an agent's fact is refused, naming the rule")
+    asked = await s.call_tool("ask_user", {"question": "Must S2 keep the old grammar?", "step": "S2"})
+    check(not asked.is_error, "ask_user records a question")
+    mission = (await s.call_tool("ledger_get", {})).structured_content["mission"]
+    check("Must S2 keep the old grammar?" in mission["missing_info"], "the question is missing info")
+    answered = navin("ledger", "answer", "1", "yes, both grammars", actor="human:maintainer")
+    check(answered.returncode == 0, f"a person answers from the CLI: {answered.stderr}")
+    mission = (await s.call_tool("ledger_get", {})).structured_content["mission"]
+    check(any("yes, both grammars" in f for f in mission["facts"]) and not mission["missing_info"], "the answer is a fact")
+    live = await s.call_tool("ledger_init", {"goal": "Something else"})
+    check(live.is_error and error_code(live) == "mission_live", "ledger_init refuses to replace a live mission")
 
 
 async def main():

@@ -4,7 +4,10 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Ledger, Task, TaskStatus};
+use super::{Actor, Ledger, MissionStatus, PauseReason, Task, TaskStatus};
+
+/// How an `ask` history entry names its question (`asked: <question>`).
+pub const ASKED: &str = "asked: ";
 
 /// How many automatic checkpoints `mission.json` lists; older ones keep their refs.
 pub const CHECKPOINT_WINDOW: usize = 20;
@@ -160,6 +163,58 @@ impl Ledger {
                 })
             })
             .collect()
+    }
+}
+
+impl Ledger {
+    /// The op id of the pause that holds for `blocks`: the same open questions on the
+    /// same steps hold once, on GitHub and locally, even after a person resumes
+    /// without answering.
+    pub fn hold_id(&self, blocks: &[InfoBlock]) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hash = Sha256::new();
+        hash.update(self.mission.created_at.timestamp().to_be_bytes());
+        for b in blocks {
+            hash.update(b.step.as_bytes());
+            for item in &b.items {
+                hash.update([0]);
+                hash.update(item.as_bytes());
+            }
+            hash.update([1]);
+        }
+        format!("ask:{}", hex::encode(&hash.finalize()[..8]))
+    }
+
+    /// Questions asked with `ask` since the mission paused that are still open.
+    pub fn open_asks(&self) -> Vec<&str> {
+        let m = &self.mission;
+        let Some(since) = m.paused_at else {
+            return Vec::new();
+        };
+        let mut open: Vec<&str> = m
+            .history
+            .iter()
+            .filter(|h| h.operation == "ask" && h.at >= since)
+            .flat_map(|h| h.changes.iter())
+            .filter_map(|c| c.strip_prefix(ASKED))
+            .filter(|q| m.missing_info.iter().any(|i| i == q))
+            .collect();
+        open.dedup();
+        open
+    }
+
+    /// Whether the mission waits for answers that have all come: paused (`human`) by
+    /// Navin's own hold or an agent's question, with no open question left that a ready
+    /// step names or that was asked since the pause. Then it may resume as the person
+    /// who answered, on GitHub and locally alike.
+    pub fn answered(&self) -> bool {
+        let m = &self.mission;
+        let held = m.status == MissionStatus::Paused
+            && m.pause_reason == Some(PauseReason::Human)
+            && m.paused_by
+                .as_ref()
+                .is_some_and(|a| matches!(a, Actor::App(_)) || a.is_agent());
+        held && self.info_blocks().is_empty() && self.open_asks().is_empty()
     }
 }
 

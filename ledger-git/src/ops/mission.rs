@@ -377,6 +377,44 @@ pub(super) fn update(tx: &mut Tx, args: &UpdateArgs) -> Result<(), RuleError> {
     Ok(())
 }
 
+/// Records `question` as missing info and pauses the mission (`human`) until a person
+/// answers it; the history entry says what was asked, which is what
+/// [`Ledger::waits_on_question`] reads.
+pub(super) fn ask(
+    tx: &mut Tx,
+    question: &str,
+    step: Option<&str>,
+    ctx: &Ctx,
+) -> Result<(), RuleError> {
+    let question = question.trim();
+    if question.is_empty() {
+        return Err(RuleError::EmptyQuestion);
+    }
+    if let Some(step) = step {
+        if tx.ledger.board.task(step).is_none() {
+            return Err(RuleError::UnknownStep {
+                id: step.to_owned(),
+            });
+        }
+    }
+    let question = crate::plan::convert::clip(question);
+    let mission = &mut tx.ledger.mission;
+    if !mission.missing_info.contains(&question) {
+        mission.missing_info.push(question.clone());
+    }
+    tx.change(format!("{}{question}", crate::model::ASKED));
+    let why = match step {
+        Some(step) => format!("{step} waits on a question from {}", ctx.actor),
+        None => format!("a question from {}", ctx.actor),
+    };
+    if tx.ledger.mission.status == MissionStatus::Paused {
+        tx.reason = format!("{why} (already paused)");
+    } else {
+        super::steps::pause_for(tx, PauseReason::Human, why, ctx);
+    }
+    Ok(())
+}
+
 pub(super) fn activate(tx: &mut Tx) -> Result<(), RuleError> {
     if tx.ledger.mission.status != MissionStatus::Draft {
         return Err(RuleError::NotDraft {

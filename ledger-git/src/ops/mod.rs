@@ -143,6 +143,26 @@ pub struct UpdateArgs {
     pub reason: String,
 }
 
+impl UpdateArgs {
+    /// The first part of this edit an agent may not make, by its field name: facts and
+    /// answers (only people know them), the goal, the budget and who acts next.
+    pub fn agent_forbidden(&self) -> Option<&'static str> {
+        if !self.add_facts.is_empty() {
+            Some("facts")
+        } else if !self.answers.is_empty() || !self.resolve_missing_info.is_empty() {
+            Some("missing info (answering it)")
+        } else if self.goal.is_some() {
+            Some("the goal")
+        } else if self.budget.is_some() {
+            Some("the budget")
+        } else if self.next_actor.is_some() {
+            Some("the next actor")
+        } else {
+            None
+        }
+    }
+}
+
 /// Everything that changes a ledger.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Operation {
@@ -253,6 +273,14 @@ pub enum Operation {
         note: String,
     },
     Update(UpdateArgs),
+    /// A question only a person can answer (the seed's `ask_user`): it joins the
+    /// missing info and the mission pauses (`human`) until it is answered. Accepted
+    /// while paused, so a second question waits with the first.
+    Ask {
+        question: String,
+        /// The step that waits on the answer, when one does.
+        step: Option<String>,
+    },
     /// A writer inspected the finished stage and releases the next one.
     Continue {
         note: String,
@@ -297,6 +325,7 @@ impl Operation {
             Operation::Pause { .. } => "pause",
             Operation::Resume { .. } => "resume",
             Operation::Update(_) => "update",
+            Operation::Ask { .. } => "ask",
             Operation::Continue { .. } => "continue",
             Operation::ApplyDefaults => "default",
             Operation::Activate => "activate",
@@ -334,6 +363,7 @@ impl Operation {
             self,
             Operation::Resume { .. }
                 | Operation::Update(_)
+                | Operation::Ask { .. }
                 | Operation::ApplyDefaults
                 | Operation::Close { .. }
                 | Operation::Usage { .. }
@@ -507,6 +537,7 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
         Operation::Pause { reason, note } => mission::pause(&mut tx, *reason, note, ctx),
         Operation::Resume { note } => mission::resume(&mut tx, note, ctx)?,
         Operation::Update(args) => mission::update(&mut tx, args)?,
+        Operation::Ask { question, step } => mission::ask(&mut tx, question, step.as_deref(), ctx)?,
         Operation::Continue { note } => mission::continue_stage(&mut tx, note, ctx)?,
         Operation::ApplyDefaults => mission::apply_defaults(&mut tx, ctx)?,
         Operation::Activate => mission::activate(&mut tx)?,
@@ -570,6 +601,13 @@ fn agent_gate(op: &Operation, ctx: &Ctx) -> Result<(), RuleError> {
         Operation::CiRound(_, step) => refuse(step, "a CI round".to_owned()),
         // Clearing it would release a step `plan.scope: strict` holds.
         Operation::Drift { step, .. } => refuse(step, "files outside the plan".to_owned()),
+        Operation::Update(args) => match args.agent_forbidden() {
+            Some(field) => Err(RuleError::AgentUpdate {
+                actor: ctx.actor.to_string(),
+                field,
+            }),
+            None => Ok(()),
+        },
         _ => Ok(()),
     }
 }

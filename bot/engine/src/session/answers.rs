@@ -2,7 +2,6 @@
 
 use navin_ledger::model::{Ledger, MissionStatus, PauseReason};
 use navin_ledger::{Actor, Operation};
-use sha2::{Digest, Sha256};
 
 use super::{EngineError, Session};
 use crate::effects::comments;
@@ -11,22 +10,6 @@ use crate::render::text::{code, inline};
 /// The actor Navin writes its own decisions as.
 fn navin() -> Actor {
     Actor::App("navin".to_owned())
-}
-
-/// The op id of the pause that asks about `blocks`: the same open questions on the same
-/// steps ask once, even after a person resumes without answering.
-fn ask_id(ledger: &Ledger, blocks: &[navin_ledger::model::InfoBlock]) -> String {
-    let mut hash = Sha256::new();
-    hash.update(ledger.mission.created_at.timestamp().to_be_bytes());
-    for b in blocks {
-        hash.update(b.step.as_bytes());
-        for item in &b.items {
-            hash.update([0]);
-            hash.update(item.as_bytes());
-        }
-        hash.update([1]);
-    }
-    format!("ask:{}", hex::encode(&hash.finalize()[..8]))
 }
 
 impl Session<'_> {
@@ -72,7 +55,7 @@ impl Session<'_> {
         if blocks.is_empty() {
             return Ok(ledger);
         }
-        let op_id = ask_id(&ledger, &blocks);
+        let op_id = ledger.hold_id(&blocks);
         let steps: Vec<&str> = blocks.iter().map(|b| b.step.as_str()).collect();
         let op = Operation::Pause {
             reason: PauseReason::Human,
@@ -167,8 +150,8 @@ impl Session<'_> {
         self.resume_if_unblocked(ledger, op_id, who, note).await
     }
 
-    /// A mission Navin paused for missing info resumes as `actor` once no ready step
-    /// names an open question.
+    /// A mission paused for missing info (by Navin, or by an agent's question) resumes
+    /// as `actor` once nothing it waited on is open.
     async fn resume_if_unblocked(
         &self,
         ledger: Ledger,
@@ -176,12 +159,9 @@ impl Session<'_> {
         actor: Actor,
         note: String,
     ) -> Result<Ledger, EngineError> {
-        let m = &ledger.mission;
-        let ours = m.status == MissionStatus::Paused
-            && m.pause_reason == Some(PauseReason::Human)
-            && m.paused_by.as_ref() == Some(&navin());
-        // A paused ledger has the same ready queue, so the same blocks, as a running one.
-        if !ours || !ledger.info_blocks().is_empty() {
+        // Navin's own hold or an agent's `ask_user`, with every question it waited on
+        // answered (a paused ledger has the same ready queue, so the same blocks).
+        if !ledger.answered() {
             return Ok(ledger);
         }
         let op = Operation::Resume { note };

@@ -130,5 +130,6 @@ mod attempts;
 mod budgets;
 mod gate;
 mod mission;
+mod questions;
 mod rounds;
 mod stages;
