@@ -41,6 +41,14 @@ pub struct Attempt {
     /// Why the attempt ended, in one line (the reason given, the closed pull request).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The agent's run reported no tokens and no cost: it was debited 0, so the token
+    /// and cost caps could not see it. The panel warns.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub spend_unreported: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -82,6 +82,7 @@ fn push(tx: &mut Tx, pos: usize, agent: &str, pr: Option<u64>, ctx: &Ctx) {
         cost_usd: 0.0,
         failure: None,
         note: None,
+        spend_unreported: false,
     });
 }
 
@@ -95,8 +96,16 @@ pub(super) fn end(tx: &mut Tx, pos: usize, outcome: AttemptOutcome, note: &str, 
         if !note.is_empty() {
             open.note = Some(clip_excerpt(note, 300));
         }
+        // The Copilot coding agent reports no usage anywhere Navin can read: its
+        // attempt ends debited 0, and the panel says the caps could not see it.
+        if open.agent == COPILOT && open.tokens == 0 && open.cost_usd == 0.0 {
+            open.spend_unreported = true;
+        }
     }
 }
+
+/// The agent name a Copilot attempt is recorded under.
+const COPILOT: &str = "copilot";
 
 /// Ends every open attempt: the mission paused, so whatever was under way is cut off and
 /// `/resume` starts it again.

@@ -231,6 +231,12 @@ pub enum Operation {
         tokens: u64,
         cost_usd: f64,
     },
+    /// An agent run on the step reported no spend at all (no execution file, no usage
+    /// events, no usage lines): debited 0, and the attempt is marked so the panel warns
+    /// that the caps cannot see it. Accepted while paused, like `usage`.
+    UsageUnreported {
+        step: String,
+    },
     /// The step's linked pull request was merged at `head_sha`.
     Merged {
         step: String,
@@ -318,6 +324,7 @@ impl Operation {
             Operation::Merged { .. } => "merged",
             Operation::CiRound(..) => "ci-round",
             Operation::Usage { .. } => "usage",
+            Operation::UsageUnreported { .. } => "usage-unreported",
             Operation::Dispatched { .. } => "dispatch",
             Operation::Attempt { .. } => "attempt",
             Operation::Drift { .. } => "drift",
@@ -349,6 +356,7 @@ impl Operation {
             | Operation::Merged { step, .. }
             | Operation::CiRound(_, step)
             | Operation::Usage { step, .. }
+            | Operation::UsageUnreported { step }
             | Operation::Dispatched { step, .. }
             | Operation::Attempt { step, .. }
             | Operation::Drift { step, .. } => Some(step),
@@ -367,6 +375,7 @@ impl Operation {
                 | Operation::ApplyDefaults
                 | Operation::Close { .. }
                 | Operation::Usage { .. }
+                | Operation::UsageUnreported { .. }
         )
     }
 }
@@ -519,6 +528,7 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
             tokens,
             cost_usd,
         } => progress::usage(&mut tx, step, *tokens, *cost_usd, ctx)?,
+        Operation::UsageUnreported { step } => progress::usage_unreported(&mut tx, step)?,
         Operation::Merged { step, pr, head_sha } => steps::merged(&mut tx, step, *pr, head_sha)?,
         Operation::Dispatched { step, issue, agent } => {
             steps::dispatched(&mut tx, step, *issue, agent, ctx)?

@@ -162,6 +162,24 @@ pub(super) fn usage(
     Ok(())
 }
 
+/// A run that reported no spend: nothing is debited; the attempt it belongs to (the
+/// open one, else the last) says so.
+pub(super) fn usage_unreported(tx: &mut Tx, step: &str) -> Result<(), RuleError> {
+    let pos = position(tx, step)?;
+    let task = tx.ledger.board.task_mut(pos);
+    let number = match task.attempts.last_mut() {
+        Some(last) => {
+            last.spend_unreported = true;
+            format!("attempt {}", last.number)
+        }
+        None => "a run before any attempt".to_owned(),
+    };
+    tx.change(format!(
+        "usage on {step}: not reported ({number}); debited 0, so the token and cost caps cannot see it"
+    ));
+    Ok(())
+}
+
 /// Remembers a fingerprint in the window; returns it when it was seen before.
 fn remember_fingerprint(tx: &mut Tx, fingerprint: Option<&String>) -> Option<String> {
     let f = fingerprint?;

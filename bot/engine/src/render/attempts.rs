@@ -122,6 +122,7 @@ mod tests {
                 excerpt: f.into(),
             }),
             note: None,
+            spend_unreported: false,
         }
     }
 

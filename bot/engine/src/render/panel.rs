@@ -162,6 +162,9 @@ fn summary(ledger: &Ledger, ready: &[&Task], limits: Limits) -> String {
     if let Some(line) = last_failure(ledger) {
         let _ = writeln!(out, "{line}\n");
     }
+    if let Some(line) = unreported_spend(ledger) {
+        let _ = writeln!(out, "{line}\n");
+    }
     drift_section(&mut out, ledger);
     // Numbered as `/answer <n>` takes them; a pending default says when it stands.
     let missing: Vec<String> = m
@@ -189,6 +192,40 @@ fn summary(ledger: &Ledger, ready: &[&Task], limits: Limits) -> String {
         let _ = writeln!(out, "{line}\n");
     }
     out
+}
+
+/// Agent runs that reported no spend: the caps cannot see them, and the reader should
+/// know the token and cost figures are short.
+fn unreported_spend(ledger: &Ledger) -> Option<String> {
+    let runs: Vec<String> = ledger
+        .board
+        .tasks
+        .iter()
+        .flat_map(|t| {
+            t.attempts
+                .iter()
+                .filter(|a| a.spend_unreported)
+                .map(move |a| {
+                    format!(
+                        "{} attempt {} ({})",
+                        code(&t.id),
+                        a.number,
+                        inline(&a.agent, 40)
+                    )
+                })
+        })
+        .collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let shown = runs.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+    let more = match runs.len() {
+        n if n > 5 => format!(" and {} more", n - 5),
+        _ => String::new(),
+    };
+    Some(format!(
+        "⚠️ **Spend not reported** by {shown}{more}: debited 0, so the token and cost caps do not count them. Have the agent workflow pass the agent's usage (its execution file, JSON events or `navin-usage:` lines) to the `progress` job."
+    ))
 }
 
 /// `Stage 2/3`, and what `/continue` would release when a finished stage waits.
@@ -293,7 +330,9 @@ pub(crate) fn badges(ledger: &Ledger) -> Vec<String> {
             .unwrap_or_default();
         // Navin's own pause for an open question is lifted by answering it.
         let asked = m.pause_reason == Some(navin_ledger::model::PauseReason::Human)
-            && matches!(m.paused_by, Some(navin_ledger::model::Actor::App(_)))
+            && m.paused_by
+                .as_ref()
+                .is_some_and(|a| matches!(a, navin_ledger::model::Actor::App(_)) || a.is_agent())
             && !m.missing_info.is_empty();
         let how = if asked {
             "`/answer <n> <text>` below, or `/resume` to go on without"

@@ -67,3 +67,13 @@ pub fn help(body: &str) -> String {
         &format!("### 🧭 Navin commands\n\n{}", body.trim()),
     )
 }
+
+/// An agent's question (`ask_user`) on the mission's issue: who asks, the question
+/// quoted as text, and how a writer answers it (`number` as `/answer` counts).
+pub fn agent_question(actor: &str, question: &str, number: usize) -> String {
+    format!(
+        "### ❓ {} asks a question only a person can answer\n\n> {}\n\nThe mission is paused (`human`) so nothing is guessed. A writer answers with `/answer {number} <text>`; the answer becomes a fact and the mission resumes.",
+        code(actor),
+        inline(question, 1000),
+    )
+}

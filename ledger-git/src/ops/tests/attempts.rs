@@ -264,3 +264,34 @@ fn a_ledger_without_attempts_reads_and_writes_the_same() {
     let json = serde_json::to_string(&l.board).expect("encode");
     assert!(!json.contains("attempts"), "{json}");
 }
+
+#[test]
+fn an_agent_run_without_a_spend_report_is_marked_and_debits_nothing() {
+    // The workflow agent's runner said nothing about its spend.
+    let l = dispatched(&chain(), "S1", "workflow");
+    let l = run(
+        &l,
+        Operation::UsageUnreported { step: "S1".into() },
+        &navin(),
+    );
+    let a = attempts(&l, "S1");
+    assert!(a[0].spend_unreported);
+    assert_eq!(l.mission.progress.tokens_used, 0);
+    // Copilot reports nowhere Navin reads: its attempt ends marked.
+    let l = dispatched(&chain(), "S1", "copilot");
+    let l = run(&l, fail("S1", AttemptOutcome::CiRed), &navin());
+    assert!(attempts(&l, "S1")[0].spend_unreported);
+    // A reported run is not marked.
+    let l = dispatched(&chain(), "S1", "copilot");
+    let l = run(
+        &l,
+        Operation::Usage {
+            step: "S1".into(),
+            tokens: 10,
+            cost_usd: 0.0,
+        },
+        &navin(),
+    );
+    let l = run(&l, fail("S1", AttemptOutcome::CiRed), &navin());
+    assert!(!attempts(&l, "S1")[0].spend_unreported);
+}
