@@ -18,6 +18,9 @@ pub enum Mode {
     /// A plan stage's verification commands run on its pull request (the
     /// `navin/verify` check).
     Verify,
+    /// An agent's diff checked before it is pushed: no workflow, Navin config or git
+    /// hook changes unless the plan names them.
+    Contain,
 }
 
 impl Mode {
@@ -30,6 +33,7 @@ impl Mode {
             "brief" => Ok(Mode::Brief),
             "progress" => Ok(Mode::Progress),
             "verify" => Ok(Mode::Verify),
+            "contain" => Ok(Mode::Contain),
             other => Err(ActionError::UnknownMode(other.to_string())),
         }
     }
@@ -67,6 +71,13 @@ pub struct ActionEnv {
     /// `INPUT_TOKENS` and `INPUT_COST_USD`: what `progress` mode debits.
     pub tokens: Option<String>,
     pub cost_usd: Option<String>,
+    /// `progress` mode: the agent's usage report (execution file, JSON events or
+    /// usage lines).
+    pub usage_file: Option<PathBuf>,
+    /// `progress` mode: the agent's `navin mcp --journal` file.
+    pub journal: Option<PathBuf>,
+    /// `contain` mode: the agent's diff.
+    pub patch: Option<PathBuf>,
     /// `NAVIN_VERIFY_TIMEOUT`: seconds one command of `verify` mode may run.
     pub verify_timeout: Option<String>,
     /// `INPUT_PLANNER`: replaces `planner.source` when set.
@@ -151,6 +162,9 @@ impl ActionEnv {
             agent_token: var("INPUT_AGENT_TOKEN").map(|t| t.trim().to_owned()),
             tokens: var("INPUT_TOKENS").map(|t| t.trim().to_owned()),
             cost_usd: var("INPUT_COST_USD").map(|c| c.trim().to_owned()),
+            usage_file: var("INPUT_USAGE_FILE").map(|p| PathBuf::from(p.trim())),
+            journal: var("INPUT_JOURNAL").map(|p| PathBuf::from(p.trim())),
+            patch: var("INPUT_PATCH").map(|p| PathBuf::from(p.trim())),
             verify_timeout: var("NAVIN_VERIFY_TIMEOUT").map(|t| t.trim().to_owned()),
             planner: var("INPUT_PLANNER").map(|p| p.trim().to_owned()),
             planner_base_url: var("INPUT_PLANNER_BASE_URL").map(|u| u.trim().to_owned()),

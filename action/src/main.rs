@@ -3,13 +3,16 @@
 mod brief;
 mod capture;
 mod commands;
+mod contain;
 mod env;
 mod error;
 mod event;
 mod failure;
+mod journal;
 mod ledger;
 mod modes;
 mod progress;
+mod usage;
 mod verify;
 
 use std::process::ExitCode;

@@ -39,7 +39,12 @@ pub fn run(env: &ActionEnv) -> Result<(), ActionError> {
             );
             return Ok(());
         }
-        Mode::ReadyMatrix | Mode::Summary | Mode::Brief | Mode::Progress | Mode::Verify => {}
+        Mode::ReadyMatrix
+        | Mode::Summary
+        | Mode::Brief
+        | Mode::Progress
+        | Mode::Verify
+        | Mode::Contain => {}
     }
     let config = load_config(env)?;
     let branch = env
@@ -58,6 +63,7 @@ pub fn run(env: &ActionEnv) -> Result<(), ActionError> {
         Mode::Brief => crate::brief::brief(&run, &config),
         Mode::Progress => crate::progress::progress(&run),
         Mode::Verify => crate::verify::verify(&run),
+        Mode::Contain => crate::contain::contain(&run),
         Mode::Event | Mode::Evidence => Ok(()),
     }
 }

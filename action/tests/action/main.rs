@@ -3,6 +3,7 @@
 mod harness;
 
 mod agent_loop;
+mod contain;
 mod event;
 mod evidence;
 mod install;

@@ -226,6 +226,10 @@ pub struct McpArgs {
     /// terminal, json otherwise]; stdout carries the protocol either way.
     #[arg(long, env = "NAVIN_LOG_FORMAT", value_enum, value_name = "FORMAT")]
     pub log_format: Option<crate::logging::LogFormat>,
+    /// Append every write that lands to FILE as a JSON line, for the Action's `progress`
+    /// mode to replay on the real ledger (the agent workflow's read-only agent job).
+    #[arg(long, env = "NAVIN_MCP_JOURNAL", value_name = "FILE")]
+    pub journal: Option<std::path::PathBuf>,
 }
 
 /// `navin plan REQUEST`, or `navin plan validate|diff`.

@@ -81,7 +81,13 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
 fn mcp(cli: &Cli, args: &McpArgs) -> Result<(), CliError> {
     crate::logging::init(args.log_format, "warn");
     let store = ledger_cmd::open(cli)?;
-    let server = crate::mcp::NavinMcp::new(store, cli.repo.clone(), args.mode, cli.actor.clone());
+    let mut server =
+        crate::mcp::NavinMcp::new(store, cli.repo.clone(), args.mode, cli.actor.clone());
+    if let Some(path) = &args.journal {
+        server = server.with_journal(
+            crate::mcp::journal::Journal::open(path.clone()).map_err(CliError::usage)?,
+        );
+    }
     crate::mcp::serve_stdio(move || {
         Ok(
             match crate::mcp::GitHubCi::from_env(|k| std::env::var(k).ok())? {

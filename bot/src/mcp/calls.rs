@@ -177,10 +177,7 @@ impl Desk<'_> {
         args: Value,
         request_key: &str,
     ) -> Result<Value, ToolError> {
-        let key = |own: Option<String>| match own.filter(|k| !k.trim().is_empty()) {
-            Some(k) => format!("mcp:key:{}", k.trim()),
-            None => format!("mcp:{request_key}"),
-        };
+        let key = |own: Option<String>| own_key(own.as_deref(), request_key);
         match tool.name {
             "ledger_get" => {
                 input::<NoInput>(tool.name, args)?;
@@ -455,6 +452,19 @@ impl Desk<'_> {
             other => Err(ToolError::unknown_tool(other)),
         }
     }
+}
+
+/// A write's op key: the caller's own `op_id` when it gave one, else this request's.
+fn own_key(own: Option<&str>, request_key: &str) -> String {
+    match own.map(str::trim).filter(|k| !k.is_empty()) {
+        Some(k) => format!("mcp:key:{k}"),
+        None => format!("mcp:{request_key}"),
+    }
+}
+
+/// The op key a call with `args` is written under (what the journal keeps).
+pub fn op_key(args: &Value, request_key: &str) -> String {
+    own_key(args.get("op_id").and_then(Value::as_str), request_key)
 }
 
 /// What a write did, as the tool answers it.

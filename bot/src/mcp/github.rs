@@ -193,11 +193,7 @@ impl GitHubCi {
             .iter()
             .position(|m| m == question.trim())
             .map_or(ledger.mission.missing_info.len(), |i| i + 1);
-        let body = format!(
-            "### ❓ {} asks a question only a person can answer\n\n> {}\n\nThe mission is paused (`human`) so nothing is guessed. A writer answers with `/answer {n} <text>`; the answer becomes a fact and the mission resumes.",
-            navin_engine::render::text::code(&actor.to_string()),
-            navin_engine::render::text::inline(question, 1000),
-        );
+        let body = navin_engine::render::reply::agent_question(&actor.to_string(), question, n);
         match handle.block_on(navin_engine::effects::comments::reply_once(
             &self.client,
             &self.repo,

@@ -7,6 +7,7 @@
 
 mod calls;
 mod github;
+pub mod journal;
 mod tools;
 
 use std::path::PathBuf;
@@ -58,6 +59,9 @@ pub struct NavinMcp {
     github: Option<Arc<GitHubCi>>,
     /// Op ids of writes since then are found in the commit log.
     retry_since: chrono::DateTime<chrono::Utc>,
+    /// `--journal`: every write that landed, as a line `progress` mode can replay on
+    /// the real ledger (the agent job's own ledger stays in its checkout).
+    journal: Option<Arc<journal::Journal>>,
 }
 
 impl NavinMcp {
@@ -71,6 +75,7 @@ impl NavinMcp {
             actor: Arc::new(OnceLock::new()),
             session,
             github: None,
+            journal: None,
             retry_since: chrono::Utc::now() - chrono::Duration::days(OP_ID_LOOKBACK_DAYS),
         }
     }
@@ -79,6 +84,11 @@ impl NavinMcp {
     /// runs on GitHub, read through `github`.
     pub fn with_github(mut self, github: GitHubCi) -> Self {
         self.github = Some(Arc::new(github));
+        self
+    }
+
+    pub fn with_journal(mut self, journal: journal::Journal) -> Self {
+        self.journal = Some(Arc::new(journal));
         self
     }
 
@@ -257,6 +267,7 @@ impl ServerHandler for NavinMcp {
         let repo = self.repo.clone();
         let spec = *spec;
         let github = self.github.clone();
+        let journal = self.journal.clone();
         let handle = tokio::runtime::Handle::current();
         let retry_since = self.retry_since;
         // git2 is blocking: keep it off the protocol's reactor.
@@ -268,7 +279,15 @@ impl ServerHandler for NavinMcp {
                 github: github.as_deref().map(|g| (g, handle)),
                 retry_since,
             };
-            desk.call(&spec, args, &request_key)
+            let key = calls::op_key(&args, &request_key);
+            let journaled = (!spec.read_only).then(|| args.clone());
+            let outcome = desk.call(&spec, args, &request_key);
+            if let (Some(journal), Some(args), Ok(value)) = (&journal, journaled, &outcome) {
+                if value.get("already_applied").and_then(|v| v.as_bool()) != Some(true) {
+                    journal.record(spec.name, &args, &key, &actor);
+                }
+            }
+            outcome
         })
         .await
         .map_err(|e| McpError::internal_error(format!("{name} did not finish: {e}"), None))?;

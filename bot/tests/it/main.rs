@@ -43,6 +43,7 @@ mod engine_protection;
 mod engine_stages;
 mod mcp_crash;
 mod mcp_github;
+mod mcp_journal;
 mod queue_conformance;
 mod scenarios;
 mod server_binary;
