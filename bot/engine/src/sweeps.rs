@@ -33,17 +33,31 @@ impl SweepTarget {
     }
 }
 
-/// The on-disk list of [`SweepTarget`]s.
+/// The on-disk list of [`SweepTarget`]s, and the ledger version each repository's last
+/// tick saw (in memory: after a restart the first tick refreshes the panel once).
 #[derive(Debug, Clone)]
 pub struct Sweeps {
     dir: PathBuf,
+    seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>,
 }
 
 impl Sweeps {
     pub fn new(data_dir: &Path) -> Self {
         Self {
             dir: data_dir.join("sweeps"),
+            seen: std::sync::Arc::default(),
         }
+    }
+
+    /// Whether `version` differs from the one the last tick on `full_name` saw, and
+    /// remembers it. A ledger written outside the App (the agent workflow's usage job,
+    /// an agent's MCP server pushing) then gets its panel refreshed by the next tick.
+    pub fn moved(&self, full_name: &str, version: u64) -> bool {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        seen.insert(full_name.to_ascii_lowercase(), version) != Some(version)
     }
 
     fn file(&self, full_name: &str) -> PathBuf {
@@ -147,5 +161,18 @@ mod tests {
         assert_eq!(again.list().len(), 1);
         std::fs::write(dir.path().join("sweeps/broken.json"), "{").expect("write");
         assert_eq!(again.list().len(), 1, "a broken file is skipped");
+    }
+
+    #[test]
+    fn a_tick_sees_a_ledger_move_once_per_version_and_per_repository() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let sweeps = Sweeps::new(dir.path());
+        assert!(sweeps.moved("octo/a", 7), "the first tick after a start refreshes");
+        assert!(!sweeps.moved("octo/a", 7));
+        assert!(!sweeps.moved("Octo/A", 7), "names compare as GitHub does");
+        assert!(sweeps.moved("octo/a", 8), "written by the usage job since");
+        assert!(sweeps.moved("octo/b", 8));
+        let clone = sweeps.clone();
+        assert!(!clone.moved("octo/a", 8), "clones share what was seen");
     }
 }

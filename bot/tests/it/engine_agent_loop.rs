@@ -339,3 +339,80 @@ async fn an_agent_that_opens_no_pull_request_in_time_gets_its_next_attempt_from_
     assert_eq!(dispatched(&w, "S1").len(), 2);
     w.finish().await;
 }
+
+/// What the agent workflow's `usage` job does after an agent run: debits `cost_usd` on
+/// the ledger branch with the job's token, keyed by `run` (Navin hears no webhook).
+fn usage_job(w: &World, step: &str, run: &str, cost_usd: f64) {
+    use navin_ledger::ops::{Ctx, Operation};
+    use navin_ledger::store::{Store, StoreConfig};
+    let token = w
+        .fake()
+        .actions_token("octo-org", "hello", &[("contents", "write")]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = git2::Repository::init_bare(dir.path()).expect("init");
+    repo.remote("origin", &w.fake().git_remote_url("octo-org", "hello"))
+        .expect("remote");
+    let store = Store::open(
+        dir.path(),
+        StoreConfig {
+            branch: "navin/ledger".into(),
+            remote: Some("origin".into()),
+            token: Some(token),
+            ..StoreConfig::default()
+        },
+    )
+    .expect("store");
+    let op = Operation::Usage {
+        step: step.into(),
+        tokens: 20_000,
+        cost_usd,
+    };
+    let ctx = Ctx::new(chrono::Utc::now(), navin_ledger::Actor::App("navin".into()))
+        .with_op_id(format!("usage#{step}#{run}"));
+    store.transact(&op, &ctx).expect("the usage job debits");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cost_cap_pauses_the_mission_after_the_second_attempt_and_nothing_more_starts() {
+    let mut w = World::with_sweeps(1).await;
+    let config = format!("{CONFIG}budgets:\n  max_cost_usd: 1.00\n");
+    one_step_mission(&mut w, &config).await;
+
+    // Attempt 1 costs $0.60 and fails: attempt 2 starts.
+    let (_, head) = w.open_pull(agent_pr("S1", 1)).await;
+    usage_job(&w, "S1", "run-1", 0.60);
+    w.ci_run(red(&head, "lex::empty")).await;
+    next_brief(&mut w, "S1", 2).await;
+    assert_eq!(dispatched(&w, "S1").len(), 2);
+
+    // Attempt 2 costs $0.55: over the cap, the mission pauses (budget).
+    let (_, head) = w.open_pull(agent_pr("S1", 2)).await;
+    usage_job(&w, "S1", "run-2", 0.55);
+    let ledger = w.ledger().expect("ledger");
+    assert_eq!(
+        ledger.mission.status,
+        navin_ledger::model::MissionStatus::Paused
+    );
+    assert_eq!(
+        ledger.mission.pause_reason,
+        Some(navin_ledger::model::PauseReason::Budget)
+    );
+    // Its CI fails too, and the clock ticks: a paused mission starts nothing.
+    w.ci_run(red(&head, "lex::unicode")).await;
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(
+        dispatched(&w, "S1").len(),
+        2,
+        "no third attempt while paused"
+    );
+    let s1 = w.step("S1");
+    assert_eq!(s1.attempts.len(), 2, "{:?}", s1.attempts);
+    assert!((s1.attempts[0].cost_usd - 0.60).abs() < 1e-9);
+    assert!((s1.attempts[1].cost_usd - 0.55).abs() < 1e-9);
+    assert_eq!(s1.attempts[1].outcome, Some(AttemptOutcome::Paused));
+    // The panel shows the pause and the spend against the cap.
+    let panel = w.latest("<!-- navin:panel");
+    assert!(panel.contains("paused: budget"), "{panel}");
+    assert!(panel.contains("$1.15/$1.00"), "{panel}");
+    w.finish().await;
+}

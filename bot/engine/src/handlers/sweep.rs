@@ -2,7 +2,8 @@
 //!
 //! The server enqueues one per repository with a live mission every sweep interval
 //! (into the same queue as webhooks, so it runs in the repository's order); the Action
-//! turns a `schedule` run into one. Nothing is read or written unless something is due.
+//! turns a `schedule` run into one. Nothing is written unless something is due or the
+//! ledger moved since the last tick (then the panel is brought up to date).
 
 use crate::event::SweepEvent;
 use crate::rules::token_scope::Need;
@@ -30,9 +31,12 @@ impl Engine {
             self.sweeps.forget(&event.repository.full_name);
             return Ok(());
         };
-        let version = ledger.mission.version;
         let after = session.dispatch_ready(ledger).await;
-        if after.mission.version != version && session.panel_issue(&after) != 0 {
+        // Changed by this tick, or since the last one by a writer that sends no webhook.
+        let moved = self
+            .sweeps
+            .moved(&event.repository.full_name, after.mission.version);
+        if moved && session.panel_issue(&after) != 0 {
             session.refresh_panel(&after).await?;
         }
         Ok(())
