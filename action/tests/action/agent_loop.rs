@@ -309,3 +309,222 @@ fn in_event_mode_red_ci_starts_the_next_attempt_with_the_failure_and_a_schedule_
         assert_eq!(sent, task.attempts.len(), "{step}: {runs:?}");
     }
 }
+
+/// A pull request event for `step`'s pull request `pr` as it stands in the fake
+/// (`fixture` names the action).
+fn pull_event(
+    job: &Job,
+    token: &str,
+    fixture: &str,
+    (pr, step): (u64, &str),
+    before: Option<&str>,
+) -> RunResult {
+    let pull = job.fake.pull(OWNER, REPO, pr);
+    let body = format!("Agent work.\n\nNavin-Step: {step}\n");
+    let closed = fixture == "pull_request.closed";
+    let event = job.fixture_event(
+        if closed {
+            "pull_request.opened"
+        } else {
+            fixture
+        },
+        |p| {
+            let mut p = p
+                .number(pr)
+                .head_sha(&pull.head_sha)
+                .head_ref(&pull.head_ref)
+                .set("/pull_request/body", json!(body));
+            if let Some(before) = before {
+                p = p
+                    .set("/action", json!("synchronize"))
+                    .set("/before", json!(before));
+            }
+            if closed {
+                p = p
+                    .set("/action", json!("closed"))
+                    .set("/pull_request/state", json!("closed"))
+                    .set("/pull_request/merged", json!(false));
+            }
+            p
+        },
+    );
+    let r = job.run("event", "pull_request", Some(&event), Some(token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    r
+}
+
+/// The agent's pull request for `step`'s attempt `attempt`, opened and delivered.
+fn agent_opens(job: &Job, token: &str, step: &str, attempt: u32) -> (u64, String) {
+    let spec = navin_e2e::fake::PullSpec::new(&format!("navin/{step}-try{attempt}"))
+        .author("alice")
+        .body(&format!("Agent work.\n\nNavin-Step: {step}\n"))
+        .file(
+            &format!("src/{}.rs", step.to_ascii_lowercase()),
+            "pub fn f() {}\n",
+        );
+    let pr = job.fake.create_pull(OWNER, REPO, spec);
+    pull_event(job, token, "pull_request.opened", (pr, step), None);
+    (pr, job.fake.pull(OWNER, REPO, pr).head_sha)
+}
+
+/// `ci/test` completes on `head`: green, or red with `failing` in its output.
+fn ci_completes(job: &Job, token: &str, head: &str, failing: Option<&str>) {
+    let mut spec = CheckRunSpec::new("ci/test", head);
+    if let Some(test) = failing {
+        spec = spec.conclusion("failure").output(
+            "1 test failed",
+            &format!("running 4 tests\ntest {test} ... FAILED\n\nfailures:\n    {test}: assertion failed"),
+        );
+    }
+    let run_id = job.fake.add_check_run(OWNER, REPO, spec);
+    let completed = job.fixture_event("check_run.completed", |p| {
+        p.check_run_id(run_id)
+            .check_name("ci/test")
+            .head_sha(head)
+            .app_id(15368)
+            .conclusion(if failing.is_some() {
+                "failure"
+            } else {
+                "success"
+            })
+    });
+    let r = job.run("event", "check_run", Some(&completed), Some(token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+}
+
+/// The attempts Navin started for `step`, in dispatch order.
+fn started(job: &Job, step: &str) -> Vec<u32> {
+    job.fake
+        .dispatches()
+        .iter()
+        .filter(|d| d.inputs["step"] == step)
+        .map(|d| {
+            d.inputs["attempt"]
+                .as_str()
+                .map_or(1, |a| a.parse().unwrap_or(0))
+        })
+        .collect()
+}
+
+#[test]
+fn in_event_mode_a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pull_request_with_no_person_acting(
+) {
+    let mut job = Job::for_events();
+    let mut scopes = EVENT_SCOPES.to_vec();
+    scopes.push(("actions", "write"));
+    job.token = job.fake.actions_token(OWNER, REPO, &scopes);
+    let token = job.token.clone();
+    // The default hour for an agent to open its pull request: jobs here take a second.
+    job.write_config(&LOOP_CONFIG.replace("  timeout: 1s\n", ""));
+    job.fake
+        .add_workflow(OWNER, REPO, "navin-agent.yml", "navin agent");
+    let issue = job
+        .fake
+        .create_issue(OWNER, REPO, "Parser", "Ship the parser.", "alice");
+    let setup = "/mission ship the parser\n\
+        /step add S1 Lexer --validation test\n\
+        /step add S2 Parser --after S1 --validation test\n\
+        /step add S3 Errors --after S1 --validation test\n\
+        /step add S4 Docs --after S2,S3 --validation test";
+    let (_, event) = job.comment_event(issue, "alice", setup);
+    let r = job.run("event", "issue_comment", Some(&event), Some(&token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(started(&job, "S1"), [1]);
+
+    let (_, head) = agent_opens(&job, &token, "S1", 1);
+    ci_completes(&job, &token, &head, None);
+    assert_eq!(started(&job, "S2"), [1]);
+    assert_eq!(started(&job, "S3"), [1]);
+
+    // S2 fails twice, differently; each failure starts the next attempt at once.
+    let (s2_pr, head) = agent_opens(&job, &token, "S2", 1);
+    ci_completes(&job, &token, &head, Some("parse::empty"));
+    assert_eq!(started(&job, "S2"), [1, 2]);
+    let brief = brief_job(&job, "S2").outputs["brief"].clone();
+    assert!(brief.contains("parse::empty ... FAILED"), "{brief}");
+    assert!(
+        brief.contains(&format!("Continue pull request #{s2_pr}")),
+        "{brief}"
+    );
+    let before = job.fake.pull(OWNER, REPO, s2_pr).head_sha;
+    let head = job.fake.push_to_pull(
+        OWNER,
+        REPO,
+        s2_pr,
+        &[("src/s2.rs", "pub fn f() -> u8 { 1 }\n")],
+        "fix",
+    );
+    pull_event(
+        &job,
+        &token,
+        "pull_request.synchronize",
+        (s2_pr, "S2"),
+        Some(&before),
+    );
+    ci_completes(&job, &token, &head, Some("parse::unicode"));
+    assert_eq!(started(&job, "S2"), [1, 2, 3]);
+    let brief = brief_job(&job, "S2").outputs["brief"].clone();
+    assert!(brief.contains("parse::unicode"), "{brief}");
+    let before = head.clone();
+    let head = job.fake.push_to_pull(
+        OWNER,
+        REPO,
+        s2_pr,
+        &[("src/s2.rs", "pub fn f() -> u8 { 2 }\n")],
+        "fix",
+    );
+    pull_event(
+        &job,
+        &token,
+        "pull_request.synchronize",
+        (s2_pr, "S2"),
+        Some(&before),
+    );
+    ci_completes(&job, &token, &head, None);
+
+    // S3's pull request is closed unmerged: attempt 2 starts over.
+    let (s3_pr, _) = agent_opens(&job, &token, "S3", 1);
+    job.fake.close(OWNER, REPO, s3_pr, false);
+    pull_event(&job, &token, "pull_request.closed", (s3_pr, "S3"), None);
+    assert_eq!(started(&job, "S3"), [1, 2]);
+    let brief = brief_job(&job, "S3").outputs["brief"].clone();
+    assert!(brief.contains("Start over"), "{brief}");
+    let (_, head) = agent_opens(&job, &token, "S3", 2);
+    ci_completes(&job, &token, &head, None);
+
+    assert_eq!(started(&job, "S4"), [1]);
+    let (_, head) = agent_opens(&job, &token, "S4", 1);
+    ci_completes(&job, &token, &head, None);
+
+    let ledger = job.ledger().expect("ledger");
+    let statuses: Vec<_> = ledger
+        .board
+        .tasks
+        .iter()
+        .map(|t| (t.id.clone(), t.status))
+        .collect();
+    assert!(
+        ledger
+            .board
+            .tasks
+            .iter()
+            .all(|t| t.status == navin_ledger::model::TaskStatus::Done),
+        "{statuses:?}"
+    );
+    let s2 = ledger.board.task("S2").expect("S2");
+    let fingerprints: Vec<_> = s2
+        .attempts
+        .iter()
+        .filter_map(|a| a.failure.as_ref().and_then(|f| f.fingerprint.clone()))
+        .collect();
+    assert_eq!(fingerprints.len(), 2, "{:?}", s2.attempts);
+    assert_ne!(fingerprints[0], fingerprints[1]);
+    // Every comment but alice's first came from Navin's jobs.
+    let people: Vec<_> = job
+        .fake
+        .comments(OWNER, REPO, issue)
+        .into_iter()
+        .filter(|c| !c.via_api)
+        .collect();
+    assert_eq!(people.len(), 1, "no person acted after the mission started");
+}
