@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod config;
 pub mod dashboard;
+pub mod local;
 pub mod logging;
 pub mod mcp;
 pub mod questions;

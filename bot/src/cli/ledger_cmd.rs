@@ -282,7 +282,7 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
     // Done is judged against the checkout: an agent's recorded run counts only for the
     // commit it is on, on a clean tree.
     if matches!(op, Operation::Done { .. }) {
-        if let Ok(checkout) = super::checkout(&cli.repo) {
+        if let Ok(checkout) = crate::local::checkout(&cli.repo) {
             ctx = ctx.with_checkout(checkout);
         }
     }

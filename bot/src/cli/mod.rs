@@ -105,21 +105,6 @@ fn mcp(cli: &Cli, args: &McpArgs) -> Result<(), CliError> {
     .map_err(CliError::usage)
 }
 
-/// The effects of a write, one line each, as the CLI prints them.
-pub fn effect_lines(effects: &[navin_ledger::Effect]) -> Vec<String> {
-    show::effects(effects)
-}
-
-/// `.github/navin.yml` of the checkout at `repo` (defaults without one).
-pub fn repo_config(repo: &std::path::Path) -> Result<navin_engine::config::RepoConfig, CliError> {
-    plan_local::repo_config(repo)
-}
-
-/// The checkout at `repo`: `HEAD` and whether the tree is dirty.
-pub fn checkout(repo: &std::path::Path) -> Result<navin_ledger::ops::Checkout, CliError> {
-    verify::WorkTree::discover(repo)?.checkout()
-}
-
 /// A failure to report: message and exit code.
 #[derive(Debug)]
 pub struct CliError {

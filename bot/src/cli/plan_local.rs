@@ -56,19 +56,7 @@ fn require_human(actor: &Actor, verb: &str) -> Result<(), CliError> {
 /// `.github/navin.yml` of the checkout at `repo`, or defaults when there is none (or no
 /// checkout, as in a bare clone).
 pub(super) fn repo_config(repo: &Path) -> Result<navin_engine::config::RepoConfig, CliError> {
-    let Some(root) = git2::Repository::discover(repo)
-        .ok()
-        .and_then(|r| r.workdir().map(Path::to_path_buf))
-    else {
-        return Ok(Default::default());
-    };
-    let path = root.join(".github/navin.yml");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => navin_engine::config::parse_repo_config(&text)
-            .map_err(|e| CliError::usage(format!("{}: {e}", path.display()))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Default::default()),
-        Err(e) => Err(CliError::usage(format!("reading {}: {e}", path.display()))),
-    }
+    crate::local::repo_config(repo).map_err(CliError::usage)
 }
 
 /// Plan `id`'s record and text, checked against each other: a text whose hash is not the

@@ -158,31 +158,7 @@ pub(super) fn history(store: &Store, limit: usize, json: bool) -> Result<(), Cli
 
 /// One line per effect, for people and for `--json` alike.
 pub(super) fn effects(effects: &[Effect]) -> Vec<String> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::NowReady { steps } if !steps.is_empty() => {
-                Some(format!("now ready: {}", steps.join(", ")))
-            }
-            Effect::Replanned { steps, .. } => {
-                Some(format!("replanned: {} back to planned", steps.join(", ")))
-            }
-            Effect::LoopDetected { fingerprint } => {
-                Some(format!("loop detected: {fingerprint} repeated"))
-            }
-            Effect::Paused { reason } => {
-                Some(format!("mission paused ({reason}): a human must resume it"))
-            }
-            Effect::StepFailed {
-                step,
-                retry_count,
-                max_retries,
-            } => Some(format!(
-                "{step} failed attempt {retry_count} of {max_retries}"
-            )),
-            _ => None,
-        })
-        .collect()
+    crate::local::effect_lines(effects)
 }
 
 pub(super) fn digest(store: &Store, json: bool) -> Result<(), CliError> {

@@ -11,7 +11,7 @@
 //! as timed out.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -23,62 +23,27 @@ use sha2::{Digest as _, Sha256};
 
 use super::CliError;
 
-/// The repository's working tree: where commands run and `HEAD` is read.
-pub(super) struct WorkTree {
-    repo: git2::Repository,
-    root: PathBuf,
-}
+/// The repository's working tree, with the CLI's errors.
+pub(super) struct WorkTree(crate::local::WorkTree);
 
 impl WorkTree {
     pub(super) fn discover(path: &Path) -> Result<Self, CliError> {
-        let repo = git2::Repository::discover(path).map_err(|e| {
-            CliError::usage(format!(
-                "{}: not inside a git repository ({})",
-                path.display(),
-                e.message()
-            ))
-        })?;
-        let root = repo
-            .workdir()
-            .ok_or_else(|| {
-                CliError::usage(format!(
-                    "{}: a bare repository has no checkout to verify in",
-                    path.display()
-                ))
-            })?
-            .to_path_buf();
-        Ok(Self { repo, root })
+        crate::local::WorkTree::discover(path)
+            .map(Self)
+            .map_err(CliError::usage)
     }
 
-    /// `HEAD` and whether tracked or untracked (not ignored) files differ from it.
     pub(super) fn checkout(&self) -> Result<Checkout, CliError> {
-        let head = self
-            .repo
-            .head()
-            .and_then(|h| h.peel_to_commit())
-            .map_err(|e| {
-                CliError::usage(format!(
-                    "the checkout has no commit checked out ({}); commit first",
-                    e.message()
-                ))
-            })?
-            .id()
-            .to_string();
-        let mut opts = git2::StatusOptions::new();
-        opts.include_untracked(true)
-            .include_ignored(false)
-            .recurse_untracked_dirs(true);
-        let statuses = self
-            .repo
-            .statuses(Some(&mut opts))
-            .map_err(|e| CliError::usage(format!("reading the checkout's status: {e}")))?;
-        let dirty = statuses.iter().any(|s| s.status() != git2::Status::CURRENT);
-        Ok(Checkout { head, dirty })
+        self.0.checkout().map_err(CliError::usage)
+    }
+
+    fn root(&self) -> &Path {
+        self.0.root()
     }
 
     /// `.github/navin.yml` of the checkout, or defaults when there is none.
     fn repo_config(&self) -> Result<navin_engine::config::RepoConfig, CliError> {
-        super::plan_local::repo_config(&self.root)
+        super::plan_local::repo_config(self.root())
     }
 }
 
@@ -281,7 +246,7 @@ fn run_one(
 ) -> Result<OneRun, CliError> {
     let started_at = Utc::now();
     let clock = Instant::now();
-    let run = run_bounded(&argv, &tree.root, Duration::from_secs(timeout_secs))
+    let run = run_bounded(&argv, tree.root(), Duration::from_secs(timeout_secs))
         .map_err(|e| CliError::usage(e.to_string()))?;
     let duration_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
     let finished_at = Utc::now();

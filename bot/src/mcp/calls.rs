@@ -169,6 +169,41 @@ impl Desk<'_> {
         Ok(committed_json(&self.store.transact(&op, &ctx)?))
     }
 
+    /// An own `op_id` already used for a different call (another tool, or other
+    /// arguments) in the history the ledger keeps is refused: a retry must be the same
+    /// call, and a new call needs a new key.
+    fn refuse_reused_key(&self, args: &Value, digest: &str) -> Result<(), ToolError> {
+        let Some(own) = args
+            .get("op_id")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+        else {
+            return Ok(());
+        };
+        let Some(snapshot) = self.store.read()? else {
+            return Ok(());
+        };
+        let reused = snapshot.ledger.mission.history.iter().any(|h| {
+            h.op_id
+                .as_deref()
+                .and_then(parse_own_key)
+                .is_some_and(|(d, id)| {
+                    let same_key =
+                        id == own || id.strip_prefix(own).is_some_and(|r| r.starts_with('#'));
+                    same_key && d != digest
+                })
+        });
+        if reused {
+            return Err(ToolError::new(
+                "op_id_reused",
+                format!("op_id {own:?} was already used for a different call (another tool or other arguments); nothing was applied"),
+            )
+            .hint("use a fresh op_id for each distinct call; send the same op_id only to retry the very same call"));
+        }
+        Ok(())
+    }
+
     /// Runs `tool` with `args`. `request_key` identifies this request within the
     /// session; a write without its own `op_id` uses it.
     pub fn call(
@@ -177,7 +212,11 @@ impl Desk<'_> {
         args: Value,
         request_key: &str,
     ) -> Result<Value, ToolError> {
-        let key = |own: Option<String>| own_key(own.as_deref(), request_key);
+        let digest = call_digest(tool.name, &args);
+        if !tool.read_only {
+            self.refuse_reused_key(&args, &digest)?;
+        }
+        let key = |own: Option<String>| own_key(own.as_deref(), &digest, request_key);
         match tool.name {
             "ledger_get" => {
                 input::<NoInput>(tool.name, args)?;
@@ -455,16 +494,70 @@ impl Desk<'_> {
 }
 
 /// A write's op key: the caller's own `op_id` when it gave one, else this request's.
-fn own_key(own: Option<&str>, request_key: &str) -> String {
+///
+/// An own key carries a digest of the call (tool and arguments), so the same key on a
+/// different call is told apart from a retry: `mcp:key:<digest>:<op_id>`.
+fn own_key(own: Option<&str>, digest: &str, request_key: &str) -> String {
     match own.map(str::trim).filter(|k| !k.is_empty()) {
-        Some(k) => format!("mcp:key:{k}"),
+        Some(k) => format!("mcp:key:{digest}:{k}"),
         None => format!("mcp:{request_key}"),
     }
 }
 
-/// The op key a call with `args` is written under (what the journal keeps).
-pub fn op_key(args: &Value, request_key: &str) -> String {
-    own_key(args.get("op_id").and_then(Value::as_str), request_key)
+/// The op key a call of `tool` with `args` is written under (what the journal keeps).
+pub fn op_key(tool: &str, args: &Value, request_key: &str) -> String {
+    own_key(
+        args.get("op_id").and_then(Value::as_str),
+        &call_digest(tool, args),
+        request_key,
+    )
+}
+
+/// 12 hex digits of SHA-256 over the tool's name and its arguments without `op_id`, in
+/// a canonical form (object keys sorted), so a client's key order does not matter.
+fn call_digest(tool: &str, args: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    fn canonical(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().filter(|k| *k != "op_id").collect();
+                keys.sort();
+                out.push('{');
+                for k in keys {
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    canonical(&map[k], out);
+                    out.push(',');
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for item in items {
+                    canonical(item, out);
+                    out.push(',');
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut text = String::from(tool);
+    text.push('\n');
+    canonical(args, &mut text);
+    hex::encode(&Sha256::digest(text.as_bytes())[..6])
+}
+
+/// The digest and op id of an own key, when `op_id` is one (`mcp:key:<digest>:<id>`,
+/// with any `#…` suffix a multi-write call adds).
+fn parse_own_key(op_id: &str) -> Option<(&str, &str)> {
+    let rest = op_id.strip_prefix("mcp:key:")?;
+    let (digest, id) = rest.split_at_checked(12)?;
+    let id = id.strip_prefix(':')?;
+    digest
+        .chars()
+        .all(|c| c.is_ascii_hexdigit())
+        .then_some((digest, id))
 }
 
 /// What a write did, as the tool answers it.
@@ -484,7 +577,7 @@ fn committed_json(done: &Committed) -> Value {
             "version": version,
             "reason": reason,
             "status": ledger.mission.status,
-            "effects": crate::cli::effect_lines(effects),
+            "effects": crate::local::effect_lines(effects),
             "digest": navin_ledger::digest::digest(ledger).text,
         }),
     }
@@ -492,7 +585,7 @@ fn committed_json(done: &Committed) -> Value {
 
 /// The checkout at `repo`, when there is one (a bare clone in CI has none).
 fn checkout(repo: &Path) -> Option<navin_ledger::ops::Checkout> {
-    crate::cli::checkout(repo).ok()
+    crate::local::checkout(repo).ok()
 }
 
 /// The brief of `task` as a local agent reads it (`board_brief`, `navin board brief`):
@@ -506,7 +599,7 @@ pub fn brief(
     task: &navin_ledger::Task,
 ) -> Result<(String, String), ToolError> {
     let config =
-        crate::cli::repo_config(repo).map_err(|e| ToolError::new("config_invalid", e.message))?;
+        crate::local::repo_config(repo).map_err(|e| ToolError::new("config_invalid", e))?;
     let edits = navin_ledger::plan::record::mission_plan_edits(store, ledger)?;
     let policy = navin_engine::evidence::policy_from(&config);
     let options = navin_engine::render::BriefOptions {

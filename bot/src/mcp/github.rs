@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use navin_engine::cache::repo_config::RepoConfigCache;
-use navin_engine::evidence::{self, Verdict};
+use navin_engine::evidence;
 use navin_github::{GitHubApp, GitHubConfig, InstallationClient, NoMetrics};
 use navin_ledger::{Actor, Ledger, Task};
 use secrecy::SecretString;
@@ -95,17 +95,7 @@ impl GitHubCi {
             })?;
         let policy = evidence::policy_from(&config);
         let Some(head) = task.links.head_sha.as_deref().map(str::trim) else {
-            return Err(ToolError::new(
-                "no_linked_pr",
-                format!(
-                    "`{}` has validation `{}`: on GitHub it is done only when its checks are green on a linked pull request's head, and no pull request is linked yet",
-                    task.id, task.validation
-                ),
-            )
-            .hint(format!(
-                "push branch navin/{}-… and open a pull request whose body has a `Navin-Step: {}` line; then call board_done again once CI is green",
-                task.id, task.id
-            )));
+            return Err(refusal(task, &evidence::unlinked(task, &policy)));
         };
         // With done_on: merged, a merge on GitHub the ledger has not heard of yet counts.
         let merged_now = handle
@@ -135,27 +125,11 @@ impl GitHubCi {
                 &head,
             ))
             .map_err(|e| unavailable(&self.repo, &e, &format!("the check runs of {head}")))?;
-        let verdict = evidence::evaluate(task, &runs, &policy, Utc::now());
-        if !verdict.is_green() {
-            let code = match verdict {
-                Verdict::Red { .. } => "checks_failed",
-                _ => "checks_not_green",
-            };
-            return Err(
-                ToolError::new(code, evidence::missing_checks_message(task, &verdict)).hint(
-                    "fix and push, or wait for CI; call board_done again when the checks are green",
-                ),
-            );
+        let judged = evidence::judge_step(task, &ledger.board, &runs, None, &policy, Utc::now());
+        if let Some(why) = evidence::not_done(task, &judged) {
+            return Err(refusal(task, &why));
         }
-        let decision = evidence::decide(task, &ledger.board, None, &verdict, &policy);
-        if let evidence::Decision::Record { why, .. } = &decision {
-            // Green, but not done yet: waiting for the merge or for dependencies.
-            return Err(ToolError::new(
-                "not_done_yet",
-                format!("`{}`: {why}", task.id),
-            )
-            .hint("Navin marks the step done when its pull request is merged (or its dependencies are done); nothing for you to call"));
-        }
+        let decision = judged.decision;
         let ops: Vec<_> = merged_now
             .into_iter()
             .chain(decision.operations(&task.id))
@@ -208,6 +182,32 @@ impl GitHubCi {
                 false
             }
         }
+    }
+}
+
+/// Why `board_done` did not close `task`, as the agent should hear it: the judgement's
+/// own code and message, and what to do.
+fn refusal(task: &Task, why: &evidence::NotDone) -> ToolError {
+    use evidence::NotDone;
+    let step = &task.id;
+    match why {
+        NotDone::NoLinkedPr { checks } => ToolError::new(
+            why.code(),
+            format!(
+                "`{step}` has validation `{}`: on GitHub it is done only when {checks} is green on a linked pull request's head, and no pull request is linked yet",
+                task.validation
+            ),
+        )
+        .hint(format!(
+            "push branch navin/{step}-… and open a pull request whose body has a `Navin-Step: {step}` line; then call board_done again once CI is green"
+        )),
+        NotDone::Failed { message } | NotDone::NotGreen { message } => {
+            ToolError::new(why.code(), message.clone()).hint(
+                "fix and push, or wait for CI; call board_done again when the checks are green",
+            )
+        }
+        NotDone::Waiting { why: because } => ToolError::new(why.code(), format!("`{step}`: {because}"))
+            .hint("Navin marks the step done when its pull request is merged (or its dependencies are done); nothing for you to call"),
     }
 }
 

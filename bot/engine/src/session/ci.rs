@@ -7,7 +7,7 @@ use navin_ledger::{Actor, Effect, Ledger, MissionStatus, TaskStatus};
 
 use super::{EngineError, Session};
 use crate::evidence::{
-    decide, evaluate, policy_from, steps_on_head, CheckObservation, ConclusionClass, RunKind,
+    judge_step, policy_from, steps_on_head, CheckObservation, ConclusionClass, RunKind,
     WorkflowRunPayload,
 };
 
@@ -178,8 +178,8 @@ impl Session<'_> {
             }
             let runs = by_head.get(&key).map(Vec::as_slice).unwrap_or_default();
             let this = this.filter(|r| r.head_sha.trim().eq_ignore_ascii_case(sha));
-            let verdict = evaluate(task, runs, &policy, self.now());
-            let decision = decide(task, &ledger.board, this, &verdict, &policy);
+            let crate::evidence::Judged { verdict, decision } =
+                judge_step(task, &ledger.board, runs, this, &policy, self.now());
             tracing::info!(repo = %self.repo, step = %id, "{}", decision.describe(&id));
             // The round goes on the progress ledger first (stall, loop, fingerprint); if
             // it escalated (a replan, a pause), the decision it was made with is stale.

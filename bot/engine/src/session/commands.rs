@@ -455,31 +455,14 @@ impl Session<'_> {
         };
         let validation = task.validation;
         if validation.needs_run() {
-            // The same rules as CI completions: the runs on the linked head, re-read now,
-            // judged by the evidence policy; a green head closes the step, anything else
-            // is refused with the policy's own account of what is missing.
+            // The same judgement as CI completions: the runs on the linked head, re-read
+            // now, judged by the evidence policy; a green head closes the step, anything
+            // else is refused with the policy's own account of what is missing.
             let policy = crate::evidence::policy_from(&self.repo_config());
             let Some(head) = task.links.head_sha.clone() else {
-                let required = policy.required_for(validation);
-                let mut checks = if required.is_empty() {
-                    "every check run by a trusted app".to_owned()
-                } else {
-                    required
-                        .iter()
-                        .map(|c| format!("`{c}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                for own in crate::evidence::own_checks(task) {
-                    checks.push_str(&format!(" and `{own}`"));
-                }
-                return Ok(Answer::refuse(
-                    format!(
-                        "`{step}` has validation `{validation}`: it is done only when {checks} is green on a linked pull request's head, and no pull request is linked yet. A comment is not evidence for it."
-                    ),
-                    format!(
-                        "Open a pull request with `Navin-Step: {step}` in its body (or a `navin/{step}-…` branch); Navin marks the step done when the checks pass."
-                    ),
+                return Ok(done_refusal(
+                    task,
+                    &crate::evidence::unlinked(task, &policy),
                 ));
             };
             // A merge whose webhook never came: the pull request says so itself.
@@ -492,32 +475,33 @@ impl Session<'_> {
             };
             let head = task.links.head_sha.clone().unwrap_or(head);
             let runs = self.check_runs(&head).await?;
-            let verdict = crate::evidence::evaluate(task, &runs, &policy, self.now());
-            if matches!(verdict, crate::evidence::Verdict::Green { .. }) {
-                let (after, _) = self.judge(ledger.clone(), &head, runs, None).await?;
-                self.refresh_panel_of(&after).await?;
-                let done = after
-                    .board
-                    .task(step)
-                    .is_some_and(|t| t.status == navin_ledger::TaskStatus::Done);
-                if done {
-                    return Ok(Answer::React("+1"));
-                }
-                let why = after.board.task(step).map(|t| {
-                    crate::evidence::decide(t, &after.board, None, &verdict, &policy).describe(step)
+            let judged =
+                crate::evidence::judge_step(task, &ledger.board, &runs, None, &policy, self.now());
+            if !judged.verdict.is_green() {
+                return Ok(match crate::evidence::not_done(task, &judged) {
+                    Some(why) => done_refusal(task, &why),
+                    None => Answer::React("+1"),
                 });
-                return Ok(Answer::refuse(
-                    format!(
-                        "`{step}` is green but not done: {}.",
-                        why.unwrap_or_default()
-                    ),
-                    "Merge its pull request (or finish the steps it depends on); Navin marks it done then.",
-                ));
             }
-            return Ok(Answer::refuse(
-                crate::evidence::missing_checks_message(task, &verdict),
-                "Navin marks the step done when the checks pass; a comment is not evidence for it.",
-            ));
+            let (after, _) = self
+                .judge(ledger.clone(), &head, runs.clone(), None)
+                .await?;
+            self.refresh_panel_of(&after).await?;
+            let Some(task) = after.board.task(step) else {
+                return Ok(no_mission());
+            };
+            if task.status == navin_ledger::TaskStatus::Done {
+                return Ok(Answer::React("+1"));
+            }
+            // Green but not done after writing: judged again on the ledger as it is now.
+            let again =
+                crate::evidence::judge_step(task, &after.board, &runs, None, &policy, self.now());
+            let why = crate::evidence::not_done(task, &again).unwrap_or(
+                crate::evidence::NotDone::Waiting {
+                    why: again.decision.describe(step),
+                },
+            );
+            return Ok(done_refusal(task, &why));
         }
         let evidence = match (validation, evidence) {
             (navin_ledger::Validation::Manual, None) => {
@@ -549,6 +533,31 @@ impl Session<'_> {
         };
         let approved = record.is_approved() && record.hash == doc.hash();
         Ok(approved.then_some((record, doc)))
+    }
+}
+
+/// `/done` refused, in a comment's words: what is missing and what to do.
+fn done_refusal(task: &navin_ledger::Task, why: &crate::evidence::NotDone) -> Answer {
+    use crate::evidence::NotDone;
+    let step = &task.id;
+    match why {
+        NotDone::NoLinkedPr { checks } => Answer::refuse(
+            format!(
+                "`{step}` has validation `{}`: it is done only when {checks} is green on a linked pull request's head, and no pull request is linked yet. A comment is not evidence for it.",
+                task.validation
+            ),
+            format!(
+                "Open a pull request with `Navin-Step: {step}` in its body (or a `navin/{step}-…` branch); Navin marks the step done when the checks pass."
+            ),
+        ),
+        NotDone::Failed { message } | NotDone::NotGreen { message } => Answer::refuse(
+            message.clone(),
+            "Navin marks the step done when the checks pass; a comment is not evidence for it.",
+        ),
+        NotDone::Waiting { why } => Answer::refuse(
+            format!("`{step}` is green but not done: {why}."),
+            "Merge its pull request (or finish the steps it depends on); Navin marks it done then.",
+        ),
     }
 }
 

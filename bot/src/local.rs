@@ -1,0 +1,128 @@
+//! What the CLI and the MCP server share about working in a local checkout: the working tree, its `.github/navin.yml`, and how a write's effects read.
+//!
+//! Both front ends sit above this module; neither reaches into the other.
+
+use std::path::{Path, PathBuf};
+
+use navin_ledger::ops::Checkout;
+use navin_ledger::Effect;
+
+/// The repository's working tree: where commands run and `HEAD` is read.
+pub struct WorkTree {
+    repo: git2::Repository,
+    root: PathBuf,
+}
+
+impl std::fmt::Debug for WorkTree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkTree")
+            .field("root", &self.root)
+            .finish()
+    }
+}
+
+impl WorkTree {
+    /// The working tree `path` is in; an error names why there is none.
+    pub fn discover(path: &Path) -> Result<Self, String> {
+        let repo = git2::Repository::discover(path).map_err(|e| {
+            format!(
+                "{}: not inside a git repository ({})",
+                path.display(),
+                e.message()
+            )
+        })?;
+        let root = repo
+            .workdir()
+            .ok_or_else(|| {
+                format!(
+                    "{}: a bare repository has no checkout to verify in",
+                    path.display()
+                )
+            })?
+            .to_path_buf();
+        Ok(Self { repo, root })
+    }
+
+    /// The checkout's top directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `HEAD` and whether tracked or untracked (not ignored) files differ from it.
+    pub fn checkout(&self) -> Result<Checkout, String> {
+        let head = self
+            .repo
+            .head()
+            .and_then(|h| h.peel_to_commit())
+            .map_err(|e| {
+                format!(
+                    "the checkout has no commit checked out ({}); commit first",
+                    e.message()
+                )
+            })?
+            .id()
+            .to_string();
+        let mut opts = git2::StatusOptions::new();
+        opts.include_untracked(true)
+            .include_ignored(false)
+            .recurse_untracked_dirs(true);
+        let statuses = self
+            .repo
+            .statuses(Some(&mut opts))
+            .map_err(|e| format!("reading the checkout's status: {e}"))?;
+        let dirty = statuses.iter().any(|s| s.status() != git2::Status::CURRENT);
+        Ok(Checkout { head, dirty })
+    }
+}
+
+/// The checkout at `repo`: `HEAD` and whether the tree is dirty.
+pub fn checkout(repo: &Path) -> Result<Checkout, String> {
+    WorkTree::discover(repo)?.checkout()
+}
+
+/// `.github/navin.yml` of the checkout `repo` is in; defaults without one (or outside a
+/// checkout). An invalid file is an error naming it.
+pub fn repo_config(repo: &Path) -> Result<navin_engine::config::RepoConfig, String> {
+    let Some(root) = git2::Repository::discover(repo)
+        .ok()
+        .and_then(|r| r.workdir().map(Path::to_path_buf))
+    else {
+        return Ok(Default::default());
+    };
+    let path = root.join(".github/navin.yml");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => navin_engine::config::parse_repo_config(&text)
+            .map_err(|e| format!("{}: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Default::default()),
+        Err(e) => Err(format!("reading {}: {e}", path.display())),
+    }
+}
+
+/// One line per effect of a write, for people and for JSON alike.
+pub fn effect_lines(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::NowReady { steps } if !steps.is_empty() => {
+                Some(format!("now ready: {}", steps.join(", ")))
+            }
+            Effect::Replanned { steps, .. } => {
+                Some(format!("replanned: {} back to planned", steps.join(", ")))
+            }
+            Effect::LoopDetected { fingerprint } => {
+                Some(format!("loop detected: {fingerprint} repeated"))
+            }
+            Effect::Paused { reason } => {
+                Some(format!("mission paused ({reason}): a human must resume it"))
+            }
+            Effect::StepFailed {
+                step,
+                retry_count,
+                max_retries,
+            } => Some(format!(
+                "{step} failed attempt {retry_count} of {max_retries}"
+            )),
+            _ => None,
+        })
+        .collect()
+}
