@@ -167,7 +167,10 @@ mod tests {
     fn a_tick_sees_a_ledger_move_once_per_version_and_per_repository() {
         let dir = tempfile::tempdir().expect("tmp");
         let sweeps = Sweeps::new(dir.path());
-        assert!(sweeps.moved("octo/a", 7), "the first tick after a start refreshes");
+        assert!(
+            sweeps.moved("octo/a", 7),
+            "the first tick after a start refreshes"
+        );
         assert!(!sweeps.moved("octo/a", 7));
         assert!(!sweeps.moved("Octo/A", 7), "names compare as GitHub does");
         assert!(sweeps.moved("octo/a", 8), "written by the usage job since");

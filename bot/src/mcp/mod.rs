@@ -279,7 +279,7 @@ impl ServerHandler for NavinMcp {
                 github: github.as_deref().map(|g| (g, handle)),
                 retry_since,
             };
-            let key = calls::op_key(&args, &request_key);
+            let key = calls::op_key(spec.name, &args, &request_key);
             let journaled = (!spec.read_only).then(|| args.clone());
             let outcome = desk.call(&spec, args, &request_key);
             if let (Some(journal), Some(args), Ok(value)) = (&journal, journaled, &outcome) {

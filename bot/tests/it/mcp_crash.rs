@@ -35,7 +35,7 @@ struct Seen {
     /// The entries this test added (as constraints: an agent may not add facts), with
     /// how often each is on the ledger.
     facts: HashMap<String, usize>,
-    /// Per op id of this test (`mcp:key:…`), the commits that carry it.
+    /// Per op id of this test (`mcp:key:<digest>:crash-…`), the commits that carry it.
     deliveries: HashMap<String, usize>,
 }
 
@@ -75,7 +75,12 @@ fn look(dir: &Path) -> Seen {
     let mut deliveries = HashMap::new();
     for c in commits {
         for line in c["body"].as_str().unwrap_or_default().lines() {
-            if let Some(id) = line.strip_prefix("Navin-Delivery: mcp:key:crash-") {
+            // `mcp:key:<call digest>:crash-<id>`: the digest binds the key to its call.
+            let id = line
+                .strip_prefix("Navin-Delivery: mcp:key:")
+                .and_then(|rest| rest.split_once(':'))
+                .and_then(|(_, key)| key.strip_prefix("crash-"));
+            if let Some(id) = id {
                 *deliveries.entry(id.trim().to_owned()).or_insert(0) += 1;
             }
         }
@@ -219,7 +224,8 @@ fn killing_navin_mcp_mid_call_leaves_the_ledger_consistent_and_each_op_applied_o
         landed.len()
     );
 
-    // A retry of a progress report that landed, in a new session, applies nothing.
+    // A retry of a progress report that landed (the very same call), in a new session,
+    // applies nothing.
     let retried = before
         .deliveries
         .keys()
@@ -236,7 +242,7 @@ fn killing_navin_mcp_mid_call_leaves_the_ledger_consistent_and_each_op_applied_o
     let id = server.call(
         "ledger_progress",
         json!({ "step": "S1", "real_progress": true, "tokens": TOKENS,
-                "op_id": format!("crash-{retried}") }),
+                "cost_usd": 0.0, "op_id": format!("crash-{retried}") }),
     );
     let answer = server.reply(id);
     server.kill();

@@ -44,7 +44,11 @@ fn the_journal_keeps_each_landed_write_once_with_its_key_and_actor_and_no_reads_
         .collect();
     let tools: Vec<&str> = lines.iter().filter_map(|l| l["tool"].as_str()).collect();
     assert_eq!(tools, vec!["ledger_progress", "ask_user"], "{text}");
-    assert_eq!(lines[0]["key"], "mcp:key:turn-7");
+    let own = lines[0]["key"].as_str().expect("a key");
+    assert!(
+        own.starts_with("mcp:key:") && own.ends_with(":turn-7"),
+        "{own}"
+    );
     assert_eq!(lines[0]["actor"], "subagent:S1");
     assert_eq!(lines[0]["args"]["fingerprint"], "same-error");
     let key = lines[1]["key"].as_str().expect("a key");

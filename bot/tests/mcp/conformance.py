@@ -92,6 +92,12 @@ async def agent_mode(s):
     once = await s.call_tool("ledger_progress", {"step": "S1", "real_progress": True, "tokens": 100, "op_id": "turn-1"})
     twice = await s.call_tool("ledger_progress", {"step": "S1", "real_progress": True, "tokens": 100, "op_id": "turn-1"})
     check(not once.is_error and twice.structured_content.get("already_applied") is True, "a retried write (same op_id) applies once")
+    reordered = await s.call_tool("ledger_progress", {"tokens": 100, "op_id": "turn-1", "real_progress": True, "step": "S1"})
+    check(reordered.structured_content.get("already_applied") is True, "the same call with its arguments in another order is the same retry")
+    other = await s.call_tool("ledger_progress", {"step": "S1", "real_progress": True, "tokens": 5000, "op_id": "turn-1"})
+    check(other.is_error and error_code(other) == "op_id_reused", "the same op_id on a different call is an error, not already applied")
+    other_tool = await s.call_tool("board_fail", {"step": "S1", "reason": "x", "op_id": "turn-1"})
+    check(other_tool.is_error and error_code(other_tool) == "op_id_reused", "the same op_id on another tool is an error")
     tokens = (await s.call_tool("ledger_get", {})).structured_content["mission"]["progress"]["tokens_used"]
     check(tokens == 100, f"tokens debited once: {tokens}")
 
