@@ -273,6 +273,15 @@ pub fn dispatch_workflow(repo: &str, workflow: &str, git_ref: &str, inputs: Valu
 /// The login GitHub assigns issues to for the Copilot coding agent.
 pub const COPILOT_AGENT_LOGIN: &str = "copilot-swe-agent[bot]";
 
+/// [Remove assignees from an issue](https://docs.github.com/rest/issues/assignees#remove-assignees-from-an-issue):
+/// the Copilot coding agent. Assigning it again while it is assigned starts no new
+/// session, so the next attempt on a step whose pull request was closed unassigns it
+/// first.
+pub fn unassign_copilot(repo: &str, issue: u64) -> ApiRequest {
+    ApiRequest::delete(format!("/repos/{repo}/issues/{issue}/assignees"))
+        .json(json!({ "assignees": [COPILOT_AGENT_LOGIN] }))
+}
+
 /// [Add assignees to an issue](https://docs.github.com/rest/issues/assignees#add-assignees-to-an-issue)
 /// for the Copilot coding agent, with the documented `agent_assignment` settings
 /// (target repository, base branch, instructions, model). GitHub accepts this only

@@ -416,3 +416,65 @@ async fn the_cost_cap_pauses_the_mission_after_the_second_attempt_and_nothing_mo
     assert!(panel.contains("$1.15/$1.00"), "{panel}");
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_continues_a_red_pull_request_from_a_mention_and_is_reassigned_after_a_closed_one()
+{
+    let mut w = World::with_agent_token("dora").await;
+    let config = "dispatch:\n  agent: copilot\nagents:\n  idle_after: 0\nevidence:\n  done_on: green\n  required_checks:\n    test: [ci/test]\n";
+    w.commit(&[(".github/navin.yml", config)]);
+    let issue = w.issue("Parser", "Ship the parser.");
+    w.comment(
+        issue,
+        "alice",
+        "/mission ship\n/step add S1 \"Lexer\" --validation test",
+    )
+    .await;
+    w.reply().await;
+    let step_issue = w.issues("navin-step")[0].number;
+    let sessions = |w: &World| {
+        w.fake()
+            .issue("octo-org", "hello", step_issue)
+            .copilot_sessions
+    };
+    assert_eq!(sessions(&w), 1, "Copilot starts on the step's issue");
+
+    // Red CI on Copilot's pull request: a mention on it carries the failure.
+    let (pr, head) = w.open_pull(agent_pr("S1", 1)).await;
+    w.ci_run(red(&head, "lex::empty")).await;
+    let mention = w.reply().await;
+    assert!(
+        mention.starts_with("@copilot **Attempt 2 of step `S1`**"),
+        "{mention}"
+    );
+    assert!(mention.contains("lex::empty"), "{mention}");
+    let on_pr: Vec<String> = w
+        .fake()
+        .comments("octo-org", "hello", pr)
+        .into_iter()
+        .map(|c| c.body)
+        .filter(|b| b.starts_with("@copilot"))
+        .collect();
+    assert_eq!(on_pr.len(), 1, "on the pull request, once");
+    assert_eq!(sessions(&w), 1, "the same session goes on");
+
+    // The pull request is closed unmerged: Copilot is unassigned and assigned again,
+    // which starts a new session on the issue with the brief.
+    w.close_unmerged(pr).await;
+    let brief = next_brief(&mut w, "S1", 3).await;
+    assert!(brief.contains("Start over"), "{brief}");
+    assert_eq!(sessions(&w), 2, "a new Copilot session");
+    assert_eq!(w.fake().count("DELETE", "/repos/*/*/issues/*/assignees"), 1);
+    assert_eq!(
+        w.fake().issue("octo-org", "hello", step_issue).assignees,
+        ["Copilot"]
+    );
+    let s1 = w.step("S1");
+    assert_eq!(s1.attempts.len(), 3, "{:?}", s1.attempts);
+    assert!(
+        s1.attempts[..2].iter().all(|a| a.spend_unreported),
+        "Copilot reports no spend: {:?}",
+        s1.attempts
+    );
+    w.finish().await;
+}

@@ -203,6 +203,10 @@ pub struct Issue {
     pub assignees: Vec<String>,
     /// The `agent_assignment` of the request that assigned Copilot, as sent.
     pub agent_assignment: Option<serde_json::Value>,
+    /// Copilot coding agent sessions started on the issue: one each time Copilot goes
+    /// from unassigned to assigned (assigning it again while assigned starts none, as
+    /// on GitHub).
+    pub copilot_sessions: u32,
 }
 
 #[derive(Debug, Clone)]

@@ -36,7 +36,7 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
         )
         .route(
             "/repos/{owner}/{repo}/issues/{number}/assignees",
-            post(add_assignees),
+            post(add_assignees).delete(remove_assignees),
         )
         .route(
             "/repos/{owner}/{repo}/issues/comments/{comment_id}",
@@ -183,6 +183,7 @@ async fn create_issue(
             pull: None,
             assignees: Vec::new(),
             agent_assignment: None,
+            copilot_sessions: 0,
         },
     );
     let r = model.repo(&owner, &repo).ok_or_else(ApiError::not_found)?;
@@ -557,6 +558,9 @@ async fn add_assignees(
     for name in added {
         if name == COPILOT_LOGIN {
             issue.agent_assignment = body.get("agent_assignment").cloned();
+            if !issue.assignees.contains(&name) {
+                issue.copilot_sessions += 1;
+            }
         }
         if !issue.assignees.contains(&name) {
             issue.assignees.push(name);
@@ -571,4 +575,47 @@ async fn add_assignees(
         }
         .issue(r, issue),
     )
+}
+
+/// [Remove assignees from an issue](https://docs.github.com/rest/issues/assignees#remove-assignees-from-an-issue):
+/// people with push access remove any listed login (the Copilot coding agent by its
+/// `copilot-swe-agent[bot]` name too); others are ignored. Answers 200 with the issue.
+async fn remove_assignees(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, number)): Path<(String, String, u64)>,
+    body: Bytes,
+) -> ApiResult {
+    let body = parse_body(&body)?;
+    let logins: Vec<String> = body
+        .get("assignees")
+        .and_then(Value::as_array)
+        .map(|l| {
+            l.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut model = inner.model();
+    access_issue_or_pull(&model, &caller, &owner, &repo, "write")?;
+    let r = model
+        .repo_mut(&owner, &repo)
+        .ok_or_else(ApiError::not_found)?;
+    let issue = r.issues.get_mut(&number).ok_or_else(ApiError::not_found)?;
+    for login in logins {
+        let name = if login.eq_ignore_ascii_case(COPILOT_ASSIGNEE) {
+            COPILOT_LOGIN.to_owned()
+        } else {
+            login
+        };
+        issue.assignees.retain(|a| !a.eq_ignore_ascii_case(&name));
+    }
+    let r = model.repo(&owner, &repo).ok_or_else(ApiError::not_found)?;
+    let issue = r.issues.get(&number).ok_or_else(ApiError::not_found)?;
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .issue(r, issue))
 }

@@ -458,6 +458,7 @@ async fn create_pull(
             closed_at: None,
             assignees: Vec::new(),
             agent_assignment: None,
+            copilot_sessions: 0,
             pull: Some(super::model::Pull {
                 id: pull_id,
                 head_ref,

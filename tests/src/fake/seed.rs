@@ -184,6 +184,7 @@ impl FakeGitHub {
                 pull: None,
                 assignees: Vec::new(),
                 agent_assignment: None,
+                copilot_sessions: 0,
             },
         );
         number
@@ -274,6 +275,7 @@ impl FakeGitHub {
                 closed_at: None,
                 assignees: Vec::new(),
                 agent_assignment: None,
+                copilot_sessions: 0,
                 pull: Some(Pull {
                     id: pull_id,
                     head_ref: spec.head_ref,

@@ -166,7 +166,8 @@ impl Session<'_> {
             (AgentKind::Copilot, None) => {
                 self.post_brief(ledger, &start, issue, &headline, recheck)
                     .await?;
-                self.assign_to_copilot(&start.task.id, issue, model).await?;
+                self.reassign_to_copilot(&start.task.id, issue, model)
+                    .await?;
             }
             (AgentKind::Workflow, _) => {
                 self.post_brief(ledger, &start, issue, &headline, recheck)

@@ -210,6 +210,25 @@ impl Session<'_> {
         Ok(())
     }
 
+    /// A next attempt for Copilot with no pull request to continue: Copilot is
+    /// unassigned, then assigned again, which starts a new session (assigning it while
+    /// it is assigned would start none).
+    pub(super) async fn reassign_to_copilot(
+        &self,
+        step: &str,
+        issue: u64,
+        model: Option<&str>,
+    ) -> Result<(), GitHubError> {
+        let Some(agent) = self.engine.agent_app() else {
+            return Ok(());
+        };
+        let client = agent.installation(self.client.installation_id());
+        client
+            .write_idempotent(ops::unassign_copilot(&self.repo, issue))
+            .await?;
+        self.assign_to_copilot(step, issue, model).await
+    }
+
     async fn labelled_issues(&self, label: &str) -> Result<Vec<ListedIssue>, GitHubError> {
         let mut out = Vec::new();
         let mut next = Some(ops::issues_labelled(&self.repo, label));
