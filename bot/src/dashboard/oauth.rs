@@ -63,7 +63,12 @@ pub fn safe_return(dashboard: &Dashboard, wanted: Option<&str>) -> String {
     } else {
         wanted == dashboard.base || wanted.starts_with(&format!("{}/", dashboard.base))
     };
-    if inside && !wanted.starts_with("//") && !wanted.contains(['\\', '\r', '\n']) {
+    // Checked on the decoded value, as a browser reads it: it drops tabs and newlines
+    // and takes `\` for `/`, so `/\t/host` and `/\host` are other sites.
+    let plain = !wanted
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace() || c == '\\');
+    if inside && plain && !wanted.starts_with("//") {
         wanted.to_owned()
     } else {
         home

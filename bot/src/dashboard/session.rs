@@ -24,6 +24,9 @@ pub const SESSION_TTL: Duration = Duration::from_secs(8 * 3600);
 pub const LOGIN_TTL: Duration = Duration::from_secs(600);
 /// Sessions kept at most; the oldest go first.
 const MAX_SESSIONS: usize = 10_000;
+/// Sign-ins started and not finished: anyone can start one, so they are bounded in
+/// count as well as in age ([`LOGIN_TTL`]); past the bound the oldest is dropped.
+const MAX_PENDING_LOGINS: usize = 2_000;
 
 /// Who is signed in, and the token GitHub gave us for them.
 #[derive(Debug, Clone)]
@@ -117,6 +120,16 @@ impl Sessions {
         let state = random_token();
         let mut pending = lock(&self.pending);
         pending.retain(|_, p| p.created.elapsed() < LOGIN_TTL);
+        while pending.len() >= MAX_PENDING_LOGINS {
+            let Some(oldest) = pending
+                .iter()
+                .min_by_key(|(_, p)| p.created)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            pending.remove(&oldest);
+        }
         pending.insert(
             state.clone(),
             PendingLogin {
@@ -209,6 +222,27 @@ mod tests {
         let state = sessions.start_login("verifier".into(), "/".into());
         assert!(sessions.finish_login(&state).is_some());
         assert!(sessions.finish_login(&state).is_none());
+    }
+
+    #[test]
+    fn pending_sign_ins_are_bounded_and_the_oldest_goes_first() {
+        let sessions = Sessions::new(b"k");
+        let first = sessions.start_login("v0".into(), "/".into());
+        let second = sessions.start_login("v1".into(), "/".into());
+        for n in 0..MAX_PENDING_LOGINS + 500 {
+            sessions.start_login(format!("flood-{n}"), "/".into());
+        }
+        assert_eq!(lock(&sessions.pending).len(), MAX_PENDING_LOGINS);
+        assert!(
+            sessions.finish_login(&first).is_none(),
+            "the oldest was dropped"
+        );
+        assert!(sessions.finish_login(&second).is_none());
+        let fresh = sessions.start_login("mine".into(), "/".into());
+        assert!(
+            sessions.finish_login(&fresh).is_some(),
+            "a new sign-in still works"
+        );
     }
 
     #[test]

@@ -185,6 +185,20 @@ async fn a_signed_out_visitor_is_sent_to_sign_in_and_cannot_post() {
         .sign_in_via("/login?return_to=//evil.example/x")
         .await;
     assert_eq!(back, "/missions");
+    // Browsers drop tabs and newlines from a URL and read `\` as `/`: after decoding,
+    // `/%09/host` is `//host`, another site.
+    for sneaky in [
+        "/%09/evil.example/x",
+        "/%5Cevil.example",
+        "/%0D%0A/evil.example",
+        "/%20/evil.example",
+    ] {
+        let mut returning = WebUser::new(&w.dashboard_url(), "alice");
+        let back = returning
+            .sign_in_via(&format!("/login?return_to={sneaky}"))
+            .await;
+        assert_eq!(back, "/missions", "{sneaky}");
+    }
     let mut returning = WebUser::new(&w.dashboard_url(), "alice");
     let back = returning
         .sign_in_via(&format!("/login?return_to=/r/{OWNER}/{REPO}"))
