@@ -131,6 +131,12 @@ pub struct ServeArgs {
     #[arg(long, env = "NAVIN_AGENT_TOKEN_FILE")]
     pub agent_token_file: Option<PathBuf>,
 
+    /// File holding a bearer token `/metrics` then requires (`Authorization: Bearer
+    /// TOKEN`), for a server whose port is reachable beyond the scraper. Trailing
+    /// newline ignored. Without it `/metrics` is open, as Prometheus expects by default.
+    #[arg(long, env = "NAVIN_METRICS_TOKEN_FILE")]
+    pub metrics_token_file: Option<PathBuf>,
+
     /// File holding the key of the LLM planner's endpoint (for repositories with
     /// `planner.source: llm`); replaces NAVIN_LLM_API_KEY. The endpoint and default
     /// model are NAVIN_LLM_BASE_URL and NAVIN_LLM_MODEL. Trailing newline ignored.
@@ -208,6 +214,13 @@ pub enum ConfigError {
     EmptyAgentToken { path: PathBuf },
     #[error("webhook secret is empty")]
     EmptyWebhookSecret,
+    #[error("cannot read the metrics token file {path} (NAVIN_METRICS_TOKEN_FILE): {source}")]
+    MetricsTokenFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the metrics token file {path} is empty: put a token in it, or drop NAVIN_METRICS_TOKEN_FILE")]
+    EmptyMetricsToken { path: PathBuf },
     #[error("the dashboard (NAVIN_DASHBOARD_URL) needs {0}")]
     DashboardNeeds(&'static str),
     #[error("cannot read the client secret file {path} (NAVIN_CLIENT_SECRET_FILE): {source}")]
@@ -292,6 +305,24 @@ impl ServeArgs {
         let token = text.trim();
         if token.is_empty() {
             return Err(ConfigError::EmptyAgentToken { path: path.clone() });
+        }
+        Ok(Some(SecretString::from(token.to_owned())))
+    }
+
+    /// The bearer token `/metrics` requires, when a file is configured; an empty file
+    /// is an error rather than an open endpoint by mistake.
+    pub fn metrics_token(&self) -> Result<Option<SecretString>, ConfigError> {
+        let Some(path) = &self.metrics_token_file else {
+            return Ok(None);
+        };
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ConfigError::MetricsTokenFile {
+                path: path.clone(),
+                source,
+            })?;
+        let token = text.trim();
+        if token.is_empty() {
+            return Err(ConfigError::EmptyMetricsToken { path: path.clone() });
         }
         Ok(Some(SecretString::from(token.to_owned())))
     }

@@ -44,6 +44,8 @@ struct StateInner {
     app_key_loaded: bool,
     /// The App client `/readyz` re-probes GitHub with (set by [`start`]).
     github: std::sync::OnceLock<GitHubApp>,
+    /// The bearer token `/metrics` requires, when the operator set one.
+    metrics_token: std::sync::OnceLock<secrecy::SecretString>,
 }
 
 /// Parts of an [`AppState`]; tests build one around a temporary queue.
@@ -69,12 +71,18 @@ impl AppState {
             max_body_bytes: config.max_body_bytes,
             app_key_loaded: config.app_key_loaded,
             github: std::sync::OnceLock::new(),
+            metrics_token: std::sync::OnceLock::new(),
         }))
     }
 
     /// Lets `/readyz` ask GitHub again after a failure (see `readiness`).
     pub fn set_github(&self, github: GitHubApp) {
         let _ = self.0.github.set(github);
+    }
+
+    /// Makes `/metrics` answer only requests carrying `Authorization: Bearer <token>`.
+    pub fn require_metrics_token(&self, token: secrecy::SecretString) {
+        let _ = self.0.metrics_token.set(token);
     }
 
     pub fn metrics(&self) -> &Metrics {
@@ -142,7 +150,31 @@ async fn readyz(State(state): State<AppState>) -> Response {
     }
 }
 
-async fn render_metrics(State(state): State<AppState>) -> Response {
+/// Whether `headers` carry the bearer token `/metrics` requires (compared in constant
+/// time); true when none is required.
+fn metrics_allowed(state: &AppState, headers: &axum::http::HeaderMap) -> bool {
+    use secrecy::ExposeSecret;
+    use subtle::ConstantTimeEq;
+    let Some(token) = state.0.metrics_token.get() else {
+        return true;
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    bool::from(given.as_bytes().ct_eq(token.expose_secret().as_bytes()))
+}
+
+async fn render_metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    if !metrics_allowed(&state, &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer realm=\"navin metrics\"")],
+            "/metrics needs the bearer token configured with NAVIN_METRICS_TOKEN_FILE\n",
+        )
+            .into_response();
+    }
     if let Ok(stats) = state.queue().stats().await {
         let depth = stats.queued.saturating_add(stats.running);
         state
@@ -376,6 +408,9 @@ async fn start_inner(
         app_key_loaded: true,
     });
     state.set_github(github.clone());
+    if let Some(token) = args.metrics_token()? {
+        state.require_metrics_token(token);
+    }
     let dashboard = make_dashboard(&github, &queue)?;
     let listener = TcpListener::bind(args.listen)
         .await

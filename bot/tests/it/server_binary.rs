@@ -4,6 +4,7 @@
 
 use crate::server_support;
 
+use axum::http::Request;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -230,4 +231,59 @@ async fn json_logs_carry_delivery_fields_and_clip_untrusted_values() {
     assert!(build.contains(&format!("version=\"{version}\"")), "{build}");
     assert!(build.contains("commit=\""), "{build}");
     assert!(build.ends_with(" 1"), "{build}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_answer_only_the_bearer_token_when_one_is_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("metrics-token");
+    std::fs::write(&token_file, "scrape-me-0123456789\n").unwrap();
+    let (child, addr) = spawn_serve_with(
+        dir.path(),
+        &[("NAVIN_METRICS_TOKEN_FILE", token_file.to_str().unwrap())],
+    );
+    let ask = |auth: Option<&'static str>| async move {
+        let mut request = Request::get(format!("http://{addr}/metrics"));
+        if let Some(value) = auth {
+            request = request.header("authorization", value);
+        }
+        let request = request
+            .body(http_body_util::Full::new(bytes::Bytes::new()))
+            .unwrap();
+        let response = http_client().request(request).await.unwrap();
+        let status = response.status().as_u16();
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .map(|v| v.to_str().unwrap().to_owned());
+        let body = http_body_util::BodyExt::collect(response.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        (
+            status,
+            challenge,
+            String::from_utf8_lossy(&body).into_owned(),
+        )
+    };
+    let (status, challenge, body) = ask(None).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(challenge.is_some_and(|c| c.starts_with("Bearer")));
+    assert!(!body.contains("navin_"), "{body}");
+    assert_eq!(ask(Some("Bearer wrong-token")).await.0, 401);
+    assert_eq!(
+        ask(Some("scrape-me-0123456789")).await.0,
+        401,
+        "the scheme is needed"
+    );
+    let (status, _, body) = ask(Some("Bearer scrape-me-0123456789")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("navin_"), "{body}");
+    // The other endpoints stay open for probes.
+    assert_eq!(http_get(addr, "/healthz").await.0, 200);
+    let logs = stop_and_read_logs(child);
+    assert!(
+        !logs.contains("scrape-me-0123456789"),
+        "the token is never logged"
+    );
 }
