@@ -118,3 +118,23 @@ async fn a_pull_request_fixing_a_broken_default_branch_config_is_checked_all_the
     assert!(summary(&run).contains("is valid"), "{}", summary(&run));
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ledger_branch_that_is_the_default_branch_is_refused_and_nothing_is_written() {
+    let mut w = World::new().await;
+    w.commit(&[(CONFIG, "ledger_branch: main\n")]);
+    let issue = w.issue("Greetings", "Make greetings configurable.");
+    w.comment(issue, "alice", "/mission configurable greetings")
+        .await;
+    // Read as GitHub renders it: the reply escapes Markdown in the reason.
+    let reply = w.reply().await.replace('\\', "");
+    assert!(reply.contains("`ledger_branch` is `main`"), "{reply}");
+    assert!(reply.contains("default branch"), "{reply}");
+    assert!(w.ledger().is_none(), "no mission anywhere");
+    let main_has_ledger = w
+        .fake()
+        .file_at(OWNER, REPO, "main", ".navin/board/mission.json")
+        .is_some();
+    assert!(!main_has_ledger, "nothing was committed to main");
+    w.finish().await;
+}

@@ -69,6 +69,18 @@ impl Engine {
                 Ok(self.with_branch_override(Arc::new(RepoConfig::default())))
             }
         };
+        // The ledger writes commits of its own: on the default branch they would land in
+        // everyone's code (and fight its protection rules).
+        let config = match (config, repository.default_branch.as_deref()) {
+            (Ok(config), Some(default)) if config.ledger_branch == default => {
+                let invalid = format!(
+                    "`ledger_branch` is `{default}`, the repository's default branch: Navin's ledger commits would land in the code. Name a branch of its own, such as `navin/ledger`"
+                );
+                cx.report.config_invalid(&invalid);
+                Err(invalid)
+            }
+            (config, _) => config,
+        };
         Ok(Session {
             engine: self,
             client,
