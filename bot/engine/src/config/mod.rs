@@ -30,7 +30,8 @@ pub const GITHUB_ACTIONS_APP_ID: u64 = 15368;
 #[serde(deny_unknown_fields, default)]
 pub struct RepoConfig {
     /// Branch holding the mission ledger; set it when `navin/ledger` clashes with your
-    /// branch names or protection rules. Default: `navin/ledger`.
+    /// branch names or protection rules. Never the default branch (refused: the ledger's
+    /// commits would land in the code). Default: `navin/ledger`.
     #[schemars(length(min = 1))]
     pub ledger_branch: String,
     /// Change classes for which a pull request needs an approved plan (its `navin/plan`
