@@ -90,12 +90,7 @@ fn ask_on_issue(
     let Some(issue) = navin_engine::effects::panel::panel_issue(&ledger, run.repo) else {
         return;
     };
-    let n = ledger
-        .mission
-        .missing_info
-        .iter()
-        .position(|m| m == question.trim())
-        .map_or(ledger.mission.missing_info.len(), |i| i + 1);
+    let n = ledger.question_number(question);
     let body = navin_engine::render::reply::agent_question(&actor.to_string(), question, n);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -367,6 +367,23 @@ fn agent_opens(job: &Job, token: &str, step: &str, attempt: u32) -> (u64, String
     (pr, job.fake.pull(OWNER, REPO, pr).head_sha)
 }
 
+/// The agent pushes `src/<step>.rs` with `text` to its pull request; returns the new head.
+fn agent_pushes(job: &Job, token: &str, (pr, step): (u64, &str), text: &str) -> String {
+    let before = job.fake.pull(OWNER, REPO, pr).head_sha;
+    let file = format!("src/{}.rs", step.to_ascii_lowercase());
+    let head = job
+        .fake
+        .push_to_pull(OWNER, REPO, pr, &[(file.as_str(), text)], "fix");
+    pull_event(
+        job,
+        token,
+        "pull_request.synchronize",
+        (pr, step),
+        Some(&before),
+    );
+    head
+}
+
 /// `ci/test` completes on `head`: green, or red with `failing` in its output.
 fn ci_completes(job: &Job, token: &str, head: &str, failing: Option<&str>) {
     let mut spec = CheckRunSpec::new("ci/test", head);
@@ -446,40 +463,12 @@ fn in_event_mode_a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pu
         brief.contains(&format!("Continue pull request #{s2_pr}")),
         "{brief}"
     );
-    let before = job.fake.pull(OWNER, REPO, s2_pr).head_sha;
-    let head = job.fake.push_to_pull(
-        OWNER,
-        REPO,
-        s2_pr,
-        &[("src/s2.rs", "pub fn f() -> u8 { 1 }\n")],
-        "fix",
-    );
-    pull_event(
-        &job,
-        &token,
-        "pull_request.synchronize",
-        (s2_pr, "S2"),
-        Some(&before),
-    );
+    let head = agent_pushes(&job, &token, (s2_pr, "S2"), "pub fn f() -> u8 { 1 }\n");
     ci_completes(&job, &token, &head, Some("parse::unicode"));
     assert_eq!(started(&job, "S2"), [1, 2, 3]);
     let brief = brief_job(&job, "S2").outputs["brief"].clone();
     assert!(brief.contains("parse::unicode"), "{brief}");
-    let before = head.clone();
-    let head = job.fake.push_to_pull(
-        OWNER,
-        REPO,
-        s2_pr,
-        &[("src/s2.rs", "pub fn f() -> u8 { 2 }\n")],
-        "fix",
-    );
-    pull_event(
-        &job,
-        &token,
-        "pull_request.synchronize",
-        (s2_pr, "S2"),
-        Some(&before),
-    );
+    let head = agent_pushes(&job, &token, (s2_pr, "S2"), "pub fn f() -> u8 { 2 }\n");
     ci_completes(&job, &token, &head, None);
 
     // S3's pull request is closed unmerged: attempt 2 starts over.

@@ -11,23 +11,7 @@ use crate::harness::Job;
 /// A running mission with one test step, S1, capped at 1,000 tokens (as
 /// `budgets.max_tokens` caps a mission when it starts).
 fn capped_mission(job: &Job) {
-    let (store, _dir) = job.store();
-    let ctx = Ctx::new(Utc::now(), Actor::Human("octocat".into()));
-    let init = Operation::Init(InitArgs {
-        goal: "Ship the widget API".into(),
-        steps: vec![NewTask {
-            id: "S1".into(),
-            title: "Widget API".into(),
-            validation: Validation::Test,
-            ..NewTask::default()
-        }],
-        budget: Some(Budget {
-            max_tokens: Some(1000),
-            ..Budget::default()
-        }),
-        ..InitArgs::default()
-    });
-    store.transact(&init, &ctx).expect("a capped mission");
+    mission_on(job, 1000, None);
 }
 
 fn report(job: &Job, run_id: &str, tokens: &str, cost: &str) -> crate::harness::RunResult {
@@ -113,6 +97,16 @@ fn started_mission(job: &Job, max_tokens: u64) {
 
 /// [`started_mission`], its panel on `issue` when given.
 fn started_mission_on(job: &Job, max_tokens: u64, issue: Option<u64>) {
+    mission_on(job, max_tokens, issue);
+    let (store, _dir) = job.store();
+    let ctx = Ctx::new(Utc::now(), Actor::Human("octocat".into()));
+    let start = Operation::Start { step: "S1".into() };
+    store.transact(&start, &ctx).expect("S1 started");
+}
+
+/// A running mission with one test step, S1, capped at `max_tokens`; its panel on
+/// `issue` when given.
+fn mission_on(job: &Job, max_tokens: u64, issue: Option<u64>) {
     let (store, _dir) = job.store();
     let ctx = Ctx::new(Utc::now(), Actor::Human("octocat".into()));
     let init = Operation::Init(InitArgs {
@@ -135,8 +129,6 @@ fn started_mission_on(job: &Job, max_tokens: u64, issue: Option<u64>) {
         ..InitArgs::default()
     });
     store.transact(&init, &ctx).expect("a capped mission");
-    let start = Operation::Start { step: "S1".into() };
-    store.transact(&start, &ctx).expect("S1 started");
 }
 
 /// The agent job's artifact file `name` with `text`, as the usage job downloads it.

@@ -138,24 +138,17 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                     )
                     .into());
                 };
-                let open = &snapshot.ledger.mission.missing_info;
-                let Some(question) = number.checked_sub(1).and_then(|i| open.get(i)) else {
-                    let listed = if open.is_empty() {
-                        "nothing is missing".to_owned()
-                    } else {
-                        open.iter()
-                            .enumerate()
-                            .map(|(i, q)| format!("{}. {q}", i + 1))
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    };
-                    return Err(CliError {
-                        message: format!("there is no open question {number}: {listed}"),
-                        code: super::EXIT_REFUSED,
-                    });
+                let question = match snapshot.ledger.open_question(*number) {
+                    Ok(q) => q.to_owned(),
+                    Err(listed) => {
+                        return Err(CliError {
+                            message: format!("there is no open question {number}: {listed}"),
+                            code: super::EXIT_REFUSED,
+                        })
+                    }
                 };
                 Operation::Update(UpdateArgs {
-                    answers: vec![(question.clone(), text.clone())],
+                    answers: vec![(question, text.clone())],
                     reason: format!("answered by {}", actor(cli)),
                     ..UpdateArgs::default()
                 })

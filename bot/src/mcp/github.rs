@@ -161,12 +161,7 @@ impl GitHubCi {
             tracing::warn!(repo = %self.repo, "the mission has no issue in this repository; the question is on the ledger only");
             return false;
         };
-        let n = ledger
-            .mission
-            .missing_info
-            .iter()
-            .position(|m| m == question.trim())
-            .map_or(ledger.mission.missing_info.len(), |i| i + 1);
+        let n = ledger.question_number(question);
         let body = navin_engine::render::reply::agent_question(&actor.to_string(), question, n);
         match handle.block_on(navin_engine::effects::comments::reply_once(
             &self.client,

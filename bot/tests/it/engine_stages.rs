@@ -258,6 +258,10 @@ async fn an_answer_written_into_the_plan_records_the_fact_and_resumes_the_missio
         .expect("the plan");
     let answered = text.replacen("   - **Answer:**", "   - **Answer:** German", 1);
     assert_ne!(answered, text, "the plan has the answer line");
+    // GitHub stamps comments to the second: one written in the same second as the
+    // plan's last change cannot be told to come after it. A person reads first.
+    let into_second = u64::from(chrono::Utc::now().timestamp_subsec_millis());
+    tokio::time::sleep(std::time::Duration::from_millis(1001 - into_second)).await;
     w.comment(
         issue,
         "alice",

@@ -167,6 +167,30 @@ impl Ledger {
 }
 
 impl Ledger {
+    /// Open question `number` as `/answer` and `navin ledger answer` count them (from 1),
+    /// or, when there is none, the open questions listed for the refusal.
+    pub fn open_question(&self, number: usize) -> Result<&str, String> {
+        let open = &self.mission.missing_info;
+        match number.checked_sub(1).and_then(|i| open.get(i)) {
+            Some(q) => Ok(q),
+            None if open.is_empty() => Err("nothing is missing".to_owned()),
+            None => Err(open
+                .iter()
+                .enumerate()
+                .map(|(i, q)| format!("{}. {q}", i + 1))
+                .collect::<Vec<_>>()
+                .join("; ")),
+        }
+    }
+
+    /// The number `/answer` takes for `question` (the next one when it is not open).
+    pub fn question_number(&self, question: &str) -> usize {
+        let open = &self.mission.missing_info;
+        open.iter()
+            .position(|m| m == question.trim())
+            .map_or(open.len() + 1, |i| i + 1)
+    }
+
     /// The op id of the pause that holds for `blocks`: the same open questions on the
     /// same steps hold once, on GitHub and locally, even after a person resumes
     /// without answering.

@@ -503,6 +503,19 @@ async fn add_labels(
 const COPILOT_LOGIN: &str = "Copilot";
 const COPILOT_ASSIGNEE: &str = "copilot-swe-agent[bot]";
 
+/// The `assignees` of an add or remove request: logins (or `{login}` objects).
+fn assignee_logins(body: &Value) -> Vec<String> {
+    body.get("assignees")
+        .and_then(Value::as_array)
+        .map(|l| {
+            l.iter()
+                .filter_map(|v| v.as_str().or_else(|| v.get("login")?.as_str()))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// As GitHub documents it: assignees a caller may not assign are silently ignored.
 /// Only people with push access assign; the Copilot coding agent is assigned only with
 /// a user token (installation tokens and `GITHUB_TOKEN` are ignored), and records
@@ -514,16 +527,7 @@ async fn add_assignees(
     body: Bytes,
 ) -> ApiResult {
     let body = parse_body(&body)?;
-    let logins: Vec<String> = body
-        .get("assignees")
-        .and_then(Value::as_array)
-        .map(|l| {
-            l.iter()
-                .filter_map(|v| v.as_str().or_else(|| v.get("login")?.as_str()))
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let logins = assignee_logins(&body);
     let mut model = inner.model();
     access_issue_or_pull(&model, &caller, &owner, &repo, "write")?;
     let user_token = matches!(&caller, Caller::Token(t) if t.kind.is_person());
@@ -587,16 +591,7 @@ async fn remove_assignees(
     body: Bytes,
 ) -> ApiResult {
     let body = parse_body(&body)?;
-    let logins: Vec<String> = body
-        .get("assignees")
-        .and_then(Value::as_array)
-        .map(|l| {
-            l.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let logins = assignee_logins(&body);
     let mut model = inner.model();
     access_issue_or_pull(&model, &caller, &owner, &repo, "write")?;
     let r = model

@@ -104,24 +104,17 @@ impl Session<'_> {
                 let Some(ledger) = self.read_ledger().await? else {
                     return Ok(no_mission());
                 };
-                let open = &ledger.mission.missing_info;
-                let Some(question) = number.checked_sub(1).and_then(|i| open.get(i)) else {
-                    let listed = if open.is_empty() {
-                        "nothing is missing".to_owned()
-                    } else {
-                        open.iter()
-                            .enumerate()
-                            .map(|(i, q)| format!("{}. {q}", i + 1))
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    };
-                    return Ok(Answer::refuse(
-                        format!("there is no open question {number}: {listed}."),
-                        "Answer with `/answer <n> <text>`, n as the panel numbers the missing info.",
-                    ));
+                let question = match ledger.open_question(number) {
+                    Ok(q) => q.to_owned(),
+                    Err(listed) => {
+                        return Ok(Answer::refuse(
+                            format!("there is no open question {number}: {listed}."),
+                            "Answer with `/answer <n> <text>`, n as the panel numbers the missing info.",
+                        ))
+                    }
                 };
                 let op = Operation::Update(UpdateArgs {
-                    answers: vec![(question.clone(), text)],
+                    answers: vec![(question, text)],
                     reason: format!("answered by {who}"),
                     ..UpdateArgs::default()
                 });

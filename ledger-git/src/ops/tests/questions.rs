@@ -134,3 +134,19 @@ fn a_manual_pause_is_not_taken_for_an_answered_question() {
     );
     assert!(!l.answered());
 }
+
+#[test]
+fn open_questions_are_numbered_from_one_and_a_wrong_number_lists_them() {
+    let l = chain();
+    assert_eq!(l.open_question(1), Err("nothing is missing".to_owned()));
+    let l = run(&l, ask("Which locale?", None), &agent());
+    let l = run(&l, ask("Keep v1?", None), &agent());
+    assert_eq!(l.open_question(2), Ok("Keep v1?"));
+    assert_eq!(
+        l.open_question(3),
+        Err("1. Which locale?; 2. Keep v1?".to_owned())
+    );
+    assert_eq!(l.open_question(0).ok(), None);
+    assert_eq!(l.question_number("Keep v1?"), 2);
+    assert_eq!(l.question_number("  Which locale? "), 1);
+}
