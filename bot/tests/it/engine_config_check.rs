@@ -138,3 +138,24 @@ async fn a_ledger_branch_that_is_the_default_branch_is_refused_and_nothing_is_wr
     assert!(!main_has_ledger, "nothing was committed to main");
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nested_config_from_a_pull_request_fails_navin_config_without_being_parsed() {
+    let mut w = World::new().await;
+    // 150 KB of nested brackets: the YAML parser's cost grows faster than the file.
+    let nested = format!(
+        "ledger_branch: x\nextra: {}{}\n",
+        "[".repeat(75_000),
+        "]".repeat(75_000)
+    );
+    let (_, head) = carols_pr(&mut w, &[(CONFIG, nested.as_str())], "Tweak.").await;
+    let run = config_check(&w, &head);
+    assert_eq!(conclusion(&run), "failure");
+    let text = summary(&run);
+    assert!(
+        text.contains("64 KiB"),
+        "the size is refused before parsing: {text}"
+    );
+    w.no_reply().await;
+    w.finish().await;
+}

@@ -602,6 +602,7 @@ fn key_text(key: &Option<String>) -> String {
 
 /// Parses and validates the whole file. Nothing partial is ever returned.
 pub fn parse_repo_config(text: &str) -> Result<RepoConfig, RepoConfigError> {
+    within_bounds(text)?;
     // An empty file, or one holding only comments, means "all defaults".
     let is_empty = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text)
         .map(|v| v.is_null())
@@ -623,6 +624,70 @@ pub fn parse_repo_config(text: &str) -> Result<RepoConfig, RepoConfigError> {
     })?;
     validate(&config)?;
     Ok(config)
+}
+
+/// The largest `.github/navin.yml` parsed. The real ones are a few hundred bytes; the
+/// file may come from anyone's pull request head, and the parser's cost grows faster
+/// than the file (40 KB of nested brackets took 4 s).
+pub const CONFIG_MAX_BYTES: usize = 64 * 1024;
+
+/// The deepest nesting parsed, counting indentation levels and `[`/`{` together. The
+/// deepest key of the schema is three levels down.
+pub const CONFIG_MAX_DEPTH: usize = 32;
+
+/// Refuses, before any parsing, a file too large or too deeply nested to be a config:
+/// naming the limit, and the line where the nesting went past it.
+fn within_bounds(text: &str) -> Result<(), RepoConfigError> {
+    let refuse = |line: Option<usize>, message: String| RepoConfigError {
+        line,
+        column: None,
+        key: None,
+        message,
+    };
+    if text.len() > CONFIG_MAX_BYTES {
+        return Err(refuse(
+            None,
+            format!(
+                "the file is {} bytes; Navin reads a config of at most {} KiB",
+                text.len(),
+                CONFIG_MAX_BYTES / 1024
+            ),
+        ));
+    }
+    let mut indents: Vec<usize> = Vec::new();
+    let mut flow = 0usize;
+    for (n, line) in text.lines().enumerate() {
+        let body = line.trim_start_matches([' ', '-']);
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - body.len();
+        if flow == 0 {
+            while indents.last().is_some_and(|&i| i >= indent) {
+                indents.pop();
+            }
+            indents.push(indent);
+        }
+        let mut quote: Option<char> = None;
+        for c in body.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '#') => break,
+                (None, '[' | '{') => flow += 1,
+                (None, ']' | '}') => flow = flow.saturating_sub(1),
+                _ => {}
+            }
+            if indents.len() + flow > CONFIG_MAX_DEPTH {
+                return Err(refuse(
+                    Some(n + 1),
+                    format!("the file nests deeper than {CONFIG_MAX_DEPTH} levels; a config needs three"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// serde_yaml_ng appends " at line L column C"; we report those as fields instead.

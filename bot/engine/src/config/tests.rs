@@ -245,3 +245,42 @@ fn an_error_shown_for_a_named_file_says_where_once() {
         "-: key `approval.required_approvals`: must be at least 1"
     );
 }
+
+#[test]
+fn a_file_too_large_or_too_deeply_nested_is_refused_before_parsing_naming_the_limit() {
+    let big = format!(
+        "ledger_branch: navin/ledger\n{}",
+        "# padding\n".repeat(7_000)
+    );
+    let err = parse_repo_config(&big).unwrap_err();
+    assert!(err.message.contains("at most 64 KiB"), "{}", err.message);
+
+    // 20,000 nested brackets took the YAML parser 4 s; the bound answers at once.
+    let brackets = format!(
+        "ledger_branch: x\nextra: {}{}\n",
+        "[".repeat(20_000),
+        "]".repeat(20_000)
+    );
+    let err = parse_repo_config(&brackets).unwrap_err();
+    assert_eq!(err.line, Some(2));
+    assert!(
+        err.message.contains("deeper than 32 levels"),
+        "{}",
+        err.message
+    );
+
+    let mut stairs = String::from("ledger_branch: x\nextra:\n");
+    for i in 0..40 {
+        stairs.push_str(&format!("{}k{i}:\n", " ".repeat(2 * (i + 1))));
+    }
+    let err = parse_repo_config(&stairs).unwrap_err();
+    assert!(
+        err.message.contains("deeper than 32 levels"),
+        "{}",
+        err.message
+    );
+
+    // Brackets and hashes inside quotes or comments do not count.
+    let fine = "ledger_branch: navin/ledger # {{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{\nevidence:\n  required_checks:\n    test: [ci/test, \"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[ x\"]\n";
+    parse_repo_config(fine).expect("a real config with brackets in strings and comments");
+}
