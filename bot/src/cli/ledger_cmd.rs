@@ -12,15 +12,14 @@ use serde_json::json;
 use super::show;
 use super::{BoardCommand, Cli, CliError, Command, LedgerCommand};
 
+/// `human:$USER` (or `%USERNAME%`), as the README promises; `human:local` only when
+/// neither names a login the ledger accepts. The login is the bare user name: it was
+/// parsed as a whole actor before, so every local write said `human:local`.
 fn default_actor() -> Actor {
-    let login = std::env::var("USER")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| "local".to_string());
-    login
-        .parse::<Actor>()
-        .ok()
-        .filter(Actor::is_human)
+    ["USER", "USERNAME"]
+        .iter()
+        .filter_map(|var| std::env::var(var).ok())
+        .find_map(|login| format!("human:{}", login.trim()).parse::<Actor>().ok())
         .unwrap_or_else(|| Actor::Human("local".to_string()))
 }
 

@@ -519,3 +519,66 @@ fn a_step_that_names_an_open_question_pauses_the_mission_until_a_person_answers_
     );
     ok(d, &["board", "start", "S1"]);
 }
+
+#[test]
+fn the_local_actor_is_the_user_running_navin_unless_actor_says_otherwise() {
+    let dir = scratch();
+    let d = dir.path();
+    let run = |args: &[&str], user: &str, actor: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_navin"));
+        cmd.args(args)
+            .current_dir(d)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("NAVIN_ACTOR")
+            .env_remove("USERNAME")
+            .env("USER", user);
+        if let Some(a) = actor {
+            cmd.env("NAVIN_ACTOR", a);
+        }
+        let out = cmd.output().expect("navin runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&["ledger", "init", "--goal", "Ship it"], "maria", None);
+    run(
+        &[
+            "ledger",
+            "update",
+            "--add-fact",
+            "uses UTC",
+            "--reason",
+            "checked",
+        ],
+        "maria",
+        Some("human:lead"),
+    );
+    run(
+        &["ledger", "pause", "--reason", "lunch"],
+        "not a login!",
+        None,
+    );
+    let history: serde_json::Value =
+        serde_json::from_str(&ok(d, &["--json", "ledger", "history"])).expect("json");
+    let actors: Vec<String> = history
+        .as_array()
+        .expect("entries")
+        .iter()
+        .rev()
+        .map(|e| {
+            let body = e["body"].as_str().unwrap_or_default();
+            body.lines()
+                .find_map(|l| l.strip_prefix("Navin-Actor: "))
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        actors,
+        ["human:maria", "human:lead", "human:local"],
+        "{history}"
+    );
+}
