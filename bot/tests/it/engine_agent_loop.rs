@@ -421,16 +421,11 @@ async fn the_cost_cap_pauses_the_mission_after_the_second_attempt_and_nothing_mo
 async fn copilot_continues_a_red_pull_request_from_a_mention_and_is_reassigned_after_a_closed_one()
 {
     let mut w = World::with_agent_token("dora").await;
-    let config = "dispatch:\n  agent: copilot\nagents:\n  idle_after: 0\nevidence:\n  done_on: green\n  required_checks:\n    test: [ci/test]\n";
-    w.commit(&[(".github/navin.yml", config)]);
-    let issue = w.issue("Parser", "Ship the parser.");
-    w.comment(
-        issue,
-        "alice",
-        "/mission ship\n/step add S1 \"Lexer\" --validation test",
-    )
-    .await;
-    w.reply().await;
+    let config = CONFIG.replace(
+        "  agent: workflow\n  workflow: agent.yml\n",
+        "  agent: copilot\n",
+    );
+    one_step_mission(&mut w, &config).await;
     let step_issue = w.issues("navin-step")[0].number;
     let sessions = |w: &World| {
         w.fake()

@@ -189,10 +189,9 @@ impl Session<'_> {
         issue: u64,
         model: Option<&str>,
     ) -> Result<(), GitHubError> {
-        let Some(agent) = self.engine.agent_app() else {
+        let Some(client) = self.agent_client() else {
             return Ok(());
         };
-        let client = agent.installation(self.client.installation_id());
         let instructions = format!(
             "This issue is step {step} of a Navin mission. Work only on it, and put the line `Navin-Step: {step}` in the pull request body so Navin links the pull request to the step."
         );
@@ -219,14 +218,21 @@ impl Session<'_> {
         issue: u64,
         model: Option<&str>,
     ) -> Result<(), GitHubError> {
-        let Some(agent) = self.engine.agent_app() else {
+        let Some(client) = self.agent_client() else {
             return Ok(());
         };
-        let client = agent.installation(self.client.installation_id());
         client
             .write_idempotent(ops::unassign_copilot(&self.repo, issue))
             .await?;
         self.assign_to_copilot(step, issue, model).await
+    }
+
+    /// The installation's client on the engine's user token, which GitHub requires for
+    /// Copilot assignments; `None` without one.
+    fn agent_client(&self) -> Option<InstallationClient> {
+        self.engine
+            .agent_app()
+            .map(|agent| agent.installation(self.client.installation_id()))
     }
 
     async fn labelled_issues(&self, label: &str) -> Result<Vec<ListedIssue>, GitHubError> {
