@@ -4,7 +4,7 @@ use navin_github::{GitHubError, Permission};
 use navin_ledger::store::StoreError;
 use navin_ledger::RuleError;
 
-use crate::event::PayloadError;
+use crate::event::{NoInstallation, PayloadError};
 
 /// Rule refusals are not errors: they become replies. What is left is one of these.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +32,12 @@ pub enum Retry {
     Later,
     /// A malformed payload, a refused credential, a bug: the same input fails again.
     Never,
+}
+
+impl From<NoInstallation> for EngineError {
+    fn from(e: NoInstallation) -> Self {
+        EngineError::Invalid(e.to_string())
+    }
 }
 
 impl EngineError {

@@ -15,6 +15,7 @@
 //! ([`plan_edit`]), through the same session and write as `/plan edit`.
 
 pub mod cache;
+pub mod clones;
 pub mod command;
 pub mod config;
 pub mod effects;

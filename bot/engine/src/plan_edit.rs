@@ -18,6 +18,7 @@ use crate::command::CommandKind;
 use crate::event::Repository;
 use crate::rules::token_scope::Need;
 use crate::session::plan_save::{Base, Saved};
+use crate::session::Origin;
 use crate::{Cx, Delivery, Engine, EngineError, Report};
 
 /// The largest plan text a save may carry: what one GitHub comment holds, the bound a
@@ -114,18 +115,18 @@ impl Engine {
             delivery,
             report: Report::default(),
         };
-        let mut session = self
+        let origin = Origin::new(number, &request.editor)
+            .author_id(Some(request.editor_id))
+            .on_pull_request(on_pull_request);
+        let session = self
             .session(
                 &cx,
                 Need::Write,
                 request.installation,
                 &request.repository,
-                number,
-                &request.editor,
+                origin,
             )
             .await?;
-        session.author_id = Some(request.editor_id);
-        session.on_pull_request = on_pull_request;
         if let Err(invalid) = &session.config {
             return Ok(not_allowed(format!(
                 "{invalid} Fix the file on the default branch, then save again."
@@ -153,8 +154,10 @@ impl Engine {
                 Err(e) if e.status() == Some(404) => return Ok(PlanEditOutcome::NotFound),
                 Err(e) => return Err(e.into()),
             };
-        session.closed = issue.closed_for_changes();
-        if let Some(why) = session.closed {
+        // Only now is it known whether the issue takes changes: the session is rebuilt
+        // with that fact rather than patched.
+        let session = session.with_origin(|origin| origin.closed(issue.closed_for_changes()));
+        if let Some(why) = session.origin.closed {
             let name = CommandKind::PlanEdit.spec().name;
             let allowed = session
                 .repo_config()

@@ -9,6 +9,8 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+use crate::clones::source_dir;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use git2::{AutotagOption, ErrorCode, FetchOptions, Oid, RemoteCallbacks, Repository};
@@ -37,18 +39,6 @@ pub enum SourceError {
     Store(#[from] StoreError),
     #[error("the planner: {0}")]
     Planner(#[from] navin_planner::PlannerError),
-}
-
-/// `<data_dir>/sources/<owner>/<name>.git`, beside the ledger clones.
-pub fn source_dir(data_dir: &Path, full_name: &str) -> PathBuf {
-    let ledger = crate::ledger::clone_dir(data_dir, full_name);
-    let name = ledger.file_name().map(PathBuf::from).unwrap_or_default();
-    let owner = ledger
-        .parent()
-        .and_then(Path::file_name)
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    data_dir.join("sources").join(owner).join(name)
 }
 
 /// One lock per clone: two plans of one repository must not fetch into it at once.

@@ -12,6 +12,7 @@ use navin_ledger::Ledger;
 use crate::event::Repository;
 use crate::rules::token_scope::Need;
 use crate::session::blocking;
+use crate::session::Origin;
 use crate::{Cx, Delivery, Engine, EngineError, Report};
 
 /// One plan as the branch holds it: its record and canonical text, or why it could not
@@ -88,7 +89,13 @@ impl Engine {
     ) -> Result<RepoView, EngineError> {
         let cx = view_cx("view");
         let session = self
-            .session(&cx, Need::View, installation, repository, 0, "")
+            .session(
+                &cx,
+                Need::View,
+                installation,
+                repository,
+                Origin::new(0, ""),
+            )
             .await?;
         let store = session.store().await?;
         let fetch = self.fetch_times.due(&repository.full_name, max_age);
@@ -116,7 +123,13 @@ impl Engine {
     ) -> Result<String, EngineError> {
         let cx = view_cx("role");
         let session = self
-            .session(&cx, Need::View, installation, repository, 0, login)
+            .session(
+                &cx,
+                Need::View,
+                installation,
+                repository,
+                Origin::new(0, login),
+            )
             .await?;
         Ok(self
             .permissions

@@ -35,9 +35,9 @@ async fn mission(w: &mut World) -> u64 {
 async fn a_repository_removed_from_the_app_loses_its_clones_under_the_data_dir() {
     let mut w = World::new().await;
     mission(&mut w).await;
-    let ledger = navin_engine::ledger::clone_dir(w.data_dir(), &format!("{OWNER}/{REPO}"));
+    let ledger = navin_engine::clones::clone_dir(w.data_dir(), &format!("{OWNER}/{REPO}"));
     assert!(ledger.exists(), "the mission made a ledger clone");
-    let source = navin_engine::source::source_dir(w.data_dir(), &format!("{OWNER}/{REPO}"));
+    let source = navin_engine::clones::source_dir(w.data_dir(), &format!("{OWNER}/{REPO}"));
     std::fs::create_dir_all(&source).unwrap();
 
     w.clear_requests();
@@ -78,7 +78,7 @@ async fn a_repository_added_back_with_a_ledger_gets_its_panel_refreshed() {
     assert_eq!(refreshed, panel, "the panel shows the ledger again");
     let on_issue = w.fake().comments(OWNER, REPO, issue);
     assert!(on_issue.iter().any(|c| c.body == panel), "{on_issue:#?}");
-    let ledger = navin_engine::ledger::clone_dir(w.data_dir(), &format!("{OWNER}/{REPO}"));
+    let ledger = navin_engine::clones::clone_dir(w.data_dir(), &format!("{OWNER}/{REPO}"));
     assert!(ledger.exists(), "the ledger was fetched again");
     w.requests("installation_repositories.added (repository with a mission)");
     w.finish().await;

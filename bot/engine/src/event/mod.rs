@@ -18,8 +18,6 @@ pub const SWEEP_EVENT: &str = "navin_sweep";
 
 use serde::Deserialize;
 
-use crate::error::EngineError;
-
 /// Where an event came from and how often it has been tried: every effect of the
 /// event is keyed by [`Delivery::id`], so a retry or a redelivery changes nothing twice.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,10 +48,8 @@ impl Delivery {
     }
 
     /// The installation to act for; an event without one cannot be handled by an App.
-    pub fn installation(&self) -> Result<u64, EngineError> {
-        self.installation.ok_or(EngineError::Invalid(
-            "the delivery names no installation".into(),
-        ))
+    pub fn installation(&self) -> Result<u64, NoInstallation> {
+        self.installation.ok_or(NoInstallation)
     }
 
     /// A retried delivery may have applied some effects already: look before posting.
@@ -207,6 +203,11 @@ impl Event {
 
 /// A payload that does not hold what its event promises: it will never parse, so the
 /// delivery is failed at once, naming the field.
+/// A delivery an App cannot act on: it names no installation to get a token for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the delivery names no installation")]
+pub struct NoInstallation;
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{event} payload: {path}: {message}")]
 pub struct PayloadError {

@@ -4,6 +4,7 @@ use crate::effects::plan_check::CHECK_NAME;
 use crate::event::CheckRunActionEvent;
 use crate::rules::plan_button::{self, Clicker};
 use crate::rules::token_scope::Need;
+use crate::session::Origin;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {
@@ -37,18 +38,12 @@ impl Engine {
         }
         let installation = cx.delivery.installation()?;
         let sender = &event.sender;
-        let mut session = self
-            .session(
-                cx,
-                Need::Write,
-                installation,
-                &event.repository,
-                number,
-                &sender.login,
-            )
+        let origin = Origin::new(number, &sender.login)
+            .on_pull_request(true)
+            .author_id(sender.id);
+        let session = self
+            .session(cx, Need::Write, installation, &event.repository, origin)
             .await?;
-        session.on_pull_request = true;
-        session.author_id = sender.id;
         if let Err(invalid) = &session.config {
             tracing::warn!(repo = %session.repo, error = %invalid, "invalid config: approve button ignored");
             return Ok(());

@@ -4,6 +4,7 @@ use crate::event::{is_commit_sha, CheckRunEvent, CheckSuiteEvent, Repository, Wo
 use crate::evidence::RunKind;
 use crate::rules::token_scope::Need;
 use crate::session::Completion;
+use crate::session::Origin;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {
@@ -83,7 +84,7 @@ impl Engine {
             )));
         }
         let session = self
-            .session(cx, Need::Write, installation, repository, 0, "navin")
+            .session(cx, Need::Write, installation, repository, Origin::navin())
             .await?;
         session.settle(session.on_completion(done).await, event)
     }

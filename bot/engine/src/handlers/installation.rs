@@ -4,7 +4,8 @@ use crate::event::{InstallationEvent, InstalledRepository, Repository};
 use crate::rules::installation::{installation_work, web_base, MAX_WARMED_PER_EVENT};
 use crate::rules::token_scope::Need;
 use crate::session::blocking;
-use crate::{ledger, Cx, Engine, EngineError};
+use crate::session::Origin;
+use crate::{Cx, Engine, EngineError};
 
 impl Engine {
     pub(crate) async fn on_installation(
@@ -52,7 +53,7 @@ impl Engine {
         self.sweeps.forget(full_name);
         let data_dir = self.config.data_dir.clone();
         let repo = full_name.to_owned();
-        let removed = blocking(move || Ok(ledger::remove_clones(&data_dir, &repo)?)).await?;
+        let removed = blocking(move || Ok(crate::clones::remove_clones(&data_dir, &repo)?)).await?;
         tracing::info!(
             repo = full_name,
             removed = removed.len(),
@@ -79,7 +80,7 @@ impl Engine {
             html_url,
         };
         let session = self
-            .session(cx, Need::Write, installation, &repository, 0, "navin")
+            .session(cx, Need::Write, installation, &repository, Origin::navin())
             .await?;
         if session.config.is_err() {
             // Invalid config: nothing of the repository is touched until it is fixed.

@@ -3,6 +3,7 @@
 use crate::command::{is_bot_author, new_commands, parse_comment};
 use crate::event::CommentEvent;
 use crate::rules::token_scope::Need;
+use crate::session::Origin;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {
@@ -42,22 +43,15 @@ impl Engine {
         } else {
             Need::Read
         };
-        let mut session = self
-            .session(
-                cx,
-                need,
-                installation,
-                &event.repository,
-                event.issue.number,
-                &author.login,
-            )
+        let origin = Origin::new(event.issue.number, &author.login)
+            .author_id(author.id)
+            .body(event.issue.body.as_deref())
+            .comment(event.comment.id, event.comment.written_at(&event.action))
+            .on_pull_request(event.issue.pull_request.is_some())
+            .closed(event.issue.closed_for_changes());
+        let session = self
+            .session(cx, need, installation, &event.repository, origin)
             .await?;
-        session.issue_body = event.issue.body.clone().unwrap_or_default();
-        session.comment_id = Some(event.comment.id);
-        session.written_at = event.comment.written_at(&event.action);
-        session.author_id = author.id;
-        session.on_pull_request = event.issue.pull_request.is_some();
-        session.closed = event.issue.closed_for_changes();
         let cap = session.repo_config().limits.max_commands_per_comment;
         let mut parsed = parsed;
         let skipped = parsed.split_off(cap.min(parsed.len()));

@@ -2,6 +2,7 @@
 
 use crate::event::IssuesEvent;
 use crate::rules::token_scope::Need;
+use crate::session::Origin;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {
@@ -15,20 +16,14 @@ impl Engine {
             return Ok(());
         };
         let installation = cx.delivery.installation()?;
-        let mut session = self
-            .session(
-                cx,
-                Need::Write,
-                installation,
-                &event.repository,
-                issue.number,
-                &author.login,
-            )
+        let origin = Origin::new(issue.number, &author.login)
+            .author_id(author.id)
+            .body(issue.body.as_deref())
+            .closed(issue.closed_for_changes());
+        let session = self
+            .session(cx, Need::Write, installation, &event.repository, origin)
             .await?;
-        session.author_id = author.id;
-        session.issue_body = issue.body.clone().unwrap_or_default();
-        session.closed = issue.closed_for_changes();
-        if session.config.is_err() || session.closed.is_some() {
+        if session.config.is_err() || session.origin.closed.is_some() {
             return Ok(());
         }
         let title = issue.title.as_deref().unwrap_or_default();

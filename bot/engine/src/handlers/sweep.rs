@@ -7,6 +7,7 @@
 
 use crate::event::SweepEvent;
 use crate::rules::token_scope::Need;
+use crate::session::Origin;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {
@@ -22,7 +23,7 @@ impl Engine {
             repository.id = repository.id.or(found.id);
         }
         let session = self
-            .session(cx, Need::Write, installation, &repository, 0, "navin")
+            .session(cx, Need::Write, installation, &repository, Origin::navin())
             .await?;
         if session.config.is_err() {
             return Ok(());

@@ -9,7 +9,7 @@ use navin_ledger::model::{Evidence, Ledger, MissionStatus, Task, TaskStatus};
 use super::marker::{Marker, PANEL_FORMAT};
 use super::mermaid;
 use super::repo::RepoRef;
-use super::table;
+use super::table::{self, FOLD_AT};
 use super::text::{
     closers_for, code, inline, link, prefix_bytes, short_sha, thousands, COMMENT_BUDGET,
 };
@@ -41,10 +41,6 @@ pub struct PanelLink {
     pub label: String,
     pub url: String,
 }
-
-/// Steps beyond this many fold the table and the graph into `<details>`, so
-/// the panel's first screen stays the summary.
-pub const FOLD_AT: usize = 25;
 
 /// The graph is dropped (with a note) rather than squeeze the table below this.
 const GRAPH_MAX_BYTES: usize = 20_000;

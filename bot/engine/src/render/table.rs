@@ -6,9 +6,12 @@ use std::fmt::Write;
 use navin_ledger::model::{Evidence, EvidenceKind, Ledger, Task, TaskStatus};
 
 use super::mermaid::class_of;
-use super::panel::FOLD_AT;
 use super::repo::RepoRef;
 use super::text::{code, inline, link, short_sha};
+
+/// Steps beyond this many fold the table and the graph into `<details>`, so
+/// the panel's first screen stays the summary.
+pub const FOLD_AT: usize = 25;
 
 /// How many characters of a title a row shows.
 const TITLE_CHARS: usize = 80;

@@ -121,12 +121,12 @@ impl Session<'_> {
         }
         let op = Operation::Update(navin_ledger::UpdateArgs {
             answers,
-            reason: format!("answered in the plan by @{}", self.author),
+            reason: format!("answered in the plan by @{}", self.origin.author),
             ..navin_ledger::UpdateArgs::default()
         });
         let op_id = format!("{op_id}:answers");
         let ledger = match self
-            .transact(op, &op_id, Actor::Human(self.author.clone()))
+            .transact(op, &op_id, Actor::Human(self.origin.author.clone()))
             .await?
         {
             Some((after, _)) => after,
@@ -145,8 +145,8 @@ impl Session<'_> {
         ledger: Ledger,
         op_id: &str,
     ) -> Result<Ledger, EngineError> {
-        let who = Actor::Human(self.author.clone());
-        let note = format!("answered by @{}", self.author);
+        let who = Actor::Human(self.origin.author.clone());
+        let note = format!("answered by @{}", self.origin.author);
         self.resume_if_unblocked(ledger, op_id, who, note).await
     }
 

@@ -42,10 +42,10 @@ impl Session<'_> {
         if !crate::cache::permission::may_mutate(&role) {
             return Ok(());
         }
-        tracing::info!(repo = %self.repo, issue = self.issue, points = score.points, signals = ?score.signals, "automatic plan");
+        tracing::info!(repo = %self.repo, issue = self.origin.issue, points = score.points, signals = ?score.signals, "automatic plan");
         let request = if title.trim().is_empty() { body } else { title };
         if let Answer::Refuse { reason, .. } = self.plan(request.trim(), &op_id).await? {
-            tracing::warn!(repo = %self.repo, issue = self.issue, %reason, "automatic plan refused");
+            tracing::warn!(repo = %self.repo, issue = self.origin.issue, %reason, "automatic plan refused");
         }
         Ok(())
     }

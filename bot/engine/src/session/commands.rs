@@ -22,7 +22,7 @@ impl Session<'_> {
         command: Command,
         op_id: &str,
     ) -> Result<Answer, EngineError> {
-        let who = format!("@{}", self.author);
+        let who = format!("@{}", self.origin.author);
         let op = match command {
             Command::Help => return Ok(Answer::Reply(reply::help(&help_text()))),
             Command::Status => return self.status().await,
@@ -174,7 +174,7 @@ impl Session<'_> {
 
     /// The command's operation as its author; on a redelivery, the ledger as it stands.
     async fn land(&self, op: Operation, op_id: &str) -> Result<Ledger, EngineError> {
-        let actor = Actor::Human(self.author.clone());
+        let actor = Actor::Human(self.origin.author.clone());
         match self.transact(op, op_id, actor).await? {
             Some((ledger, _)) => Ok(ledger),
             None => self
@@ -192,7 +192,7 @@ impl Session<'_> {
     /// The issue carrying the mission's panel: its origin when it lives in this
     /// repository, else the issue the command came from.
     pub(crate) fn panel_issue(&self, ledger: &Ledger) -> u64 {
-        crate::effects::panel::panel_issue(ledger, &self.repo).unwrap_or(self.issue)
+        crate::effects::panel::panel_issue(ledger, &self.repo).unwrap_or(self.origin.issue)
     }
 
     pub(crate) fn repo_ref(&self) -> RepoRef {
@@ -270,7 +270,7 @@ impl Session<'_> {
         };
         self.refresh_panel(&ledger).await?;
         let panel = self.panel_issue(&ledger);
-        if panel == self.issue {
+        if panel == self.origin.issue {
             Ok(Answer::React("eyes"))
         } else {
             Ok(Answer::Reply(reply::accepted(&format!(
@@ -337,14 +337,14 @@ impl Session<'_> {
         }
         let mut origin = Origin {
             repository: Some(self.repo.clone()),
-            issue: Some(self.issue),
+            issue: Some(self.origin.issue),
             plan_id: None,
         };
         let config = self.repo_config();
         let mut plan_doc = None;
         let mut init = match goal {
             Some(goal) => {
-                let steps = steps::task_list_steps(&self.issue_body);
+                let steps = steps::task_list_steps(&self.origin.issue_body);
                 InitArgs {
                     goal,
                     steps: match mode {
@@ -389,7 +389,7 @@ impl Session<'_> {
             return Ok(no_mission());
         }
         let store = self.store().await?;
-        let ctx = self.ledger_ctx(Actor::Human(self.author.clone()), op_id);
+        let ctx = self.ledger_ctx(Actor::Human(self.origin.author.clone()), op_id);
         // An unknown version is a rule refusal (`unknown_version`), answered as any other.
         let ledger = blocking(move || match store.rollback(version, &ctx)? {
             Committed::Written { ledger, .. } => Ok(Some(*ledger)),

@@ -2,7 +2,7 @@
 
 use navin_ledger::plan::policy::ChangedFile;
 
-use super::plans::PullInfo;
+use super::plan_types::PullInfo;
 use super::{EngineError, Session};
 use crate::cache::repo_config::CONFIG_PATH;
 use crate::effects::plan_check::{self, Target};

@@ -3,118 +3,23 @@
 use navin_github::ops;
 use navin_ledger::plan::policy::{plan_requirement, ChangedFile};
 
-use super::plans::{pr_plan_id, PullInfo};
+use super::plan_types::PullInfo;
 use super::Engine;
 use super::{permission, EngineError, Session};
 use crate::effects::plan_check::{self, CheckState, PlanCheck};
 use crate::event::{PullRequest, PullRequestEvent, ReviewEvent};
+use crate::render::plan_check::{not_counted, own_plan_check, short, verdict_notes};
 use crate::rules::approvals::{self, NotCounted, RestReview};
-use crate::rules::plan_button;
+use crate::rules::drift::{step_drift, with_drift};
 use crate::rules::plan_policy;
 use crate::rules::token_scope::Need;
+use crate::session::Origin;
 use crate::Cx;
-use navin_ledger::plan::record::{CountedReview, PlanRecord, RecordStatus, VIA_CHECK_RUN};
+use navin_ledger::plan::record::pr_plan_id;
+use navin_ledger::plan::record::{CountedReview, PlanRecord};
 
 /// Pages of PR files read at most (GitHub lists up to 3000 files, 100 a page).
 const MAX_FILE_PAGES: usize = 30;
-
-pub(crate) fn short(hash: &str) -> String {
-    let cut: String = hash.chars().take(19).collect();
-    format!("{cut}…")
-}
-
-/// What the `navin/plan` check says about a PR's own plan.
-pub(crate) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String]) -> PlanCheck {
-    let id = &record.id;
-    let mut summary = String::new();
-    let check = |approved: bool, title: String, summary: String| PlanCheck {
-        verdict: if approved {
-            CheckState::Approved
-        } else {
-            CheckState::Waiting
-        },
-        title,
-        summary,
-        annotations: Vec::new(),
-        actions: Vec::new(),
-    };
-    if record.is_approved() {
-        let who: Vec<String> = record
-            .current_approvals()
-            .map(|a| match (a.review_id, a.via.as_deref()) {
-                (Some(r), _) => format!("@{} (review {r})", a.approver),
-                (None, Some(VIA_CHECK_RUN)) => {
-                    format!("@{} (“{}” button)", a.approver, plan_button::LABEL)
-                }
-                (None, _) => format!("@{}", a.approver),
-            })
-            .collect();
-        summary.push_str(&format!(
-            "Plan `{id}` ({}) is approved by {}. The approved text is `.navin/plans/{id}.md` on the ledger branch.",
-            short(&record.hash),
-            who.join(", ")
-        ));
-        return check(true, format!("Plan {id} approved"), summary);
-    }
-    match record.status {
-        RecordStatus::Rejected => {
-            let last = record.rejections.last();
-            summary.push_str(&format!(
-                "Plan `{id}` was rejected by @{}{}. Ask for a new one with `/plan <request>` or `/reject <feedback>`.",
-                last.map(|r| r.by.as_str()).unwrap_or("someone"),
-                last.and_then(|r| r.feedback.as_deref())
-                    .map(|f| format!(": {f}"))
-                    .unwrap_or_default()
-            ));
-            check(false, format!("Plan {id} rejected"), summary)
-        }
-        _ => {
-            summary.push_str(&format!(
-                "Plan `{id}` ({}) has {} of {required} required approval(s) from people with write access. Approve it with a pull-request review (“Approve”) or the “{}” button above (it approves this text only); a writer may change it with `/plan edit`.",
-                short(&record.hash),
-                record.approver_count(),
-                plan_button::LABEL,
-            ));
-            if let Some(stale) = match crate::render::plan_status(record) {
-                crate::render::PlanStatus::Pending { stale } => stale,
-                _ => None,
-            } {
-                summary.push_str(&format!("\n\nStale: {stale}"));
-            }
-            if let Some(edit) = record.edits.last() {
-                summary.push_str(&format!(
-                    "\n\nThe plan changed: {} by @{} ({} → {}). The plan comment shows the diff against the original text.",
-                    edit.via.as_deref().unwrap_or("edited"),
-                    edit.by,
-                    short(&edit.from_hash),
-                    short(&edit.to_hash)
-                ));
-            }
-            for note in crate::render::owner_notes(record) {
-                summary.push_str(&format!("\n\n{note}"));
-            }
-            for note in notes {
-                summary.push_str(&format!("\n- Not counted: {note}"));
-            }
-            let mut waiting = check(false, format!("Plan {id} needs approval"), summary);
-            if record.status == RecordStatus::Pending {
-                waiting.actions = vec![plan_button::approve_action(&record.hash)];
-            }
-            waiting
-        }
-    }
-}
-
-fn not_counted(n: &NotCounted) -> String {
-    match n {
-        NotCounted::Author { login } => format!(
-            "@{login} is the pull request's author (`approval.allow_author_approval` is off)."
-        ),
-        NotCounted::BeforeText { login } => {
-            format!("@{login} approved an earlier text of the plan; it changed since.")
-        }
-    }
-}
 
 impl Engine {
     /// `pull_request` opened/synchronize/reopened/edited: the `navin/plan` check on the
@@ -144,19 +49,13 @@ impl Engine {
             .as_ref()
             .map(|s| s.login.clone())
             .unwrap_or_else(|| pr.author.clone());
-        let mut session = self
-            .session(
-                cx,
-                Need::Write,
-                installation,
-                &event.repository,
-                pr.number,
-                &actor,
-            )
+        let origin = Origin::new(pr.number, &actor)
+            .on_pull_request(true)
+            .author_id(event.sender.as_ref().and_then(|s| s.id))
+            .body(Some(&pr.body));
+        let session = self
+            .session(cx, Need::Write, installation, &event.repository, origin)
             .await?;
-        session.on_pull_request = true;
-        session.author_id = event.sender.as_ref().and_then(|s| s.id);
-        session.issue_body = pr.body.clone();
         // A new head may carry a fix for the default branch's broken config: its
         // `navin/config` check runs whatever the default branch's file says.
         let new_head = ["opened", "synchronize", "reopened"].contains(&event.action.as_str());
@@ -222,18 +121,12 @@ impl Engine {
             .as_ref()
             .map(|u| u.login.clone())
             .unwrap_or_else(|| "ghost".to_owned());
-        let mut session = self
-            .session(
-                cx,
-                Need::Write,
-                installation,
-                &event.repository,
-                pr.number,
-                &actor,
-            )
+        let origin = Origin::new(pr.number, &actor)
+            .on_pull_request(true)
+            .author_id(event.review.user.as_ref().and_then(|u| u.id));
+        let session = self
+            .session(cx, Need::Write, installation, &event.repository, origin)
             .await?;
-        session.on_pull_request = true;
-        session.author_id = event.review.user.as_ref().and_then(|u| u.id);
         if session.config.is_err() {
             return Ok(());
         }
@@ -325,7 +218,7 @@ impl Session<'_> {
                     .map(|a| a.approver.clone()),
             );
             let verdict = self.owner_verdict(&files, &approvers).await?;
-            notes.extend(super::owners::verdict_notes(&verdict));
+            notes.extend(verdict_notes(&verdict));
             counted.retain(|c| verdict.owners.iter().any(|o| o == &c.login));
             waiting = verdict.waiting;
         }
@@ -333,9 +226,9 @@ impl Session<'_> {
         let id = record.id.clone();
         let message = format!(
             "navin: plan {id} reviews by human:{}\n\nApprovals recounted from the pull request's reviews.\n\nNavin-Plan: {id}\nNavin-Delivery: {}\n",
-            self.author, self.delivery.id
+            self.origin.author, self.delivery.id
         );
-        let change = move |old: Option<PlanRecord>, _: &super::plans::Seen| {
+        let change = move |old: Option<PlanRecord>, _: &super::plan_types::Seen| {
             let Some(mut record) = old else {
                 return Ok(None);
             };
@@ -422,8 +315,8 @@ impl Session<'_> {
         if let Some((record, doc)) = self.read_plan_id(&pr_plan_id(pr.number)).await? {
             let mut check = own_plan_check(&record, config.approval.required_approvals, &[]);
             if let Some(files) = &files {
-                let drift = super::drift::step_drift(doc.plan(), None, files);
-                check = super::drift::with_drift(check, &record.id, &drift, config.plan.scope);
+                let drift = step_drift(doc.plan(), None, files);
+                check = with_drift(check, &record.id, &drift, config.plan.scope);
             }
             return self.sync_check(pr, &check, &record.id).await;
         }

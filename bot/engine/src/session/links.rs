@@ -8,6 +8,7 @@ use crate::event::is_commit_sha;
 use crate::event::PullRequestEvent;
 use crate::evidence::step_from_pr_in;
 use crate::rules::token_scope::Need;
+use crate::session::Origin;
 use crate::Cx;
 
 impl Engine {
@@ -30,17 +31,10 @@ impl Engine {
         let installation = cx.delivery.installation()?;
         let pr = &event.pull_request;
         let sender = event.sender.as_ref().unwrap_or(&pr.user);
-        let mut session = self
-            .session(
-                cx,
-                Need::Write,
-                installation,
-                &event.repository,
-                pr.number,
-                &sender.login,
-            )
+        let origin = Origin::new(pr.number, &sender.login).on_pull_request(true);
+        let session = self
+            .session(cx, Need::Write, installation, &event.repository, origin)
             .await?;
-        session.on_pull_request = true;
         let actor = if sender.kind.as_deref() == Some("Bot") || sender.login.ends_with("[bot]") {
             Actor::App(sender.login.clone())
         } else {

@@ -7,13 +7,14 @@ mod ci;
 mod commands;
 mod config_check;
 mod dispatch;
-mod drift;
 mod gate;
 mod links;
+mod origin;
 mod owners;
 mod plan_button;
 mod plan_file;
 pub(crate) mod plan_save;
+mod plan_types;
 pub(crate) mod plans;
 mod step_drift;
 
@@ -33,6 +34,7 @@ use crate::rules::token_scope::{self, Need};
 use crate::{ledger, Cx, Engine, EngineError, Report};
 
 pub(crate) use ci::Completion;
+pub(crate) use origin::Origin;
 
 /// How far back a retry whose receipt is unknown looks for its operations: the queue
 /// remembers handled deliveries this long, so nothing older is ever redelivered to it.
@@ -40,16 +42,14 @@ const RETRY_LOOKBACK_DAYS: i64 = 8;
 
 impl Engine {
     /// The context every handler works in: the installation's client, the repository's
-    /// config (or why it is invalid), and who acted. `issue` is the issue or pull request
-    /// number the event is about (0 when there is none, e.g. a check run on no PR).
+    /// config (or why it is invalid), and where and by whom the event arose.
     pub(crate) async fn session(
         &self,
         cx: &Cx,
         need: Need,
         installation: u64,
         repository: &Repository,
-        issue: u64,
-        actor: &str,
+        origin: Origin,
     ) -> Result<Session<'_>, EngineError> {
         let granted = self.grants.get(&self.github, installation).await;
         let scope = token_scope::scope(repository.id, need, granted.as_deref());
@@ -87,19 +87,12 @@ impl Engine {
             config,
             repo: repository.full_name.clone(),
             repository_id: repository.id,
-            issue,
-            issue_body: String::new(),
             default_branch: repository
                 .default_branch
                 .clone()
                 .unwrap_or_else(|| "main".to_owned()),
             html_base: html_base(repository),
-            comment_id: None,
-            written_at: None,
-            on_pull_request: false,
-            closed: None,
-            author: actor.to_owned(),
-            author_id: None,
+            origin,
             delivery: cx.delivery.clone(),
             report: cx.report.clone(),
             deferred_panel: std::sync::Mutex::new(None),
@@ -108,7 +101,8 @@ impl Engine {
     }
 }
 
-/// One comment's context: who, where, and the GitHub client for its installation.
+/// One event's context: who, where, and the GitHub client for its installation. Nothing
+/// in it changes once it is built, except the panel a comment's commands defer.
 pub(crate) struct Session<'e> {
     pub(crate) engine: &'e Engine,
     pub(crate) client: InstallationClient,
@@ -118,24 +112,10 @@ pub(crate) struct Session<'e> {
     pub(crate) repo: String,
     /// The repository's numeric id, as the event gave it (kept for the sweep list).
     pub(crate) repository_id: Option<u64>,
-    pub(crate) issue: u64,
-    pub(crate) issue_body: String,
     pub(crate) default_branch: String,
     pub(crate) html_base: String,
-    /// The comment that carried the command, for reactions; `None` for other events.
-    pub(crate) comment_id: Option<u64>,
-    /// When that comment's commands were written: a `/plan edit` is merged with the
-    /// plan texts stored since. `None`: edits apply to the text as it is.
-    pub(crate) written_at: Option<chrono::DateTime<Utc>>,
-    /// The command came from a pull request's conversation (its issue number is the PR's).
-    pub(crate) on_pull_request: bool,
-    /// Why the issue or PR takes no changes (`closed`, `locked`), if it does not.
-    pub(crate) closed: Option<&'static str>,
-    /// Who acted: the comment's or review's author, or the event's sender.
-    pub(crate) author: String,
-    /// The author's numeric user id, when the event carried it: roles and approvals are
-    /// keyed by it, since logins can be renamed and reused.
-    pub(crate) author_id: Option<u64>,
+    /// Where and by whom the event arose; set before the session exists.
+    pub(crate) origin: Origin,
     /// The delivery being handled: its id keys every effect; on a retry
     /// ([`crate::Delivery::is_retry`]) effects may exist already, so look before posting.
     pub(crate) delivery: crate::Delivery,
@@ -169,6 +149,13 @@ impl Answer {
 }
 
 impl Session<'_> {
+    /// The same session with a fact about its origin learnt after it was built (an
+    /// edit's issue is fetched with the session's own client).
+    pub(crate) fn with_origin(self, learnt: impl FnOnce(Origin) -> Origin) -> Self {
+        let origin = learnt(self.origin.clone());
+        Session { origin, ..self }
+    }
+
     /// Runs one command and says how to answer it; nothing is posted yet, so a comment's
     /// answers go out together ([`Session::answer_all`]).
     pub(crate) async fn run(
@@ -239,27 +226,27 @@ impl Session<'_> {
             && (self.delivery.is_retry()
                 || self.engine.replies.take(
                     &self.repo,
-                    self.issue,
-                    &self.author,
+                    self.origin.issue,
+                    &self.origin.author,
                     cap,
                     std::time::Instant::now(),
                 ));
         if !bodies.is_empty() && !allowed {
-            tracing::warn!(repo = %self.repo, issue = self.issue, author = %self.author, cap, "reply cap reached for this person on this issue; answering with reactions only");
+            tracing::warn!(repo = %self.repo, issue = self.origin.issue, author = %self.origin.author, cap, "reply cap reached for this person on this issue; answering with reactions only");
         }
         if allowed {
             let body = join_answers(&bodies);
             comments::reply_once(
                 &self.client,
                 &self.repo,
-                self.issue,
+                self.origin.issue,
                 op_id,
                 &body,
                 self.delivery.is_retry(),
             )
             .await?;
         }
-        if let Some(id) = self.comment_id {
+        if let Some(id) = self.origin.comment_id {
             let mut done: Vec<&str> = Vec::new();
             for content in reactions {
                 if !done.contains(&content) {
@@ -317,14 +304,14 @@ impl Session<'_> {
                 "Shorten it (link to a document for the details), or raise `limits.max_text_bytes` in `.github/navin.yml`.",
             ));
         }
-        if let (true, Some(why)) = (command.is_mutating(), self.closed) {
+        if let (true, Some(why)) = (command.is_mutating(), self.origin.closed) {
             let allowed = self
                 .repo_config()
                 .allow_on_closed
                 .iter()
                 .any(|name| name.trim_start_matches('/') == command.name());
             if !allowed {
-                let what = if self.on_pull_request {
+                let what = if self.origin.on_pull_request {
                     "pull request"
                 } else {
                     "issue"
@@ -345,7 +332,12 @@ impl Session<'_> {
             let role = self
                 .engine
                 .permissions
-                .role(&self.client, &self.repo, &self.author, self.author_id)
+                .role(
+                    &self.client,
+                    &self.repo,
+                    &self.origin.author,
+                    self.origin.author_id,
+                )
                 .await?;
             if !permission::may_mutate(&role) {
                 return Ok(Answer::refuse(
@@ -353,7 +345,7 @@ impl Session<'_> {
                         "`/{}` changes the mission, which needs write access to {}; @{}'s role is `{role}`.",
                         command.name(),
                         self.repo,
-                        self.author
+                        self.origin.author
                     ),
                     "Ask a maintainer to run it, or use `/status` and `/next`, which anyone may.",
                 ));

@@ -9,7 +9,7 @@ use navin_ledger::plan::PlanDocument;
 use navin_planner::codeowners::{CodeOwners, LOCATIONS};
 use serde::Deserialize;
 
-use super::plans::PullInfo;
+use super::plan_types::PullInfo;
 use super::{EngineError, Session};
 use crate::rules::codeowners_approval::{self, Lookup, Membership, Verdict};
 use crate::rules::review_requests::{self, PullState, Targets};
@@ -146,9 +146,9 @@ impl Session<'_> {
         let id = record.id.clone();
         let message = format!(
             "navin: plan {id} review-requests by human:{}\n\nCode owners of the proposed files asked to review.\n\nNavin-Plan: {id}\nNavin-Delivery: {}\n",
-            self.author, self.delivery.id
+            self.origin.author, self.delivery.id
         );
-        let change = move |old: Option<PlanRecord>, _: &super::plans::Seen| {
+        let change = move |old: Option<PlanRecord>, _: &super::plan_types::Seen| {
             let Some(mut record) = old else {
                 return Ok(None);
             };
@@ -274,22 +274,4 @@ impl Session<'_> {
         }
         Ok(codeowners_approval::verdict(files, approvers, &answers))
     }
-}
-
-/// What the check summary says about approvals under `approval.require_codeowners`.
-pub(crate) fn verdict_notes(verdict: &Verdict) -> Vec<String> {
-    let mut notes: Vec<String> = verdict
-        .not_owners
-        .iter()
-        .map(|l| {
-            format!("@{l} owns none of the plan's proposed files (`approval.require_codeowners`).")
-        })
-        .collect();
-    if !verdict.refused_teams.is_empty() {
-        notes.push(format!(
-            "GitHub would not show the membership of {} (403): the App needs the organization permission `members: read` (accept it on the installation's settings page) for team owners' approvals to count.",
-            verdict.refused_teams.join(", ")
-        ));
-    }
-    notes
 }

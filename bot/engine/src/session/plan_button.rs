@@ -2,7 +2,7 @@
 
 use navin_github::ops;
 
-use super::plans::{PullInfo, Seen};
+use super::plan_types::{PullInfo, Seen};
 use super::{Answer, EngineError, Session};
 use crate::cache::permission;
 use crate::render::reply;
@@ -18,7 +18,7 @@ impl Session<'_> {
         clicker: &Clicker,
         clicked: &str,
     ) -> Result<(), EngineError> {
-        let path = ops::pull_request(&self.repo, self.issue);
+        let path = ops::pull_request(&self.repo, self.origin.issue);
         let pull: crate::event::PullRequest = self.client.get_json(&path).await?;
         let pr = PullInfo::from_payload(&pull);
         let config = self.repo_config();
@@ -76,7 +76,7 @@ impl Session<'_> {
             // comment and the check (which loses its button once approved).
             Ok(Some(_)) => Box::pin(self.sync_reviews(&pr)).await,
             Ok(None) => {
-                tracing::info!(repo = %self.repo, pr = self.issue, "approve button clicked on a pull request with no plan");
+                tracing::info!(repo = %self.repo, pr = self.origin.issue, "approve button clicked on a pull request with no plan");
                 Ok(())
             }
             Err(refusal) => self.refuse_click(&refusal).await,
@@ -88,16 +88,16 @@ impl Session<'_> {
     /// get no reply. The reply is tagged with the delivery, so a retry posts it once, and
     /// counts against the per-person reply cap like a command's.
     async fn refuse_click(&self, refusal: &Refusal) -> Result<(), EngineError> {
-        tracing::info!(repo = %self.repo, pr = self.issue, who = %self.author, ?refusal, "approve button click refused");
+        tracing::info!(repo = %self.repo, pr = self.origin.issue, who = %self.origin.author, ?refusal, "approve button click refused");
         if *refusal == Refusal::Bot {
             return Ok(());
         }
-        let (reason, todo) = refusal.words(&self.author, &self.repo);
+        let (reason, todo) = refusal.words(&self.origin.author, &self.repo);
         let what = format!(
             "you clicked “{}” on the navin/plan check",
             plan_button::LABEL
         );
-        let body = reply::refusal_to(&self.author, &what, &reason, &todo);
+        let body = reply::refusal_to(&self.origin.author, &what, &reason, &todo);
         let op_id = format!("{}#answers", self.delivery.id);
         self.answer_all(vec![Answer::Reply(body)], &op_id).await?;
         Ok(())

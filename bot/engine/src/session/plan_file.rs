@@ -2,132 +2,20 @@
 
 use base64::Engine as _;
 use navin_github::ops;
-use navin_ledger::plan::policy::{safe_operations_in, ChangedFile, FileStatus};
+use navin_ledger::plan::policy::{safe_operations_in, ChangedFile};
 use navin_ledger::plan::PlanDocument;
 
-use super::gate::short;
-use super::plans::{json_path, pr_plan_id, PullInfo, Seen};
+use super::plan_types::{EditRefused, PullInfo, Seen, TextEdit};
 use super::{EngineError, Session};
-use crate::effects::plan_check::{CheckAnnotation, CheckState, PlanCheck, BROKEN_TITLE};
+use crate::render::plan_check::broken_check;
+use crate::rules::plan_file::{looks_like_plan, plan_file_candidates, plan_file_of};
 use crate::rules::plan_policy;
+use navin_ledger::plan::record::{pr_plan_id, record_path as json_path};
 use navin_ledger::plan::record::{EditEntry, PlanRecord};
-
-/// Whether `path` follows the plan-file convention: a `.md` file named `*.plan.md` or
-/// lying under a directory called `plans` at any depth (case-insensitive).
-pub fn is_plan_path(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    if !lower.ends_with(".md") {
-        return false;
-    }
-    if lower.ends_with(".plan.md") {
-        return true;
-    }
-    let mut parts: Vec<&str> = lower.split('/').collect();
-    parts.pop();
-    parts.contains(&"plans")
-}
-
-/// The pull request's plan file: the first changed file, in the files list's order, that
-/// follows the convention. A removed file carries no plan.
-pub fn plan_file_of(files: &[ChangedFile]) -> Option<&str> {
-    plan_file_candidates(files).next()
-}
-
-/// Every changed (not removed) file whose path makes it a plan candidate, in list order.
-pub fn plan_file_candidates(files: &[ChangedFile]) -> impl Iterator<Item = &str> {
-    files
-        .iter()
-        .filter(|f| f.status != FileStatus::Removed)
-        .map(|f| f.path.as_str())
-        .filter(|p| is_plan_path(p))
-}
 
 /// Candidates read at most per event: a PR with many notes under `plans/` costs a
 /// bounded number of reads.
 const MAX_CANDIDATES: usize = 5;
-
-/// A new text for an existing plan, however it came (`/plan edit`, a plan file).
-pub(crate) struct TextEdit {
-    pub edited: PlanDocument,
-    /// Why the text changed, in words: the superseded entry's reason and the edit's `via`.
-    pub via: String,
-    /// The plan file's hash when the text came from one.
-    pub file_hash: Option<String>,
-    /// Write only while the stored text has this hash: the text `edited` was merged
-    /// with. `None`: replace whatever is stored (a plan file's text is the file's).
-    pub expected: Option<String>,
-}
-
-/// Why [`Session::store_edit`] wrote nothing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum EditRefused {
-    /// The record is missing or does not parse.
-    Missing(String),
-    /// Another text was stored since the edit was merged: merge again.
-    Moved,
-}
-
-impl std::fmt::Display for EditRefused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EditRefused::Missing(why) => f.write_str(why),
-            EditRefused::Moved => f.write_str("the plan's text changed while it was edited"),
-        }
-    }
-}
-
-/// Whether a markdown file presents itself as a plan: its first non-blank line is the
-/// `# Plan: …` title every plan document starts with.
-pub fn looks_like_plan(text: &str) -> bool {
-    text.trim_start_matches('\u{feff}')
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .is_some_and(|l| {
-            l.get(..7)
-                .is_some_and(|head| head.eq_ignore_ascii_case("# plan:"))
-        })
-}
-
-/// The check for a head whose plan file does not parse. `failure` rather than
-/// `action_required`: the fix is a push, as for a failing lint, not a person's approval.
-/// With the parser's `line`, the problem is also an annotation at that line of the file.
-pub(crate) fn broken_check(
-    path: &str,
-    head_sha: &str,
-    problem: &str,
-    line: Option<usize>,
-    record: Option<&PlanRecord>,
-) -> PlanCheck {
-    let head: String = head_sha.chars().take(7).collect();
-    let kept = match record {
-        Some(r) => format!(
-            "Plan `{}` keeps its last valid text ({}, {}); nothing was recorded from this commit.",
-            r.id,
-            short(&r.hash),
-            r.status.word()
-        ),
-        None => "No plan is recorded for this pull request until the file is valid.".to_owned(),
-    };
-    PlanCheck {
-        verdict: CheckState::Broken,
-        title: format!("{BROKEN_TITLE}{path} is not valid"),
-        summary: format!(
-            "`{path}` at {head} is not a valid plan: {problem}.\n\n{kept} Fix the file and push again."
-        ),
-        annotations: line
-            .map(|line| CheckAnnotation {
-                path: path.to_owned(),
-                line,
-                level: "failure",
-                title: "Not a valid plan".to_owned(),
-                message: format!("{problem}. The plan format is checked by Navin's parser; fix this line and push."),
-            })
-            .into_iter()
-            .collect(),
-        actions: Vec::new(),
-    }
-}
 
 impl Session<'_> {
     /// The plan file of the pull request at its head, if it has one. Returns whether the
@@ -309,8 +197,8 @@ impl Session<'_> {
         let diff = navin_ledger::plan::diff(original.plan(), edited.plan());
         let id = record.id.clone();
         let now = self.now();
-        let who = self.author.clone();
-        let who_id = self.author_id;
+        let who = self.origin.author.clone();
+        let who_id = self.origin.author_id;
         let op = op_id.to_owned();
         let config = self.repo_config();
         let auto = plan_policy::auto_accept_config(&config);
@@ -409,73 +297,5 @@ impl Session<'_> {
             )));
         };
         Ok(String::from_utf8(bytes).map_err(|_| format!("`{path}` is not UTF-8 text")))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn changed(path: &str, status: FileStatus) -> ChangedFile {
-        ChangedFile {
-            path: path.to_owned(),
-            status,
-            previous_path: None,
-        }
-    }
-
-    #[test]
-    fn plan_files_are_plan_md_names_or_markdown_under_a_plans_directory() {
-        assert!(is_plan_path("docs/plans/greeting.plan.md"));
-        assert!(is_plan_path("greeting.plan.md"));
-        assert!(is_plan_path("docs/plans/greeting.md"));
-        assert!(is_plan_path("plans/a/b/deep.md"));
-        assert!(is_plan_path("Docs/Plans/Greeting.MD"));
-        assert!(!is_plan_path("plans.md"));
-        assert!(!is_plan_path("docs/plans/notes.txt"));
-        assert!(!is_plan_path("docs/myplans/greeting.md"));
-        assert!(!is_plan_path("README.md"));
-    }
-
-    #[test]
-    fn the_first_plan_file_that_is_not_removed_is_the_plan() {
-        let files = vec![
-            changed("src/greet.rs", FileStatus::Modified),
-            changed("plans/old.md", FileStatus::Removed),
-            changed("docs/plans/greeting.plan.md", FileStatus::Added),
-            changed("plans/second.md", FileStatus::Modified),
-        ];
-        assert_eq!(plan_file_of(&files), Some("docs/plans/greeting.plan.md"));
-        assert_eq!(plan_file_of(&files[..2]), None);
-    }
-
-    #[test]
-    fn a_broken_plan_file_fails_the_check_naming_file_and_problem() {
-        let check = broken_check(
-            "docs/plans/greeting.plan.md",
-            "0123456789abcdef",
-            "line 5, section \"Goal\": the section is empty",
-            Some(5),
-            None,
-        );
-        assert_eq!(check.conclusion(), "failure");
-        let mark = &check.annotations[0];
-        assert_eq!(
-            (mark.path.as_str(), mark.line),
-            ("docs/plans/greeting.plan.md", 5)
-        );
-        assert!(mark.message.contains("the section is empty"));
-        assert!(check.title.contains("docs/plans/greeting.plan.md"));
-        assert!(check.summary.contains("at 0123456"), "{}", check.summary);
-        assert!(check.summary.contains("line 5, section \"Goal\""));
-    }
-
-    #[test]
-    fn only_a_file_titled_as_a_plan_is_taken_for_one() {
-        assert!(looks_like_plan("\u{feff}\n# Plan: Configurable greeting\n"));
-        assert!(looks_like_plan("  # PLAN: x"));
-        assert!(!looks_like_plan("# Release plans for 2027\n"));
-        assert!(!looks_like_plan("Notes\n# Plan: later\n"));
-        assert!(!looks_like_plan(""));
     }
 }

@@ -6,9 +6,9 @@ use navin_ledger::plan::{
 };
 use navin_ledger::store::StoreError;
 
-use super::plan_file::{EditRefused, TextEdit};
-use super::plans::{md_path, PlanRecord};
+use super::plan_types::{EditRefused, TextEdit};
 use super::{blocking, EngineError, Session};
+use navin_ledger::plan::record::{text_path as md_path, PlanRecord};
 
 /// How many of the ledger branch's newest commits are searched for the text an edit
 /// started from. An editor left open across more plan writes than this reloads.

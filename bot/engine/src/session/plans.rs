@@ -25,43 +25,15 @@ const AUTO_ACCEPT_PATH: &str = ".navin/plans/auto-accept.json";
 
 /// Plan ids are one per issue (regenerated in place) and one per pull request.
 pub use navin_ledger::plan::record::{plan_id, pr_plan_id};
-pub(crate) use navin_ledger::plan::record::{record_path as json_path, text_path as md_path};
+use navin_ledger::plan::record::{record_path as json_path, text_path as md_path};
 
-/// A pull request as the plan flows need it: whose it is and what its head is.
-#[derive(Debug, Clone)]
-pub(crate) struct PullInfo {
-    pub number: u64,
-    pub author: String,
-    pub head_sha: String,
-    /// The branch it merges into: GitHub reads its CODEOWNERS from there.
-    pub base_ref: String,
-    pub body: String,
-    pub html_url: Option<String>,
-}
-
-impl PullInfo {
-    pub(crate) fn from_payload(pr: &crate::event::PullRequest) -> Self {
-        Self {
-            number: pr.number,
-            author: pr.user.login.clone(),
-            head_sha: pr.head.sha.clone(),
-            base_ref: pr.base.name.clone(),
-            body: pr.body.clone().unwrap_or_default(),
-            html_url: pr.html_url.clone(),
-        }
-    }
-}
+use super::plan_types::{PullInfo, Seen};
 
 /// `.navin/plans/auto-accept.json`: safe operations accepted so far in this repository,
 /// the running count the auto-accept threshold is compared with.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct AutoAcceptCount {
     safe_operations_accepted: u32,
-}
-
-/// What a record change sees besides the record: the auto-accept count so far.
-pub(crate) struct Seen {
-    pub safe_operations: u32,
 }
 
 /// A record change: the record to write, `None` for no change, or why not (`E`: words
@@ -71,15 +43,15 @@ type Change<E> = dyn FnMut(Option<PlanRecord>, &Seen) -> Result<Option<PlanRecor
 impl Session<'_> {
     /// One plan per issue (`issue-<n>`) and one per pull request (`pr-<n>`).
     pub(crate) fn plan_id(&self) -> String {
-        if self.on_pull_request {
-            pr_plan_id(self.issue)
+        if self.origin.on_pull_request {
+            pr_plan_id(self.origin.issue)
         } else {
-            plan_id(self.issue)
+            plan_id(self.origin.issue)
         }
     }
 
     pub(crate) async fn pull_info(&self) -> Result<PullInfo, EngineError> {
-        let path = ops::pull_request(&self.repo, self.issue);
+        let path = ops::pull_request(&self.repo, self.origin.issue);
         let pr: crate::event::PullRequest = self.client.get_json(&path).await?;
         Ok(PullInfo::from_payload(&pr))
     }
@@ -308,7 +280,7 @@ impl Session<'_> {
         comments::upsert(
             &self.client,
             &self.repo,
-            self.issue,
+            self.origin.issue,
             |m| matches!(m, Marker::Plan { id: found, .. } if *found == id),
             &probe,
             body,
@@ -345,7 +317,7 @@ impl Session<'_> {
         let record = asked.as_ref().unwrap_or(record);
         self.show_plan(record, doc).await?;
         let required = self.repo_config().approval.required_approvals;
-        let check = super::gate::own_plan_check(record, required, notes);
+        let check = crate::render::plan_check::own_plan_check(record, required, notes);
         self.sync_check(pr, &check, &record.id).await
     }
 
@@ -368,7 +340,7 @@ impl Session<'_> {
         rejection: Option<RejectionEntry>,
         op_id: &str,
     ) -> Result<Answer, EngineError> {
-        let pr = match self.on_pull_request {
+        let pr = match self.origin.on_pull_request {
             true => Some(self.pull_info().await?),
             false => None,
         };
@@ -401,20 +373,20 @@ impl Session<'_> {
         };
         let message = format!(
             "navin: plan {id} {verb} by human:{}\n\n{}\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n",
-            self.author, request
+            self.origin.author, request
         );
         let fresh = PlanRecord {
             source,
             run,
             request: request.to_owned(),
             repository: self.repo.clone(),
-            issue: self.issue,
-            pull_request: self.on_pull_request,
-            requested_by: self.author.clone(),
+            issue: self.origin.issue,
+            pull_request: self.origin.on_pull_request,
+            requested_by: self.origin.author.clone(),
             safe_operations: safe_ops,
             ..PlanRecord::pending(&id, doc.hash(), now)
         };
-        let who = self.author.clone();
+        let who = self.origin.author.clone();
         let required = config.approval.required_approvals;
         let checked = doc.clone();
         let change = move |old: Option<PlanRecord>, seen: &Seen| {
@@ -464,14 +436,14 @@ impl Session<'_> {
     }
 
     pub(crate) async fn approve(&self, op_id: &str) -> Result<Answer, EngineError> {
-        if self.on_pull_request {
+        if self.origin.on_pull_request {
             return Ok(Answer::refuse(
                 "on a pull request the plan is approved with a review, so that GitHub's own review rules apply.",
                 "Submit a pull-request review with “Approve”; Navin counts it and turns the `navin/plan` check green.",
             ));
         }
-        let who = self.author.clone();
-        let who_id = self.author_id;
+        let who = self.origin.author.clone();
+        let who_id = self.origin.author_id;
         let required = self.repo_config().approval.required_approvals;
         let now = self.now();
         let waiting = match self.owner_approval(&who).await? {
@@ -533,7 +505,7 @@ impl Session<'_> {
         let mut reason = format!(
             "@{who} owns none of the plan's proposed files, and `approval.require_codeowners` counts only code owners' approvals, so nothing changed."
         );
-        for note in super::owners::verdict_notes(&verdict)
+        for note in crate::render::plan_check::verdict_notes(&verdict)
             .into_iter()
             .filter(|n| !n.starts_with('@'))
         {
@@ -554,7 +526,7 @@ impl Session<'_> {
         feedback: Option<String>,
         op_id: &str,
     ) -> Result<Answer, EngineError> {
-        let who = self.author.clone();
+        let who = self.origin.author.clone();
         let now = self.now();
         if let Some(feedback) = feedback.filter(|f| !f.trim().is_empty()) {
             let Some((record, _)) = self.read_plan().await? else {
@@ -599,7 +571,7 @@ impl Session<'_> {
                 ))
             }
         };
-        let base = match self.written_at {
+        let base = match self.origin.written_at {
             Some(at) => Base::WrittenAt(at),
             None => Base::Current,
         };
@@ -660,7 +632,7 @@ impl Session<'_> {
         let id = self.plan_id();
         let message = format!(
             "navin: plan {id} {verb} by human:{}\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n",
-            self.author
+            self.origin.author
         );
         let path = json_path(&id);
         let apply = move |old: Option<PlanRecord>, _: &Seen| {

@@ -4,12 +4,12 @@ use navin_ledger::plan::policy::ChangedFile;
 use navin_ledger::{Ledger, Operation, Task, TaskStatus};
 
 use super::ci::{ci_actor, takes_step_operations};
-use super::drift::{step_drift, with_drift, Drift};
-use super::gate::short;
-use super::plans::PullInfo;
+use super::plan_types::PullInfo;
 use super::{EngineError, Session};
 use crate::config::PlanScope;
 use crate::effects::plan_check::{CheckState, PlanCheck};
+use crate::render::plan_check::short;
+use crate::rules::drift::{step_drift, with_drift, Drift};
 use navin_github::ops;
 
 /// The step pull request `number` carries: the open step it was linked to last, on

@@ -4,9 +4,9 @@ use navin_ledger::plan::policy::ChangedFile;
 use navin_ledger::plan::Plan;
 use navin_ledger::PlanDrift;
 
-use super::plan_file::is_plan_path;
 use crate::config::PlanScope;
 use crate::effects::plan_check::{CheckAnnotation, CheckState, PlanCheck};
+use crate::rules::plan_file::is_plan_path;
 
 /// Files listed before "and N more" in the check summary.
 const MAX_LISTED: usize = 20;
