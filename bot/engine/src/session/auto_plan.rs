@@ -44,8 +44,8 @@ impl Session<'_> {
         }
         tracing::info!(repo = %self.repo, issue = self.origin.issue, points = score.points, signals = ?score.signals, "automatic plan");
         let request = if title.trim().is_empty() { body } else { title };
-        if let Answer::Refuse { reason, .. } = self.plan(request.trim(), &op_id).await? {
-            tracing::warn!(repo = %self.repo, issue = self.origin.issue, %reason, "automatic plan refused");
+        if let Answer::Refuse(refusal) = self.plan(request.trim(), &op_id).await? {
+            tracing::warn!(repo = %self.repo, issue = self.origin.issue, reason = %refusal.reason(), "automatic plan refused");
         }
         Ok(())
     }

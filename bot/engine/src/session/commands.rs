@@ -10,7 +10,7 @@ use navin_ledger::{
 };
 
 use super::comments::Upserted;
-use super::{blocking, plans, Answer, EngineError, Session};
+use super::{blocking, plans, Answer, EngineError, Refusal, Session};
 use crate::command::{help_text, CloseOutcome, Command, UpdateField};
 use crate::render::{reply, RepoRef};
 use crate::rules::steps;
@@ -107,10 +107,7 @@ impl Session<'_> {
                 let question = match ledger.open_question(number) {
                     Ok(q) => q.to_owned(),
                     Err(listed) => {
-                        return Ok(Answer::refuse(
-                            format!("there is no open question {number}: {listed}."),
-                            "Answer with `/answer <n> <text>`, n as the panel numbers the missing info.",
-                        ))
+                        return Ok(Answer::Refuse(Refusal::NoOpenQuestion { number, listed }))
                     }
                 };
                 let op = Operation::Update(UpdateArgs {
@@ -326,13 +323,11 @@ impl Session<'_> {
                     .as_ref()
                     .and_then(|o| Some(format!("{}#{}", o.repository.as_deref()?, o.issue?)))
                     .unwrap_or_else(|| "the ledger branch".to_owned());
-                return Ok(Answer::refuse(
-                    format!(
-                        "a mission is already {} on {place}: {:?}.",
-                        live.mission.status, live.mission.goal
-                    ),
-                    "Close it there with `/mission close`, or replace it with `/mission --replace <goal>`.",
-                ));
+                return Ok(Answer::Refuse(Refusal::MissionLive {
+                    status: live.mission.status.to_string(),
+                    place,
+                    goal: live.mission.goal.clone(),
+                }));
             }
         }
         let mut origin = Origin {
@@ -358,16 +353,12 @@ impl Session<'_> {
             None => match self.approved_plan().await? {
                 Some((record, doc)) => {
                     origin.plan_id = Some(record.id.clone());
-                    let init = convert::plan_init(doc.plan(), mode, &config.plan_knobs(), self.now());
+                    let init =
+                        convert::plan_init(doc.plan(), mode, &config.plan_knobs(), self.now());
                     plan_doc = Some(doc);
                     init
                 }
-                None => {
-                    return Ok(Answer::refuse(
-                        "`/mission` without a goal starts from this issue's approved plan, and there is none.",
-                        "Give a goal (`/mission <goal>`), or ask for a plan with `/plan <request>` and `/approve` it.",
-                    ))
-                }
+                None => return Ok(Answer::Refuse(Refusal::NoApprovedPlan)),
             },
         };
         init.replace = replace;
@@ -441,10 +432,9 @@ impl Session<'_> {
             return Ok(no_mission());
         };
         let Some(task) = ledger.board.task(step) else {
-            return Ok(Answer::refuse(
-                format!("there is no step `{step}` on the board."),
-                "`/status` shows the steps.",
-            ));
+            return Ok(Answer::Refuse(Refusal::NoStep {
+                step: step.to_owned(),
+            }));
         };
         let validation = task.validation;
         if validation.needs_run() {
@@ -498,12 +488,9 @@ impl Session<'_> {
         }
         let evidence = match (validation, evidence) {
             (navin_ledger::Validation::Manual, None) => {
-                return Ok(Answer::refuse(
-                    format!(
-                        "`{step}` is a manual step: closing it needs a word on what was checked."
-                    ),
-                    format!("Type `/done {step} <what you checked>`."),
-                ))
+                return Ok(Answer::Refuse(Refusal::ManualNeedsNote {
+                    step: step.to_owned(),
+                }))
             }
             (_, text) => text.map(Evidence::prose),
         };
@@ -529,34 +516,15 @@ impl Session<'_> {
     }
 }
 
-/// `/done` refused, in a comment's words: what is missing and what to do.
+/// `/done` refused: what the evidence lacks.
 fn done_refusal(task: &navin_ledger::Task, why: &crate::evidence::NotDone) -> Answer {
-    use crate::evidence::NotDone;
-    let step = &task.id;
-    match why {
-        NotDone::NoLinkedPr { checks } => Answer::refuse(
-            format!(
-                "`{step}` has validation `{}`: it is done only when {checks} is green on a linked pull request's head, and no pull request is linked yet. A comment is not evidence for it.",
-                task.validation
-            ),
-            format!(
-                "Open a pull request with `Navin-Step: {step}` in its body (or a `navin/{step}-…` branch); Navin marks the step done when the checks pass."
-            ),
-        ),
-        NotDone::Failed { message } | NotDone::NotGreen { message } => Answer::refuse(
-            message.clone(),
-            "Navin marks the step done when the checks pass; a comment is not evidence for it.",
-        ),
-        NotDone::Waiting { why } => Answer::refuse(
-            format!("`{step}` is green but not done: {why}."),
-            "Merge its pull request (or finish the steps it depends on); Navin marks it done then.",
-        ),
-    }
+    Answer::Refuse(Refusal::NotDone {
+        step: task.id.clone(),
+        validation: task.validation.to_string(),
+        why: why.clone(),
+    })
 }
 
 fn no_mission() -> Answer {
-    Answer::refuse(
-        "there is no mission on this repository yet.",
-        "Start one with `/mission <goal>`, or `/plan <request>` first.",
-    )
+    Answer::Refuse(Refusal::NoMission)
 }

@@ -16,6 +16,7 @@ mod plan_file;
 pub(crate) mod plan_save;
 mod plan_types;
 pub(crate) mod plans;
+mod refusal;
 mod step_drift;
 
 use std::sync::Arc;
@@ -35,6 +36,7 @@ use crate::{ledger, Cx, Engine, EngineError, Report};
 
 pub(crate) use ci::Completion;
 pub(crate) use origin::Origin;
+pub(crate) use refusal::Refusal;
 
 /// How far back a retry whose receipt is unknown looks for its operations: the queue
 /// remembers handled deliveries this long, so nothing older is ever redelivered to it.
@@ -135,17 +137,8 @@ pub(crate) enum Answer {
     React(&'static str),
     /// A reply (with an `eyes` reaction): help, `/next`, or a pointer elsewhere.
     Reply(String),
-    /// Nothing changed: a reason and what to do instead.
-    Refuse { reason: String, todo: String },
-}
-
-impl Answer {
-    pub(crate) fn refuse(reason: impl Into<String>, todo: impl Into<String>) -> Self {
-        Answer::Refuse {
-            reason: reason.into(),
-            todo: todo.into(),
-        }
-    }
+    /// Nothing changed, and why.
+    Refuse(Refusal),
 }
 
 impl Session<'_> {
@@ -164,11 +157,8 @@ impl Session<'_> {
         op_id: &str,
     ) -> Result<Answer, EngineError> {
         let answer = match (parsed.result, &self.config) {
-            (Err(e), _) => Ok(Answer::refuse(e.to_string(), "")),
-            (Ok(_), Err(invalid)) => Ok(Answer::refuse(
-                invalid.clone(),
-                "Fix the file on the default branch, then repeat the command.",
-            )),
+            (Err(e), _) => Ok(Answer::Refuse(Refusal::Unparsed(e.to_string()))),
+            (Ok(_), Err(invalid)) => Ok(Answer::Refuse(Refusal::ConfigInvalid(invalid.clone()))),
             (Ok(command), Ok(_)) => self.authorized(command, op_id).await,
         };
         let answer = match answer {
@@ -178,7 +168,7 @@ impl Session<'_> {
                     if e.missing_permission().is_some() {
                         self.report.engine("write the ledger", &e);
                     }
-                    Answer::refuse(reason, "")
+                    Answer::Refuse(Refusal::Ledger(reason))
                 }
                 None if e.is_transient() => return Err(e),
                 None => {
@@ -211,7 +201,9 @@ impl Session<'_> {
                     seen = true;
                     bodies.push(body);
                 }
-                Answer::Refuse { reason, todo } => bodies.push(reply::refusal(&reason, &todo)),
+                Answer::Refuse(refusal) => {
+                    bodies.push(reply::refusal(&refusal.reason(), &refusal.todo()))
+                }
             }
         }
         if seen {
@@ -273,15 +265,11 @@ impl Session<'_> {
         if skipped.len() > LISTED {
             lines.push(format!("and {} more", skipped.len() - LISTED));
         }
-        let reason = format!(
-            "Navin runs at most {cap} commands from one comment; these {} were skipped: {}.",
-            skipped.len(),
-            lines.join("; ")
-        );
-        Answer::refuse(
-            reason,
-            "Repeat them in another comment, or raise `limits.max_commands_per_comment` in `.github/navin.yml`.",
-        )
+        Answer::Refuse(Refusal::TooManyCommands {
+            cap,
+            skipped: skipped.len(),
+            listed: lines,
+        })
     }
 
     pub(crate) async fn authorized(
@@ -295,14 +283,12 @@ impl Session<'_> {
             .into_iter()
             .find(|(_, text)| text.len() > limit)
         {
-            return Ok(Answer::refuse(
-                format!(
-                    "the {name} of `/{}` is {} bytes; Navin takes at most {limit}, so nothing changed.",
-                    command.name(),
-                    text.len()
-                ),
-                "Shorten it (link to a document for the details), or raise `limits.max_text_bytes` in `.github/navin.yml`.",
-            ));
+            return Ok(Answer::Refuse(Refusal::TextTooLong {
+                command: command.name().to_owned(),
+                part: name,
+                bytes: text.len(),
+                limit,
+            }));
         }
         if let (true, Some(why)) = (command.is_mutating(), self.origin.closed) {
             let allowed = self
@@ -311,21 +297,11 @@ impl Session<'_> {
                 .iter()
                 .any(|name| name.trim_start_matches('/') == command.name());
             if !allowed {
-                let what = if self.origin.on_pull_request {
-                    "pull request"
-                } else {
-                    "issue"
-                };
-                return Ok(Answer::refuse(
-                    format!(
-                        "`/{}` changes the mission or its plan, and this {what} is {why}: nothing changed.",
-                        command.name()
-                    ),
-                    format!(
-                        "Reopen it (or unlock it) first, or run the command on an open issue. A maintainer can allow it here with `allow_on_closed: [{}]` in `.github/navin.yml`.",
-                        command.name()
-                    ),
-                ));
+                return Ok(Answer::Refuse(Refusal::ClosedForChanges {
+                    command: command.name().to_owned(),
+                    on_pull_request: self.origin.on_pull_request,
+                    why,
+                }));
             }
         }
         if command.is_mutating() {
@@ -340,15 +316,12 @@ impl Session<'_> {
                 )
                 .await?;
             if !permission::may_mutate(&role) {
-                return Ok(Answer::refuse(
-                    format!(
-                        "`/{}` changes the mission, which needs write access to {}; @{}'s role is `{role}`.",
-                        command.name(),
-                        self.repo,
-                        self.origin.author
-                    ),
-                    "Ask a maintainer to run it, or use `/status` and `/next`, which anyone may.",
-                ));
+                return Ok(Answer::Refuse(Refusal::NeedsWrite {
+                    command: command.name().to_owned(),
+                    repo: self.repo.clone(),
+                    author: self.origin.author.clone(),
+                    role: role.to_string(),
+                }));
             }
         }
         self.execute(command, op_id).await

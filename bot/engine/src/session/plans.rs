@@ -6,7 +6,7 @@ use navin_ledger::plan::PlanDocument;
 use serde::{Deserialize, Serialize};
 
 use super::plan_save::{Base, Saved};
-use super::{blocking, comments, Answer, EngineError, Session};
+use super::{blocking, comments, Answer, EngineError, Refusal, Session};
 use crate::config::Fallback;
 use crate::render::{plan_comment, Marker, PlanCommentInfo};
 use crate::rules::plan_policy;
@@ -347,10 +347,7 @@ impl Session<'_> {
         let at = pr.as_ref().map(|p| p.head_sha.as_str());
         let planned = match self.draft_plan(request, at).await? {
             Ok(planned) => planned,
-            Err(reason) => return Ok(Answer::refuse(
-                format!("no plan could be made: {reason}"),
-                "Check the request, the `planner:` settings in `.github/navin.yml` and the repository's default branch, then try `/plan` again.",
-            )),
+            Err(reason) => return Ok(Answer::Refuse(Refusal::PlannerFailed(reason))),
         };
         let doc = planned.document;
         let source = match planned.source.as_str() {
@@ -430,17 +427,14 @@ impl Session<'_> {
                 self.publish_plan(&record, &doc, pr.as_ref(), &[]).await?;
                 Ok(Answer::React("+1"))
             }
-            Ok(None) => Ok(Answer::refuse("the plan could not be stored.", "")),
-            Err(reason) => Ok(Answer::refuse(reason, "")),
+            Ok(None) => Ok(Answer::Refuse(Refusal::PlanNotStored)),
+            Err(reason) => Ok(Answer::Refuse(Refusal::Plan(reason))),
         }
     }
 
     pub(crate) async fn approve(&self, op_id: &str) -> Result<Answer, EngineError> {
         if self.origin.on_pull_request {
-            return Ok(Answer::refuse(
-                "on a pull request the plan is approved with a review, so that GitHub's own review rules apply.",
-                "Submit a pull-request review with “Approve”; Navin counts it and turns the `navin/plan` check green.",
-            ));
+            return Ok(Answer::Refuse(Refusal::ApproveWithReview));
         }
         let who = self.origin.author.clone();
         let who_id = self.origin.author_id;
@@ -515,10 +509,7 @@ impl Session<'_> {
         if let Some(waiting) = crate::rules::codeowners_approval::waiting_note(&verdict.waiting) {
             reason.push_str(&format!(" {waiting}."));
         }
-        Ok(Err(Answer::refuse(
-            reason,
-            "Ask a code owner of those files (see CODEOWNERS) to `/approve`.",
-        )))
+        Ok(Err(Answer::Refuse(Refusal::NeedsCodeOwner(reason))))
     }
 
     pub(crate) async fn reject(
@@ -564,12 +555,7 @@ impl Session<'_> {
     pub(crate) async fn plan_edit(&self, block: &str, op_id: &str) -> Result<Answer, EngineError> {
         let edited = match PlanDocument::parse(block) {
             Ok(doc) => doc,
-            Err(e) => {
-                return Ok(Answer::refuse(
-                    format!("the edited plan is not valid, so nothing changed: {e}."),
-                    "Fix that part of the block and post `/plan edit` again (line numbers count from the block's first line).",
-                ))
-            }
+            Err(e) => return Ok(Answer::Refuse(Refusal::PlanEditInvalid(e.to_string()))),
         };
         let base = match self.origin.written_at {
             Some(at) => Base::WrittenAt(at),
@@ -587,10 +573,7 @@ impl Session<'_> {
         Ok(match saved {
             Saved::Stored { .. } | Saved::Replayed { .. } => Answer::React("+1"),
             Saved::NotFound => no_plan("edit"),
-            Saved::Unchanged => Answer::refuse(
-                "the block is the plan as it stands; nothing to change.",
-                "",
-            ),
+            Saved::Unchanged => Answer::Refuse(Refusal::PlanUnchanged),
             Saved::Conflict {
                 conflicts, invalid, ..
             } => {
@@ -607,15 +590,9 @@ impl Session<'_> {
                         "the plan changed after this comment was written; combined with those changes (in {sections}) the block would not be a valid plan ({problem}), so nothing changed."
                     ),
                 };
-                Answer::refuse(
-                    reason,
-                    "Read the current plan in the plan comment, make your changes to those sections on top of it, and post `/plan edit` with the whole text again.",
-                )
+                Answer::Refuse(Refusal::EditConflict(reason))
             }
-            Saved::UnknownBase { .. } => Answer::refuse(
-                "the plan changed after this comment was written, and the text it was written against is no longer in the ledger branch's recent history, so the block cannot be merged: nothing changed.",
-                "Read the current plan in the plan comment, make your changes on top of it, and post `/plan edit` again.",
-            ),
+            Saved::UnknownBase { .. } => Answer::Refuse(Refusal::UnknownEditBase),
         })
     }
 
@@ -651,14 +628,11 @@ impl Session<'_> {
                 Ok(Answer::React("+1"))
             }
             Ok(None) => Ok(no_plan(verb)),
-            Err(reason) => Ok(Answer::refuse(reason, "")),
+            Err(reason) => Ok(Answer::Refuse(Refusal::Plan(reason))),
         }
     }
 }
 
-fn no_plan(verb: &str) -> Answer {
-    Answer::refuse(
-        format!("there is no plan here to {verb}."),
-        "Ask for one with `/plan <request>`.",
-    )
+fn no_plan(verb: &'static str) -> Answer {
+    Answer::Refuse(Refusal::NoPlan { verb })
 }

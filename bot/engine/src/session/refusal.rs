@@ -1,0 +1,257 @@
+//! Why a command changed nothing, as a typed value: handlers decide the refusal, this
+//! module alone words it, so callers (the automatic plan, tests) act on the kind and
+//! never on the text.
+
+use crate::evidence::NotDone;
+
+/// A command that went through to Navin but changed nothing, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The command's arguments did not parse; the parser's own words.
+    Unparsed(String),
+    /// `.github/navin.yml` on the default branch is invalid (why, in the loader's words).
+    ConfigInvalid(String),
+    /// A ledger rule or the ledger branch's state refused the change (its own words,
+    /// with the slash command that fixes it when there is one).
+    Ledger(String),
+    /// More commands in one comment than `limits.max_commands_per_comment`.
+    TooManyCommands {
+        cap: usize,
+        skipped: usize,
+        /// The first skipped lines, already as code spans.
+        listed: Vec<String>,
+    },
+    /// A free text (`part`: request, feedback, goal…) over `limits.max_text_bytes`.
+    TextTooLong {
+        command: String,
+        part: &'static str,
+        bytes: usize,
+        limit: usize,
+    },
+    /// A mutating command on a closed or locked issue or pull request.
+    ClosedForChanges {
+        command: String,
+        on_pull_request: bool,
+        why: &'static str,
+    },
+    /// A mutating command from someone without write access.
+    NeedsWrite {
+        command: String,
+        repo: String,
+        author: String,
+        role: String,
+    },
+    NoMission,
+    /// `/answer N` where N is not an open question (`listed`: the open ones, in words).
+    NoOpenQuestion {
+        number: usize,
+        listed: String,
+    },
+    /// `/mission` while another mission is live, without `--replace`.
+    MissionLive {
+        status: String,
+        place: String,
+        goal: String,
+    },
+    /// `/mission` without a goal on an issue with no approved plan.
+    NoApprovedPlan,
+    NoStep {
+        step: String,
+    },
+    /// `/done` on a manual step without a word on what was checked.
+    ManualNeedsNote {
+        step: String,
+    },
+    /// `/done` on a step whose evidence does not close it.
+    NotDone {
+        step: String,
+        validation: String,
+        why: NotDone,
+    },
+    /// The planner could not make a plan.
+    PlannerFailed(String),
+    PlanNotStored,
+    /// The plan record refused the change (already approved, approved twice…).
+    Plan(String),
+    /// `/approve` in a pull request's conversation: reviews approve there.
+    ApproveWithReview,
+    /// `approval.require_codeowners` and the approver owns none of the plan's files.
+    NeedsCodeOwner(String),
+    /// The `/plan edit` block is not a valid plan.
+    PlanEditInvalid(String),
+    /// The `/plan edit` block is the stored text.
+    PlanUnchanged,
+    /// The block and the texts stored since change the same lines (`reason` names the
+    /// sections).
+    EditConflict(String),
+    /// The text the block was written against is no longer in recent history.
+    UnknownEditBase,
+    /// A plan command where there is no plan (`verb`: what was asked).
+    NoPlan {
+        verb: &'static str,
+    },
+}
+
+impl Refusal {
+    /// What went wrong, as the reply's first sentence.
+    pub(crate) fn reason(&self) -> String {
+        match self {
+            Refusal::Unparsed(why)
+            | Refusal::ConfigInvalid(why)
+            | Refusal::Ledger(why)
+            | Refusal::Plan(why)
+            | Refusal::NeedsCodeOwner(why)
+            | Refusal::EditConflict(why) => why.clone(),
+            Refusal::PlannerFailed(why) => format!("no plan could be made: {why}"),
+            Refusal::TooManyCommands {
+                cap,
+                skipped,
+                listed,
+            } => format!(
+                "Navin runs at most {cap} commands from one comment; these {skipped} were skipped: {}.",
+                listed.join("; ")
+            ),
+            Refusal::TextTooLong {
+                command,
+                part,
+                bytes,
+                limit,
+            } => format!(
+                "the {part} of `/{command}` is {bytes} bytes; Navin takes at most {limit}, so nothing changed."
+            ),
+            Refusal::ClosedForChanges {
+                command,
+                on_pull_request,
+                why,
+            } => {
+                let what = if *on_pull_request {
+                    "pull request"
+                } else {
+                    "issue"
+                };
+                format!(
+                    "`/{command}` changes the mission or its plan, and this {what} is {why}: nothing changed."
+                )
+            }
+            Refusal::NeedsWrite {
+                command,
+                repo,
+                author,
+                role,
+            } => format!(
+                "`/{command}` changes the mission, which needs write access to {repo}; @{author}'s role is `{role}`."
+            ),
+            Refusal::NoMission => "there is no mission on this repository yet.".to_owned(),
+            Refusal::NoOpenQuestion { number, listed } => {
+                format!("there is no open question {number}: {listed}.")
+            }
+            Refusal::MissionLive {
+                status,
+                place,
+                goal,
+            } => format!("a mission is already {status} on {place}: {goal:?}."),
+            Refusal::NoApprovedPlan => "`/mission` without a goal starts from this issue's approved plan, and there is none.".to_owned(),
+            Refusal::NoStep { step } => format!("there is no step `{step}` on the board."),
+            Refusal::ManualNeedsNote { step } => {
+                format!("`{step}` is a manual step: closing it needs a word on what was checked.")
+            }
+            Refusal::NotDone {
+                step,
+                validation,
+                why,
+            } => match why {
+                NotDone::NoLinkedPr { checks } => format!(
+                    "`{step}` has validation `{validation}`: it is done only when {checks} is green on a linked pull request's head, and no pull request is linked yet. A comment is not evidence for it."
+                ),
+                NotDone::Failed { message } | NotDone::NotGreen { message } => message.clone(),
+                NotDone::Waiting { why } => format!("`{step}` is green but not done: {why}."),
+            },
+            Refusal::PlanNotStored => "the plan could not be stored.".to_owned(),
+            Refusal::ApproveWithReview => "on a pull request the plan is approved with a review, so that GitHub's own review rules apply.".to_owned(),
+            Refusal::PlanEditInvalid(why) => {
+                format!("the edited plan is not valid, so nothing changed: {why}.")
+            }
+            Refusal::PlanUnchanged => {
+                "the block is the plan as it stands; nothing to change.".to_owned()
+            }
+            Refusal::UnknownEditBase => "the plan changed after this comment was written, and the text it was written against is no longer in the ledger branch's recent history, so the block cannot be merged: nothing changed.".to_owned(),
+            Refusal::NoPlan { verb } => format!("there is no plan here to {verb}."),
+        }
+    }
+
+    /// What to do instead; empty when the reason says it all.
+    pub(crate) fn todo(&self) -> String {
+        match self {
+            Refusal::Unparsed(_)
+            | Refusal::Ledger(_)
+            | Refusal::Plan(_)
+            | Refusal::PlanNotStored
+            | Refusal::PlanUnchanged => String::new(),
+            Refusal::ConfigInvalid(_) => {
+                "Fix the file on the default branch, then repeat the command.".to_owned()
+            }
+            Refusal::TooManyCommands { .. } => "Repeat them in another comment, or raise `limits.max_commands_per_comment` in `.github/navin.yml`.".to_owned(),
+            Refusal::TextTooLong { .. } => "Shorten it (link to a document for the details), or raise `limits.max_text_bytes` in `.github/navin.yml`.".to_owned(),
+            Refusal::ClosedForChanges { command, .. } => format!(
+                "Reopen it (or unlock it) first, or run the command on an open issue. A maintainer can allow it here with `allow_on_closed: [{command}]` in `.github/navin.yml`."
+            ),
+            Refusal::NeedsWrite { .. } => {
+                "Ask a maintainer to run it, or use `/status` and `/next`, which anyone may."
+                    .to_owned()
+            }
+            Refusal::NoMission => {
+                "Start one with `/mission <goal>`, or `/plan <request>` first.".to_owned()
+            }
+            Refusal::NoOpenQuestion { .. } => "Answer with `/answer <n> <text>`, n as the panel numbers the missing info.".to_owned(),
+            Refusal::MissionLive { .. } => "Close it there with `/mission close`, or replace it with `/mission --replace <goal>`.".to_owned(),
+            Refusal::NoApprovedPlan => "Give a goal (`/mission <goal>`), or ask for a plan with `/plan <request>` and `/approve` it.".to_owned(),
+            Refusal::NoStep { .. } => "`/status` shows the steps.".to_owned(),
+            Refusal::ManualNeedsNote { step } => format!("Type `/done {step} <what you checked>`."),
+            Refusal::NotDone { step, why, .. } => match why {
+                NotDone::NoLinkedPr { .. } => format!(
+                    "Open a pull request with `Navin-Step: {step}` in its body (or a `navin/{step}-…` branch); Navin marks the step done when the checks pass."
+                ),
+                NotDone::Failed { .. } | NotDone::NotGreen { .. } => "Navin marks the step done when the checks pass; a comment is not evidence for it.".to_owned(),
+                NotDone::Waiting { .. } => "Merge its pull request (or finish the steps it depends on); Navin marks it done then.".to_owned(),
+            },
+            Refusal::PlannerFailed(_) => "Check the request, the `planner:` settings in `.github/navin.yml` and the repository's default branch, then try `/plan` again.".to_owned(),
+            Refusal::ApproveWithReview => "Submit a pull-request review with “Approve”; Navin counts it and turns the `navin/plan` check green.".to_owned(),
+            Refusal::NeedsCodeOwner(_) => {
+                "Ask a code owner of those files (see CODEOWNERS) to `/approve`.".to_owned()
+            }
+            Refusal::PlanEditInvalid(_) => "Fix that part of the block and post `/plan edit` again (line numbers count from the block's first line).".to_owned(),
+            Refusal::EditConflict(_) => "Read the current plan in the plan comment, make your changes to those sections on top of it, and post `/plan edit` with the whole text again.".to_owned(),
+            Refusal::UnknownEditBase => "Read the current plan in the plan comment, make your changes on top of it, and post `/plan edit` again.".to_owned(),
+            Refusal::NoPlan { .. } => "Ask for one with `/plan <request>`.".to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_on_a_closed_pull_request_names_the_place_and_the_key_that_allows_the_command() {
+        let refusal = Refusal::ClosedForChanges {
+            command: "approve".to_owned(),
+            on_pull_request: true,
+            why: "locked",
+        };
+        assert!(refusal.reason().contains("this pull request is locked"));
+        assert!(refusal.todo().contains("`allow_on_closed: [approve]`"));
+    }
+
+    #[test]
+    fn done_without_a_linked_pull_request_says_how_to_link_one() {
+        let refusal = Refusal::NotDone {
+            step: "S2".to_owned(),
+            validation: "ci".to_owned(),
+            why: NotDone::NoLinkedPr {
+                checks: "`test`".to_owned(),
+            },
+        };
+        assert!(refusal.reason().starts_with("`S2` has validation `ci`"));
+        assert!(refusal.todo().contains("`Navin-Step: S2`"));
+    }
+}
