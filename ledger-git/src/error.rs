@@ -60,6 +60,12 @@ pub enum RuleError {
     #[error("{step} has acceptance criteria and no green evidence")]
     AcceptanceEvidenceRequired { step: String },
     #[error(
+        "{step}: a run of a command given on the verifier's command line proves nothing; \
+         a step's commands come from its plan or the default branch's validation.commands, \
+         and {step} has none, so only CI on a linked pull request can prove it"
+    )]
+    GivenCommandRun { step: String },
+    #[error(
         "{step}: prose evidence counts only when a human closes a manual step; \
          record a green check_run, workflow_run or {validation}_run instead"
     )]
@@ -181,6 +187,7 @@ impl RuleError {
             RuleError::InvalidTransition { .. } => "invalid_transition",
             RuleError::EvidenceRequired { .. } => "evidence_required",
             RuleError::AcceptanceEvidenceRequired { .. } => "acceptance_evidence_required",
+            RuleError::GivenCommandRun { .. } => "given_command_run",
             RuleError::ProseNotAccepted { .. } => "prose_not_accepted",
             RuleError::UntraceableRun { .. } => "untraceable_run",
             RuleError::AgentEvidence { .. } => "agent_evidence",

@@ -97,6 +97,9 @@ fn rule_hint(rule: &RuleError) -> Option<&'static str> {
         R::EvidenceRequired { .. } | R::AgentEvidence { .. } | R::ProseNotAccepted { .. } => {
             "run `navin board verify STEP` in the checkout (or push and let CI run), then call board_done again"
         }
+        R::GivenCommandRun { .. } => {
+            "push your work and let CI on the step's pull request prove it, or ask a human to set validation.commands in .github/navin.yml on the default branch"
+        }
         R::StaleRun { .. } | R::DirtyRun { .. } | R::RedRun { .. } => {
             "commit your work, run `navin board verify STEP` again, then call board_done"
         }

@@ -217,6 +217,14 @@ fn agent_proof(e: &Evidence, checkout: Option<&super::Checkout>) -> AgentProof {
     }
 }
 
+/// A run of a command the verifier chose (`navin board verify S1 -- true`): recorded,
+/// but never evidence, since whoever runs it could make it say anything.
+fn from_the_command_line(e: &Evidence) -> bool {
+    e.run
+        .as_ref()
+        .is_some_and(|r| r.source == crate::model::CommandSource::Given)
+}
+
 fn short(sha: &str) -> String {
     sha.chars().take(12).collect()
 }
@@ -249,6 +257,7 @@ fn check_done_gate(task: &Task, given: Option<&Evidence>, ctx: &Ctx) -> Result<(
             .into_iter()
             .chain(task.evidence.iter())
             .filter(|e| e.ok && e.missing_run_fields().is_empty())
+            .filter(|e| !from_the_command_line(e))
             .filter(move |e| !agent || matches!(agent_proof(e, checkout), AgentProof::Proves))
     };
     let human = ctx.actor.is_human();
@@ -258,6 +267,7 @@ fn check_done_gate(task: &Task, given: Option<&Evidence>, ctx: &Ctx) -> Result<(
             // first red one: the newest run for this commit speaks for all of them.
             let newest = task.evidence.iter().rev().find(|e| {
                 e.kind.proves(task.validation)
+                    && !from_the_command_line(e)
                     && e.run.as_ref().is_some_and(|r| r.head == checkout.head)
             });
             if let Some(red) = newest.filter(|e| !e.ok) {
@@ -305,6 +315,13 @@ fn check_done_gate(task: &Task, given: Option<&Evidence>, ctx: &Ctx) -> Result<(
                 step,
                 validation: task.validation,
             });
+        }
+        if task
+            .evidence
+            .iter()
+            .any(|e| e.ok && from_the_command_line(e) && e.kind.proves(task.validation))
+        {
+            return Err(RuleError::GivenCommandRun { step });
         }
         let wanted = match task.validation {
             Validation::Test => "check_run, workflow_run or test_run",

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 
 use crate::model::{MissionMode, PendingDefault, StagePolicy};
 use crate::ops::{InitArgs, NewTask};
+use crate::plan::commands::{self, Split, Toolchain};
 use crate::plan::{Operation as FileOp, Plan};
 use crate::Validation;
 
@@ -19,12 +20,18 @@ pub struct Knobs {
     /// `questions.default_after`: how long an unanswered question's default waits before
     /// it stands, with the wait as written (`48h`). `None`: defaults stand at once.
     pub default_after: Option<(chrono::Duration, String)>,
+    /// The programs the repository's verification may run (its manifests, scripts and
+    /// detected commands); `None`: the well-known ones ([`Toolchain::common`]).
+    pub toolchain: Option<Toolchain>,
 }
 
 /// An approved plan as the mission to start: goal, steps, knowledge, stage policy and
 /// pending defaults. The front end adds the origin, the budget and `replace`.
 pub fn plan_init(plan: &Plan, mode: MissionMode, knobs: &Knobs, now: DateTime<Utc>) -> InitArgs {
-    let steps = plan_steps(plan);
+    let steps = match &knobs.toolchain {
+        Some(toolchain) => plan_steps_in(plan, toolchain),
+        None => plan_steps(plan),
+    };
     let steps = match mode {
         MissionMode::Cruise => single_stage(steps),
         MissionMode::Staged => steps,
@@ -154,93 +161,217 @@ pub fn single_stage(mut steps: Vec<NewTask>) -> Vec<NewTask> {
     steps
 }
 
-/// An approved plan as steps. With stages: `S1…Sn`, each after the previous one.
-/// Without: one `C<i>` step per proposed change. When the plan names verification
-/// commands, each step gets validation `test`, those commands (all of them, in order)
-/// and an acceptance naming them: the step is done only when they pass, in CI on its
-/// pull request or in a run Navin recorded itself. A stage's own verification comes
-/// first. Without commands the steps close by hand.
+/// Plans of at most this many proposed files (and no stages) are one step: one agent
+/// PR, judged by CI as a whole, rather than a PR per file that must pass alone.
+pub const ONE_STEP_FILES: usize = 6;
+
+/// An approved plan as steps, with the well-known programs as the toolchain (see
+/// [`plan_steps_in`]).
 pub fn plan_steps(plan: &Plan) -> Vec<NewTask> {
-    let verification: Vec<String> = plan
+    plan_steps_in(plan, &Toolchain::common())
+}
+
+/// An approved plan as steps. With stages: `S1…Sn`, each after the previous one.
+/// Without: one step `C1` for a plan of up to [`ONE_STEP_FILES`] files, else one step
+/// per package or module the files serve (tests with the code they test), each after
+/// the previous one.
+///
+/// Verification is split into what runs and what is judged ([`commands::split`]): a
+/// step with commands gets validation `test`, those commands (the stage's own first,
+/// then the contract's) and an acceptance naming them; a step whose verification is
+/// only prose is `manual`, its acceptance that prose; a step with neither closes by hand.
+pub fn plan_steps_in(plan: &Plan, toolchain: &Toolchain) -> Vec<NewTask> {
+    let overall: Vec<Split> = plan
         .handoff
         .as_ref()
         .map(|h| {
             h.verification
                 .iter()
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| commands::split(v, toolchain))
                 .collect()
         })
         .unwrap_or_default();
-    let acceptance = (!verification.is_empty())
-        .then(|| clip(&format!("CI runs green: {}", verification.join("; "))));
+    let chain = |i: usize, prefix: &str| {
+        if i == 0 {
+            Vec::new()
+        } else {
+            vec![format!("{prefix}{i}")]
+        }
+    };
     if !plan.stages.is_empty() {
         return plan
             .stages
             .iter()
             .enumerate()
             .map(|(i, stage)| {
-                let own = stage.verification.trim();
-                let mut commands: Vec<String> = Vec::new();
-                if !own.is_empty() {
-                    commands.push(own.to_owned());
-                }
-                for v in &verification {
-                    if !commands.contains(v) {
-                        commands.push(v.clone());
-                    }
-                }
-                let checks = !commands.is_empty();
-                let destructive =
-                    destructive(plan, stage.files.iter().map(String::as_str), &stage.title);
+                let own = commands::split(&stage.verification, toolchain);
+                let (validation, acceptance, commands) =
+                    verification(std::iter::once(&own).chain(&overall));
                 NewTask {
                     id: format!("S{}", i + 1),
                     title: clip(&stage.title),
-                    description: Some(describe_stage(&stage.files, own)),
-                    depends_on: if i == 0 {
-                        Vec::new()
-                    } else {
-                        vec![format!("S{i}")]
-                    },
-                    validation: if checks {
-                        Validation::Test
-                    } else {
-                        Validation::None
-                    },
-                    acceptance: acceptance.clone().filter(|_| checks),
+                    description: Some(describe_stage(&stage.files, stage.verification.trim())),
+                    depends_on: chain(i, "S"),
+                    validation,
+                    acceptance,
                     commands,
                     stage: Some(u32::try_from(i + 1).unwrap_or(u32::MAX)),
-                    destructive,
+                    destructive: destructive(
+                        plan,
+                        stage.files.iter().map(String::as_str),
+                        &stage.title,
+                    ),
                     ..NewTask::default()
                 }
             })
             .collect();
     }
-    plan.changes
-        .iter()
+    let (validation, acceptance, commands) = verification(overall.iter());
+    change_groups(&plan.changes)
+        .into_iter()
         .enumerate()
-        .map(|(i, change)| {
-            let verb = match change.operation {
-                FileOp::Edit => "Edit",
-                FileOp::Create => "Create",
-                FileOp::Delete => "Delete",
+        .map(|(i, group)| {
+            let title = match group.as_slice() {
+                [only] => format!("{} {}", verb(only.operation), only.path),
+                _ if plan.changes.len() == group.len() => plan_goal(plan),
+                [first, ..] => format!("Change {}", module_of(&first.path)),
+                [] => String::new(),
+            };
+            let description = match group.as_slice() {
+                [only] => only.change.trim().to_owned(),
+                _ => group
+                    .iter()
+                    .map(|c| format!("{} `{}`: {}", verb(c.operation), c.path, c.change.trim()))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
             };
             NewTask {
                 id: format!("C{}", i + 1),
-                title: clip(&format!("{verb} {}", change.path)),
-                description: Some(clip(&change.change)),
-                validation: if acceptance.is_some() {
-                    Validation::Test
-                } else {
-                    Validation::None
-                },
+                title: clip(&title),
+                description: Some(clip_long(&description)),
+                depends_on: chain(i, "C"),
+                validation,
                 acceptance: acceptance.clone(),
-                commands: verification.clone(),
-                destructive: destructive(plan, [change.path.as_str()], ""),
+                commands: commands.clone(),
+                destructive: destructive(plan, group.iter().map(|c| c.path.as_str()), ""),
                 ..NewTask::default()
             }
         })
         .collect()
+}
+
+fn verb(op: FileOp) -> &'static str {
+    match op {
+        FileOp::Edit => "Edit",
+        FileOp::Create => "Create",
+        FileOp::Delete => "Delete",
+    }
+}
+
+/// A step's validation, acceptance and commands from its verification texts, in order.
+fn verification<'s>(
+    splits: impl Iterator<Item = &'s Split>,
+) -> (Validation, Option<String>, Vec<String>) {
+    let mut commands: Vec<String> = Vec::new();
+    let mut prose: Vec<&str> = Vec::new();
+    for split in splits {
+        for c in &split.commands {
+            if !commands.contains(c) {
+                commands.push(c.clone());
+            }
+        }
+        prose.extend(split.prose.as_deref());
+    }
+    if !commands.is_empty() {
+        let acceptance = clip(&format!("CI runs green: {}", commands.join("; ")));
+        return (Validation::Test, Some(acceptance), commands);
+    }
+    if prose.is_empty() {
+        return (Validation::None, None, commands);
+    }
+    let acceptance = clip(&format!("A person checks: {}", prose.join("; ")));
+    (Validation::Manual, Some(acceptance), commands)
+}
+
+/// The proposed changes as the steps' file groups: all of them when few, else one
+/// group per module (a test joins the module of the source it tests), in the order the
+/// plan first names each module.
+fn change_groups(changes: &[crate::plan::FileChange]) -> Vec<Vec<&crate::plan::FileChange>> {
+    if changes.len() <= ONE_STEP_FILES {
+        return vec![changes.iter().collect()];
+    }
+    let sources: Vec<(&str, String)> = changes
+        .iter()
+        .filter(|c| !is_test_path(&c.path))
+        .map(|c| (c.path.as_str(), module_of(&c.path)))
+        .collect();
+    let mut order: Vec<String> = Vec::new();
+    let mut groups: std::collections::BTreeMap<String, Vec<&crate::plan::FileChange>> =
+        std::collections::BTreeMap::new();
+    for change in changes {
+        let module = if is_test_path(&change.path) {
+            let stem = tested_stem(&change.path);
+            sources
+                .iter()
+                .find(|(path, _)| file_stem(path) == stem)
+                .map_or_else(|| module_of(&change.path), |(_, m)| m.clone())
+        } else {
+            module_of(&change.path)
+        };
+        if !order.contains(&module) {
+            order.push(module.clone());
+        }
+        groups.entry(module).or_default().push(change);
+    }
+    order
+        .into_iter()
+        .filter_map(|m| groups.remove(&m))
+        .collect()
+}
+
+/// The package or module a file serves: its directory, cut after a `src`, `lib`, `pkg`,
+/// `internal` or `cmd` component's child, or after two levels.
+fn module_of(path: &str) -> String {
+    let dirs: Vec<&str> = path.split('/').collect();
+    let dirs = &dirs[..dirs.len().saturating_sub(1)];
+    let cut = dirs
+        .iter()
+        .position(|d| matches!(*d, "src" | "lib" | "pkg" | "internal" | "cmd"))
+        .map_or(dirs.len().min(2), |i| (i + 2).min(dirs.len()));
+    let module = dirs[..cut].join("/");
+    if module.is_empty() {
+        ".".to_owned()
+    } else {
+        module
+    }
+}
+
+fn file_stem(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.split('.').next().unwrap_or(name)
+}
+
+/// A test file's name without its test marks (`test_parse.py`, `parse_test.go`,
+/// `parse.test.ts`, `parse.spec.js` → `parse`).
+fn tested_stem(path: &str) -> &str {
+    let stem = file_stem(path);
+    let stem = stem.strip_prefix("test_").unwrap_or(stem);
+    let stem = stem.strip_suffix("_test").unwrap_or(stem);
+    stem.strip_suffix("_spec").unwrap_or(stem)
+}
+
+fn is_test_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    lower
+        .split('/')
+        .any(|d| matches!(d, "tests" | "test" | "__tests__" | "spec"))
+        || name.starts_with("test_")
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || name.contains("_spec.")
 }
 
 /// Manifests whose change under a plan with new dependencies adds them.
@@ -303,6 +434,17 @@ fn describe_stage(files: &[String], verification: &str) -> String {
 }
 
 /// `text` on one line, at most [`MAX_TITLE`] characters (an ellipsis marks a cut).
+/// Longest step description kept: a step's changes, one line each.
+pub const MAX_DESCRIPTION: usize = 4000;
+
+/// `text` cut to [`MAX_DESCRIPTION`] characters, its lines kept.
+fn clip_long(text: &str) -> String {
+    match text.char_indices().nth(MAX_DESCRIPTION) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
 pub fn clip(text: &str) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match one_line.char_indices().nth(MAX_TITLE) {
@@ -317,13 +459,16 @@ mod tests {
     use super::*;
     use crate::plan::{FileChange, HandoffBudgets, HandoffContract, Stage};
 
-    fn plan(stages: Vec<Stage>, verification: Vec<String>) -> Plan {
-        let change = |path: &str, operation| FileChange {
+    fn change(path: &str, operation: FileOp) -> FileChange {
+        FileChange {
             path: path.to_owned(),
             operation,
             change: "Do it.".to_owned(),
             rationale: "Because.".to_owned(),
-        };
+        }
+    }
+
+    fn plan(stages: Vec<Stage>, verification: Vec<String>) -> Plan {
         Plan {
             title: "t".into(),
             persona: "p".into(),
@@ -354,7 +499,7 @@ mod tests {
     }
 
     #[test]
-    fn plan_changes_become_test_steps_proven_by_ci_when_commands_verify() {
+    fn a_small_plan_is_one_step_proven_by_ci_when_commands_verify() {
         let steps = plan_steps(&plan(vec![], vec!["cargo test".into()]));
         let got: Vec<(&str, &str, Validation, Option<&str>)> = steps
             .iter()
@@ -367,19 +512,90 @@ mod tests {
                 )
             })
             .collect();
-        let ci = Some("CI runs green: cargo test");
         assert_eq!(
             got,
+            [(
+                "C1",
+                "o",
+                Validation::Test,
+                Some("CI runs green: cargo test")
+            )]
+        );
+        let description = steps[0].description.as_deref().unwrap_or_default();
+        assert!(description.contains("Edit `src/a.rs`"), "{description}");
+        assert!(description.contains("Create `src/b.rs`"), "{description}");
+        let unverified = plan_steps(&plan(vec![], vec![]));
+        assert_eq!(unverified.len(), 1);
+        assert_eq!(unverified[0].validation, Validation::None);
+        assert!(unverified[0].acceptance.is_none());
+    }
+
+    #[test]
+    fn prose_verification_makes_a_manual_step_that_says_what_a_person_checks() {
+        let steps = plan_steps(&plan(vec![], vec!["existing tests pass".into()]));
+        assert_eq!(steps[0].validation, Validation::Manual);
+        assert!(steps[0].commands.is_empty(), "{:?}", steps[0].commands);
+        assert_eq!(
+            steps[0].acceptance.as_deref(),
+            Some("A person checks: existing tests pass")
+        );
+        let stage = Stage {
+            title: "Parser".into(),
+            files: vec!["src/parse.py".into()],
+            verification: "`pytest tests/test_parse.py` passes".into(),
+        };
+        let staged = plan_steps(&plan(
+            vec![stage],
+            vec!["manual review of the diff (no test command detected)".into()],
+        ));
+        assert_eq!(staged[0].validation, Validation::Test);
+        assert_eq!(staged[0].commands, ["pytest tests/test_parse.py"]);
+    }
+
+    #[test]
+    fn a_large_plan_is_one_step_per_module_with_each_test_beside_its_source() {
+        let mut p = plan(vec![], vec!["`go test ./...`".into()]);
+        p.changes = [
+            "internal/store/store.go",
+            "internal/store/store_test.go",
+            "cmd/app/main.go",
+            "internal/api/api.go",
+            "tests/api/api_test.go",
+            "README.md",
+            "docs/usage.md",
+        ]
+        .iter()
+        .map(|path| change(path, FileOp::Edit))
+        .collect();
+        let steps = plan_steps(&p);
+        let groups: Vec<(&str, Vec<&str>)> = steps
+            .iter()
+            .map(|s| {
+                (
+                    s.id.as_str(),
+                    s.depends_on.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            groups,
             [
-                ("C1", "Edit src/a.rs", Validation::Test, ci),
-                ("C2", "Create src/b.rs", Validation::Test, ci),
+                ("C1", vec![]),
+                ("C2", vec!["C1"]),
+                ("C3", vec!["C2"]),
+                ("C4", vec!["C3"]),
+                ("C5", vec!["C4"])
             ]
         );
-        let unverified = plan_steps(&plan(vec![], vec![]));
-        assert_eq!(unverified.len(), 2);
-        assert!(unverified
-            .iter()
-            .all(|s| s.validation == Validation::None && s.acceptance.is_none()));
+        let described = |i: usize| steps[i].description.clone().unwrap_or_default();
+        assert!(described(0).contains("store_test.go"), "{}", described(0));
+        assert_eq!(steps[0].title, "Change internal/store");
+        assert!(
+            described(2).contains("tests/api/api_test.go"),
+            "{}",
+            described(2)
+        );
+        assert!(steps.iter().all(|s| s.commands == ["go test ./..."]));
     }
 
     #[test]
@@ -480,19 +696,16 @@ mod tests {
         let why = |p: &Plan| -> Vec<Option<String>> {
             plan_steps(p).into_iter().map(|s| s.destructive).collect()
         };
+        // Four files are one step, destructive for each reason its files give.
         assert_eq!(
             why(&p),
-            [
-                None,
-                Some("deletes src/b.rs".to_owned()),
-                None,
-                Some("runs a migration".to_owned())
-            ]
+            [Some("deletes src/b.rs, runs a migration".to_owned())]
         );
         p.new_dependencies = vec!["serde 1".into()];
-        assert_eq!(
-            why(&p)[2].as_deref(),
-            Some("adds dependencies in Cargo.toml")
+        let with_dependencies = why(&p)[0].clone().unwrap_or_default();
+        assert!(
+            with_dependencies.contains("adds dependencies in Cargo.toml"),
+            "{with_dependencies}"
         );
         p.stages = vec![Stage {
             title: "Migrate read paths".into(),

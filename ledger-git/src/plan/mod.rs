@@ -1,5 +1,6 @@
 //! Plan documents: the format of docs/plan.md as types, with its renderer, parser, validator, content hash, edit diff, section-aware merge and policies.
 
+pub mod commands;
 pub mod convert;
 mod diff;
 mod diff_markdown;

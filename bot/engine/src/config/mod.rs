@@ -133,6 +133,7 @@ impl RepoConfig {
                 let wait = chrono::Duration::from_std(d).ok()?;
                 Some((wait, duration::compact(d)))
             }),
+            toolchain: None,
         }
     }
 }

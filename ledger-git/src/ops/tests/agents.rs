@@ -312,3 +312,30 @@ fn an_agent_pauses_only_with_reason_manual() {
         assert_eq!(err, RuleError::AgentPauseReason { reason });
     }
 }
+
+#[test]
+fn a_run_of_a_command_typed_after_the_dashes_is_kept_but_proves_the_step_to_nobody() {
+    let mut given = recorded(EvidenceKind::TestRun, 0, HEAD, false);
+    if let Some(run) = given.run.as_mut() {
+        run.command = vec!["true".into()];
+        run.source = CommandSource::Given;
+    }
+    let l = run(
+        &test_step(),
+        Operation::RecordRun {
+            step: "S1".into(),
+            evidence: given,
+        },
+        &human(),
+    );
+    assert_eq!(l.board.task("S1").map(|t| t.evidence.len()), Some(1));
+    for ctx in [at(sub("codex"), HEAD, false), at(human(), HEAD, false)] {
+        let err = refused(Some(&l), done_s1(), &ctx);
+        assert_eq!(err.code(), "given_command_run", "{err}");
+        assert!(err.to_string().contains("proves nothing"), "{err}");
+    }
+    // The step's own command, run after, proves it.
+    let own = verified(&l, EvidenceKind::TestRun, 0, HEAD, false);
+    let done = run(&own, done_s1(), &at(sub("codex"), HEAD, false));
+    assert_eq!(status(&done, "S1"), TaskStatus::Done);
+}
