@@ -30,6 +30,7 @@ mod symbols;
 mod targets;
 mod test_place;
 mod text;
+mod toolchain;
 
 #[cfg(test)]
 mod tests_detect;
@@ -55,6 +56,7 @@ pub use map::{
 pub use rank::RankedFile;
 pub use source::{LocalSource, MemorySource, RepoSource, SourceEntry};
 pub use symbols::{definitions, Symbol};
+pub use toolchain::{repository_toolchain, toolchain_of};
 
 /// Limits that keep planning fast on large repositories. Defaults plan a
 /// 10k-file repository in well under the 2 s target on two cores.

@@ -121,7 +121,8 @@ fn scoped_test(map: &RepoMap, key: &str, files: &[&Chosen]) -> Option<String> {
         "npm package" if base.starts_with("pnpm") => format!("pnpm --filter {} test", module.name),
         "npm package" if base.starts_with("yarn") => format!("yarn workspace {} test", module.name),
         "npm package" if base.starts_with("npm") => format!("npm test --workspace {}", module.name),
-        "go module" => format!("cd {key} && go test ./..."),
+        // Commands run without a shell: `go -C` changes directory itself.
+        "go module" => format!("go -C {key} test ./..."),
         _ if base == "go test ./..." => format!("go test ./{key}/..."),
         _ if base == "pytest" => {
             let test_files: Vec<&str> = files
