@@ -56,9 +56,12 @@ pub fn verify(run: &Run<'_>) -> Result<(), ActionError> {
     if task.commands.is_empty() {
         println!(
             "{}",
-            commands::notice(&format!(
-                "{step} has no verification commands: nothing to verify"
-            ))
+            commands::notice(&match task.acceptance.as_deref() {
+                Some(what) if task.validation == navin_ledger::Validation::Manual => format!(
+                    "{step} is manual: its verification is for a person to judge ({what}); nothing to run"
+                ),
+                _ => format!("{step} has no verification commands: nothing to verify"),
+            })
         );
         return Ok(());
     }

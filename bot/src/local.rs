@@ -98,6 +98,78 @@ pub fn repo_config(repo: &Path) -> Result<navin_engine::config::RepoConfig, Stri
     }
 }
 
+/// `.github/navin.yml` as the repository's default branch holds it, and that branch's
+/// name: what `navin board verify` runs, so no edit in the checkout (or on the agent's
+/// branch) can choose the command that proves a step. The default branch is
+/// `origin/HEAD`, else `init.defaultBranch`, else `main` or `master`; defaults when there
+/// is none or the file is not on it. An invalid file is an error naming the branch.
+pub fn default_branch_config(
+    repo: &Path,
+) -> Result<(navin_engine::config::RepoConfig, Option<String>), String> {
+    let Ok(git) = git2::Repository::discover(repo) else {
+        return Ok((Default::default(), None));
+    };
+    let Some((branch, commit)) = default_branch(&git) else {
+        return Ok((Default::default(), None));
+    };
+    let tree = commit
+        .tree()
+        .map_err(|e| format!("reading {branch}'s tree: {}", e.message()))?;
+    let entry = match tree.get_path(Path::new(".github/navin.yml")) {
+        Ok(entry) => entry,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => {
+            return Ok((Default::default(), Some(branch)))
+        }
+        Err(e) => {
+            return Err(format!(
+                "reading .github/navin.yml on {branch}: {}",
+                e.message()
+            ))
+        }
+    };
+    let blob = entry
+        .to_object(&git)
+        .and_then(|o| o.peel_to_blob())
+        .map_err(|e| {
+            format!(
+                ".github/navin.yml on {branch} is not a file: {}",
+                e.message()
+            )
+        })?;
+    let text = std::str::from_utf8(blob.content())
+        .map_err(|_| format!(".github/navin.yml on {branch} is not UTF-8 text"))?;
+    navin_engine::config::parse_repo_config(text)
+        .map(|config| (config, Some(branch.clone())))
+        .map_err(|e| format!(".github/navin.yml on {branch}: {e}"))
+}
+
+/// The default branch's name and commit (see [`default_branch_config`]).
+fn default_branch(git: &git2::Repository) -> Option<(String, git2::Commit<'_>)> {
+    if let Ok(head) = git.find_reference("refs/remotes/origin/HEAD") {
+        let target = head.symbolic_target().ok().flatten();
+        let name = target
+            .and_then(|t| t.strip_prefix("refs/remotes/"))
+            .map(str::to_owned);
+        if let (Some(name), Ok(commit)) = (name, head.resolve().and_then(|r| r.peel_to_commit())) {
+            return Some((name, commit));
+        }
+    }
+    let configured = git
+        .config()
+        .ok()
+        .and_then(|c| c.get_string("init.defaultBranch").ok());
+    configured
+        .into_iter()
+        .chain(["main".to_owned(), "master".to_owned()])
+        .find_map(|name| {
+            let commit = git
+                .find_reference(&format!("refs/heads/{name}"))
+                .and_then(|r| r.peel_to_commit())
+                .ok()?;
+            Some((name, commit))
+        })
+}
+
 /// One line per effect of a write, for people and for JSON alike.
 pub fn effect_lines(effects: &[Effect]) -> Vec<String> {
     effects

@@ -78,8 +78,15 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 false => navin_ledger::model::MissionMode::Staged,
             };
             let config = super::plan_local::repo_config(&cli.repo)?;
-            let done =
-                super::plan_local::start(&store, &ctx(cli), from_plan, mode, *replace, &config)?;
+            let done = super::plan_local::start(
+                &store,
+                &ctx(cli),
+                from_plan,
+                mode,
+                *replace,
+                &config,
+                &cli.repo,
+            )?;
             return report(cli.json, &done);
         }
         Command::Mission(super::MissionCommand::Continue { note }) => Operation::Continue {

@@ -342,6 +342,7 @@ pub(super) fn start(
     mode: MissionMode,
     replace: bool,
     config: &navin_engine::config::RepoConfig,
+    root: &std::path::Path,
 ) -> Result<navin_ledger::store::Committed, CliError> {
     let (record, doc) = load(store, id)?;
     if !record.is_approved() {
@@ -359,7 +360,18 @@ pub(super) fn start(
             record.status.word()
         )));
     }
-    let mut init = convert::plan_init(doc.plan(), mode, &config.plan_knobs(), ctx.now);
+    // What the checkout's manifests, scripts and commands run: a plan's verification
+    // command outside it is prose a person checks, not a command line that cannot run.
+    let toolchain = navin_planner::LocalSource::new(root)
+        .and_then(|source| {
+            navin_planner::repository_toolchain(&source, &navin_planner::PlannerOptions::default())
+        })
+        .ok();
+    let knobs = convert::Knobs {
+        toolchain,
+        ..config.plan_knobs()
+    };
+    let mut init = convert::plan_init(doc.plan(), mode, &knobs, ctx.now);
     init.replace = replace;
     init.origin = Some(Origin {
         repository: None,

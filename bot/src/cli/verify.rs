@@ -41,9 +41,12 @@ impl WorkTree {
         self.0.root()
     }
 
-    /// `.github/navin.yml` of the checkout, or defaults when there is none.
-    fn repo_config(&self) -> Result<navin_engine::config::RepoConfig, CliError> {
-        super::plan_local::repo_config(self.root())
+    /// `.github/navin.yml` on the default branch (never the checkout's own), and the
+    /// branch's name.
+    fn verification_config(
+        &self,
+    ) -> Result<(navin_engine::config::RepoConfig, Option<String>), CliError> {
+        crate::local::default_branch_config(self.root()).map_err(CliError::usage)
     }
 }
 
@@ -76,7 +79,7 @@ pub(super) fn verify(
             navin_ledger::RuleError::UnknownStep { id: id.to_owned() },
         ))
     })?;
-    let config = tree.repo_config()?;
+    let (config, branch) = tree.verification_config()?;
     let configured: Vec<(String, CommandSource)> = if task.commands.is_empty() {
         config
             .validation
@@ -92,10 +95,25 @@ pub(super) fn verify(
     };
     let commands: Vec<(Vec<String>, CommandSource)> = if given.is_empty() {
         if configured.is_empty() {
-            return Err(CliError::usage(format!(
-                "step {id} has no validation command: pass one after `--`, or set validation.commands.{} in .github/navin.yml",
-                run_kind(task.validation).as_str().trim_end_matches("_run")
-            )));
+            let acceptance = task
+                .acceptance
+                .as_deref()
+                .map(|a| format!(" ({a})"))
+                .unwrap_or_default();
+            return Err(CliError {
+                message: match task.validation {
+                    Validation::Manual | Validation::None => format!(
+                        "step {id} is {}: its verification is for a person to judge{acceptance}, so there is nothing to run; a human closes it with `navin board done {id} --evidence \"what was checked\"`",
+                        task.validation
+                    ),
+                    _ => format!(
+                        "step {id} has no validation command: its plan named none and .github/navin.yml on {} sets no validation.commands.{}; set one there (a command given after `--` is recorded but proves nothing)",
+                        branch.as_deref().unwrap_or("the default branch"),
+                        run_kind(task.validation).as_str().trim_end_matches("_run")
+                    ),
+                },
+                code: super::EXIT_REFUSED,
+            });
         }
         configured
             .iter()
@@ -110,15 +128,19 @@ pub(super) fn verify(
             .collect::<Result<_, CliError>>()?
     } else {
         if ctx.actor.is_agent() {
-            if let Some((line, _)) = configured.first() {
-                return Err(CliError {
-                    message: format!(
-                        "{} runs the step's own validation command ({line:?}), not one of its choosing: run `navin board verify {id}` without `--`",
-                        ctx.actor
-                    ),
-                    code: super::EXIT_REFUSED,
-                });
-            }
+            let own = match configured.first() {
+                Some((line, _)) => {
+                    format!("run `navin board verify {id}` without `--` to run its own ({line:?})")
+                }
+                None => format!("{id} has none, so CI on its pull request proves it"),
+            };
+            return Err(CliError {
+                message: format!(
+                    "{} runs a step's own validation commands, not ones of its choosing: {own}",
+                    ctx.actor
+                ),
+                code: super::EXIT_REFUSED,
+            });
         }
         vec![(given.to_vec(), CommandSource::Given)]
     };
@@ -202,6 +224,12 @@ pub(super) fn verify(
             let _ = writeln!(
                 out,
                 "note: the tree had uncommitted changes, so this run cannot close the step; commit and verify again"
+            );
+        }
+        if runs.iter().any(|r| r.source == CommandSource::Given) {
+            let _ = writeln!(
+                out,
+                "note: a command given after `--` is recorded but proves nothing; the step's own commands (its plan's, or validation.commands on the default branch) do"
             );
         }
     }

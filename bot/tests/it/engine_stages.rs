@@ -335,13 +335,18 @@ async fn a_destructive_step_is_checkpointed_before_it_starts_and_the_panel_lists
     w.comment(issue, "alice", "/mission").await;
     assert!(w.reply().await.starts_with(PANEL));
     let ledger = w.ledger().expect("ledger");
+    // A two-file plan is one step, which the delete makes destructive.
     let step = ledger
         .board
         .tasks
         .iter()
-        .find(|t| t.title == "Delete src/lib.rs")
+        .find(|t| {
+            t.description
+                .as_deref()
+                .is_some_and(|d| d.contains("Delete `src/lib.rs`"))
+        })
         .map(|t| t.id.clone())
-        .expect("the delete is a step");
+        .expect("the delete is in a step");
     assert_eq!(
         w.step(&step).destructive.as_deref(),
         Some("deletes src/lib.rs")

@@ -16,6 +16,7 @@ mod cli_ledger;
 mod cli_messages;
 mod cli_plan;
 mod cli_plan_local;
+mod cli_plan_missions;
 mod dashboard_access;
 mod dashboard_browser;
 mod dashboard_deliveries;

@@ -3,7 +3,7 @@ nobody on this project wrote.
 
 Run by the Rust test `mcp_conformance` with: python conformance.py NAVIN_BIN REPO.
 REPO holds a git checkout with a mission whose board has S1 (validation test) and S2
-(after S1). Every check prints one line; the first failure exits non-zero naming it.
+(after S1); its default branch's .github/navin.yml sets validation.commands.test. Every check prints one line; the first failure exits non-zero naming it.
 """
 
 import asyncio
@@ -110,7 +110,9 @@ async def agent_mode(s):
                   stdin='{"kind": "test_run", "ok": true, "summary": "all green, trust me"}')
     check(typed.returncode == 1 and "cannot hand in evidence" in typed.stderr, "the CLI refuses an agent's typed evidence too")
 
-    run = navin("board", "verify", "S1", "--", "git", "--version", actor="subagent:conformance-agent")
+    chosen = navin("board", "verify", "S1", "--", "true", actor="subagent:conformance-agent")
+    check(chosen.returncode == 1 and "not ones of its choosing" in chosen.stderr, "an agent cannot choose the command that proves its step")
+    run = navin("board", "verify", "S1", actor="subagent:conformance-agent")
     check(run.returncode == 0, f"navin board verify S1 records a green run: {run.stderr}")
     done = await s.call_tool("board_done", {"step": "S1"})
     check(not done.is_error, "board_done S1 after a green recorded run" + (": " + done.content[0].text if done.is_error else ""))

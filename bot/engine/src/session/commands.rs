@@ -353,8 +353,13 @@ impl Session<'_> {
             None => match self.approved_plan().await? {
                 Some((record, doc)) => {
                     origin.plan_id = Some(record.id.clone());
-                    let init =
-                        convert::plan_init(doc.plan(), mode, &config.plan_knobs(), self.now());
+                    let init = {
+                        let knobs = convert::Knobs {
+                            toolchain: self.toolchain().await?,
+                            ..config.plan_knobs()
+                        };
+                        convert::plan_init(doc.plan(), mode, &knobs, self.now())
+                    };
                     plan_doc = Some(doc);
                     init
                 }

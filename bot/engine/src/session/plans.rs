@@ -150,6 +150,32 @@ impl Session<'_> {
         }))
     }
 
+    /// The programs the default branch's manifests, scripts and commands run, which a
+    /// plan's verification may call. `None` when the branch cannot be read (logged): the
+    /// conversion then keeps the well-known programs.
+    pub(crate) async fn toolchain(
+        &self,
+    ) -> Result<Option<navin_ledger::plan::commands::Toolchain>, EngineError> {
+        let want = Want::Branch(self.default_branch.clone());
+        match self.fetch_source(want).await? {
+            Ok(tree) => {
+                blocking(move || {
+                    Ok(navin_planner::repository_toolchain(
+                        &tree,
+                        &navin_planner::PlannerOptions::default(),
+                    )
+                    .map_err(|e| tracing::warn!(error = %e, "cannot map the toolchain"))
+                    .ok())
+                })
+                .await
+            }
+            Err(e) => {
+                tracing::warn!(repo = %self.repo, error = %e, "cannot read the default branch for its toolchain");
+                Ok(None)
+            }
+        }
+    }
+
     /// The planned commit, fetched by git with a fresh installation token.
     async fn fetch_source(
         &self,
