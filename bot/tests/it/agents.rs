@@ -672,3 +672,47 @@ fn a_failed_attempt_ends_on_the_ledger_and_the_next_brief_says_what_went_wrong()
     assert!(brief.contains("This is attempt 2"), "{brief}");
     assert!(brief.contains("the fixture server never starts"), "{brief}");
 }
+
+#[test]
+fn an_agent_that_rewrites_the_config_on_its_branch_still_runs_the_default_branchs_command() {
+    // On the default branch the step's command fails: the work is not done.
+    let dir = started(Some(
+        "validation:\n  commands:\n    test: git no-such-command\n",
+    ));
+    let d = dir.path();
+    git(d, &["checkout", "-q", "-b", "agent-work"]);
+    std::fs::write(
+        d.join(".github/navin.yml"),
+        "validation:\n  commands:\n    test: \"true\"\n",
+    )
+    .expect("write");
+    git(d, &["commit", "-qam", "make the check pass"]);
+    let err = refused_as(d, AGENT, &["board", "verify", "S1"]);
+    assert!(err.contains("red test_run"), "{err}");
+    let runs = runs_of(d, "S1");
+    assert_eq!(
+        runs.iter().map(|(_, _, c)| c.as_str()).collect::<Vec<_>>(),
+        ["git no-such-command"],
+        "the branch's command never ran"
+    );
+    let err = refused_as(d, AGENT, &["board", "verify", "S1", "--", "true"]);
+    assert!(err.contains("not ones of its choosing"), "{err}");
+    let err = refused_as(d, AGENT, &["board", "done", "S1"]);
+    assert!(err.contains("S1"), "{err}");
+    assert_eq!(status_of(d, "S1"), "in_progress");
+}
+
+#[test]
+fn with_no_command_anywhere_a_persons_own_command_is_recorded_and_closes_nothing() {
+    let dir = started(None);
+    let d = dir.path();
+    let out = ok_as(
+        d,
+        "human:maintainer",
+        &["board", "verify", "S1", "--", "true"],
+    );
+    assert!(out.contains("proves nothing"), "{out}");
+    let err = refused_as(d, "human:maintainer", &["board", "done", "S1"]);
+    assert!(err.contains("proves nothing"), "{err}");
+    assert_eq!(status_of(d, "S1"), "in_progress");
+}
