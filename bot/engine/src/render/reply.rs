@@ -1,7 +1,7 @@
 //! Short replies to commands: refusals with a reason, acknowledgements, generic errors and the help text.
 
 use super::marker::{Marker, ReplyKind};
-use super::text::{code, inline, truncate_chars};
+use super::text::{code, inline, prose, truncate_chars};
 
 fn marked(kind: ReplyKind, body: &str) -> String {
     format!("{}\n{body}\n", Marker::Reply { kind })
@@ -10,9 +10,9 @@ fn marked(kind: ReplyKind, body: &str) -> String {
 /// "Nothing changed, here is why, here is what to do". Both parts may quote
 /// people's input, so both are escaped.
 pub fn refusal(reason: &str, what_to_do: &str) -> String {
-    let mut body = format!("🚫 Nothing changed: {}", inline(reason, 600));
+    let mut body = format!("🚫 Nothing changed: {}", prose(reason, 600));
     if !what_to_do.trim().is_empty() {
-        body.push_str(&format!("\n\n👉 {}", inline(what_to_do, 600)));
+        body.push_str(&format!("\n\n👉 {}", prose(what_to_do, 600)));
     }
     marked(ReplyKind::Refusal, &body)
 }
@@ -29,18 +29,18 @@ pub fn refusal_to(login: &str, what: &str, reason: &str, what_to_do: &str) -> St
     };
     let mut body = format!(
         "{who}, {}:\n\n🚫 Nothing changed: {}",
-        inline(what, 200),
-        inline(reason, 600)
+        prose(what, 200),
+        prose(reason, 600)
     );
     if !what_to_do.trim().is_empty() {
-        body.push_str(&format!("\n\n👉 {}", inline(what_to_do, 600)));
+        body.push_str(&format!("\n\n👉 {}", prose(what_to_do, 600)));
     }
     marked(ReplyKind::Refusal, &body)
 }
 
 /// Acknowledges an accepted command that deserves more than a reaction.
 pub fn accepted(summary: &str) -> String {
-    marked(ReplyKind::Accepted, &format!("✅ {}", inline(summary, 600)))
+    marked(ReplyKind::Accepted, &format!("✅ {}", prose(summary, 600)))
 }
 
 /// The only thing a user sees of an internal failure. It names no cause
@@ -64,8 +64,17 @@ pub fn error(reference: Option<&str>) -> String {
 pub fn help(body: &str) -> String {
     marked(
         ReplyKind::Help,
-        &format!("### 🧭 Navin commands\n\n{}", body.trim()),
+        &format!("### 🧭 Navin commands\n\n{}", without_heading(body.trim())),
     )
+}
+
+/// `body` without a heading on its first line: the reply has its own.
+fn without_heading(body: &str) -> &str {
+    match body.split_once('\n') {
+        Some((first, rest)) if first.starts_with('#') => rest.trim_start(),
+        None if body.starts_with('#') => "",
+        _ => body,
+    }
 }
 
 /// An agent's question (`ask_user`) on the mission's issue: who asks, the question

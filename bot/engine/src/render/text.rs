@@ -46,8 +46,52 @@ pub fn inline(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let cut = truncate_chars(&flat, max);
     let mut out = String::with_capacity(cut.len() + 8);
+    escape_into(&mut out, &cut, None);
+    out
+}
+
+/// Like [`inline`], but each balanced code span (`` `/mission close` ``) stays a code
+/// span: Navin's sentences name commands and keys in code, and escaping those showed
+/// literal backticks on GitHub. Code spans are safe whatever they hold (no markup, no
+/// HTML, no mentions inside); a backtick with no partner is escaped as before.
+pub fn prose(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut = truncate_chars(&flat, max);
+    let mut out = String::with_capacity(cut.len() + 8);
+    let mut rest = cut.as_str();
     let mut prev: Option<char> = None;
-    let mut chars = cut.chars().peekable();
+    while let Some(open) = rest.find('`') {
+        let (before, from) = rest.split_at(open);
+        escape_into(&mut out, before, prev);
+        let ticks = from.chars().take_while(|c| *c == '`').count();
+        let after = &from[ticks..];
+        // The closing run: exactly as many backticks, at a run's start (backticks are
+        // ASCII, so these byte offsets are char boundaries).
+        let bytes = after.as_bytes();
+        let close = (0..bytes.len()).find(|&i| {
+            let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
+            run == ticks && (i == 0 || bytes[i - 1] != b'`')
+        });
+        match close.filter(|&i| i > 0) {
+            Some(i) => {
+                out.push_str(&from[..ticks + i + ticks]);
+                rest = &after[i + ticks..];
+                prev = Some('`');
+            }
+            None => {
+                out.push_str(&"\\`".repeat(ticks));
+                rest = after;
+                prev = Some('`');
+            }
+        }
+    }
+    escape_into(&mut out, rest, prev);
+    out
+}
+
+/// Appends `text` with markdown, HTML and mentions neutralized (see [`inline`]).
+fn escape_into(out: &mut String, text: &str, mut prev: Option<char>) {
+    let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
@@ -62,7 +106,6 @@ pub fn inline(text: &str, max: usize) -> String {
         }
         prev = Some(c);
     }
-    out
 }
 
 /// An `@` that GitHub would turn into a mention: not inside a word (so

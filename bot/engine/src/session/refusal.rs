@@ -255,3 +255,156 @@ mod tests {
         assert!(refusal.todo().contains("`Navin-Step: S2`"));
     }
 }
+
+#[cfg(test)]
+mod rendered {
+    //! Every refusal as GitHub shows it: rendered by a CommonMark + GFM parser, Navin's
+    //! commands and keys are code, and nothing shows a literal backslash-backtick.
+
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+
+    use super::*;
+    use crate::render::reply;
+
+    fn every_kind() -> Vec<Refusal> {
+        let hostile = "`<!-- x` @octocat **bold** [link](http://e.x) <b>";
+        vec![
+            Refusal::Unparsed(format!("`/done` takes a step id, got {hostile}")),
+            Refusal::ConfigInvalid("unknown key `foo` at line 3".to_owned()),
+            Refusal::Ledger("S1 is not ready. Start one with `/mission GOAL`.".to_owned()),
+            Refusal::TooManyCommands {
+                cap: 10,
+                skipped: 2,
+                listed: vec!["line 12: `/pause`".to_owned(), "line 13: `/resume`".to_owned()],
+            },
+            Refusal::TextTooLong {
+                command: "plan".to_owned(),
+                part: "request",
+                bytes: 70_000,
+                limit: 65_536,
+            },
+            Refusal::ClosedForChanges {
+                command: "approve".to_owned(),
+                on_pull_request: false,
+                why: "closed",
+            },
+            Refusal::NeedsWrite {
+                command: "pause".to_owned(),
+                repo: "octo-org/hello_world".to_owned(),
+                author: "mallory".to_owned(),
+                role: "read".to_owned(),
+            },
+            Refusal::NoMission,
+            Refusal::NoOpenQuestion {
+                number: 4,
+                listed: "1. Which locale?".to_owned(),
+            },
+            Refusal::MissionLive {
+                status: "active".to_owned(),
+                place: "octo-org/hello#3".to_owned(),
+                goal: hostile.to_owned(),
+            },
+            Refusal::NoApprovedPlan,
+            Refusal::NoStep {
+                step: "S9".to_owned(),
+            },
+            Refusal::ManualNeedsNote {
+                step: "S2".to_owned(),
+            },
+            Refusal::NotDone {
+                step: "S3".to_owned(),
+                validation: "test".to_owned(),
+                why: NotDone::NoLinkedPr {
+                    checks: "`ci/test`".to_owned(),
+                },
+            },
+            Refusal::PlannerFailed("the default branch is empty".to_owned()),
+            Refusal::PlanNotStored,
+            Refusal::Plan("@alice already approved this text".to_owned()),
+            Refusal::ApproveWithReview,
+            Refusal::NeedsCodeOwner(
+                "@bob owns none of the plan's files, and `approval.require_codeowners` counts only code owners".to_owned(),
+            ),
+            Refusal::PlanEditInvalid("line 3: the section is empty".to_owned()),
+            Refusal::PlanUnchanged,
+            Refusal::EditConflict("the block changes the same lines".to_owned()),
+            Refusal::UnknownEditBase,
+            Refusal::NoPlan { verb: "approve" },
+        ]
+    }
+
+    /// The text a reader sees (code spans included, as text) and the code spans alone.
+    fn seen(markdown: &str) -> (String, Vec<String>, usize) {
+        let mut text = String::new();
+        let mut code = Vec::new();
+        let mut headings = 0;
+        for event in Parser::new_ext(
+            markdown,
+            Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS,
+        ) {
+            match event {
+                Event::Text(t) => text.push_str(&t),
+                Event::Code(c) => {
+                    text.push_str(&c);
+                    code.push(c.into_string());
+                }
+                Event::Start(Tag::Heading { .. }) => headings += 1,
+                _ => {}
+            }
+        }
+        (text, code, headings)
+    }
+
+    #[test]
+    fn every_refusal_renders_its_commands_as_code_and_no_escaped_backticks() {
+        for refusal in every_kind() {
+            let body = reply::refusal(&refusal.reason(), &refusal.todo());
+            let (text, code, headings) = seen(&body);
+            assert!(!text.contains("\\`"), "{refusal:?} shows \\` in {text:?}");
+            assert!(
+                !body.contains("\\`"),
+                "{refusal:?} escapes a backtick: {body}"
+            );
+            assert!(headings <= 1, "{refusal:?}: {headings} headings");
+            for (source, expect_code) in [(refusal.reason(), true), (refusal.todo(), true)] {
+                if expect_code && source.contains("`/") {
+                    assert!(
+                        code.iter().any(|c| c.starts_with('/')),
+                        "{refusal:?}: a command is not code in {body}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn hostile_text_in_a_refusal_opens_no_html_link_emphasis_or_mention() {
+        let refusal = Refusal::MissionLive {
+            status: "active".to_owned(),
+            place: "o/r#1".to_owned(),
+            goal: "@octocat **bold** [link](http://e.x) <b>hi</b> <!-- hide".to_owned(),
+        };
+        let body = reply::refusal(&refusal.reason(), &refusal.todo());
+        for event in Parser::new_ext(&body, Options::all()) {
+            match event {
+                Event::Html(h) | Event::InlineHtml(h) => {
+                    assert!(
+                        h.starts_with("<!-- navin:") || h.as_ref() == "<!-- -->",
+                        "HTML {h:?} in {body}"
+                    )
+                }
+                Event::Start(Tag::Link { .. } | Tag::Strong | Tag::Emphasis) => {
+                    panic!("markup from the goal in {body}")
+                }
+                _ => {}
+            }
+        }
+        assert!(!body.contains("@octocat"), "a mention: {body}");
+    }
+
+    #[test]
+    fn help_has_one_heading() {
+        let body = reply::help(&crate::command::help_text());
+        assert_eq!(seen(&body).2, 1, "{body}");
+    }
+}

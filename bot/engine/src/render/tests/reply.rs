@@ -65,3 +65,16 @@ fn help_wraps_the_command_list() {
     assert_eq!(kind(&body), Some(ReplyKind::Help));
     assert!(body.contains("### 🧭 Navin commands\n\n- `/plan <request>`: write a plan"));
 }
+
+#[test]
+fn prose_keeps_balanced_code_spans_and_escapes_a_lone_backtick_next_to_any_text() {
+    use crate::render::text::prose;
+    assert_eq!(
+        prose("run `/mission close` now", 100),
+        "run `/mission close` now"
+    );
+    assert_eq!(prose("a ``b`c`` d", 100), "a ``b`c`` d");
+    assert_eq!(prose("stray ` …mark", 100), "stray \\` …mark");
+    assert_eq!(prose("`…`é` ", 100), "`…`é\\`");
+    assert_eq!(prose("*x* `y`", 100), "\\*x\\* `y`");
+}
