@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::attempts;
 use super::{position, require_reason, Ctx, Effect, NewTask, ReplanTrigger, Tx};
 use crate::error::RuleError;
-use crate::index::GraphError;
+use crate::model::index::GraphError;
 use crate::model::{
     valid_step_id, AttemptOutcome, Evidence, EvidenceKind, Links, NextActor, PauseReason, Task,
     TaskStatus, Validation,
