@@ -51,9 +51,10 @@ use serde::Serialize;
 pub use commit_tree::CommitTree;
 pub use map::{
     CiConfig, DetectedCommand, EntryPoint, Framework, HubFile, LanguageStat, Manifest, Module,
-    RepoCommandKind, RepoMap, ScanStats, TestConvention,
+    RepoCommandKind, RepoMap, TestConvention,
 };
 pub use rank::RankedFile;
+pub use scan::ScanStats;
 pub use source::{LocalSource, MemorySource, RepoSource, SourceEntry};
 pub use symbols::{definitions, Symbol};
 pub use toolchain::{repository_toolchain, toolchain_of};

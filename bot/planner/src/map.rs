@@ -6,24 +6,8 @@ use serde::Serialize;
 
 use super::imports::Graph;
 use super::lang;
-use super::scan::Scanned;
+use super::scan::{ScanStats, Scanned};
 use super::{commands, manifests};
-
-/// What reading the source skipped and why, so a capped scan is visible.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ScanStats {
-    pub listed: usize,
-    pub files: usize,
-    pub read_files: usize,
-    pub read_bytes: u64,
-    pub skipped_vendored: usize,
-    pub skipped_binary: usize,
-    pub skipped_large: usize,
-    pub skipped_budget: usize,
-    pub skipped_other: usize,
-    /// True when a file-count or byte budget cut the scan short.
-    pub truncated: bool,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LanguageStat {
