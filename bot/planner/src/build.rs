@@ -4,10 +4,11 @@ use std::collections::BTreeSet;
 
 use navin_ledger::plan::{FileChange, HandoffBudgets, HandoffContract, Operation, Plan, Stage};
 
+use super::commands::RepoCommandKind;
 use super::imports::Graph;
 use super::intent::{self, Intent};
 use super::lang;
-use super::map::{RepoCommandKind, RepoMap};
+use super::map::RepoMap;
 use super::rank::RankedFile;
 use super::scan::Scanned;
 use super::symbols::Symbol;

@@ -48,10 +48,11 @@ use std::path::PathBuf;
 use navin_ledger::plan::Plan;
 use serde::Serialize;
 
+pub use commands::{DetectedCommand, RepoCommandKind};
 pub use commit_tree::CommitTree;
+pub use manifests::Manifest;
 pub use map::{
-    CiConfig, DetectedCommand, EntryPoint, Framework, HubFile, LanguageStat, Manifest, Module,
-    RepoCommandKind, RepoMap, TestConvention,
+    CiConfig, EntryPoint, Framework, HubFile, LanguageStat, Module, RepoMap, TestConvention,
 };
 pub use rank::RankedFile;
 pub use scan::ScanStats;
