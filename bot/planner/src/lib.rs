@@ -8,6 +8,7 @@
 
 mod analogy;
 mod build;
+mod chosen;
 pub mod codeowners;
 mod commands;
 mod commit_tree;

@@ -2,7 +2,7 @@
 
 use navin_ledger::plan::Operation;
 
-use super::build::Chosen;
+use super::chosen::Chosen;
 use super::commands::RepoCommandKind;
 use super::imports::Graph;
 use super::intent::Intent;

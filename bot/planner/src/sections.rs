@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use navin_ledger::plan::Operation;
 
-use super::build::Chosen;
+use super::chosen::Chosen;
 use super::commands::DetectedCommand;
 use super::imports::{self, Graph};
 use super::lang;

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use navin_ledger::plan::Stage;
 
-use super::build::Chosen;
+use super::chosen::Chosen;
 use super::commands::RepoCommandKind;
 use super::imports::Graph;
 use super::lang;
