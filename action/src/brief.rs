@@ -9,7 +9,7 @@ use navin_engine::render::{step_branch, step_brief, BriefOptions, RepoRef};
 
 use crate::error::ActionError;
 use crate::ledger;
-use crate::modes::{status_outputs, Run};
+use crate::run::{status_outputs, Run};
 
 pub fn brief(run: &Run<'_>, config: &RepoConfig) -> Result<(), ActionError> {
     let step = run.env.step.as_deref().ok_or_else(|| {

@@ -16,7 +16,7 @@ use navin_ledger::plan::PlanDocument;
 use crate::commands;
 use crate::error::ActionError;
 use crate::ledger;
-use crate::modes::Run;
+use crate::run::Run;
 
 /// Paths an agent's diff may not touch unless the plan names them.
 pub fn protected(path: &str, config: &str) -> bool {

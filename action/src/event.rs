@@ -17,7 +17,7 @@ use crate::commands;
 use crate::env::ActionEnv;
 use crate::error::ActionError;
 use crate::failure;
-use crate::modes::{load_config, status_outputs, write_outputs};
+use crate::run::{load_config, status_outputs, write_outputs};
 
 /// Events `mode: event` hands to the engine.
 pub const EVENTS: [&str; 9] = [

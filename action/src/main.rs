@@ -12,6 +12,7 @@ mod journal;
 mod ledger;
 mod modes;
 mod progress;
+mod run;
 mod usage;
 mod verify;
 

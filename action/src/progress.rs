@@ -17,7 +17,7 @@ use crate::commands;
 use crate::error::ActionError;
 use crate::journal::{self, Replay};
 use crate::ledger;
-use crate::modes::{status_outputs, Run};
+use crate::run::{status_outputs, Run};
 use crate::usage::{self, Source, Spend};
 
 /// The `tokens` and `cost-usd` inputs, checked: a whole number of tokens, a finite cost

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::commands;
 use crate::error::ActionError;
-use crate::modes::Run;
+use crate::run::Run;
 
 /// Seconds one command may run (`NAVIN_VERIFY_TIMEOUT`), as `navin board verify` allows.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 1800;

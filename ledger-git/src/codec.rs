@@ -137,7 +137,7 @@ fn check_board(board: &mut Board) -> Result<(), Corrupt> {
         }
     }
     board.reindex().map_err(|e| {
-        use crate::index::GraphError;
+        use crate::model::index::GraphError;
         let message = match e {
             GraphError::Cycle { path } => format!("dependency cycle: {}", path.join(" -> ")),
             GraphError::SelfDependency { task } => format!("{task} depends on itself"),

@@ -3,7 +3,6 @@
 pub mod codec;
 pub mod digest;
 pub mod error;
-mod index;
 pub mod model;
 pub mod ops;
 pub mod paths;

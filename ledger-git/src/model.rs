@@ -11,10 +11,12 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::index::BoardIndex;
+use index::BoardIndex;
 
 mod attempts;
 mod evidence;
+// `Board` owns its index and the index is built from `Task`s, so it lives under the model.
+pub(crate) mod index;
 mod stages;
 pub use attempts::{clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, FAILURE_EXCERPT_MAX};
 pub use evidence::{CommandSource, Evidence, EvidenceKind, RunRecord};

@@ -2,6 +2,8 @@
 //! the ETag cache, and the retry loop every request goes through.
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -16,11 +18,11 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
-use super::installation::{InstallationClient, TokenCache, TokenScope, WriteProbe};
 use super::jwt::AppKey;
 use super::retry::{
     self, Attempts, GiveUpReason, Observed, RequestKind, RetryCause, RetryDecision, RetryPolicy,
 };
+use super::token::{TokenCache, TokenScope};
 use super::{GitHubError, RequestObserver};
 
 /// Entries kept in the ETag cache (oldest evicted first).
@@ -257,9 +259,31 @@ impl std::fmt::Debug for GitHubApp {
 /// How a request authenticates.
 pub(super) enum Auth<'a> {
     App,
-    Installation(&'a InstallationClient),
+    Installation(&'a dyn InstallationAuth),
     /// A person's user-to-server token (the dashboard's signed-in user).
     User(&'a SecretString),
+}
+
+/// What a write probe returns: whether the write had landed.
+pub type ProbeFuture<'a> = Pin<Box<dyn Future<Output = Result<bool, GitHubError>> + Send + 'a>>;
+
+/// A write's probe bound to the installation it writes as: after an ambiguous failure,
+/// true when the write had landed.
+pub(super) type Probe<'a> = &'a (dyn Fn() -> ProbeFuture<'a> + Sync + 'a);
+
+/// The installation's side of the retry loop. A trait because installation clients
+/// send through this loop: it names what the loop needs of them without importing them.
+pub(super) trait InstallationAuth: Sync {
+    /// The bearer token to send (cached, minted when due).
+    fn bearer(
+        &self,
+    ) -> Pin<Box<dyn Future<Output = Result<SecretString, GitHubError>> + Send + '_>>;
+
+    /// Forgets `failed` if it is still the cached token, after GitHub refused it.
+    fn forget<'a>(
+        &'a self,
+        failed: &'a SecretString,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 }
 
 /// What came back from one attempt.
@@ -330,20 +354,6 @@ impl GitHubApp {
             ..self.inner.config.clone()
         };
         GitHubApp::new(config, Arc::clone(&self.inner.metrics))
-    }
-
-    /// A client acting as `installation_id` with the installation's full grant.
-    pub fn installation(&self, installation_id: u64) -> InstallationClient {
-        self.installation_scoped(installation_id, TokenScope::default())
-    }
-
-    /// A client whose token is narrowed to `scope` (repositories and permissions).
-    pub fn installation_scoped(
-        &self,
-        installation_id: u64,
-        scope: TokenScope,
-    ) -> InstallationClient {
-        InstallationClient::new(self.clone(), installation_id, scope)
     }
 
     /// A signed App JWT for now. Refused in token mode: there is no App key.
@@ -438,7 +448,7 @@ impl GitHubApp {
         lane_key: u64,
         kind: RequestKind,
         request: &ApiRequest,
-        probe: Option<&dyn WriteProbe>,
+        probe: Option<Probe<'_>>,
     ) -> Result<Sent, GitHubError> {
         let uri = self.resolve(&request.path)?;
         let cache_key = (lane_key, request.path.clone());
@@ -446,7 +456,7 @@ impl GitHubApp {
         loop {
             let bearer = match auth {
                 Auth::App => self.app_jwt()?,
-                Auth::Installation(client) => client.token().await?,
+                Auth::Installation(client) => client.bearer().await?,
                 Auth::User(token) => (*token).clone(),
             };
             let cached_etag = if request.is_read() {
@@ -501,8 +511,8 @@ impl GitHubApp {
                     spent.server_errors += 1;
                     tokio::time::sleep(wait).await;
                     // Without a probe the caller declared the write safe to repeat.
-                    if let (Some(probe), Auth::Installation(client)) = (probe, auth) {
-                        if probe.already_applied(client).await? {
+                    if let (Some(probe), Auth::Installation(_)) = (probe, auth) {
+                        if probe().await? {
                             tracing::info!(path = %request.path, "write had landed despite the error; not repeating it");
                             return Ok(Sent::AlreadyApplied);
                         }
@@ -511,7 +521,7 @@ impl GitHubApp {
                 RetryDecision::Reauthorize => {
                     spent.reauthorized = true;
                     if let Auth::Installation(client) = auth {
-                        client.invalidate_token(&bearer).await;
+                        client.forget(&bearer).await;
                     }
                 }
                 RetryDecision::GiveUp(reason) => {

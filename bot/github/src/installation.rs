@@ -1,6 +1,5 @@
 //! Installation clients: cached installation tokens and the read/write API the engine uses.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -10,70 +9,13 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-use super::client::{kind_of, ApiRequest, ApiResponse, Auth, GitHubApp, Sent, APP_LANE};
+use super::client::{
+    kind_of, ApiRequest, ApiResponse, Auth, GitHubApp, InstallationAuth, ProbeFuture, Sent,
+    APP_LANE,
+};
 use super::retry::RequestKind;
+use super::token::{token_needs_refresh, CachedToken, TokenCache, TokenScope};
 use super::GitHubError;
-
-/// Tokens live an hour; one is replaced when it has this little left, so a long handler
-/// never starts with a token about to die.
-pub const TOKEN_REFRESH_MARGIN: chrono::Duration = chrono::Duration::minutes(5);
-
-/// Whether a token expiring at `expires_at` must be replaced at `now`.
-pub fn token_needs_refresh(expires_at: DateTime<Utc>, now: DateTime<Utc>) -> bool {
-    expires_at - now <= TOKEN_REFRESH_MARGIN
-}
-
-/// What an installation token may touch. The default is the installation's whole grant;
-/// narrowing it (least privilege) is done per use: e.g. one repository with
-/// `contents: write, issues: write`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct TokenScope {
-    /// At most 500 ids (GitHub's limit).
-    pub repository_ids: Vec<u64>,
-    /// Permission name to `read` or `write`, e.g. `("checks", "write")`.
-    pub permissions: BTreeMap<String, String>,
-}
-
-impl TokenScope {
-    pub fn repository(id: u64) -> Self {
-        Self {
-            repository_ids: vec![id],
-            permissions: BTreeMap::new(),
-        }
-    }
-
-    #[must_use]
-    pub fn permission(mut self, name: &str, level: &str) -> Self {
-        self.permissions.insert(name.to_owned(), level.to_owned());
-        self
-    }
-
-    fn request_body(&self) -> serde_json::Value {
-        let mut body = serde_json::Map::new();
-        if !self.repository_ids.is_empty() {
-            body.insert(
-                "repository_ids".to_owned(),
-                serde_json::json!(self.repository_ids),
-            );
-        }
-        if !self.permissions.is_empty() {
-            body.insert(
-                "permissions".to_owned(),
-                serde_json::json!(self.permissions),
-            );
-        }
-        serde_json::Value::Object(body)
-    }
-}
-
-pub(super) struct CachedToken {
-    token: SecretString,
-    expires_at: DateTime<Utc>,
-}
-
-/// One token slot; the async mutex makes concurrent callers wait for a single mint.
-#[derive(Default)]
-pub(super) struct TokenCache(tokio::sync::Mutex<Option<CachedToken>>);
 
 /// Acts as one installation. Cheap to clone.
 #[derive(Clone)]
@@ -102,8 +44,6 @@ pub enum WriteOutcome {
     /// change already in place, so it was not sent again.
     AlreadyApplied,
 }
-
-pub type ProbeFuture<'a> = Pin<Box<dyn Future<Output = Result<bool, GitHubError>> + Send + 'a>>;
 
 /// Answers "did my write land?" after an ambiguous failure, by re-reading GitHub
 /// (e.g. look for the hidden marker of the comment we tried to post). A write is only
@@ -143,6 +83,37 @@ impl WriteProbe for MarkerInComments {
             }
             Ok(false)
         })
+    }
+}
+
+impl GitHubApp {
+    /// A client acting as `installation_id` with the installation's full grant.
+    pub fn installation(&self, installation_id: u64) -> InstallationClient {
+        self.installation_scoped(installation_id, TokenScope::default())
+    }
+
+    /// A client whose token is narrowed to `scope` (repositories and permissions).
+    pub fn installation_scoped(
+        &self,
+        installation_id: u64,
+        scope: TokenScope,
+    ) -> InstallationClient {
+        InstallationClient::new(self.clone(), installation_id, scope)
+    }
+}
+
+impl InstallationAuth for InstallationClient {
+    fn bearer(
+        &self,
+    ) -> Pin<Box<dyn Future<Output = Result<SecretString, GitHubError>> + Send + '_>> {
+        Box::pin(self.token())
+    }
+
+    fn forget<'a>(
+        &'a self,
+        failed: &'a SecretString,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(self.invalidate_token(failed))
     }
 }
 
@@ -289,6 +260,7 @@ impl InstallationClient {
         probe: &dyn WriteProbe,
     ) -> Result<WriteOutcome, GitHubError> {
         let kind = kind_of(&request, false);
+        let probe = || probe.already_applied(self);
         match self
             .app
             .send(
@@ -296,7 +268,7 @@ impl InstallationClient {
                 self.installation_id,
                 kind,
                 &request,
-                Some(probe),
+                Some(&probe),
             )
             .await?
         {
@@ -331,37 +303,4 @@ fn unreachable_outcome<T>(path: &str) -> Result<T, GitHubError> {
     Err(GitHubError::InvalidRequest(format!(
         "{path}: a read cannot be 'already applied'"
     )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::TimeZone;
-
-    #[test]
-    fn token_is_refreshed_within_five_minutes_of_expiry() {
-        let now = Utc.with_ymd_and_hms(2026, 5, 1, 12, 0, 0).unwrap();
-        assert!(!token_needs_refresh(
-            now + chrono::Duration::minutes(59),
-            now
-        ));
-        assert!(!token_needs_refresh(
-            now + chrono::Duration::seconds(301),
-            now
-        ));
-        assert!(token_needs_refresh(now + chrono::Duration::minutes(5), now));
-        assert!(token_needs_refresh(now - chrono::Duration::minutes(1), now));
-    }
-
-    #[test]
-    fn scope_body_lists_repositories_and_permissions() {
-        let scope = TokenScope::repository(42)
-            .permission("issues", "write")
-            .permission("contents", "write");
-        assert_eq!(
-            scope.request_body(),
-            serde_json::json!({"repository_ids": [42], "permissions": {"contents": "write", "issues": "write"}})
-        );
-        assert_eq!(TokenScope::default().request_body(), serde_json::json!({}));
-    }
 }

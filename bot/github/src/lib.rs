@@ -16,15 +16,16 @@ pub mod jwt;
 pub mod ops;
 mod permission;
 pub mod retry;
+mod token;
 
-pub use client::{next_link, ApiRequest, ApiResponse, Credentials, GitHubApp, GitHubConfig};
-pub use installation::{
-    token_needs_refresh, InstallationClient, MarkerInComments, ProbeFuture, TokenScope,
-    WriteOutcome, WriteProbe, TOKEN_REFRESH_MARGIN,
+pub use client::{
+    next_link, ApiRequest, ApiResponse, Credentials, GitHubApp, GitHubConfig, ProbeFuture,
 };
+pub use installation::{InstallationClient, MarkerInComments, WriteOutcome, WriteProbe};
 pub use jwt::{app_claims, AppClaims, AppKey, JwtError};
 pub use permission::{Access, Permission, Scope};
 pub use retry::{decide, Attempts, Observed, RequestKind, RetryDecision, RetryPolicy};
+pub use token::{token_needs_refresh, TokenScope, TOKEN_REFRESH_MARGIN};
 
 /// Told about every GitHub response (or transport failure), so a server can export
 /// request and rate-limit metrics without this crate choosing a metrics library.

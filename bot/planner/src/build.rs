@@ -4,13 +4,14 @@ use std::collections::BTreeSet;
 
 use navin_ledger::plan::{FileChange, HandoffBudgets, HandoffContract, Operation, Plan, Stage};
 
+use super::chosen::Chosen;
+use super::commands::RepoCommandKind;
 use super::imports::Graph;
 use super::intent::{self, Intent};
 use super::lang;
-use super::map::{RepoCommandKind, RepoMap};
+use super::map::RepoMap;
 use super::rank::RankedFile;
 use super::scan::Scanned;
-use super::symbols::Symbol;
 use super::targets::{changelog, lockfile_for, nearest_manifest, next_migration};
 use super::test_place::test_place;
 use super::{analogy, named, questions};
@@ -27,16 +28,6 @@ const MAX_TEST_COMMANDS: usize = 3;
 const MAX_CHECK_COMMANDS: usize = 4;
 /// Impact Isolation names this many files in total (changes plus files to review).
 const IMPACT_FILES: usize = 10;
-
-/// A proposed change with the ranking evidence that chose it.
-#[derive(Debug, Clone)]
-pub struct Chosen {
-    pub change: FileChange,
-    /// Rank position (0-based) for files that came from the ranking.
-    pub rank: Option<usize>,
-    /// The definitions the request names in this file (for Target State and Risks).
-    pub symbols: Vec<Symbol>,
-}
 
 pub fn build_plan(
     scanned: &Scanned,

@@ -2,9 +2,31 @@
 
 use std::collections::BTreeSet;
 
+use serde::Serialize;
+
 use super::lang;
-use super::map::{DetectedCommand, Manifest, RepoCommandKind};
+use super::manifests::Manifest;
 use super::scan::Scanned;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RepoCommandKind {
+    Test,
+    Lint,
+    Format,
+    Typecheck,
+    Build,
+}
+
+/// A verification command the project itself declares or implies. Plan mode
+/// proposes these; it never runs them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DetectedCommand {
+    pub kind: RepoCommandKind,
+    pub command: String,
+    /// The file that implies it.
+    pub source: String,
+}
 
 /// Derives verification commands, root manifests first. Commands for nested
 /// manifests that a root workspace already covers are not repeated; other

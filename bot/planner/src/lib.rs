@@ -8,6 +8,7 @@
 
 mod analogy;
 mod build;
+mod chosen;
 pub mod codeowners;
 mod commands;
 mod commit_tree;
@@ -48,12 +49,14 @@ use std::path::PathBuf;
 use navin_ledger::plan::Plan;
 use serde::Serialize;
 
+pub use commands::{DetectedCommand, RepoCommandKind};
 pub use commit_tree::CommitTree;
+pub use manifests::Manifest;
 pub use map::{
-    CiConfig, DetectedCommand, EntryPoint, Framework, HubFile, LanguageStat, Manifest, Module,
-    RepoCommandKind, RepoMap, ScanStats, TestConvention,
+    CiConfig, EntryPoint, Framework, HubFile, LanguageStat, Module, RepoMap, TestConvention,
 };
 pub use rank::RankedFile;
+pub use scan::ScanStats;
 pub use source::{LocalSource, MemorySource, RepoSource, SourceEntry};
 pub use symbols::{definitions, Symbol};
 pub use toolchain::{repository_toolchain, toolchain_of};

@@ -2,9 +2,40 @@
 
 use std::collections::BTreeMap;
 
+use serde::Serialize;
+
 use super::lang;
-use super::map::Manifest;
 use super::scan::Scanned;
+
+/// One parsed package manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Manifest {
+    pub path: String,
+    pub ecosystem: String,
+    pub tool: String,
+    pub name: Option<String>,
+    pub dependencies: Vec<String>,
+    pub dev_dependencies: Vec<String>,
+    pub workspace_members: Vec<String>,
+    /// npm/composer scripts, Makefile targets, and marker keys such as
+    /// `tool.ruff` (pyproject) that say which tools are configured.
+    pub scripts: BTreeMap<String, String>,
+    /// Entry files the manifest names (Cargo `[[bin]]`, npm `main`/`bin`, Python scripts).
+    pub binaries: Vec<String>,
+}
+
+impl Manifest {
+    pub fn dir(&self) -> &str {
+        lang::parent_dir(&self.path)
+    }
+
+    pub fn has_dep(&self, name: &str) -> bool {
+        self.dependencies
+            .iter()
+            .chain(&self.dev_dependencies)
+            .any(|d| d == name)
+    }
+}
 
 /// Parses every manifest the scan read. Unparseable manifests are still
 /// reported (with what could be read), since their presence alone says

@@ -4,62 +4,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::commands::{self, DetectedCommand, RepoCommandKind};
 use super::imports::Graph;
 use super::lang;
-use super::scan::Scanned;
-use super::{commands, manifests};
-
-/// What reading the source skipped and why, so a capped scan is visible.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ScanStats {
-    pub listed: usize,
-    pub files: usize,
-    pub read_files: usize,
-    pub read_bytes: u64,
-    pub skipped_vendored: usize,
-    pub skipped_binary: usize,
-    pub skipped_large: usize,
-    pub skipped_budget: usize,
-    pub skipped_other: usize,
-    /// True when a file-count or byte budget cut the scan short.
-    pub truncated: bool,
-}
+use super::manifests::{self, Manifest};
+use super::scan::{ScanStats, Scanned};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LanguageStat {
     pub language: String,
     pub files: usize,
     pub bytes: u64,
-}
-
-/// One parsed package manifest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Manifest {
-    pub path: String,
-    pub ecosystem: String,
-    pub tool: String,
-    pub name: Option<String>,
-    pub dependencies: Vec<String>,
-    pub dev_dependencies: Vec<String>,
-    pub workspace_members: Vec<String>,
-    /// npm/composer scripts, Makefile targets, and marker keys such as
-    /// `tool.ruff` (pyproject) that say which tools are configured.
-    pub scripts: BTreeMap<String, String>,
-    /// Entry files the manifest names (Cargo `[[bin]]`, npm `main`/`bin`, Python scripts).
-    pub binaries: Vec<String>,
-}
-
-impl Manifest {
-    pub fn dir(&self) -> &str {
-        lang::parent_dir(&self.path)
-    }
-
-    pub fn has_dep(&self, name: &str) -> bool {
-        self.dependencies
-            .iter()
-            .chain(&self.dev_dependencies)
-            .any(|d| d == name)
-    }
 }
 
 /// A module boundary: a crate, package, Go module, or a top-level source directory.
@@ -85,26 +40,6 @@ pub struct Framework {
     pub category: String,
     /// The manifest that declares it.
     pub evidence: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RepoCommandKind {
-    Test,
-    Lint,
-    Format,
-    Typecheck,
-    Build,
-}
-
-/// A verification command the project itself declares or implies. Plan mode
-/// proposes these; it never runs them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DetectedCommand {
-    pub kind: RepoCommandKind,
-    pub command: String,
-    /// The file that implies it.
-    pub source: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -2,11 +2,12 @@
 
 use navin_ledger::plan::Operation;
 
-use super::build::Chosen;
+use super::chosen::Chosen;
+use super::commands::RepoCommandKind;
 use super::imports::Graph;
 use super::intent::Intent;
 use super::lang;
-use super::map::{RepoCommandKind, RepoMap};
+use super::map::RepoMap;
 use super::scan::Scanned;
 use super::symbols::Symbol;
 use super::text;

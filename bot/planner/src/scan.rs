@@ -1,9 +1,26 @@
 //! Bounded reading of a source: which files to list, which to read, and how much.
 
+use serde::Serialize;
+
 use super::lang;
-use super::map::ScanStats;
 use super::source::RepoSource;
 use super::{PlannerError, PlannerOptions};
+
+/// What reading the source skipped and why, so a capped scan is visible.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ScanStats {
+    pub listed: usize,
+    pub files: usize,
+    pub read_files: usize,
+    pub read_bytes: u64,
+    pub skipped_vendored: usize,
+    pub skipped_binary: usize,
+    pub skipped_large: usize,
+    pub skipped_budget: usize,
+    pub skipped_other: usize,
+    /// True when a file-count or byte budget cut the scan short.
+    pub truncated: bool,
+}
 
 /// One listed file, with its text when it was read.
 #[derive(Debug, Clone)]

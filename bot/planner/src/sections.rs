@@ -4,10 +4,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use navin_ledger::plan::Operation;
 
-use super::build::Chosen;
+use super::chosen::Chosen;
+use super::commands::DetectedCommand;
 use super::imports::{self, Graph};
 use super::lang;
-use super::map::{DetectedCommand, RepoMap};
+use super::map::RepoMap;
 use super::scan::Scanned;
 
 fn list<T>(items: &[T], max: usize, show: impl Fn(&T) -> String) -> String {

@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 
 use navin_ledger::plan::Stage;
 
-use super::build::Chosen;
+use super::chosen::Chosen;
+use super::commands::RepoCommandKind;
 use super::imports::Graph;
 use super::lang;
-use super::map::{RepoCommandKind, RepoMap};
+use super::map::RepoMap;
 use super::scan::Scanned;
 
 /// Plans with more files than this, or spanning this many modules, are staged.

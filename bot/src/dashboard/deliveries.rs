@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::access::Role;
 use super::pages::deliveries::DeliveryView;
 use super::pages::{self};
-use super::routes::{CsrfFormFields, SignedIn};
+use super::signed_in::{CsrfFormFields, SignedIn};
 use super::{Dashboard, DashboardError};
 use crate::queue::{DeliveryFilter, DeliveryRow, DeliveryState, MAX_LIST_LIMIT};
 

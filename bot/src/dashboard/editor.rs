@@ -13,8 +13,8 @@ use super::access::Role;
 use super::markdown;
 use super::pages::editor::{ConflictView, EditorPage, Problem};
 use super::pages::{self};
-use super::routes::{readable, view_of, SignedIn};
 use super::session::random_token;
+use super::signed_in::{readable, view_of, SignedIn};
 use super::{Dashboard, DashboardError};
 
 /// The largest plan text the editor takes (a plan is a few KB; this bounds the parser's

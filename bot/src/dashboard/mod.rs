@@ -16,6 +16,7 @@ mod oauth;
 pub mod pages;
 mod routes;
 pub mod session;
+mod signed_in;
 
 use std::sync::Arc;
 use std::time::Duration;

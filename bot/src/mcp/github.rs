@@ -16,7 +16,7 @@ use navin_github::{GitHubApp, GitHubConfig, InstallationClient, NoMetrics};
 use navin_ledger::{Actor, Ledger, Task};
 use secrecy::SecretString;
 
-use super::calls::ToolError;
+use super::error::ToolError;
 
 /// The installation id a token client is given; the token is used as it is.
 const TOKEN_INSTALLATION: u64 = 1;

@@ -6,6 +6,7 @@
 //! name>` from the client's `initialize`; the ledger's rules decide what it may do.
 
 mod calls;
+mod error;
 mod github;
 pub mod journal;
 mod tools;
@@ -24,7 +25,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
-pub use calls::{brief, ToolError};
+pub use calls::brief;
+pub use error::ToolError;
 pub use github::GitHubCi;
 pub use tools::{ToolSpec, TOOLS};
 

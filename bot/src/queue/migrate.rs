@@ -3,8 +3,8 @@
 
 use rusqlite::{params, Connection, TransactionBehavior};
 
+use super::schema::{ADDED_INDEXES, SCHEMA, SCHEMA_VERSION};
 use super::sql::compress;
-use super::store::{ADDED_INDEXES, SCHEMA, SCHEMA_VERSION};
 
 /// Why a queue file cannot be used as it is.
 #[derive(Debug, thiserror::Error)]

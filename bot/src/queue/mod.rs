@@ -9,6 +9,7 @@ mod list;
 mod migrate;
 mod pg;
 pub mod reconcile;
+mod schema;
 mod sql;
 mod store;
 pub mod sweeper;

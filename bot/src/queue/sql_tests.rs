@@ -353,7 +353,7 @@ fn a_page_across_repositories_is_the_newest_of_all_and_the_next_page_follows_on(
 #[test]
 fn a_version_two_file_without_the_listing_indexes_gains_them_at_open() {
     let mut conn = Connection::open_in_memory().unwrap();
-    conn.execute_batch(crate::queue::store::SCHEMA).unwrap();
+    conn.execute_batch(crate::queue::schema::SCHEMA).unwrap();
     conn.pragma_update(None, "user_version", 2).unwrap();
     enqueue(&conn, "kept", "o/r");
     assert!(
@@ -488,7 +488,7 @@ fn an_upgrade_keeps_every_queued_running_and_failed_delivery_of_a_version_one_fi
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, crate::queue::store::SCHEMA_VERSION);
+    assert_eq!(version, crate::queue::schema::SCHEMA_VERSION);
     // Opening again is a no-op.
     migrate::to_current(&mut conn).unwrap();
     assert_consistent(&conn);

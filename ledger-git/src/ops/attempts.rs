@@ -1,7 +1,6 @@
 //! Attempts on the ledger: started once per number, ended by whatever ends the work (a failure, a done, a replan, a pause), with their spend and failure.
 
-use super::steps::position;
-use super::{Ctx, Tx};
+use super::{position, Ctx, Tx};
 use crate::error::RuleError;
 use crate::model::{
     clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, CiRound, TaskStatus, FAILURE_EXCERPT_MAX,

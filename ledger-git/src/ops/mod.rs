@@ -465,6 +465,17 @@ impl Tx {
     }
 }
 
+/// Resolves a step id on the working board. Every operation file needs it, so it sits
+/// with `Tx` rather than in one of them.
+fn position(tx: &Tx, step: &str) -> Result<usize, RuleError> {
+    tx.ledger
+        .board
+        .position(step)
+        .ok_or_else(|| RuleError::UnknownStep {
+            id: step.to_string(),
+        })
+}
+
 /// Applies `op` to `ledger` (None = no ledger yet) as `ctx.actor` at `ctx.now`.
 /// On success every change has bumped the version by one and appended history.
 pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outcome, RuleError> {

@@ -1,8 +1,8 @@
 //! The progress ledger's actions: progress reports, CI rounds and usage, with their one escalation each (budget, loop, stall).
 
 use super::attempts;
-use super::steps::{local_replan, pause_for, position, stamp};
-use super::{Ctx, Effect, ProgressArgs, ReplanTrigger, Tx};
+use super::steps::{local_replan, pause_for, stamp};
+use super::{position, Ctx, Effect, ProgressArgs, ReplanTrigger, Tx};
 use crate::error::RuleError;
 use crate::model::{PauseReason, TaskStatus, FINGERPRINT_WINDOW};
 

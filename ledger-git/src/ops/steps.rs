@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use super::attempts;
-use super::{require_reason, Ctx, Effect, NewTask, ReplanTrigger, Tx};
+use super::{position, require_reason, Ctx, Effect, NewTask, ReplanTrigger, Tx};
 use crate::error::RuleError;
-use crate::index::GraphError;
+use crate::model::index::GraphError;
 use crate::model::{
     valid_step_id, AttemptOutcome, Evidence, EvidenceKind, Links, NextActor, PauseReason, Task,
     TaskStatus, Validation,
@@ -88,15 +88,6 @@ pub(super) fn add(tx: &mut Tx, new: &[NewTask]) -> Result<(), RuleError> {
         tx.reason = format!("added {} steps", new.len());
     }
     Ok(())
-}
-
-pub(super) fn position(tx: &Tx, step: &str) -> Result<usize, RuleError> {
-    tx.ledger
-        .board
-        .position(step)
-        .ok_or_else(|| RuleError::UnknownStep {
-            id: step.to_string(),
-        })
 }
 
 /// A step of a stage not yet released may not start: the stage gate holds it back

@@ -421,9 +421,4 @@ impl PlanDiff {
     pub fn is_empty(&self) -> bool {
         self == &PlanDiff::default()
     }
-
-    /// A summary for a PR or issue comment, one `####` block per edited section.
-    pub fn to_markdown(&self) -> String {
-        super::diff_markdown::render(self)
-    }
 }

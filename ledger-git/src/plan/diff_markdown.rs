@@ -5,7 +5,16 @@ use super::render::operation_name;
 use super::section::Section;
 use std::fmt::Write;
 
-pub(super) fn render(diff: &PlanDiff) -> String {
+// `to_markdown` lives beside the writer it calls, so `diff.rs` need not import the
+// renderer that imports its types.
+impl PlanDiff {
+    /// A summary for a PR or issue comment, one `####` block per edited section.
+    pub fn to_markdown(&self) -> String {
+        render(self)
+    }
+}
+
+fn render(diff: &PlanDiff) -> String {
     if diff.is_empty() {
         return "No edits: the edited plan is the same as the original.\n".to_owned();
     }

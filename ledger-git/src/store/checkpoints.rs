@@ -2,7 +2,8 @@
 
 use git2::{Oid, Repository};
 
-use super::remote::PushError;
+use super::remote::{incoming_checkpoints, PushError, CHECKPOINT_PREFIX};
+use super::tips::version_near;
 use super::{locks, oid_str, read_ledger_at, Committed, Rewind, Store, StoreError};
 use crate::error::RuleError;
 use crate::model::Ledger;
@@ -95,9 +96,6 @@ impl Store {
     }
 }
 
-/// Where checkpoint refs live.
-pub(crate) const CHECKPOINT_PREFIX: &str = "refs/navin/checkpoints/";
-
 /// The ref of version `version`'s checkpoint.
 pub fn checkpoint_ref(version: u64) -> String {
     format!("{CHECKPOINT_PREFIX}v{version}")
@@ -121,7 +119,7 @@ impl Store {
         remote: &str,
         tip: Oid,
     ) -> Result<(), StoreError> {
-        let prefix = super::remote::incoming_checkpoints(remote);
+        let prefix = incoming_checkpoints(remote);
         for reference in repo.references_glob(&format!("{prefix}*"))? {
             let reference = reference?;
             let (Ok(name), Some(commit)) = (reference.name(), reference.target()) else {
@@ -142,7 +140,7 @@ impl Store {
                     version: Some(version),
                     commit: oid_str(commit),
                     tip: oid_str(tip),
-                    tip_version: super::tips::version_near(repo, tip),
+                    tip_version: version_near(repo, tip),
                 })));
             }
         }

@@ -29,7 +29,7 @@ impl Store {
         let Some(oid) = tip else {
             return Ok(Vec::new());
         };
-        let Some(folder) = super::view::plans_tree(&repo, oid)? else {
+        let Some(folder) = plans_tree(&repo, oid)? else {
             return Ok(Vec::new());
         };
         let mut names: Vec<String> = folder
@@ -135,6 +135,20 @@ fn check_plan_path(path: &str) -> Result<(), StoreError> {
             "{path:?} is not a plan file path ({PLANS_DIR}/<name> with letters, digits and ._-)"
         ))),
     }
+}
+
+/// The [`PLANS_DIR`] folder at commit `oid`; `None` when there is none.
+pub(super) fn plans_tree(
+    repo: &Repository,
+    oid: git2::Oid,
+) -> Result<Option<git2::Tree<'_>>, StoreError> {
+    let tree = repo.find_commit(oid)?.tree()?;
+    let entry = match tree.get_path(std::path::Path::new(PLANS_DIR)) {
+        Ok(entry) => entry,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(repo.find_tree(entry.id()).ok())
 }
 
 #[cfg(test)]

@@ -111,7 +111,7 @@ impl RemoteTarget<'_> {
         let record = format!("+{}:{}", tip_record_ref(branch), scratch.record);
         let marks = format!(
             "+{}*:{}*",
-            super::checkpoints::CHECKPOINT_PREFIX,
+            CHECKPOINT_PREFIX,
             incoming_checkpoints(self.name)
         );
         let mut specs = vec![spec.as_str(), record.as_str()];
@@ -218,6 +218,10 @@ pub(crate) struct RecordMove<'a> {
     pub from: Option<Oid>,
     pub to: Oid,
 }
+
+/// Where checkpoint refs live. Here rather than in `checkpoints.rs` because a first
+/// fetch mirrors them, and the checkpoint code already builds on this transport.
+pub(crate) const CHECKPOINT_PREFIX: &str = "refs/navin/checkpoints/";
 
 /// Where the checkpoint refs of remote `name` land on a first fetch.
 pub(crate) fn incoming_checkpoints(name: &str) -> String {

@@ -2,7 +2,7 @@
 
 use git2::Repository;
 
-use super::files::PLANS_DIR;
+use super::files::plans_tree;
 use super::{has_ledger, oid_str, Store, StoreError};
 use crate::model::Ledger;
 
@@ -14,7 +14,7 @@ pub struct BranchView {
     pub commit: Option<String>,
     /// The mission and board; `Ok(None)` when the branch holds no mission.
     pub ledger: Result<Option<Ledger>, StoreError>,
-    /// Every file under [`PLANS_DIR`] (name, content), sorted by name.
+    /// Every file under [`PLANS_DIR`](super::PLANS_DIR) (name, content), sorted by name.
     pub plan_files: Vec<(String, Vec<u8>)>,
 }
 
@@ -65,18 +65,4 @@ fn plan_files_at(repo: &Repository, oid: git2::Oid) -> Result<Vec<(String, Vec<u
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(files)
-}
-
-/// The [`PLANS_DIR`] folder at commit `oid`; `None` when there is none.
-pub(super) fn plans_tree(
-    repo: &Repository,
-    oid: git2::Oid,
-) -> Result<Option<git2::Tree<'_>>, StoreError> {
-    let tree = repo.find_commit(oid)?.tree()?;
-    let entry = match tree.get_path(std::path::Path::new(PLANS_DIR)) {
-        Ok(entry) => entry,
-        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    Ok(repo.find_tree(entry.id()).ok())
 }

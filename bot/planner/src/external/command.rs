@@ -8,7 +8,8 @@ use std::time::Duration;
 use navin_ledger::plan::PlanError;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-use super::config::{ExternalConfig, ENV_FEEDBACK};
+use super::config::ExternalConfig;
+use super::env::ENV_FEEDBACK;
 use super::error::{excerpt, ExternalError};
 use super::summary::RepoSummary;
 

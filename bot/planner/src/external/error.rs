@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use navin_ledger::plan::PlanError;
 
-use super::config::{ENV_BASE_URL, ENV_COMMAND, ENV_MODEL, ENV_TIMEOUT};
+use super::env::{ENV_BASE_URL, ENV_COMMAND, ENV_MODEL, ENV_TIMEOUT};
 use crate::PlannerError;
 
 /// The errors a caller may branch on (retry later, fix config, fall back to

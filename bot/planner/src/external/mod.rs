@@ -8,6 +8,7 @@
 mod agent;
 mod command;
 mod config;
+mod env;
 mod error;
 mod export;
 mod extract;
@@ -29,8 +30,9 @@ use crate::{plan_repository, PlannerOptions};
 pub use agent::AgentBudgets;
 pub use config::{
     split_command, ApiKey, ExternalConfig, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PROMPT_BYTES,
-    DEFAULT_TIMEOUT, ENV_API_KEY, ENV_BASE_URL, ENV_COMMAND, ENV_FEEDBACK, ENV_MODEL, ENV_TIMEOUT,
+    DEFAULT_TIMEOUT,
 };
+pub use env::{ENV_API_KEY, ENV_BASE_URL, ENV_COMMAND, ENV_FEEDBACK, ENV_MODEL, ENV_TIMEOUT};
 pub use error::ExternalError;
 pub use summary::{summarize, RepoSummary, SummaryFile};
 

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use crate::model::{Board, Task, TaskStatus};
+use super::{Board, Task, TaskStatus};
 
 /// Dependency graph over task positions. Built once per loaded board and
 /// extended on every add, so queries never hash strings per edge.
