@@ -205,15 +205,22 @@ impl PgQueue {
         let tx = client.transaction().await?;
         lock_key(&tx, &key).await?;
         // A delivery that failed here and arrives again (an admin asked GitHub to
-        // redeliver it) runs again, queued afresh at the end of its repository's order.
+        // redeliver it) runs again, queued afresh at the end of its repository's order,
+        // as a retry: its operations may have landed before it failed, so it keeps its
+        // first receipt, back to which the engine looks for them.
+        let mut received_at_ms = d.received_at_ms;
+        let mut attempts: i32 = 0;
         if let Some(row) = tx
             .query_opt(
-                "DELETE FROM navin_deliveries WHERE delivery_id = $1 AND state = 'failed' RETURNING seq",
+                "DELETE FROM navin_deliveries WHERE delivery_id = $1 AND state = 'failed' RETURNING seq, received_at_ms",
                 &[&d.delivery_id],
             )
             .await?
         {
             let seq: i64 = row.get(0);
+            let first: i64 = row.get(1);
+            received_at_ms = first.min(received_at_ms);
+            attempts = 1;
             tx.execute("DELETE FROM navin_bodies WHERE seq = $1", &[&seq])
                 .await?;
             shift(&tx, Some("failed"), None, 1).await?;
@@ -231,8 +238,8 @@ impl PgQueue {
             .query_opt(
                 "INSERT INTO navin_deliveries
                  (delivery_id, event, action, repository, installation_id, ordering_key,
-                  headers, received_at_ms, state, next_attempt_at_ms, is_head)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $8, $9)
+                  headers, received_at_ms, state, next_attempt_at_ms, is_head, attempts)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $8, $9, $10)
                  ON CONFLICT (delivery_id) DO NOTHING
                  RETURNING seq",
                 &[
@@ -243,8 +250,9 @@ impl PgQueue {
                     &installation,
                     &key,
                     &headers,
-                    &d.received_at_ms,
+                    &received_at_ms,
                     &!pending,
+                    &attempts,
                 ],
             )
             .await?;

@@ -70,19 +70,23 @@ fn oldest_pending(tx: &Connection, key: &str) -> rusqlite::Result<Option<i64>> {
 /// it) runs again: its failed row is dropped so the insert below queues it afresh, at
 /// the end of its repository's order. Operations it applied before failing carry its
 /// id and are not applied twice.
-fn forget_failed(tx: &Connection, delivery_id: &str) -> rusqlite::Result<()> {
-    let seq: Option<i64> = tx
+/// Removes a failed row of `delivery_id`, returning when it was first received: its
+/// operations may have landed before it failed, so its next run is a retry that looks
+/// for them back to then.
+fn forget_failed(tx: &Connection, delivery_id: &str) -> rusqlite::Result<Option<i64>> {
+    let row: Option<(i64, i64)> = tx
         .prepare_cached(
-            "DELETE FROM deliveries WHERE delivery_id = ?1 AND state = 'failed' RETURNING seq",
+            "DELETE FROM deliveries WHERE delivery_id = ?1 AND state = 'failed' RETURNING seq, received_at_ms",
         )?
-        .query_row(params![delivery_id], |row| row.get(0))
+        .query_row(params![delivery_id], |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()?;
-    if let Some(seq) = seq {
-        tx.prepare_cached("DELETE FROM bodies WHERE seq = ?1")?
-            .execute(params![seq])?;
-        shift(tx, Some("failed"), None, 1)?;
-    }
-    Ok(())
+    let Some((seq, received_at_ms)) = row else {
+        return Ok(None);
+    };
+    tx.prepare_cached("DELETE FROM bodies WHERE seq = ?1")?
+        .execute(params![seq])?;
+    shift(tx, Some("failed"), None, 1)?;
+    Ok(Some(received_at_ms))
 }
 
 /// After a key's head finished, its next unfinished delivery (if any) becomes the head.
@@ -99,7 +103,11 @@ pub(super) fn insert(
     d: &NewDelivery,
     zbody: &[u8],
 ) -> rusqlite::Result<EnqueueOutcome> {
-    forget_failed(tx, &d.delivery_id)?;
+    // A redelivered failure keeps its first receipt and counts as its second attempt.
+    let (received_at_ms, attempts) = match forget_failed(tx, &d.delivery_id)? {
+        Some(first) => (first.min(d.received_at_ms), 1_i64),
+        None => (d.received_at_ms, 0),
+    };
     let headers = serde_json::to_string(&d.headers).unwrap_or_else(|_| "[]".to_owned());
     let key = d.ordering_key();
     let is_head = oldest_pending(tx, &key)?.is_none();
@@ -107,8 +115,8 @@ pub(super) fn insert(
         .prepare_cached(
             "INSERT OR IGNORE INTO deliveries
              (delivery_id, event, action, repository, installation_id, ordering_key,
-              headers, received_at_ms, state, next_attempt_at_ms, is_head)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?8, ?9)",
+              headers, received_at_ms, state, next_attempt_at_ms, is_head, attempts)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?8, ?9, ?10)",
         )?
         .execute(params![
             d.delivery_id,
@@ -118,8 +126,9 @@ pub(super) fn insert(
             d.installation_id.map(|id| id as i64),
             key,
             headers,
-            d.received_at_ms,
+            received_at_ms,
             is_head,
+            attempts,
         ])?;
     if inserted == 0 {
         return Ok(EnqueueOutcome::Duplicate);

@@ -323,7 +323,9 @@ async fn a_failed_delivery_keeps_its_error_and_its_repository_moves_on(q: Delive
 }
 
 /// An admin's redeliver (from the dashboard) brings a failed delivery back with its GUID:
-/// it runs again, behind what its repository already queued, with fresh attempts.
+/// it runs again, behind what its repository already queued, as a retry that keeps its
+/// first receipt: its operations may have landed before it failed, and the engine looks
+/// for them back to then, however many writes came in between.
 async fn a_failed_delivery_that_arrives_again_runs_again_after_its_repositorys_queue(
     q: DeliveryQueue,
 ) {
@@ -336,13 +338,22 @@ async fn a_failed_delivery_that_arrives_again_runs_again_after_its_repositorys_q
     assert_eq!(put(&q, "bad", "o/r").await, EnqueueOutcome::Queued);
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.queued, stats.failed), (2, 0), "{stats:?}");
-    assert_eq!(ids(&q.claim(T0, 5).await.unwrap()), ["later"]);
+    let first = q.claim(T0, 5).await.unwrap();
+    assert_eq!(ids(&first), ["later"]);
     let status = q.status("bad").await.unwrap().unwrap();
-    assert_eq!((status.state.as_str(), status.attempts), ("queued", 0));
+    assert_eq!((status.state.as_str(), status.attempts), ("queued", 1));
     let later = q.claim(T0, 5).await.unwrap();
     assert!(later.is_empty(), "one at a time per repository");
-    let done = q.status("later").await.unwrap().unwrap();
-    assert_eq!(done.state, "running");
+    let running = q.status("later").await.unwrap().unwrap();
+    assert_eq!(running.state, "running");
+    q.complete(first[0].seq, T0 + 1000).await.unwrap();
+    let again = q.claim(T0 + 2000, 5).await.unwrap();
+    assert_eq!(ids(&again), ["bad"]);
+    assert_eq!(
+        again[0].attempt, 2,
+        "a retry, so the engine looks for its operations"
+    );
+    assert_eq!(again[0].received_at_ms, T0, "since it first came");
     q.close().await;
 }
 
