@@ -2,6 +2,8 @@
 //! (start workers, reconciler and sweeper, serve, drain on SIGTERM or ctrl-c).
 
 mod delivery_log;
+mod http;
+pub mod ingress;
 pub mod metrics;
 pub mod readiness;
 pub mod signature;
@@ -46,6 +48,8 @@ struct StateInner {
     github: std::sync::OnceLock<GitHubApp>,
     /// The bearer token `/metrics` requires, when the operator set one.
     metrics_token: std::sync::OnceLock<secrecy::SecretString>,
+    /// What unauthenticated bodies may hold at once.
+    ingress: std::sync::OnceLock<ingress::IngressLimits>,
 }
 
 /// Parts of an [`AppState`]; tests build one around a temporary queue.
@@ -72,7 +76,18 @@ impl AppState {
             app_key_loaded: config.app_key_loaded,
             github: std::sync::OnceLock::new(),
             metrics_token: std::sync::OnceLock::new(),
+            ingress: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Other ingress budgets than the defaults (tests and benches narrow them); only
+    /// before the first request, which fixes them.
+    pub fn set_ingress(&self, limits: ingress::IngressLimits) {
+        let _ = self.0.ingress.set(limits);
+    }
+
+    pub(crate) fn ingress(&self) -> &ingress::IngressLimits {
+        self.0.ingress.get_or_init(ingress::IngressLimits::default)
     }
 
     /// Lets `/readyz` ask GitHub again after a failure (see `readiness`).
@@ -430,11 +445,10 @@ async fn start_inner(
     let task_queue = queue.clone();
     let mut http_stopped = stopped;
     let task = tokio::spawn(async move {
-        let served = axum::serve(listener, app_with(state, dashboard))
-            .with_graceful_shutdown(async move {
-                let _ = http_stopped.wait_for(|stop| *stop).await;
-            })
-            .await;
+        let served = http::serve(listener, app_with(state, dashboard), async move {
+            let _ = http_stopped.wait_for(|stop| *stop).await;
+        })
+        .await;
         on_start.abort();
         let report = workers.shutdown(grace).await;
         if let Some(reconciler) = reconciler {

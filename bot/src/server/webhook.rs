@@ -59,6 +59,10 @@ pub enum Rejection {
     TooLarge,
     BadSignature,
     UnreadableBody,
+    /// The body did not arrive in time ([`super::ingress::BODY_READ_TIMEOUT`]).
+    SlowBody,
+    /// The budgets of bodies being read are spent: try again shortly.
+    Busy,
     NotJson,
     /// A signed payload whose field has the wrong shape: the field and why.
     BadField(String),
@@ -86,6 +90,15 @@ impl IntoResponse for Rejection {
             Self::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload too large\n"),
             Self::BadSignature => (StatusCode::UNAUTHORIZED, "signature missing or invalid\n"),
             Self::UnreadableBody => (StatusCode::BAD_REQUEST, "cannot read body\n"),
+            Self::SlowBody => (StatusCode::REQUEST_TIMEOUT, "body not received in time\n"),
+            Self::Busy => {
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    [(axum::http::header::RETRY_AFTER, "1")],
+                    "busy, try again shortly\n",
+                )
+                    .into_response()
+            }
             Self::NotJson => (StatusCode::BAD_REQUEST, "body is not a JSON object\n"),
             Self::BadField(why) => {
                 return (StatusCode::BAD_REQUEST, format!("payload {why}\n")).into_response()
@@ -162,8 +175,27 @@ impl FromRequest<AppState> for VerifiedWebhook {
             tracing::warn!(delivery = %delivery_id, "webhook body over the size cap");
             return Err(Rejection::TooLarge);
         }
-        // Chunked or lying bodies are cut off at the cap while streaming.
-        let body = match Limited::new(body, cap).collect().await {
+        // A slot and the declared bytes (the cap when undeclared) before reading: past the
+        // budgets, anyone's slow or huge bodies would crowd out GitHub's.
+        let wanted = declared.map_or(cap, |len| usize::try_from(len).unwrap_or(cap));
+        let Some(_admission) = state.ingress().admit(wanted) else {
+            metrics.reject("busy");
+            tracing::warn!(delivery = %delivery_id, "webhook refused: too many bodies being read");
+            return Err(Rejection::Busy);
+        };
+        // Chunked or lying bodies are cut off at the cap while streaming, slow ones at
+        // the read deadline.
+        let read = tokio::time::timeout(
+            state.ingress().body_timeout(),
+            Limited::new(body, cap).collect(),
+        )
+        .await;
+        let Ok(read) = read else {
+            metrics.reject("slow_body");
+            tracing::warn!(delivery = %delivery_id, "webhook body not received in time");
+            return Err(Rejection::SlowBody);
+        };
+        let body = match read {
             Ok(collected) => collected.to_bytes(),
             Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
                 metrics.reject("too_large");

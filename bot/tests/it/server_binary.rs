@@ -300,3 +300,46 @@ async fn metrics_answer_only_the_bearer_token_when_one_is_configured() {
         "the token is never logged"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_finishes_its_headers_is_disconnected_and_deliveries_still_land() {
+    use std::io::{Read as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, addr) = spawn_serve(dir.path());
+    // Fifty connections that send half a request line's headers and then nothing.
+    let mut slow: Vec<std::net::TcpStream> = (0..50)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            s.write_all(b"POST /webhook HTTP/1.1\r\nHost: navin\r\nX-GitHub-Event: iss")
+                .unwrap();
+            s
+        })
+        .collect();
+    // A real delivery is answered meanwhile.
+    let client = http_client();
+    let body = server_support::payload("created", "o/r", 1);
+    let status = post_webhook(&client, addr, "issue_comment", "guid-amid-slow", &body).await;
+    assert_eq!(status, Ok(202));
+    // Each slow one is closed by the server at the header deadline (10 s), not held.
+    let started = Instant::now();
+    for s in &mut slow {
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut buf = [0u8; 256];
+        let read = s.read(&mut buf);
+        assert!(
+            matches!(read, Ok(0))
+                || matches!(&read, Ok(n) if buf[..*n].starts_with(b"HTTP/1.1 408"))
+                || read
+                    .as_ref()
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+            "{read:?}"
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    sigterm(&child);
+    let _ = child.wait();
+}

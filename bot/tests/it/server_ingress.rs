@@ -399,3 +399,58 @@ async fn a_signed_payload_with_a_field_of_the_wrong_type_is_400_naming_the_field
     assert!(!text.contains("not a JSON object"), "{text}");
     assert_eq!(stored(&t).await, 0);
 }
+
+#[tokio::test]
+async fn a_body_that_never_arrives_is_408_and_while_it_holds_the_last_slot_others_get_503() {
+    use navin_bot::server::ingress::IngressLimits;
+    let dir = tempfile::tempdir().unwrap();
+    let t = test_state(dir.path(), CAP);
+    t.state.set_ingress(
+        IngressLimits::new(1, 1024 * 1024).with_body_timeout(Duration::from_millis(500)),
+    );
+    // Headers, a declared length, and then nothing: a slow (or hostile) sender.
+    let stalled = Request::builder()
+        .method("POST")
+        .uri("/webhook")
+        .header("x-github-event", "issue_comment")
+        .header("x-github-delivery", "guid-stalled")
+        .header("content-length", "2000")
+        .body(Body::from_stream(futures_util::stream::pending::<
+            Result<bytes::Bytes, std::io::Error>,
+        >()))
+        .unwrap();
+    let state = t.state.clone();
+    let slow = tokio::spawn(async move { send(&state, stalled).await });
+    // While it holds the only slot, GitHub's delivery is told to come back, not queued.
+    let mut busy = None;
+    for _ in 0..20 {
+        let body = payload("created", "o/r", 1);
+        let response = app(t.state.clone())
+            .oneshot(signed(SECRET, "issue_comment", "guid-real", &body))
+            .await
+            .unwrap();
+        if response.status() == StatusCode::SERVICE_UNAVAILABLE {
+            busy = Some(response);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let busy = busy.expect("the second request finds the budget spent");
+    assert_eq!(busy.headers()["retry-after"], "1");
+    let (status, _) = tokio::time::timeout(Duration::from_secs(10), slow)
+        .await
+        .expect("the stalled body is cut off at the deadline")
+        .unwrap();
+    assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
+    let rendered = t.metrics.render();
+    assert!(rendered.contains("reason=\"busy\"") && rendered.contains("reason=\"slow_body\""));
+    // The slot is free again: the delivery goes through.
+    let body = payload("created", "o/r", 1);
+    let (status, _) = send(
+        &t.state,
+        signed(SECRET, "issue_comment", "guid-real", &body),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(stored(&t).await, 1);
+}
