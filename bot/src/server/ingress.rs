@@ -3,8 +3,8 @@
 //! cannot starve GitHub's deliveries or the server's memory.
 //!
 //! The signature is checked only once the whole body is in, so until then a request is
-//! anyone's. Each one takes a slot and its declared size from two budgets before a byte
-//! of its body is read; when either is spent the answer is `503` with `Retry-After`
+//! anyone's. Each one takes a slot before a byte of its body is read, and its bytes from
+//! a shared budget as they arrive; when either is spent the answer is `503` with `Retry-After`
 //! (the reconciler redelivers what GitHub recorded as failed), and a body that does not
 //! arrive within [`BODY_READ_TIMEOUT`] is answered `408`.
 
@@ -18,11 +18,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Webhook bodies read at once.
-pub const MAX_BODIES_IN_FLIGHT: usize = 64;
+/// Webhook bodies read at once. A waiting body costs a task and a socket; its bytes are
+/// bounded by [`MAX_BUFFERED_BYTES`].
+pub const MAX_BODIES_IN_FLIGHT: usize = 1024;
 
-/// Bytes all bodies being read may hold at once (each counts for its declared length,
-/// or the size cap when it declares none).
+/// Bytes all bodies being read may hold at once, counted as they arrive.
 pub const MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
 
 /// Budgets are counted in KiB so a 25 MiB body fits a semaphore's permit count.
@@ -37,11 +37,38 @@ pub struct IngressLimits {
     body_timeout: Duration,
 }
 
-/// What a request holds while its body is read; released when dropped.
+/// What a request holds while its body is read: a slot, and the bytes received so far
+/// (taken as they arrive, so a sender must really send to spend the budget). Released
+/// when dropped.
 #[derive(Debug)]
 pub struct Admission {
     _body: OwnedSemaphorePermit,
-    _bytes: OwnedSemaphorePermit,
+    bytes: Option<OwnedSemaphorePermit>,
+    held_units: usize,
+    limits: IngressLimits,
+}
+
+impl Admission {
+    /// Grows the bytes held to cover `len` received bytes; false when the budget is
+    /// spent. A body larger than the whole budget may hold all of it.
+    pub fn hold(&mut self, len: usize) -> bool {
+        let units = len.div_ceil(UNIT).min(self.limits.byte_units);
+        if units <= self.held_units {
+            return true;
+        }
+        let more = u32::try_from(units - self.held_units).unwrap_or(u32::MAX);
+        match Arc::clone(&self.limits.bytes).try_acquire_many_owned(more) {
+            Ok(permit) => {
+                match &mut self.bytes {
+                    Some(held) => held.merge(permit),
+                    None => self.bytes = Some(permit),
+                }
+                self.held_units = units;
+                true
+            }
+            Err(_) => false,
+        }
+    }
 }
 
 impl Default for IngressLimits {
@@ -74,17 +101,14 @@ impl IngressLimits {
         self.body_timeout
     }
 
-    /// A slot for a body of `len` bytes, or `None` when either budget is spent. A body
-    /// larger than the whole byte budget takes all of it, so it can still be served
-    /// alone.
-    pub fn admit(&self, len: usize) -> Option<Admission> {
+    /// A slot for a body, or `None` when all are taken.
+    pub fn admit(&self) -> Option<Admission> {
         let body = Arc::clone(&self.bodies).try_acquire_owned().ok()?;
-        let units = len.div_ceil(UNIT).clamp(1, self.byte_units);
-        let units = u32::try_from(units).unwrap_or(u32::MAX);
-        let bytes = Arc::clone(&self.bytes).try_acquire_many_owned(units).ok()?;
         Some(Admission {
             _body: body,
-            _bytes: bytes,
+            bytes: None,
+            held_units: 0,
+            limits: self.clone(),
         })
     }
 }
@@ -96,15 +120,20 @@ mod tests {
     #[test]
     fn bodies_past_either_budget_wait_for_a_release() {
         let limits = IngressLimits::new(2, 3 * UNIT);
-        let first = limits.admit(2 * UNIT).expect("room");
-        assert!(limits.admit(2 * UNIT).is_none(), "the bytes are spent");
-        let small = limits.admit(10).expect("one unit left");
-        assert!(limits.admit(10).is_none(), "both slots taken");
+        let mut first = limits.admit().expect("a slot");
+        assert!(first.hold(2 * UNIT));
+        let mut second = limits.admit().expect("a second slot");
+        assert!(limits.admit().is_none(), "both slots taken");
+        assert!(second.hold(UNIT), "one unit left");
+        assert!(!second.hold(2 * UNIT), "the bytes are spent");
         drop(first);
-        drop(small);
-        let huge = limits.admit(100 * UNIT).expect("alone, a huge body fits");
-        assert!(limits.admit(1).is_none());
-        drop(huge);
-        assert!(limits.admit(1).is_some());
+        assert!(second.hold(3 * UNIT));
+        assert!(
+            second.hold(100 * UNIT),
+            "alone, a huge body may hold it all"
+        );
+        drop(second);
+        let mut again = limits.admit().expect("released");
+        assert!(again.hold(3 * UNIT));
     }
 }

@@ -7,7 +7,7 @@ use axum::extract::{FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::BodyExt;
 use serde::Deserialize;
 
 use super::AppState;
@@ -175,10 +175,9 @@ impl FromRequest<AppState> for VerifiedWebhook {
             tracing::warn!(delivery = %delivery_id, "webhook body over the size cap");
             return Err(Rejection::TooLarge);
         }
-        // A slot and the declared bytes (the cap when undeclared) before reading: past the
-        // budgets, anyone's slow or huge bodies would crowd out GitHub's.
-        let wanted = declared.map_or(cap, |len| usize::try_from(len).unwrap_or(cap));
-        let Some(_admission) = state.ingress().admit(wanted) else {
+        // A slot before reading, and the bytes as they arrive: past the budgets, anyone's
+        // slow or huge bodies would crowd out GitHub's.
+        let Some(mut admission) = state.ingress().admit() else {
             metrics.reject("busy");
             tracing::warn!(delivery = %delivery_id, "webhook refused: too many bodies being read");
             return Err(Rejection::Busy);
@@ -187,24 +186,25 @@ impl FromRequest<AppState> for VerifiedWebhook {
         // the read deadline.
         let read = tokio::time::timeout(
             state.ingress().body_timeout(),
-            Limited::new(body, cap).collect(),
+            read_body(body, cap, &mut admission),
         )
         .await;
-        let Ok(read) = read else {
-            metrics.reject("slow_body");
-            tracing::warn!(delivery = %delivery_id, "webhook body not received in time");
-            return Err(Rejection::SlowBody);
-        };
         let body = match read {
-            Ok(collected) => collected.to_bytes(),
-            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-                metrics.reject("too_large");
-                tracing::warn!(delivery = %delivery_id, "webhook body over the size cap");
-                return Err(Rejection::TooLarge);
+            Ok(Ok(body)) => body,
+            Ok(Err(rejection)) => {
+                let reason = match rejection {
+                    Rejection::TooLarge => "too_large",
+                    Rejection::Busy => "busy",
+                    _ => "body",
+                };
+                metrics.reject(reason);
+                tracing::warn!(delivery = %delivery_id, reason, "webhook body refused");
+                return Err(rejection);
             }
             Err(_) => {
-                metrics.reject("body");
-                return Err(Rejection::UnreadableBody);
+                metrics.reject("slow_body");
+                tracing::warn!(delivery = %delivery_id, "webhook body not received in time");
+                return Err(Rejection::SlowBody);
             }
         };
         let signature = headers.get("x-hub-signature-256").map(|v| v.as_bytes());
@@ -227,6 +227,30 @@ impl FromRequest<AppState> for VerifiedWebhook {
             body,
         })
     }
+}
+
+/// Reads a body of at most `cap` bytes, holding its bytes in `admission` as they arrive.
+async fn read_body(
+    mut body: axum::body::Body,
+    cap: usize,
+    admission: &mut super::ingress::Admission,
+) -> Result<Bytes, Rejection> {
+    let mut buf = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| Rejection::UnreadableBody)?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        let len = buf.len() + data.len();
+        if len > cap {
+            return Err(Rejection::TooLarge);
+        }
+        if !admission.hold(len) {
+            return Err(Rejection::Busy);
+        }
+        buf.extend_from_slice(&data);
+    }
+    Ok(buf.freeze())
 }
 
 /// The few payload fields the queue needs; the rest is skipped unparsed.

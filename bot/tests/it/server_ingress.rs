@@ -454,3 +454,43 @@ async fn a_body_that_never_arrives_is_408_and_while_it_holds_the_last_slot_other
     assert_eq!(status, StatusCode::ACCEPTED);
     assert_eq!(stored(&t).await, 1);
 }
+
+#[tokio::test]
+async fn bytes_a_stalled_sender_really_sent_count_against_the_budget_until_it_is_cut_off() {
+    use futures_util::StreamExt as _;
+    use navin_bot::server::ingress::IngressLimits;
+    let dir = tempfile::tempdir().unwrap();
+    let t = test_state(dir.path(), CAP);
+    t.state.set_ingress(
+        IngressLimits::new(8, 48 * 1024).with_body_timeout(Duration::from_millis(800)),
+    );
+    // 40 KiB sent, then nothing: it holds 40 of the 48 KiB.
+    let sent = futures_util::stream::once(async {
+        Ok::<bytes::Bytes, std::io::Error>(bytes::Bytes::from(vec![b' '; 40 * 1024]))
+    })
+    .chain(futures_util::stream::pending());
+    let stalled = Request::builder()
+        .method("POST")
+        .uri("/webhook")
+        .header("x-github-event", "issue_comment")
+        .header("x-github-delivery", "guid-hog")
+        .body(Body::from_stream(sent))
+        .unwrap();
+    let state = t.state.clone();
+    let hog = tokio::spawn(async move { send(&state, stalled).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A 12 KiB delivery does not fit beside it.
+    let mut body = payload("created", "o/r", 1);
+    let pad = 12 * 1024 - body.len();
+    body.splice(
+        1..1,
+        format!("\"pad\":\"{}\",", "x".repeat(pad)).into_bytes(),
+    );
+    let (status, _) = send(&t.state, signed(SECRET, "issue_comment", "guid-big", &body)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    let (status, _) = hog.await.unwrap();
+    assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
+    // Cut off, its bytes are free: the same delivery lands.
+    let (status, _) = send(&t.state, signed(SECRET, "issue_comment", "guid-big", &body)).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+}
