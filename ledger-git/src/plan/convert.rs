@@ -298,6 +298,9 @@ fn verification<'s>(
 /// group per module (a test joins the module of the source it tests), in the order the
 /// plan first names each module.
 fn change_groups(changes: &[crate::plan::FileChange]) -> Vec<Vec<&crate::plan::FileChange>> {
+    if changes.is_empty() {
+        return Vec::new();
+    }
     if changes.len() <= ONE_STEP_FILES {
         return vec![changes.iter().collect()];
     }
@@ -524,6 +527,9 @@ mod tests {
         let description = steps[0].description.as_deref().unwrap_or_default();
         assert!(description.contains("Edit `src/a.rs`"), "{description}");
         assert!(description.contains("Create `src/b.rs`"), "{description}");
+        let mut nothing = plan(vec![], vec![]);
+        nothing.changes.clear();
+        assert!(plan_steps(&nothing).is_empty(), "no change, no step");
         let unverified = plan_steps(&plan(vec![], vec![]));
         assert_eq!(unverified.len(), 1);
         assert_eq!(unverified[0].validation, Validation::None);
