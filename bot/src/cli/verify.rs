@@ -102,9 +102,11 @@ pub(super) fn verify(
                 .unwrap_or_default();
             return Err(CliError {
                 message: match task.validation {
-                    Validation::Manual | Validation::None => format!(
-                        "step {id} is {}: its verification is for a person to judge{acceptance}, so there is nothing to run; a human closes it with `navin board done {id} --evidence \"what was checked\"`",
-                        task.validation
+                    Validation::None => format!(
+                        "step {id} has validation none: there is nothing to run, and `navin board done {id}` closes it"
+                    ),
+                    Validation::Manual => format!(
+                        "step {id} is manual: its verification is for a person to judge{acceptance}, so there is nothing to run; a human closes it with `navin board done {id} --evidence \"what was checked\"`"
                     ),
                     _ => format!(
                         "step {id} has no validation command: its plan named none and .github/navin.yml on {} sets no validation.commands.{}; set one there (a command given after `--` is recorded but proves nothing)",
