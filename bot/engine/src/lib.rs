@@ -182,7 +182,7 @@ pub struct Engine {
     identity: tokio::sync::OnceCell<(String, Option<u64>)>,
     /// The client acting with [`EngineConfig::agent_token`], when one is set.
     agent: Option<GitHubApp>,
-    /// Replies sent per person per issue, for `limits.max_replies_per_person_per_hour`.
+    /// Answers sent per person per installation, for `limits.max_replies_per_person_per_hour`.
     replies: cache::replies::ReplyBudget,
     /// Whether each repository's ledger branch is guarded, for the panel's warning.
     protection: cache::protection::ProtectionCache,

@@ -62,7 +62,7 @@ pub struct RepoConfig {
     #[schemars(with = "Vec<String>")]
     pub allow_on_closed: BTreeSet<String>,
     /// Bounds on the work one comment may cause. Default: 10 commands, 4096-byte texts,
-    /// 20 replies per person per hour.
+    /// 20 answers per reader per hour across the installation.
     pub limits: Limits,
     /// Commands that validate a step in a checkout (`navin board verify`). Default: none
     /// (a step's own command, from its plan, is used when it has one).
@@ -185,9 +185,9 @@ pub struct Limits {
     /// refused and nothing is stored. At least 1. Default: 4096.
     #[schemars(range(min = 1))]
     pub max_text_bytes: usize,
-    /// Replies one person gets on one issue or pull request in an hour; past it their
-    /// commands still run (and get reactions) but no reply is posted. 0: no cap.
-    /// Default: 20.
+    /// Answers (replies and reactions) one person without write access gets across the
+    /// installation in an hour; past it their commands still run but nothing is posted
+    /// to them. People with write access are always answered. 0: no cap. Default: 20.
     pub max_replies_per_person_per_hour: usize,
 }
 

@@ -213,20 +213,23 @@ impl Session<'_> {
             crate::config::Limits::default().max_replies_per_person_per_hour,
             |c| c.limits.max_replies_per_person_per_hour,
         );
-        // A retry may still owe the reply it counted the first time.
-        let allowed = !bodies.is_empty()
-            && (self.delivery.is_retry()
-                || self.engine.replies.take(
-                    &self.repo,
-                    self.origin.issue,
-                    &self.origin.author,
-                    cap,
-                    std::time::Instant::now(),
-                ));
-        if !bodies.is_empty() && !allowed {
-            tracing::warn!(repo = %self.repo, issue = self.origin.issue, author = %self.origin.author, cap, "reply cap reached for this person on this issue; answering with reactions only");
+        let reacts = self.origin.comment_id.is_some() && !reactions.is_empty();
+        // A retry may still owe the answer it counted the first time; past the cap,
+        // people with write access are still answered (and not counted).
+        let allowed = (bodies.is_empty() && !reacts)
+            || self.delivery.is_retry()
+            || self.engine.replies.take(
+                self.delivery.installation.unwrap_or(0),
+                &self.origin.author,
+                cap,
+                std::time::Instant::now(),
+            )
+            || self.may_write().await;
+        if !allowed {
+            tracing::warn!(repo = %self.repo, issue = self.origin.issue, author = %self.origin.author, cap, "answer cap reached for this person across the installation; their commands ran, nothing is posted");
+            return Ok(());
         }
-        if allowed {
+        if !bodies.is_empty() {
             let body = join_answers(&bodies);
             comments::reply_once(
                 &self.client,
@@ -248,6 +251,20 @@ impl Session<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Whether the author has write access (a cached role lookup; a failed one is "no").
+    async fn may_write(&self) -> bool {
+        self.engine
+            .permissions
+            .role(
+                &self.client,
+                &self.repo,
+                &self.origin.author,
+                self.origin.author_id,
+            )
+            .await
+            .is_ok_and(|role| permission::may_mutate(&role))
     }
 
     /// The answer for the commands past the per-comment cap: which were skipped and why.
