@@ -45,7 +45,9 @@ impl RepoConfigCache {
         }
         let path = ops::contents(repo, CONFIG_PATH, None);
         let config = match client.get_json::<serde_json::Value>(&path).await {
-            Ok(file) => parse_file(&file),
+            Ok(file) => off_workers(move || parse_file(&file))
+                .await
+                .unwrap_or_else(|| Err(too_slow())),
             Err(e) if e.status() == Some(404) => Ok(Arc::new(RepoConfig::default())),
             Err(e) => return Err(e),
         };
@@ -63,6 +65,29 @@ impl RepoConfigCache {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// Longest a repository's config may take to parse. The size and depth limits make a
+/// slow file unlikely; the deadline bounds what one could cost anyway.
+pub const PARSE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs `work` (parsing a file anyone with push access wrote) on a blocking thread, so
+/// it never holds an async worker, and gives up on it after [`PARSE_DEADLINE`].
+pub(crate) async fn off_workers<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    match tokio::time::timeout(PARSE_DEADLINE, tokio::task::spawn_blocking(work)).await {
+        Ok(Ok(done)) => Some(done),
+        _ => None,
+    }
+}
+
+/// Why a config that missed [`PARSE_DEADLINE`] is refused.
+pub(crate) fn too_slow() -> String {
+    format!(
+        "{CONFIG_PATH} took longer than {} s to parse; simplify it (fewer anchors and aliases, less nesting)",
+        PARSE_DEADLINE.as_secs()
+    )
 }
 
 fn parse_file(file: &serde_json::Value) -> Result<Arc<RepoConfig>, String> {
@@ -116,5 +141,23 @@ mod tests {
         let err =
             parse_file(&serde_json::json!({ "content": text, "encoding": "base64" })).unwrap_err();
         assert!(err.starts_with(".github/navin.yml"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod deadline {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_parse_past_the_deadline_is_given_up_without_holding_a_worker() {
+        let started = std::time::Instant::now();
+        let slow = off_workers(|| {
+            std::thread::sleep(PARSE_DEADLINE + std::time::Duration::from_millis(300))
+        })
+        .await;
+        assert!(slow.is_none());
+        assert!(started.elapsed() < PARSE_DEADLINE + std::time::Duration::from_millis(900));
+        assert_eq!(off_workers(|| 7).await, Some(7));
+        assert!(too_slow().contains("took longer than 2 s"));
     }
 }

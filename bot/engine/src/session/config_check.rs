@@ -4,7 +4,7 @@ use navin_ledger::plan::policy::ChangedFile;
 
 use super::plan_types::PullInfo;
 use super::{EngineError, Session};
-use crate::cache::repo_config::CONFIG_PATH;
+use crate::cache::repo_config::{off_workers, too_slow, CONFIG_PATH};
 use crate::effects::plan_check::{self, Target};
 use crate::rules::config_check::{config_change, config_check, ConfigChange, CHECK_NAME};
 
@@ -24,12 +24,19 @@ impl Session<'_> {
             ConfigChange::Changed => Some(self.file_at(CONFIG_PATH, &pr.head_sha).await?),
             ConfigChange::Removed => None,
         };
-        let head = match &read {
-            Some(Ok(text)) => Ok(text.as_str()),
-            Some(Err(why)) => Err(why.as_str()),
-            None => Err("removed"),
-        };
-        let check = config_check(change, head, &pr.head_sha, &self.default_branch);
+        let (sha, branch) = (pr.head_sha.clone(), self.default_branch.clone());
+        let checked = off_workers(move || {
+            let head = match &read {
+                Some(Ok(text)) => Ok(text.as_str()),
+                Some(Err(why)) => Err(why.as_str()),
+                None => Err("removed"),
+            };
+            config_check(change, head, &sha, &branch)
+        })
+        .await;
+        let check = checked.unwrap_or_else(|| {
+            config_check(change, Err(&too_slow()), &pr.head_sha, &self.default_branch)
+        });
         let target = Target {
             repo: &self.repo,
             sha: &pr.head_sha,
