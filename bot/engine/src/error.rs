@@ -44,16 +44,9 @@ impl EngineError {
     pub fn retry(&self) -> Retry {
         let later = match self {
             EngineError::GitHub(e) => e.is_transient(),
-            // A refused push will be refused again: say so instead of retrying.
-            EngineError::Store(StoreError::Refused { .. }) => false,
-            EngineError::Store(e) => matches!(
-                e,
-                StoreError::Contention { .. }
-                    | StoreError::Locked { .. }
-                    | StoreError::Io(_)
-                    | StoreError::Git(_)
-                    | StoreError::Remote { .. }
-            ),
+            // A refused push, a missing object or a broken branch fail the same way
+            // again: say so instead of retrying.
+            EngineError::Store(e) => e.is_transient(),
             EngineError::Payload(_) | EngineError::Invalid(_) | EngineError::Internal(_) => false,
         };
         if later {
@@ -124,7 +117,7 @@ mod tests {
     use navin_ledger::store::RemoteOp;
 
     #[test]
-    fn a_refused_ledger_push_is_reported_not_retried_and_a_network_blip_is_retried() {
+    fn a_refused_push_or_a_missing_object_is_reported_not_retried_and_a_network_blip_is_retried() {
         let refused = EngineError::Store(StoreError::Refused {
             remote: "origin".into(),
             op: RemoteOp::Push,
@@ -139,8 +132,36 @@ mod tests {
         let blip = EngineError::Store(StoreError::Remote {
             remote: "origin".into(),
             message: "failed to connect: connection reset by peer".into(),
+            transient: true,
         });
         assert_eq!(blip.retry(), Retry::Later);
+        let net = git2::Error::new(
+            git2::ErrorCode::GenericError,
+            git2::ErrorClass::Net,
+            "failed to connect",
+        );
+        assert_eq!(
+            EngineError::Store(StoreError::Git(net)).retry(),
+            Retry::Later
+        );
+        // A missing object or a corrupt pack fails the same way on every retry.
+        for class in [
+            git2::ErrorClass::Odb,
+            git2::ErrorClass::Object,
+            git2::ErrorClass::Reference,
+        ] {
+            let broken = git2::Error::new(git2::ErrorCode::NotFound, class, "object not found");
+            assert_eq!(
+                EngineError::Store(StoreError::Git(broken)).retry(),
+                Retry::Never
+            );
+        }
+        let gone = EngineError::Store(StoreError::Remote {
+            remote: "origin".into(),
+            message: "no such remote: origin".into(),
+            transient: false,
+        });
+        assert_eq!(gone.retry(), Retry::Never);
         assert!(blip.refusal().is_none());
         assert!(blip.missing_permission().is_none());
     }

@@ -131,6 +131,7 @@ pub fn fetch_commit(
             return Err(StoreError::Remote {
                 remote: "origin".to_owned(),
                 message: format!("fetching {spec} failed: {}", e.message()),
+                transient: navin_ledger::store::transient_git_error(&e),
             }
             .into());
         }

@@ -39,7 +39,13 @@ pub enum StoreError {
     #[error("{branch} is locked by {path}: another navin or git process is writing it; if none is running, delete that file")]
     Locked { branch: String, path: String },
     #[error("remote {remote}: {message}")]
-    Remote { remote: String, message: String },
+    Remote {
+        remote: String,
+        message: String,
+        /// A network failure that may pass (see [`transient_git_error`]), not a
+        /// missing remote or a broken transfer that will fail the same way again.
+        transient: bool,
+    },
     /// The git server refused us (401, 403 or 404: no credentials, no permission, or a
     /// repository the token cannot see). Retrying will not help.
     #[error("remote {remote} refused the {op}{}", status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
@@ -115,4 +121,28 @@ impl StoreError {
     pub fn is_rule(&self) -> bool {
         matches!(self, StoreError::Rule(_))
     }
+
+    /// Whether the same operation may succeed if tried again later: other writers, a
+    /// lock, the disk, the network. A refused credential, a corrupt or rewritten branch,
+    /// a missing object or a rule fails the same way every time, so it is not retried.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StoreError::Contention { .. } | StoreError::Locked { .. } | StoreError::Io(_) => true,
+            StoreError::Remote { transient, .. } => *transient,
+            StoreError::Git(e) => transient_git_error(e),
+            _ => false,
+        }
+    }
+}
+
+/// Whether a git error is the kind that passes: the network, TLS, HTTP (other than a
+/// refusal, which is [`StoreError::Refused`]), the operating system, a lock, or a
+/// reference another writer changed under us.
+pub fn transient_git_error(e: &git2::Error) -> bool {
+    use git2::{ErrorClass, ErrorCode};
+    matches!(e.code(), ErrorCode::Locked | ErrorCode::Modified)
+        || matches!(
+            e.class(),
+            ErrorClass::Net | ErrorClass::Http | ErrorClass::Ssl | ErrorClass::Os
+        )
 }

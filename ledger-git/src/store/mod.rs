@@ -9,7 +9,7 @@
 mod authorship;
 mod checkpoints;
 mod error;
-pub use error::{RemoteOp, Rewind, StoreError};
+pub use error::{transient_git_error, RemoteOp, Rewind, StoreError};
 mod log;
 pub use checkpoints::checkpoint_ref;
 mod files;

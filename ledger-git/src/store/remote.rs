@@ -58,6 +58,7 @@ fn transport_error(name: &str, op: RemoteOp, e: &git2::Error) -> StoreError {
         None => StoreError::Remote {
             remote: name.to_owned(),
             message: format!("{op} failed: {}", e.message()),
+            transient: super::error::transient_git_error(e),
         },
     }
 }
@@ -102,6 +103,7 @@ impl RemoteTarget<'_> {
             .map_err(|e| StoreError::Remote {
                 remote: self.name.to_string(),
                 message: format!("no such remote: {}", e.message()),
+                transient: false,
             })?;
         let mut opts = FetchOptions::new();
         opts.remote_callbacks(self.callbacks());
