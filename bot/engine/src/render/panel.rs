@@ -427,12 +427,19 @@ fn queue_line(ledger: &Ledger, ready: &[&Task]) -> String {
     if let Some(current) = &p.current_step_id {
         let _ = write!(line, " · **current step:** {}", code(current));
     }
-    let _ = write!(
-        line,
-        " · **next actor:** {}",
-        code(&p.next_actor.to_string())
-    );
+    let _ = write!(line, " · **up next:** {}", who_acts(&p.next_actor));
     line
+}
+
+/// Who acts next, in the words of the people reading the panel (the seed's
+/// `next_actor`: `main`, `human` or `subagent:NAME`).
+fn who_acts(next: &navin_ledger::model::NextActor) -> String {
+    use navin_ledger::model::NextActor;
+    match next {
+        NextActor::Main => "the coding agent".to_owned(),
+        NextActor::Human => "a person (a maintainer's command or answer)".to_owned(),
+        NextActor::Subagent(name) => format!("the agent {}", code(name)),
+    }
 }
 
 /// The newest failed piece of evidence on a step that is not done, with

@@ -58,7 +58,7 @@ fn panel_lists_ready_queue_current_step_and_next_actor() {
     assert!(queue.contains("`S4`"), "{queue}");
     assert!(!queue.contains("`S3`"), "{queue}");
     assert!(queue.contains("**current step:** `S2`"), "{queue}");
-    assert!(queue.contains("**next actor:** `main`"), "{queue}");
+    assert!(queue.contains("**up next:** the coding agent"), "{queue}");
 }
 
 #[test]

@@ -27,7 +27,7 @@ fn the_mission_panel_of_a_small_mission() {
 
     **Progress** `▓▓▓▓▓░░░░░░░░░░░░░░░` 1/4 steps done · 🔄 1 in progress
 
-    **Ready:** `S4` · **current step:** `S2` · **next actor:** `main`
+    **Ready:** `S4` · **current step:** `S2` · **up next:** the coding agent
 
     **What failed last:** step `S2` on `8f14e45`: [lint](https://github.com/octo/widgets/runs/9) (failure)
 
