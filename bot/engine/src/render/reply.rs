@@ -83,6 +83,6 @@ pub fn agent_question(actor: &str, question: &str, number: usize) -> String {
     format!(
         "### ❓ {} asks a question only a person can answer\n\n> {}\n\nThe mission is paused (`human`) so nothing is guessed. A writer answers with `/answer {number} <text>`; the answer becomes a fact and the mission resumes.",
         code(actor),
-        inline(question, 1000),
+        prose(question, 1000),
     )
 }

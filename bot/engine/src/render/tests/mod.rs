@@ -1,6 +1,7 @@
 //! Renderer tests: markers, the mission panel, the plan comment, replies and escaping.
 
 mod fixture;
+mod gfm;
 mod marker;
 mod panel;
 mod panel_scale;
