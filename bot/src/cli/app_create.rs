@@ -61,6 +61,11 @@ pub struct AppCreateArgs {
     /// Public HTTPS URL of `navin serve`'s /webhook; without it webhooks start switched off.
     #[arg(long, value_name = "URL")]
     pub webhook_url: Option<String>,
+    /// Public URL of the dashboard (`NAVIN_DASHBOARD_URL` on the server): its
+    /// `/auth/callback` becomes the App's sign-in callback. Default: the webhook URL's
+    /// site, when it ends in `/webhook`.
+    #[arg(long, value_name = "URL")]
+    pub dashboard_url: Option<String>,
     /// GitHub's web URL; `https://HOST` for GitHub Enterprise Server.
     #[arg(
         long,
@@ -130,6 +135,18 @@ impl Plan {
                 false
             }
         };
+        // The dashboard's sign-in returns to `<dashboard>/auth/callback`, which GitHub
+        // accepts only when the App lists it.
+        let dashboard = match (&args.dashboard_url, &args.webhook_url) {
+            (Some(url), _) => Some(base_url(url, "--dashboard-url")?),
+            (None, Some(hook)) => base_url(hook, "--webhook-url")?
+                .strip_suffix("/webhook")
+                .map(str::to_owned),
+            (None, None) => None,
+        };
+        if let Some(dashboard) = dashboard {
+            manifest["callback_urls"] = Value::from(vec![format!("{dashboard}/auth/callback")]);
+        }
         let new_app_url = match &args.org {
             Some(org) => {
                 if org.is_empty()

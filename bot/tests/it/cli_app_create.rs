@@ -295,6 +295,11 @@ async fn the_page_posts_the_manifest_with_the_local_callback_and_a_random_state_
         "https://navin.example.org/webhook"
     );
     assert_eq!(page.manifest["hook_attributes"]["active"], true);
+    // The dashboard's sign-in comes back to the same site, which the App must list.
+    assert_eq!(
+        page.manifest["callback_urls"],
+        serde_json::json!(["https://navin.example.org/auth/callback"])
+    );
     let app_yml: Value = serde_yaml_ng::from_str(
         &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/app.yml"))
             .unwrap(),
@@ -320,6 +325,21 @@ async fn the_page_posts_the_manifest_with_the_local_callback_and_a_random_state_
         .action
         .starts_with("https://github.example/settings/apps/new?state="));
     assert_eq!(second.manifest["hook_attributes"]["active"], false);
+    assert!(
+        second.manifest.get("callback_urls").is_none(),
+        "no site known"
+    );
+
+    let own = start(
+        "http://127.0.0.1:9",
+        &tmp.path().join("third"),
+        &["--dashboard-url", "https://navin.example.org/dash/"],
+    );
+    let third = fetch_page(&own.base).await;
+    assert_eq!(
+        third.manifest["callback_urls"],
+        serde_json::json!(["https://navin.example.org/dash/auth/callback"])
+    );
 }
 
 #[tokio::test]
