@@ -8,7 +8,7 @@ use navin_ledger::plan::{
     READ_ONLY_PERSONA,
 };
 
-use crate::render::{PanelContext, RepoRef};
+use crate::render::{PanelContext, PlanApproval, PlanCommentInfo, PlanStatus, RepoRef};
 
 pub(crate) const HEAD: &str = "8f14e45fceea167a5a36dedd4bea2543a1b2c3d4";
 
@@ -146,4 +146,24 @@ pub(crate) fn plan(files: usize, bytes_per_file: usize) -> PlanDocument {
         stages: vec![],
     };
     PlanDocument::from_plan(&plan).expect("fixture plan is valid")
+}
+
+/// The plan comment's facts for `doc` approved by bob's review on `issue-7`.
+pub(crate) fn approved_plan_info(doc: &PlanDocument) -> PlanCommentInfo {
+    PlanCommentInfo {
+        plan_id: "issue-7".into(),
+        source: "built-in planner".into(),
+        status: PlanStatus::Approved {
+            approvals: vec![PlanApproval {
+                approver: "bob".into(),
+                plan_hash: doc.hash().into(),
+                review_id: Some(81),
+                at: t0(),
+            }],
+        },
+        diff: None,
+        repo: Some(RepoRef::new("octo/widgets", "https://github.com")),
+        run: None,
+        owner_notes: Vec::new(),
+    }
 }

@@ -10,7 +10,7 @@ use super::fixture::*;
 use crate::command::help_text;
 use crate::render::reply::{accepted, agent_question, error, help, refusal};
 use crate::render::{
-    mission_panel, plan_comment, step_brief, PlanApproval, PlanCommentInfo, PlanStatus, RepoRef,
+    mission_panel, plan_comment, step_brief, PlanCommentInfo, PlanStatus, RepoRef,
 };
 
 /// What a reader sees outside code (blocks and spans), and the headings' texts.
@@ -59,22 +59,7 @@ fn words(heading: &str) -> String {
 fn every_kind() -> Vec<(&'static str, String)> {
     let repo = RepoRef::new("octo/widgets", "https://github.com");
     let doc = plan(2, 40);
-    let approved = PlanCommentInfo {
-        plan_id: "issue-7".into(),
-        source: "built-in planner".into(),
-        status: PlanStatus::Approved {
-            approvals: vec![PlanApproval {
-                approver: "bob".into(),
-                plan_hash: doc.hash().into(),
-                review_id: Some(81),
-                at: t0(),
-            }],
-        },
-        diff: None,
-        repo: Some(repo.clone()),
-        run: None,
-        owner_notes: Vec::new(),
-    };
+    let approved = approved_plan_info(&doc);
     let pending = PlanCommentInfo {
         status: PlanStatus::Pending { stale: None },
         ..approved.clone()

@@ -6,7 +6,7 @@ use navin_ledger::ops::Operation;
 use super::fixture::*;
 use crate::command::help_text;
 use crate::render::{
-    mission_panel, plan_comment, step_brief, PlanApproval, PlanCommentInfo, PlanStatus, RepoRef,
+    mission_panel, plan_comment, step_brief, PlanCommentInfo, PlanStatus, RepoRef,
 };
 
 fn repo() -> RepoRef {
@@ -210,22 +210,7 @@ fn the_plan_comment_of_a_pending_plan_on_a_pull_request_from_the_llm_planner() {
 #[test]
 fn the_plan_comment_of_an_approved_plan() {
     let doc = plan(2, 40);
-    let info = PlanCommentInfo {
-        plan_id: "issue-7".into(),
-        source: "built-in planner".into(),
-        status: PlanStatus::Approved {
-            approvals: vec![PlanApproval {
-                approver: "bob".into(),
-                plan_hash: doc.hash().into(),
-                review_id: Some(81),
-                at: t0(),
-            }],
-        },
-        diff: None,
-        repo: Some(repo()),
-        run: None,
-        owner_notes: Vec::new(),
-    };
+    let info = approved_plan_info(&doc);
     insta::assert_snapshot!(plan_comment(&doc, &info), @r#"
     <!-- navin:plan id=issue-7 hash=sha256:6d253b56ccd9ee657643c7ac3872c31234133399ef4f274c94ca90cdc3220d1b -->
     **📋 Navin plan `issue-7`** · source: built-in planner · ✅ **approved** by `bob` (review 81) at 2026-11-30 12:00 UTC for `sha256:6d253b56ccd9…`
