@@ -257,3 +257,67 @@ fn the_circle_finder_sees_a_circle_through_a_group_import_and_not_a_child_naming
     );
     assert!(circles(&edges(src)).is_empty());
 }
+
+/// Stages of the planner from bottom to top: a file of one stage may name files of its own
+/// stage or of those before it, never of a later one.
+const PLANNER_STAGES: [&str; 4] = ["detect", "rank", "compose", "external"];
+
+/// Edges of `graph` that run from a stage up to a later one, as "from → to".
+fn upward_imports(graph: &BTreeMap<Module, BTreeSet<Module>>, stages: &[&str]) -> Vec<String> {
+    let level = |m: &Module| {
+        m.first()
+            .and_then(|top| stages.iter().position(|s| s == top))
+    };
+    let mut out = Vec::new();
+    for (from, targets) in graph {
+        for to in targets {
+            if let (Some(a), Some(b)) = (level(from), level(to)) {
+                if b > a {
+                    out.push(format!("{} → {}", from.join("::"), to.join("::")));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_planners_stages_import_only_from_the_stages_below_them() {
+    let src = workspace_root().join("bot/planner/src");
+    for stage in PLANNER_STAGES {
+        assert!(
+            src.join(stage).is_dir(),
+            "planner stage {stage}/ is missing"
+        );
+    }
+    let upward = upward_imports(&edges(&src), &PLANNER_STAGES);
+    assert!(
+        upward.is_empty(),
+        "planner imports that run back up a stage:\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn an_import_from_detection_up_to_ranking_is_reported() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let src = dir.path();
+    for (rel, text) in [
+        ("lib.rs", "mod detect;\nmod rank;\n"),
+        ("detect/mod.rs", "pub mod scan;\n"),
+        ("detect/scan.rs", "use crate::rank::query::Query;\n"),
+        ("rank/mod.rs", "pub mod query;\n"),
+        (
+            "rank/query.rs",
+            "use crate::detect::scan;\npub struct Query;\n",
+        ),
+    ] {
+        let path = src.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap_or(src)).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(
+        upward_imports(&edges(src), &["detect", "rank"]),
+        vec!["detect::scan → rank::query".to_string()]
+    );
+}

@@ -6,60 +6,31 @@
 //! construction for the in-memory source and by the walker's use of
 //! read-only opens for [`LocalSource`].
 
-mod analogy;
-mod build;
-mod chosen;
-pub mod codeowners;
-mod commands;
-mod commit_tree;
+mod compose;
+mod detect;
 pub mod external;
-mod imports;
-mod intent;
 mod lang;
-mod manifests;
-mod map;
-mod named;
-mod query;
-mod questions;
 mod rank;
-mod risks;
-mod scan;
-mod sections;
-mod source;
-mod stages;
-mod symbols;
-mod targets;
-mod test_place;
 mod text;
-mod toolchain;
 
-#[cfg(test)]
-mod tests_detect;
-#[cfg(test)]
-mod tests_plan;
-#[cfg(test)]
-mod tests_rank;
-#[cfg(test)]
-mod tests_readonly;
-#[cfg(test)]
-mod tests_targets;
+pub use detect::codeowners;
 
 use std::path::PathBuf;
 
 use navin_ledger::plan::Plan;
 use serde::Serialize;
 
-pub use commands::{DetectedCommand, RepoCommandKind};
-pub use commit_tree::CommitTree;
-pub use manifests::Manifest;
-pub use map::{
+pub use detect::commands::{DetectedCommand, RepoCommandKind};
+pub use detect::commit_tree::CommitTree;
+pub use detect::manifests::Manifest;
+pub use detect::map::{
     CiConfig, EntryPoint, Framework, HubFile, LanguageStat, Module, RepoMap, TestConvention,
 };
+pub use detect::scan::ScanStats;
+pub use detect::source::{LocalSource, MemorySource, RepoSource, SourceEntry};
+pub use detect::symbols::{definitions, Symbol};
+pub use detect::toolchain::{repository_toolchain, toolchain_of};
 pub use rank::RankedFile;
-pub use scan::ScanStats;
-pub use source::{LocalSource, MemorySource, RepoSource, SourceEntry};
-pub use symbols::{definitions, Symbol};
-pub use toolchain::{repository_toolchain, toolchain_of};
 
 /// Limits that keep planning fast on large repositories. Defaults plan a
 /// 10k-file repository in well under the 2 s target on two cores.
@@ -104,7 +75,7 @@ impl PlannerOutput {
     /// duplicates. This is the list a recall measurement compares with the
     /// files a real change touched.
     pub fn planned_files(&self) -> Vec<String> {
-        build::planned_files(&self.plan)
+        compose::build::planned_files(&self.plan)
     }
 }
 
@@ -140,14 +111,14 @@ pub fn plan_repository(
     if request.is_empty() {
         return Err(PlannerError::EmptyRequest);
     }
-    let scanned = scan::scan(source, opts)?;
+    let scanned = detect::scan::scan(source, opts)?;
     if scanned.files.is_empty() {
         return Err(PlannerError::EmptyRepository);
     }
-    let graph = imports::build_graph(&scanned);
-    let map = map::build_map(&scanned, &graph);
+    let graph = detect::imports::build_graph(&scanned);
+    let map = detect::map::build_map(&scanned, &graph);
     let ranked_all = rank::rank(&scanned, &graph, request);
-    let plan = build::build_plan(&scanned, &map, &graph, &ranked_all, request, opts);
+    let plan = compose::build::build_plan(&scanned, &map, &graph, &ranked_all, request, opts);
     let mut ranked = ranked_all;
     ranked.truncate(opts.max_ranked);
     Ok(PlannerOutput { plan, map, ranked })
@@ -171,11 +142,11 @@ pub fn file_kind(path: &str) -> FileKind {
     let name = lang::file_name(path);
     if lang::is_test_path(path) {
         FileKind::Test
-    } else if targets::is_changelog_name(name) {
+    } else if compose::targets::is_changelog_name(name) {
         FileKind::Changelog
     } else if lang::is_doc_path(path) {
         FileKind::Doc
-    } else if scan::is_manifest_name(name)
+    } else if detect::scan::is_manifest_name(name)
         || (lang::is_unread_text(name) && !name.contains(".min.") && !name.ends_with(".map"))
     {
         FileKind::Manifest
@@ -189,7 +160,7 @@ pub fn map_repository(
     source: &dyn RepoSource,
     opts: &PlannerOptions,
 ) -> Result<RepoMap, PlannerError> {
-    let scanned = scan::scan(source, opts)?;
-    let graph = imports::build_graph(&scanned);
-    Ok(map::build_map(&scanned, &graph))
+    let scanned = detect::scan::scan(source, opts)?;
+    let graph = detect::imports::build_graph(&scanned);
+    Ok(detect::map::build_map(&scanned, &graph))
 }

@@ -19,7 +19,7 @@ use super::prompt::{budget_message, build, feedback_message};
 use super::summary::RepoSummary;
 use super::tools::{definitions_json, Toolbox};
 use super::{ExternalConfig, ExternalPlan, REJECTED_EXCERPT_CHARS};
-use crate::commit_tree::CommitTree;
+use crate::detect::commit_tree::CommitTree;
 
 /// How much one tool-using run may spend. Defaults suit a hosted model
 /// with a 128k context; GitHub Models' free tier wants smaller ones.

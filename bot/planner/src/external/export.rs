@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use super::error::ExternalError;
-use crate::commit_tree::CommitTree;
+use crate::detect::commit_tree::CommitTree;
 use crate::RepoSource;
 
 /// The exported tree; removed (write bits restored first) on drop.

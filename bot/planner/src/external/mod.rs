@@ -24,7 +24,7 @@ use std::str::FromStr;
 use navin_ledger::plan::record::PlannerRun;
 use navin_ledger::plan::PlanDocument;
 
-use crate::commit_tree::CommitTree;
+use crate::detect::commit_tree::CommitTree;
 use crate::{plan_repository, PlannerOptions};
 
 pub use agent::AgentBudgets;

@@ -11,9 +11,9 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::commit_tree::CommitTree;
+use crate::detect::commit_tree::CommitTree;
+use crate::detect::symbols::{definitions, Symbol};
 use crate::lang::{is_binary_ext, language_of};
-use crate::symbols::{definitions, Symbol};
 use crate::RepoSource;
 
 /// Files larger than this are not searched or indexed (still listed and readable in part).

@@ -13,7 +13,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::*;
+use crate::*;
 
 #[derive(Debug, PartialEq, Eq)]
 struct Entry {

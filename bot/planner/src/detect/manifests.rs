@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::lang;
-use super::scan::Scanned;
+use crate::detect::scan::Scanned;
+use crate::lang;
 
 /// One parsed package manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -10,7 +10,9 @@ use std::sync::Mutex;
 
 use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
 
-use crate::{PlannerError, RepoSource, SourceEntry};
+use crate::PlannerError;
+use crate::RepoSource;
+use crate::SourceEntry;
 
 /// The files of one commit, with blob ids and sizes. `Sync` (the repository
 /// handle sits behind a mutex) so async planners can hold it across awaits.

@@ -1,6 +1,6 @@
 //! Reading a request: search terms with weights, a conventional-commit type and scope, and what it focuses on.
 
-use super::text;
+use crate::text;
 
 const MAX_TERMS: usize = 32;
 /// A scope-only term's weight once the scope resolved to a directory (see [`Query::narrow_to_area`]).

@@ -1,8 +1,8 @@
 //! What the request implies beyond file edits: new dependencies, schema migrations, CI changes.
 
-use super::map::{RepoMap, FRAMEWORKS};
-use super::query::{self, Kind};
-use super::text;
+use crate::detect::map::{RepoMap, FRAMEWORKS};
+use crate::rank::query::{self, Kind};
+use crate::text;
 
 /// The parts of a request that trigger special proposed changes and risks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -3,10 +3,11 @@
 
 use navin_ledger::plan::commands::{program_of, Toolchain};
 
-use crate::map::RepoMap;
-use crate::scan::Scanned;
-use crate::source::RepoSource;
-use crate::{PlannerError, PlannerOptions};
+use crate::detect::map::RepoMap;
+use crate::detect::scan::Scanned;
+use crate::detect::source::RepoSource;
+use crate::PlannerError;
+use crate::PlannerOptions;
 
 /// Programs each ecosystem's manifest brings with it.
 fn ecosystem_programs(ecosystem: &str, tool: &str) -> &'static [&'static str] {
@@ -92,16 +93,16 @@ pub fn repository_toolchain(
     source: &dyn RepoSource,
     opts: &PlannerOptions,
 ) -> Result<Toolchain, PlannerError> {
-    let scanned = crate::scan::scan(source, opts)?;
-    let graph = crate::imports::build_graph(&scanned);
-    let map = crate::map::build_map(&scanned, &graph);
+    let scanned = crate::detect::scan::scan(source, opts)?;
+    let graph = crate::detect::imports::build_graph(&scanned);
+    let map = crate::detect::map::build_map(&scanned, &graph);
     Ok(toolchain_of(&map, &scanned))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::MemorySource;
+    use crate::detect::source::MemorySource;
 
     fn toolchain(files: &[(&str, &str)]) -> Toolchain {
         let source = MemorySource::from_files(

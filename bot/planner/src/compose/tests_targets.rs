@@ -4,7 +4,8 @@
 
 use navin_ledger::plan::{FileChange, Operation};
 
-use super::*;
+use crate::detect::{imports, scan};
+use crate::*;
 
 fn plan_of(files: &[(&str, &str)], request: &str) -> PlannerOutput {
     let src = MemorySource::from_files(

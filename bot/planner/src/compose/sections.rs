@@ -4,12 +4,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use navin_ledger::plan::Operation;
 
-use super::chosen::Chosen;
-use super::commands::DetectedCommand;
-use super::imports::{self, Graph};
-use super::lang;
-use super::map::RepoMap;
-use super::scan::Scanned;
+use crate::compose::chosen::Chosen;
+use crate::detect::commands::DetectedCommand;
+use crate::detect::imports::{self, Graph};
+use crate::detect::map::RepoMap;
+use crate::detect::scan::Scanned;
+use crate::lang;
 
 fn list<T>(items: &[T], max: usize, show: impl Fn(&T) -> String) -> String {
     let mut parts: Vec<String> = items.iter().take(max).map(show).collect();
@@ -404,7 +404,7 @@ pub fn target_state(
         .collect();
     let mut s = format!(
         "The repository satisfies \u{201c}{}\u{201d} with the existing architecture kept as it is.",
-        super::text::one_line(request, 200)
+        crate::text::one_line(request, 200)
     );
     let code = |c: &&&Chosen| !lang::is_test_path(&c.change.path);
     if let Some(first) = edits.iter().find(code) {
@@ -460,7 +460,7 @@ pub fn target_state(
     } else {
         format!(
             "cases in {} that fail without the change",
-            super::text::backticked(&test_files)
+            crate::text::backticked(&test_files)
         )
     };
     match tests.first() {

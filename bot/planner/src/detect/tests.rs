@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is a failed test
 
-use super::*;
+use crate::*;
 
 fn map_of(files: &[(&str, &str)]) -> RepoMap {
     let src = MemorySource::from_files(

@@ -1,14 +1,21 @@
 //! Ranking files for a request: BM25 over path, definition and content terms, boosted through the import graph.
 
+pub(crate) mod intent;
+pub(crate) mod named;
+pub(crate) mod query;
+
+#[cfg(test)]
+mod tests;
+
 use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::imports::Graph;
-use super::lang;
-use super::query::{self, Query};
-use super::scan::Scanned;
-use super::text;
+use crate::detect::imports::Graph;
+use crate::detect::scan::Scanned;
+use crate::lang;
+use crate::text;
+use query::Query;
 
 /// A file with its relevance to the request and the evidence for it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -336,13 +343,13 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
     }
     // A file that declares a command or flag the request names is where the
     // change is wired (clap, argparse, cobra, commander): it leads the ranking.
-    let words = crate::named::request_words(request);
+    let words = crate::rank::named::request_words(request);
     let mut wired: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
     for (i, f) in scanned.files.iter().enumerate() {
         let Some(text) = f.text.as_deref().filter(|_| base[i] > 0.0 && !f.is_test) else {
             continue;
         };
-        for sym in crate::symbols::definitions(&f.path, text) {
+        for sym in crate::detect::symbols::definitions(&f.path, text) {
             if matches!(sym.kind, "command" | "flag")
                 && words.contains(&sym.name)
                 && !wired[i].contains(&sym.name)

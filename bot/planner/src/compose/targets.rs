@@ -1,9 +1,9 @@
 //! Where related files live: manifests, lockfiles, migrations and the changelog.
 
-use super::lang;
-use super::map::RepoMap;
-use super::scan::Scanned;
-use super::text;
+use crate::detect::map::RepoMap;
+use crate::detect::scan::Scanned;
+use crate::lang;
+use crate::text;
 
 /// The lockfile that moves with a manifest: beside it, or at the workspace root.
 pub fn lockfile_for(scanned: &Scanned, manifest: &str) -> Option<String> {

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is a failed test
 
-use super::*;
+use crate::*;
 
 fn rank_of(files: &[(&str, &str)], request: &str) -> Vec<RankedFile> {
     let src = MemorySource::from_files(

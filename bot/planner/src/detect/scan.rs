@@ -2,9 +2,10 @@
 
 use serde::Serialize;
 
-use super::lang;
-use super::source::RepoSource;
-use super::{PlannerError, PlannerOptions};
+use crate::detect::source::RepoSource;
+use crate::lang;
+use crate::PlannerError;
+use crate::PlannerOptions;
 
 /// What reading the source skipped and why, so a capped scan is visible.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

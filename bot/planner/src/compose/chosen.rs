@@ -2,7 +2,7 @@
 
 use navin_ledger::plan::FileChange;
 
-use super::symbols::Symbol;
+use crate::detect::symbols::Symbol;
 
 /// A proposed change with the ranking evidence that chose it.
 #[derive(Debug, Clone)]

@@ -4,9 +4,9 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::lang;
-use super::manifests::Manifest;
-use super::scan::Scanned;
+use crate::detect::manifests::Manifest;
+use crate::detect::scan::Scanned;
+use crate::lang;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]

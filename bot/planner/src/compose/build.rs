@@ -4,18 +4,24 @@ use std::collections::BTreeSet;
 
 use navin_ledger::plan::{FileChange, HandoffBudgets, HandoffContract, Operation, Plan, Stage};
 
-use super::chosen::Chosen;
-use super::commands::RepoCommandKind;
-use super::imports::Graph;
-use super::intent::{self, Intent};
-use super::lang;
-use super::map::RepoMap;
-use super::rank::RankedFile;
-use super::scan::Scanned;
-use super::targets::{changelog, lockfile_for, nearest_manifest, next_migration};
-use super::test_place::test_place;
-use super::{analogy, named, questions};
-use super::{risks, sections, stages, text, PlannerOptions};
+use crate::compose::analogy;
+use crate::compose::chosen::Chosen;
+use crate::compose::questions;
+use crate::compose::risks;
+use crate::compose::sections;
+use crate::compose::stages;
+use crate::compose::targets::{changelog, lockfile_for, nearest_manifest, next_migration};
+use crate::compose::test_place::test_place;
+use crate::detect::commands::RepoCommandKind;
+use crate::detect::imports::Graph;
+use crate::detect::map::RepoMap;
+use crate::detect::scan::Scanned;
+use crate::lang;
+use crate::rank::intent::{self, Intent};
+use crate::rank::named;
+use crate::rank::RankedFile;
+use crate::text;
+use crate::PlannerOptions;
 
 /// The read-only persona statement (docs/plan.md), plus where the plan came from.
 const PERSONA: &str =
@@ -216,7 +222,7 @@ fn count(n: usize, what: &str) -> String {
 }
 
 fn is_manifest(path: &str) -> bool {
-    super::scan::is_manifest_name(lang::file_name(path))
+    crate::detect::scan::is_manifest_name(lang::file_name(path))
 }
 
 fn touched_modules(map: &RepoMap, changes: &[FileChange]) -> Vec<String> {
@@ -437,7 +443,7 @@ fn choose_changes(
         let manifests: Vec<String> = if intent.bumped.is_empty() {
             nearest_manifest(map, &anchor).into_iter().collect()
         } else {
-            let mut m: Vec<&super::Manifest> = map
+            let mut m: Vec<&crate::Manifest> = map
                 .dependency_manifests()
                 .filter(|m| intent.bumped.iter().any(|d| m.has_dep(d)))
                 .collect();
@@ -677,7 +683,7 @@ fn impact_text(
 fn next_steps(
     changes: &[FileChange],
     stages: &[Stage],
-    tests: &[&super::DetectedCommand],
+    tests: &[&crate::DetectedCommand],
     checks: &[String],
     intent: &Intent,
 ) -> Vec<String> {

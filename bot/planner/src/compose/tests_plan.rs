@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use navin_ledger::plan::{Operation, Plan};
 
-use super::*;
+use crate::*;
 
 fn plan_of(files: &[(&str, &str)], request: &str) -> PlannerOutput {
     let src = MemorySource::from_files(

@@ -7,12 +7,12 @@
 //! file proposed, named after the module (never after the request) by the
 //! project's convention.
 
-use super::imports::Graph;
-use super::lang;
-use super::map::RepoMap;
-use super::rank::RankedFile;
-use super::scan::Scanned;
-use super::text;
+use crate::detect::imports::Graph;
+use crate::detect::map::RepoMap;
+use crate::detect::scan::Scanned;
+use crate::lang;
+use crate::rank::RankedFile;
+use crate::text;
 
 /// Where the test goes and why that file.
 #[derive(Debug, Clone, PartialEq, Eq)]

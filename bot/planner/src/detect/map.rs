@@ -4,11 +4,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::commands::{self, DetectedCommand, RepoCommandKind};
-use super::imports::Graph;
-use super::lang;
-use super::manifests::{self, Manifest};
-use super::scan::{ScanStats, Scanned};
+use crate::detect::commands::{self, DetectedCommand, RepoCommandKind};
+use crate::detect::imports::Graph;
+use crate::detect::manifests::{self, Manifest};
+use crate::detect::scan::{ScanStats, Scanned};
+use crate::lang;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LanguageStat {
@@ -188,7 +188,7 @@ fn dominant_language(scanned: &Scanned, dir: &str) -> Option<String> {
         .map(|(l, _)| l.to_string())
 }
 
-fn modules(scanned: &Scanned, manifests: &[super::Manifest]) -> Vec<Module> {
+fn modules(scanned: &Scanned, manifests: &[crate::Manifest]) -> Vec<Module> {
     let mut found: BTreeMap<String, Module> = BTreeMap::new();
     fn add(found: &mut BTreeMap<String, Module>, path: &str, name: String, kind: &str) {
         found.entry(path.to_string()).or_insert(Module {

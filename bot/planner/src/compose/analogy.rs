@@ -9,9 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use super::lang;
-use super::scan::Scanned;
-use super::text;
+use crate::detect::scan::Scanned;
+use crate::lang;
+use crate::text;
 
 /// A directory needs this many sibling files before it counts as "one file per item".
 const MIN_SIBLINGS: usize = 2;

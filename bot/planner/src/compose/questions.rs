@@ -2,9 +2,10 @@
 
 use navin_ledger::plan::{FileChange, Question};
 
-use super::intent::Intent;
-use super::map::RepoMap;
-use super::{named, text};
+use crate::detect::map::RepoMap;
+use crate::rank::intent::Intent;
+use crate::rank::named;
+use crate::text;
 
 /// Questions only where the request leaves a real choice open: nothing matched, a
 /// request too short to say where, a removal (what replaces it, who still calls it),

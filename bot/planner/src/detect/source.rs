@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::PlannerError;
+use crate::PlannerError;
 
 /// One file the source lists: a repository-relative path with `/` separators.
 #[derive(Debug, Clone, PartialEq, Eq)]

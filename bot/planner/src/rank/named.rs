@@ -4,7 +4,7 @@
 //! Change line names the functions, types and flags the request points at,
 //! by the symbol index, and anything else is said in the request's spelling.
 
-use crate::symbols::{definitions, Symbol};
+use crate::detect::symbols::{definitions, Symbol};
 use crate::text;
 
 /// At most this many symbols named per Change line.

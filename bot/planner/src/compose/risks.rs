@@ -2,15 +2,15 @@
 
 use navin_ledger::plan::Operation;
 
-use super::chosen::Chosen;
-use super::commands::RepoCommandKind;
-use super::imports::Graph;
-use super::intent::Intent;
-use super::lang;
-use super::map::RepoMap;
-use super::scan::Scanned;
-use super::symbols::Symbol;
-use super::text;
+use crate::compose::chosen::Chosen;
+use crate::detect::commands::RepoCommandKind;
+use crate::detect::imports::Graph;
+use crate::detect::map::RepoMap;
+use crate::detect::scan::Scanned;
+use crate::detect::symbols::Symbol;
+use crate::lang;
+use crate::rank::intent::Intent;
+use crate::text;
 
 /// The plan format asks for 3 to 5 risks (docs/plan.md).
 const MIN_RISKS: usize = 3;
@@ -152,7 +152,7 @@ pub fn risks(
     if !intent.new_dependencies.is_empty()
         || changed
             .iter()
-            .any(|p| super::scan::is_manifest_name(lang::file_name(p)))
+            .any(|p| crate::detect::scan::is_manifest_name(lang::file_name(p)))
     {
         out.push(
             "Dependencies: changing a manifest moves the lockfile and the build; check licence, maintenance \

@@ -2,8 +2,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::lang;
-use super::scan::Scanned;
+use crate::detect::scan::Scanned;
+use crate::lang;
 
 /// File-level import edges, by index into `Scanned::files`.
 #[derive(Debug, Clone, Default)]

@@ -4,12 +4,12 @@ use std::collections::BTreeMap;
 
 use navin_ledger::plan::Stage;
 
-use super::chosen::Chosen;
-use super::commands::RepoCommandKind;
-use super::imports::Graph;
-use super::lang;
-use super::map::RepoMap;
-use super::scan::Scanned;
+use crate::compose::chosen::Chosen;
+use crate::detect::commands::RepoCommandKind;
+use crate::detect::imports::Graph;
+use crate::detect::map::RepoMap;
+use crate::detect::scan::Scanned;
+use crate::lang;
 
 /// Plans with more files than this, or spanning this many modules, are staged.
 const STAGE_FILES: usize = 5;
@@ -33,7 +33,7 @@ pub fn build(scanned: &Scanned, map: &RepoMap, graph: &Graph, chosen: &[Chosen])
     let mut foundation: Vec<&Chosen> = Vec::new();
     for c in chosen {
         let p = &c.change.path;
-        if super::scan::is_manifest_name(lang::file_name(p)) || lang::is_migration_path(p) {
+        if crate::detect::scan::is_manifest_name(lang::file_name(p)) || lang::is_migration_path(p) {
             foundation.push(c);
         } else {
             groups.entry(group_key(map, p)).or_default().push(c);

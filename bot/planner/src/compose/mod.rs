@@ -1,0 +1,18 @@
+//! Composition: turning the ranked files into the plan's changes, sections, stages, risks and questions.
+
+pub(crate) mod analogy;
+pub(crate) mod build;
+pub(crate) mod chosen;
+pub(crate) mod questions;
+pub(crate) mod risks;
+pub(crate) mod sections;
+pub(crate) mod stages;
+pub(crate) mod targets;
+pub(crate) mod test_place;
+
+#[cfg(test)]
+mod tests_plan;
+#[cfg(test)]
+mod tests_readonly;
+#[cfg(test)]
+mod tests_targets;
