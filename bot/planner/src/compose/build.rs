@@ -4,14 +4,12 @@ use std::collections::BTreeSet;
 
 use navin_ledger::plan::{FileChange, HandoffBudgets, HandoffContract, Operation, Plan, Stage};
 
-use crate::compose::analogy;
+use crate::compose::changes::{self, in_request_words};
 use crate::compose::chosen::Chosen;
 use crate::compose::questions;
 use crate::compose::risks;
 use crate::compose::sections;
 use crate::compose::stages;
-use crate::compose::targets::{changelog, lockfile_for, nearest_manifest, next_migration};
-use crate::compose::test_place::test_place;
 use crate::detect::commands::RepoCommandKind;
 use crate::detect::imports::Graph;
 use crate::detect::map::RepoMap;
@@ -28,8 +26,6 @@ const PERSONA: &str =
     "Operating as a Read-Only Software Architect. No file writes, dependency installs, \
 migrations, service mutations, git mutations, or destructive commands were performed.";
 
-/// Files within this share of the best score are proposed for edit.
-const EDIT_THRESHOLD: f64 = 0.35;
 const MAX_TEST_COMMANDS: usize = 3;
 const MAX_CHECK_COMMANDS: usize = 4;
 /// Impact Isolation names this many files in total (changes plus files to review).
@@ -44,7 +40,15 @@ pub fn build_plan(
     opts: &PlannerOptions,
 ) -> Plan {
     let intent = intent::analyze(request, map);
-    let chosen = choose_changes(scanned, map, graph, ranked, request, &intent, opts);
+    let chosen = changes::choose_changes(&changes::Inputs {
+        scanned,
+        map,
+        graph,
+        ranked,
+        request,
+        intent: &intent,
+        opts,
+    });
     let changes: Vec<FileChange> = chosen.iter().map(|c| c.change.clone()).collect();
     let change_paths: BTreeSet<&str> = changes.iter().map(|c| c.path.as_str()).collect();
     let review: Vec<&RankedFile> = ranked
@@ -181,29 +185,6 @@ pub fn build_plan(
     }
 }
 
-/// A ranking reason with each stemmed term in backticks shown as the request spells it.
-fn in_request_words(reason: &str, stems: &[String], words: &[String]) -> String {
-    // Counts (`×3`) are ranking evidence, not something a reader acts on.
-    let mut out = reason
-        .split(" \u{d7}")
-        .enumerate()
-        .map(|(i, part)| {
-            if i == 0 {
-                part
-            } else {
-                part.trim_start_matches(|c: char| c.is_ascii_digit())
-            }
-        })
-        .collect::<String>();
-    for stem in stems {
-        let word = named::surface(words, stem);
-        if word != stem {
-            out = out.replace(&format!("`{stem}`"), &format!("`{word}`"));
-        }
-    }
-    out
-}
-
 /// The request's first sentence, so the Goal stays within 2–4 sentences
 /// however long the request is.
 fn first_sentence(s: &str) -> String {
@@ -245,373 +226,6 @@ fn touched_modules(map: &RepoMap, changes: &[FileChange]) -> Vec<String> {
 /// Picks the files to edit and create. Edits come from the ranking; a test
 /// follows the project's convention; manifests and migrations join when the
 /// request implies them.
-fn choose_changes(
-    scanned: &Scanned,
-    map: &RepoMap,
-    graph: &Graph,
-    ranked: &[RankedFile],
-    request: &str,
-    intent: &Intent,
-    opts: &PlannerOptions,
-) -> Vec<Chosen> {
-    let mut out: Vec<Chosen> = Vec::new();
-    let has = |out: &Vec<Chosen>, p: &str| out.iter().any(|c| c.change.path == p);
-    let summary = text::one_line(request, 90);
-    let words = named::request_words(request);
-    let top = ranked.first().map(|r| r.score).unwrap_or(0.0);
-    let mut edits = 0;
-    let mut tests_added = 0;
-    // A dependency bump rarely needs more than a few call-site edits.
-    let max_edits = if intent.dependency_only {
-        opts.max_edits.min(3)
-    } else {
-        opts.max_edits
-    };
-    for (i, r) in ranked.iter().enumerate() {
-        if edits >= max_edits || r.score < top * EDIT_THRESHOLD || r.score <= 0.0 {
-            break;
-        }
-        let is_test = lang::is_test_path(&r.path);
-        if is_test && tests_added >= 2 {
-            continue;
-        }
-        let role = file_role(map, &r.path);
-        let source = scanned
-            .index_of(&r.path)
-            .and_then(|i| scanned.files[i].text.as_deref())
-            .unwrap_or_default();
-        let symbols = if is_test {
-            Vec::new()
-        } else {
-            named::named_symbols(&r.path, source, &words)
-        };
-        let change = if r.lexical <= 0.0 {
-            format!("Adapt to the changes in its strong neighbours so that \u{201c}{summary}\u{201d} holds end to end.")
-        } else if is_test {
-            format!("Extend these tests to cover \u{201c}{summary}\u{201d}.")
-        } else if !symbols.is_empty() {
-            format!(
-                "Change {} for \u{201c}{summary}\u{201d}{role}.",
-                named::describe(&symbols)
-            )
-        } else {
-            let about = r
-                .matched
-                .iter()
-                .take(4)
-                .map(|t| format!("`{}`", named::surface(&words, t)))
-                .collect::<Vec<_>>()
-                .join(", ");
-            format!("Apply \u{201c}{summary}\u{201d} where this file deals with {about}{role}.")
-        };
-        let reasons: Vec<String> = r
-            .reasons
-            .iter()
-            .map(|reason| in_request_words(reason, &r.matched, &words))
-            .collect();
-        let rationale = format!("Ranked #{} for the request: {}.", i + 1, reasons.join("; "));
-        out.push(Chosen {
-            change: FileChange {
-                path: r.path.clone(),
-                operation: Operation::Edit,
-                change,
-                rationale,
-            },
-            rank: Some(i),
-            symbols,
-        });
-        if is_test {
-            tests_added += 1;
-        }
-        edits += 1;
-    }
-    if out.is_empty() {
-        // Nothing matched: start from an entry point so the plan still names
-        // a concrete place, and say so in the rationale.
-        let fallback = map
-            .entry_points
-            .iter()
-            .map(|e| e.path.clone())
-            .chain(
-                scanned
-                    .files
-                    .iter()
-                    .filter(|f| f.language.is_some_and(lang::is_code_language))
-                    .map(|f| f.path.clone()),
-            )
-            .chain(scanned.files.first().map(|f| f.path.clone()))
-            .next();
-        if let Some(p) = fallback {
-            out.push(Chosen {
-                change: FileChange {
-                    path: p.clone(),
-                    operation: Operation::Edit,
-                    change: format!("Wire in \u{201c}{summary}\u{201d} from this entry point."),
-                    rationale: "No file shares vocabulary with the request; the entry point is where the change \
-                                would be reached from. Confirm the location before approving."
-                        .to_string(),
-                },
-                rank: None,
-                symbols: Vec::new(),
-            });
-        }
-    }
-
-    // A new item the request names gets its sibling file and registration first.
-    if let Some(nf) = analogy::new_by_analogy(scanned, request) {
-        let sibs = text::backticked(nf.siblings.iter().map(|p| lang::file_name(p)));
-        let (noun, name) = (&nf.noun, &nf.name);
-        let mut front = vec![Chosen {
-            change: FileChange {
-                path: nf.path.clone(),
-                operation: Operation::Create,
-                change: format!("New {noun} `{name}`, written like its siblings {sibs}."),
-                rationale: format!(
-                    "The request names a new {noun}, and `{}/` keeps one file per {noun} ({sibs}); the name follows theirs.",
-                    lang::parent_dir(&nf.path)
-                ),
-            },
-            rank: None,
-            symbols: Vec::new(),
-        }];
-        if let Some(reg) = &nf.registration {
-            out.retain(|c| &c.change.path != reg);
-            front.push(Chosen {
-                change: FileChange {
-                    path: reg.clone(),
-                    operation: Operation::Edit,
-                    change: format!("Register the {noun} `{name}` the way {sibs} are registered."),
-                    rationale: format!(
-                        "`{reg}` declares the existing ones, so the new {noun} is unreachable until it is added there."
-                    ),
-                },
-                rank: None,
-                symbols: Vec::new(),
-            });
-        }
-        front.append(&mut out);
-        out = front;
-    }
-
-    // A test beside the best non-test edit, in the test file nearest it.
-    let primary = out
-        .iter()
-        .find(|c| {
-            c.change.operation == Operation::Edit
-                && !lang::is_test_path(&c.change.path)
-                && lang::language_of(&c.change.path).is_some_and(lang::is_code_language)
-        })
-        .map(|c| c.change.path.clone());
-    if tests_added == 0 {
-        if let Some(primary) = primary.as_deref() {
-            if let Some(place) = test_place(scanned, graph, map, primary, ranked) {
-                if !has(&out, &place.path) {
-                    let (operation, change) = if place.exists {
-                        (
-                            Operation::Edit,
-                            format!("Add cases covering \u{201c}{summary}\u{201d}."),
-                        )
-                    } else {
-                        (
-                            Operation::Create,
-                            format!("New tests proving \u{201c}{summary}\u{201d} for `{primary}`."),
-                        )
-                    };
-                    out.push(Chosen {
-                        change: FileChange {
-                            path: place.path,
-                            operation,
-                            change,
-                            rationale: format!(
-                                "{}; the change to `{primary}` needs a test that fails without it.",
-                                text::capitalized(&place.why)
-                            ),
-                        },
-                        rank: None,
-                        symbols: Vec::new(),
-                    });
-                }
-            }
-        }
-    }
-
-    if intent.touches_dependencies {
-        let anchor = primary
-            .clone()
-            .or_else(|| out.first().map(|c| c.change.path.clone()))
-            .unwrap_or_default();
-        let manifests: Vec<String> = if intent.bumped.is_empty() {
-            nearest_manifest(map, &anchor).into_iter().collect()
-        } else {
-            let mut m: Vec<&crate::Manifest> = map
-                .dependency_manifests()
-                .filter(|m| intent.bumped.iter().any(|d| m.has_dep(d)))
-                .collect();
-            // The changed package's own manifest first, then by depth.
-            m.sort_by_key(|m| {
-                let own = !m.dir().is_empty() && anchor.starts_with(&format!("{}/", m.dir()));
-                (!own, m.path.matches('/').count(), m.path.clone())
-            });
-            m.into_iter().take(3).map(|m| m.path.clone()).collect()
-        };
-        let what = if !intent.new_dependencies.is_empty() {
-            text::backticked(&intent.new_dependencies)
-        } else if !intent.bumped.is_empty() {
-            text::backticked(&intent.bumped)
-        } else {
-            "the dependency the request names".to_string()
-        };
-        // A manifest the ranking already chose moves here, with the dependency rationale.
-        out.retain(|c| !manifests.contains(&c.change.path));
-        let mut dep_changes: Vec<Chosen> = Vec::new();
-        for m in &manifests {
-            if has(&out, m) || dep_changes.iter().any(|c| &c.change.path == m) {
-                continue;
-            }
-            let why = if intent.bumped.is_empty() {
-                format!("The request changes dependencies and `{m}` is the nearest manifest to `{anchor}`.")
-            } else {
-                format!("`{m}` declares {what}, which the request names.")
-            };
-            dep_changes.push(Chosen {
-                change: FileChange {
-                    path: m.clone(),
-                    operation: Operation::Edit,
-                    change: format!("Declare or update {what}."),
-                    rationale: why,
-                },
-                rank: None,
-                symbols: Vec::new(),
-            });
-            if let Some(lock) = lockfile_for(scanned, m) {
-                if !has(&out, &lock) && !dep_changes.iter().any(|c| c.change.path == lock) {
-                    dep_changes.push(Chosen {
-                        change: FileChange {
-                            path: lock.clone(),
-                            operation: Operation::Edit,
-                            change: "Regenerated by the package manager when the change is executed; never edited by hand."
-                                .to_string(),
-                            rationale: format!("`{lock}` pins the versions `{m}` resolves to, so it moves with the manifest."),
-                        },
-                        rank: None,
-                        symbols: Vec::new(),
-                    });
-                }
-            }
-        }
-        if intent.dependency_only {
-            dep_changes.append(&mut out);
-            out = dep_changes;
-        } else {
-            out.append(&mut dep_changes);
-        }
-    }
-
-    if intent.schema_change {
-        if let Some(path) = next_migration(scanned, map, request) {
-            if !has(&out, &path) {
-                out.push(Chosen {
-                    change: FileChange {
-                        path: path.clone(),
-                        operation: Operation::Create,
-                        change: "New schema migration for the data-model change (with its rollback).".to_string(),
-                        rationale: format!(
-                            "The request implies a schema change and migrations live in `{}`; the name follows the existing numbering.",
-                            lang::parent_dir(&path)
-                        ),
-                    },
-                    rank: None,
-                    symbols: Vec::new(),
-                });
-            }
-        }
-    }
-    // The changelog nearest the change: a package's own before the root's.
-    let log_anchor = primary
-        .clone()
-        .or_else(|| out.first().map(|c| c.change.path.clone()))
-        .unwrap_or_default();
-    if intent.release {
-        // A release bumps the version in the root manifests and records the changelog.
-        let mut release: Vec<Chosen> = Vec::new();
-        let roots: Vec<String> = map
-            .dependency_manifests()
-            .filter(|m| m.dir().is_empty() && m.name.is_some())
-            .map(|m| m.path.clone())
-            .collect();
-        for m in roots {
-            out.retain(|c| c.change.path != m);
-            release.push(Chosen {
-                change: FileChange {
-                    path: m.clone(),
-                    operation: Operation::Edit,
-                    change: "Bump the version for the release.".to_string(),
-                    rationale: format!("`{m}` carries the project's version."),
-                },
-                rank: None,
-                symbols: Vec::new(),
-            });
-            if let Some(lock) = lockfile_for(scanned, &m) {
-                out.retain(|c| c.change.path != lock);
-                release.push(Chosen {
-                    change: FileChange {
-                        path: lock.clone(),
-                        operation: Operation::Edit,
-                        change: "Regenerated by the package manager with the new version."
-                            .to_string(),
-                        rationale: format!("`{lock}` records the root package's version."),
-                    },
-                    rank: None,
-                    symbols: Vec::new(),
-                });
-            }
-        }
-        if let Some(log) = changelog(scanned, &log_anchor) {
-            out.retain(|c| c.change.path != log);
-            release.push(Chosen {
-                change: FileChange {
-                    path: log.clone(),
-                    operation: Operation::Edit,
-                    change: "Move the unreleased entries under the new version heading."
-                        .to_string(),
-                    rationale: format!("The project records releases in `{log}`."),
-                },
-                rank: None,
-                symbols: Vec::new(),
-            });
-        }
-        release.append(&mut out);
-        out = release;
-    }
-    if intent.changes_behaviour {
-        if let Some(log) = changelog(scanned, &log_anchor) {
-            if !has(&out, &log) {
-                out.push(Chosen {
-                    change: FileChange {
-                        path: log.clone(),
-                        operation: Operation::Edit,
-                        change: format!("Add an entry for \u{201c}{summary}\u{201d} under the unreleased section."),
-                        rationale: format!("The project records user-visible changes in `{log}`."),
-                    },
-                    rank: None,
-                    symbols: Vec::new(),
-                });
-            }
-        }
-    }
-    out
-}
-
-fn file_role(map: &RepoMap, path: &str) -> String {
-    if let Some(e) = map.entry_points.iter().find(|e| e.path == path) {
-        return format!(" (it is the {} entry point)", e.kind);
-    }
-    if let Some(h) = map.most_imported.iter().find(|h| h.path == path) {
-        return format!(" (imported by {} files)", h.imported_by);
-    }
-    String::new()
-}
-
 fn impact_text(
     map: &RepoMap,
     chosen: &[Chosen],

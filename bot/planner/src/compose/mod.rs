@@ -2,7 +2,9 @@
 
 pub(crate) mod analogy;
 pub(crate) mod build;
+pub(crate) mod changes;
 pub(crate) mod chosen;
+pub(crate) mod docs;
 pub(crate) mod questions;
 pub(crate) mod risks;
 pub(crate) mod sections;

@@ -22,6 +22,9 @@ pub struct TestPlace {
     pub exists: bool,
     /// One sentence for the rationale.
     pub why: String,
+    /// The file is named after this module (`args_test.go`, `test_utils.py`), not merely
+    /// a test that imports it among others or the nearest test of the package.
+    pub paired: bool,
 }
 
 /// How a test file relates to the changed module, weakest first.
@@ -194,6 +197,7 @@ pub fn test_place(
             path: path.to_string(),
             exists: true,
             why,
+            paired: tie == Tie::NamedAfter || tested_name(path) == mstem.to_ascii_lowercase(),
         });
     }
     new_test_file(scanned, map, primary, &mstem)
@@ -235,6 +239,7 @@ fn new_test_file(
                 exists: true,
                 why: "the project keeps Rust unit tests inline, in `#[cfg(test)]` modules"
                     .to_string(),
+                paired: false,
             })
         }
         ("Python", _) => {
@@ -261,5 +266,6 @@ fn new_test_file(
         ),
         path,
         exists,
+        paired: false,
     })
 }

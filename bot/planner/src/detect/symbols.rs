@@ -73,6 +73,12 @@ fn ident(s: &str) -> Option<String> {
     (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then_some(name)
 }
 
+/// `word` stands alone in `line` (`long` in `#[arg(long)]`, not in `after_long_help`).
+fn has_word(line: &str, word: &str) -> bool {
+    line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| w == word)
+}
+
 /// The first `"..."` (or `'...'`) literal after `from`.
 fn first_literal(s: &str) -> Option<&str> {
     let start = s.find(['"', '\''])?;
@@ -156,7 +162,7 @@ fn rust_line(line: &str, pending: &mut Pending) -> Vec<(String, &'static str)> {
             if let Some(lit) = first_literal(&t[i..]) {
                 out.push((format!("--{lit}"), "flag"));
             }
-        } else if t.contains("long") {
+        } else if has_word(t, "long") {
             pending.long_flag = true;
         }
         if t.starts_with("#[command(") && t.contains("subcommand") {
@@ -213,7 +219,10 @@ fn rust_line(line: &str, pending: &mut Pending) -> Vec<(String, &'static str)> {
     if pending.long_flag {
         // The field after `#[arg(long)]`: `since: Option<String>,`.
         if let Some((field, _)) = s.split_once(':') {
-            if let Some(name) = ident(field.trim()) {
+            // Only a field (`since`, `r#type`): an attribute's text continued
+            // on this line (`navin mcp --mode x  # in .mcp.json: …`) is not one.
+            let field = field.trim().trim_start_matches("r#");
+            if let Some(name) = ident(field).filter(|n| n.len() == field.len()) {
                 out.push((format!("--{}", kebab(&name)), "flag"));
             }
             pending.long_flag = false;
@@ -391,6 +400,18 @@ mod tests {
             .map(|s| s.line)
             .collect();
         assert_eq!(lines, vec![11]);
+    }
+
+    #[test]
+    fn a_help_text_attribute_is_not_a_long_flag() {
+        let text = "#[command(after_long_help = \"Examples:\n  navin mcp --mode agent  # in .mcp.json: {}\")]\nMcp {\n    #[arg(long)]\n    r#type: String,\n}\n";
+        let got = names("src/cli/args.rs", text);
+        let flags: Vec<&str> = got
+            .iter()
+            .filter(|(_, k)| *k == "flag")
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(flags, ["--type"], "{got:?}");
     }
 
     #[test]

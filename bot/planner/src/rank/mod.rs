@@ -37,6 +37,21 @@ const B: f64 = 0.75;
 const W_PATH: f64 = 3.0;
 const W_NAME: f64 = 2.0;
 const W_DEF: f64 = 2.0;
+/// An index file re-exporting an identifier the request names reaches this share of the best score.
+const REEXPORT_SHARE: f64 = 0.8;
+/// The function implementing the command the request names reaches this share of the best score.
+const HANDLER_SHARE: f64 = 1.05;
+/// A test that runs that command reaches this share.
+const INVOKER_SHARE: f64 = 1.02;
+/// Final scores of a command's declaration, implementation and test: above
+/// any lexical match plus graph boost (at most 1 + [`GRAPH_BOOST`]), below a
+/// path the request names outright.
+const NAMED_FLOOR: f64 = 1.46;
+const WIRED_FLOOR: f64 = 1.44;
+const HANDLER_FLOOR: f64 = 1.42;
+const INVOKER_FLOOR: f64 = 1.40;
+/// How far (in imports) from the command's declaration its implementation is looked for.
+const HANDLER_HOPS: usize = 3;
 /// Neighbours of a strong hit gain this share of its score.
 const GRAPH_BOOST: f64 = 0.35;
 /// Only hits at least this strong (relative to the best) lift neighbours.
@@ -53,6 +68,177 @@ fn mentioned_paths(request: &str) -> Vec<String> {
         .filter(|w| w.len() >= 4 && (w.contains('/') || w.contains('.')) && !w.starts_with("http"))
         .map(|w| w.to_ascii_lowercase())
         .collect()
+}
+
+/// The identifiers a request spells out as code: backticked words, calls (`json()`),
+/// paths (`ListenerExt::limit_connections` gives both parts) and names no sentence
+/// word has (`HTTPError`, `getUser`, `max_retries`).
+fn spelled_identifiers(request: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |w: &str| {
+        let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+        if w.len() >= 3
+            && !w.chars().next().is_some_and(|c| c.is_ascii_digit())
+            && !out.iter().any(|o| o == w)
+        {
+            out.push(w.to_string());
+        }
+    };
+    for raw in request.split_whitespace() {
+        let code = raw.starts_with('`')
+            || raw.contains("()")
+            || raw.contains("::")
+            || raw.starts_with('.');
+        let word = raw.trim_matches(|c: char| {
+            matches!(
+                c,
+                '`' | ',' | ';' | ':' | '"' | '\'' | '(' | ')' | '.' | '!' | '?'
+            )
+        });
+        if word.starts_with('-') || word.contains('/') || word.contains('-') {
+            continue;
+        }
+        for part in word.split("::").flat_map(|p| p.split('.')) {
+            let part = part.split('(').next().unwrap_or_default();
+            let upper_inside = part.chars().skip(1).any(|c| c.is_ascii_uppercase())
+                && part.chars().any(|c| c.is_ascii_lowercase());
+            let snake = part.contains('_') && part.chars().all(|c| c.is_alphanumeric() || c == '_');
+            if code || upper_inside || snake {
+                push(part);
+            }
+        }
+    }
+    out
+}
+
+/// The request's words that some file declares as a command, in the
+/// request's order: `navin ledger history` → `ledger`, `history`.
+fn command_chain(words: &[String], wired: &[Vec<String>]) -> Vec<String> {
+    words
+        .iter()
+        .filter(|w| !w.starts_with('-') && wired.iter().any(|names| names.contains(w)))
+        .cloned()
+        .collect()
+}
+
+/// The files implementing `command`: they define a function of that name
+/// (`fn history`, `def history`, `func History`) and sit closest in the import
+/// graph to a file declaring it, since a name like `history` recurs elsewhere.
+fn handlers(
+    scanned: &Scanned,
+    graph: &Graph,
+    wired: &[Vec<String>],
+    command: Option<&str>,
+) -> Vec<usize> {
+    let Some(command) = command else {
+        return Vec::new();
+    };
+    let defines: Vec<usize> = scanned
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| !f.is_test && wired[*i].is_empty())
+        .filter(|(_, f)| {
+            f.text.as_deref().is_some_and(|text| {
+                crate::detect::symbols::definitions(&f.path, text)
+                    .iter()
+                    .any(|s| {
+                        matches!(s.kind, "fn" | "def" | "func" | "function")
+                            && s.name.eq_ignore_ascii_case(command)
+                    })
+            })
+        })
+        .map(|(i, _)| i)
+        .collect();
+    if defines.is_empty() {
+        return Vec::new();
+    }
+    // Breadth-first over imports in both directions from the declaring files.
+    let n = scanned.files.len();
+    let mut back: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, js) in graph.imports.iter().enumerate() {
+        for &j in js {
+            back[j].push(i);
+        }
+    }
+    let mut dist = vec![usize::MAX; n];
+    let mut frontier: Vec<usize> = (0..n).filter(|&i| !wired[i].is_empty()).collect();
+    for &i in &frontier {
+        dist[i] = 0;
+    }
+    for d in 1..=HANDLER_HOPS {
+        let mut next = Vec::new();
+        for &i in &frontier {
+            for &j in graph.imports[i].iter().chain(&back[i]) {
+                if dist[j] == usize::MAX {
+                    dist[j] = d;
+                    next.push(j);
+                }
+            }
+        }
+        frontier = next;
+    }
+    let nearest = defines.iter().map(|&i| dist[i]).min().unwrap_or(usize::MAX);
+    if nearest == usize::MAX {
+        return Vec::new();
+    }
+    defines
+        .into_iter()
+        .filter(|&i| dist[i] == nearest)
+        .collect()
+}
+
+/// `text` runs the command chain: its words in order as consecutive arguments
+/// (`["ledger", "history"]`, `SetArgs([]string{"ledger", "history"})`); prose
+/// that merely names the command (`"ledger history"`) does not count.
+fn invokes(text: &str, chain: &[String]) -> bool {
+    let Some((first, rest)) = chain.split_first() else {
+        return false;
+    };
+    text.match_indices(first.as_str()).any(|(at, _)| {
+        let mut tail = &text[at + first.len()..];
+        rest.iter().all(|word| {
+            let gap = tail
+                .find(|c: char| !(c.is_whitespace() || matches!(c, '"' | '\'' | ',')))
+                .unwrap_or(tail.len());
+            let ok = (1..=4).contains(&gap)
+                && tail[..gap].contains(',')
+                && tail[gap..].starts_with(word.as_str());
+            if ok {
+                tail = &tail[gap + word.len()..];
+            }
+            ok
+        })
+    })
+}
+
+/// Files whose job is to gather and re-export a package's items.
+fn is_index_file(path: &str) -> bool {
+    matches!(
+        lang::file_name(path),
+        "__init__.py"
+            | "lib.rs"
+            | "mod.rs"
+            | "index.ts"
+            | "index.js"
+            | "index.mjs"
+            | "index.d.ts"
+            | "mod.ts"
+    )
+}
+
+/// `text` re-exports `name`: `pub use …name`, `export { name }`, `from .x import name`, `__all__`.
+fn reexports(text: &str, name: &str) -> bool {
+    text.lines().any(|line| {
+        let l = line.trim_start();
+        (l.starts_with("pub use")
+            || l.starts_with("export")
+            || l.starts_with("from ")
+            || l.starts_with('"')
+            || l.starts_with('\''))
+            && l.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == name)
+    })
 }
 
 #[derive(Clone, Default)]
@@ -343,8 +529,14 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
     }
     // A file that declares a command or flag the request names is where the
     // change is wired (clap, argparse, cobra, commander): it leads the ranking.
+    // So does the file defining an identifier the request spells out
+    // (`HTTPError`, `.json()`, `ListenerExt::limit_connections`); the index
+    // that re-exports it follows.
     let words = crate::rank::named::request_words(request);
+    let spelled = spelled_identifiers(request);
     let mut wired: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
+    let mut owns: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
+    let mut exports: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
     for (i, f) in scanned.files.iter().enumerate() {
         let Some(text) = f.text.as_deref().filter(|_| base[i] > 0.0 && !f.is_test) else {
             continue;
@@ -355,13 +547,44 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
                 && !wired[i].contains(&sym.name)
             {
                 wired[i].push(sym.name);
+            } else if !matches!(sym.kind, "command" | "flag" | "mod")
+                && spelled.contains(&sym.name)
+                && !owns[i].contains(&sym.name)
+            {
+                owns[i].push(sym.name);
+            }
+        }
+        if owns[i].is_empty() && is_index_file(&f.path) {
+            for name in &spelled {
+                if reexports(text, name) && !exports[i].contains(name) {
+                    exports[i].push(name.clone());
+                }
             }
         }
     }
     let top = base.iter().copied().fold(0.0, f64::max);
+    let commands = command_chain(&words, &wired);
+    let handlers = handlers(scanned, graph, &wired, commands.last().map(String::as_str));
+    let invokers: Vec<bool> = scanned
+        .files
+        .iter()
+        .map(|f| {
+            f.is_test && commands.len() >= 2 && invokes(f.text.as_deref().unwrap_or(""), &commands)
+        })
+        .collect();
     for (i, w) in wired.iter().enumerate() {
         if !w.is_empty() {
             base[i] = (base[i] * 1.6).max(top * (1.0 + 0.1 * w.len() as f64));
+        } else if !owns[i].is_empty() {
+            base[i] = (base[i] * 1.6).max(top * (1.0 + 0.05 * owns[i].len() as f64));
+        } else if !exports[i].is_empty() {
+            base[i] = base[i].max(top * REEXPORT_SHARE);
+        }
+        // The command's implementation and the test running it follow the wiring.
+        if handlers.contains(&i) {
+            base[i] = top * HANDLER_SHARE;
+        } else if invokers[i] {
+            base[i] = top * INVOKER_SHARE;
         }
     }
     let mut max = base.iter().copied().fold(0.0, f64::max);
@@ -402,6 +625,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         neighbours[s].push((t, "is tested by"));
     }
 
+    let pinned = !handlers.is_empty() || invokers.contains(&true);
     let mut out: Vec<RankedFile> = Vec::new();
     for (i, c) in counts.iter().enumerate() {
         let f = &scanned.files[i];
@@ -415,7 +639,22 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
                 via = Some((j, how));
             }
         }
-        let score = norm[i] + boost;
+        // A command request reads top-down: its declaration, its
+        // implementation, the test running it; no graph neighbour cuts in.
+        let floor = if !pinned {
+            0.0
+        } else if named[i] {
+            NAMED_FLOOR
+        } else if !wired[i].is_empty() {
+            WIRED_FLOOR
+        } else if handlers.contains(&i) {
+            HANDLER_FLOOR
+        } else if invokers[i] {
+            INVOKER_FLOOR
+        } else {
+            0.0
+        };
+        let score = (norm[i] + boost).max(floor);
         if score <= 0.0 {
             continue;
         }
@@ -426,6 +665,23 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         if !wired[i].is_empty() {
             let list: Vec<String> = wired[i].iter().map(|n| format!("`{n}`")).collect();
             reasons.push(format!("declares {}", list.join(", ")));
+        }
+        if !owns[i].is_empty() {
+            let list: Vec<String> = owns[i].iter().map(|n| format!("`{n}`")).collect();
+            reasons.push(format!(
+                "defines {}, which the request names",
+                list.join(", ")
+            ));
+        }
+        if !exports[i].is_empty() {
+            let list: Vec<String> = exports[i].iter().map(|n| format!("`{n}`")).collect();
+            reasons.push(format!("re-exports {}", list.join(", ")));
+        }
+        if let (true, Some(cmd)) = (handlers.contains(&i), commands.last()) {
+            reasons.push(format!("implements the `{cmd}` command"));
+        }
+        if invokers[i] {
+            reasons.push(format!("runs `{}`", commands.join(" ")));
         }
         let pick = |mask: u64| -> Vec<&str> {
             (0..terms.len())

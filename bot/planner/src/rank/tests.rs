@@ -173,3 +173,63 @@ fn scope_prefix_prefers_files_in_the_named_area() {
         "cli/src/output.rs"
     );
 }
+
+/// A small clap CLI: the command declared in `args.rs`, its implementation in
+/// `show.rs`, a same-named function elsewhere, and an integration test running it.
+fn cli_repo() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            "src/cli/args.rs",
+            "#[derive(clap::Subcommand)]\npub enum Command {\n    #[command(subcommand)]\n    Ledger(LedgerCommand),\n}\n#[derive(clap::Subcommand)]\npub enum LedgerCommand {\n    /// Commits, newest first.\n    History {\n        #[arg(long)]\n        limit: usize,\n    },\n    Show,\n}\n",
+        ),
+        (
+            "src/cli/run.rs",
+            "use crate::cli::args::LedgerCommand;\nuse crate::cli::show;\npub fn run(c: LedgerCommand) {\n    match c {\n        LedgerCommand::History { limit } => show::history(limit),\n        LedgerCommand::Show => show::show(),\n    }\n}\n",
+        ),
+        (
+            "src/cli/show.rs",
+            "pub fn history(limit: usize) {}\npub fn show() {}\n",
+        ),
+        (
+            "src/web/pages.rs",
+            "/// The page listing a plan's history of edits and approvals in the ledger.\npub fn history() {}\n",
+        ),
+        (
+            "tests/cli_ledger.rs",
+            "#[test]\nfn history_lists_commits() {\n    run(&[\"--json\", \"ledger\", \"history\"]);\n}\n",
+        ),
+        (
+            "tests/web.rs",
+            "#[test]\nfn pages_render() {\n    // The page shows what `app ledger history` prints.\n    get(\"/ledger history\");\n}\n",
+        ),
+    ]
+}
+
+#[test]
+fn a_command_request_ranks_its_declaration_implementation_and_test_first() {
+    let ranked = rank_of(&cli_repo(), "add a --since option to app ledger history");
+    let top: Vec<&str> = ranked.iter().take(3).map(|r| r.path.as_str()).collect();
+    assert_eq!(
+        top,
+        ["src/cli/args.rs", "src/cli/show.rs", "tests/cli_ledger.rs"],
+        "{ranked:#?}"
+    );
+    assert!(ranked[1]
+        .reasons
+        .contains(&"implements the `history` command".to_owned()));
+    assert!(ranked[2]
+        .reasons
+        .contains(&"runs `ledger history`".to_owned()));
+}
+
+#[test]
+fn a_same_named_function_far_from_the_command_is_not_its_implementation() {
+    let ranked = rank_of(&cli_repo(), "add a --since option to app ledger history");
+    let pages = ranked.iter().find(|r| r.path == "src/web/pages.rs");
+    assert!(
+        pages.is_none_or(|r| !r.reasons.iter().any(|x| x.starts_with("implements"))),
+        "{pages:?}"
+    );
+    let web = position(&ranked, "tests/web.rs");
+    assert!(web.is_none_or(|p| p > 2), "{ranked:#?}");
+}

@@ -1,0 +1,495 @@
+//! Which files a plan proposes, in order: the ranked edits, a new item's file, the paired tests, then the files a kind of change always brings along.
+//!
+//! Each step is a function over one [`Inputs`] so a reader can hold it: the
+//! ranking decides the core edits, and every later step only adds what the
+//! request's intent or the repository's layout implies (a test beside the code,
+//! a manifest with its lockfile, a migration, a changelog entry, the docs that
+//! describe a changed option).
+
+use navin_ledger::plan::{FileChange, Operation};
+
+use crate::compose::analogy;
+use crate::compose::chosen::Chosen;
+use crate::compose::docs;
+use crate::compose::targets::{changelog, lockfile_for, nearest_manifest, next_migration};
+use crate::compose::test_place::test_place;
+use crate::detect::imports::Graph;
+use crate::detect::map::RepoMap;
+use crate::detect::scan::Scanned;
+use crate::lang;
+use crate::rank::intent::Intent;
+use crate::rank::named;
+use crate::rank::query::{self, Kind};
+use crate::rank::RankedFile;
+use crate::text;
+use crate::PlannerOptions;
+
+/// Files within this share of the best score are proposed for edit.
+const EDIT_THRESHOLD: f64 = 0.35;
+/// Ranked test files taken as edits of their own; more would crowd out the code.
+const MAX_RANKED_TESTS: usize = 2;
+/// Source edits that get their existing test file proposed right after them.
+const MAX_PAIRED_TESTS: usize = 3;
+
+/// What every step reads: the repository, the ranking and the request.
+pub struct Inputs<'a> {
+    pub scanned: &'a Scanned,
+    pub map: &'a RepoMap,
+    pub graph: &'a Graph,
+    pub ranked: &'a [RankedFile],
+    pub request: &'a str,
+    pub intent: &'a Intent,
+    pub opts: &'a PlannerOptions,
+}
+
+impl Inputs<'_> {
+    /// The request on one line, as Change lines quote it.
+    fn summary(&self) -> String {
+        text::one_line(self.request, 90)
+    }
+
+    fn text_of(&self, path: &str) -> &str {
+        self.scanned
+            .index_of(path)
+            .and_then(|i| self.scanned.files[i].text.as_deref())
+            .unwrap_or_default()
+    }
+}
+
+fn has(out: &[Chosen], path: &str) -> bool {
+    out.iter().any(|c| c.change.path == path)
+}
+
+fn added(path: String, operation: Operation, change: String, rationale: String) -> Chosen {
+    Chosen {
+        change: FileChange {
+            path,
+            operation,
+            change,
+            rationale,
+        },
+        rank: None,
+        symbols: Vec::new(),
+    }
+}
+
+/// The plan's changes, in the order a reader and an agent should take them.
+pub fn choose_changes(cx: &Inputs) -> Vec<Chosen> {
+    let mut out = ranked_edits(cx);
+    if out.is_empty() {
+        out.extend(entry_point(cx));
+    }
+    new_item_first(cx, &mut out);
+    paired_tests(cx, &mut out);
+    let primary = primary_source(&out);
+    dependency_changes(cx, &mut out, primary.as_deref());
+    migration(cx, &mut out);
+    docs::doc_changes(cx, &mut out);
+    // The changelog nearest the change: a package's own before the root's.
+    let log_anchor = primary
+        .or_else(|| out.first().map(|c| c.change.path.clone()))
+        .unwrap_or_default();
+    release(cx, &mut out, &log_anchor);
+    changelog_entry(cx, &mut out, &log_anchor);
+    out
+}
+
+/// The best non-test code edit: the file the tests, manifests and changelog anchor to.
+fn primary_source(out: &[Chosen]) -> Option<String> {
+    out.iter()
+        .find(|c| {
+            c.change.operation == Operation::Edit
+                && !lang::is_test_path(&c.change.path)
+                && lang::language_of(&c.change.path).is_some_and(lang::is_code_language)
+        })
+        .map(|c| c.change.path.clone())
+}
+
+/// The ranking's strong files, each with a Change line naming what in it changes.
+fn ranked_edits(cx: &Inputs) -> Vec<Chosen> {
+    let mut out = Vec::new();
+    let summary = cx.summary();
+    let words = named::request_words(cx.request);
+    let top = cx.ranked.first().map(|r| r.score).unwrap_or(0.0);
+    let mut tests_added = 0;
+    // A dependency bump rarely needs more than a few call-site edits.
+    let max_edits = if cx.intent.dependency_only {
+        cx.opts.max_edits.min(3)
+    } else {
+        cx.opts.max_edits
+    };
+    for (i, r) in cx.ranked.iter().enumerate() {
+        if out.len() >= max_edits || r.score < top * EDIT_THRESHOLD || r.score <= 0.0 {
+            break;
+        }
+        let is_test = lang::is_test_path(&r.path);
+        if is_test && tests_added >= MAX_RANKED_TESTS {
+            continue;
+        }
+        let symbols = if is_test {
+            Vec::new()
+        } else {
+            named::named_symbols(&r.path, cx.text_of(&r.path), &words)
+        };
+        let change = if r.lexical <= 0.0 {
+            format!("Adapt to the changes in its strong neighbours so that \u{201c}{summary}\u{201d} holds end to end.")
+        } else if is_test {
+            format!("Extend these tests to cover \u{201c}{summary}\u{201d}.")
+        } else if !symbols.is_empty() {
+            format!(
+                "Change {} for \u{201c}{summary}\u{201d}{}.",
+                named::describe(&symbols),
+                file_role(cx.map, &r.path)
+            )
+        } else {
+            let about = r
+                .matched
+                .iter()
+                .take(4)
+                .map(|t| format!("`{}`", named::surface(&words, t)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(
+                "Apply \u{201c}{summary}\u{201d} where this file deals with {about}{}.",
+                file_role(cx.map, &r.path)
+            )
+        };
+        let reasons: Vec<String> = r
+            .reasons
+            .iter()
+            .map(|reason| in_request_words(reason, &r.matched, &words))
+            .collect();
+        out.push(Chosen {
+            change: FileChange {
+                path: r.path.clone(),
+                operation: Operation::Edit,
+                change,
+                rationale: format!("Ranked #{} for the request: {}.", i + 1, reasons.join("; ")),
+            },
+            rank: Some(i),
+            symbols,
+        });
+        tests_added += usize::from(is_test);
+    }
+    out
+}
+
+/// Nothing matched: start from an entry point so the plan still names a concrete
+/// place, and say so in the rationale.
+fn entry_point(cx: &Inputs) -> Option<Chosen> {
+    let path = cx
+        .map
+        .entry_points
+        .iter()
+        .map(|e| e.path.clone())
+        .chain(
+            cx.scanned
+                .files
+                .iter()
+                .filter(|f| f.language.is_some_and(lang::is_code_language))
+                .map(|f| f.path.clone()),
+        )
+        .chain(cx.scanned.files.first().map(|f| f.path.clone()))
+        .next()?;
+    Some(added(
+        path,
+        Operation::Edit,
+        format!(
+            "Wire in \u{201c}{}\u{201d} from this entry point.",
+            cx.summary()
+        ),
+        "No file shares vocabulary with the request; the entry point is where the change \
+         would be reached from. Confirm the location before approving."
+            .to_string(),
+    ))
+}
+
+/// A new item the request names gets its sibling file and registration first.
+fn new_item_first(cx: &Inputs, out: &mut Vec<Chosen>) {
+    let Some(nf) = analogy::new_by_analogy(cx.scanned, cx.request) else {
+        return;
+    };
+    let sibs = text::backticked(nf.siblings.iter().map(|p| lang::file_name(p)));
+    let (noun, name) = (&nf.noun, &nf.name);
+    let mut front = vec![added(
+        nf.path.clone(),
+        Operation::Create,
+        format!("New {noun} `{name}`, written like its siblings {sibs}."),
+        format!(
+            "The request names a new {noun}, and `{}/` keeps one file per {noun} ({sibs}); the name follows theirs.",
+            lang::parent_dir(&nf.path)
+        ),
+    )];
+    if let Some(reg) = &nf.registration {
+        out.retain(|c| &c.change.path != reg);
+        front.push(added(
+            reg.clone(),
+            Operation::Edit,
+            format!("Register the {noun} `{name}` the way {sibs} are registered."),
+            format!("`{reg}` declares the existing ones, so the new {noun} is unreachable until it is added there."),
+        ));
+    }
+    front.append(out);
+    *out = front;
+}
+
+/// The test each leading source edit already has goes right after it; when the
+/// ranking proposed no test at all, the best edit gets one (a new file if its
+/// package has none).
+fn paired_tests(cx: &Inputs, out: &mut Vec<Chosen>) {
+    let summary = cx.summary();
+    // Only a feature or a fix gets cases beside each edit; a refactor or a chore
+    // keeps to the one test the primary edit needs.
+    let kind = query::parse(cx.request).kind;
+    let pairs = if matches!(kind, Kind::Feature | Kind::Fix) {
+        MAX_PAIRED_TESTS
+    } else {
+        1
+    };
+    let ranked_test = out.iter().any(|c| lang::is_test_path(&c.change.path));
+    let sources: Vec<String> = out
+        .iter()
+        .filter(|c| {
+            c.change.operation == Operation::Edit
+                && !lang::is_test_path(&c.change.path)
+                && lang::language_of(&c.change.path).is_some_and(lang::is_code_language)
+        })
+        .map(|c| c.change.path.clone())
+        .take(pairs)
+        .collect();
+    for (n, source) in sources.iter().enumerate() {
+        let Some(place) = test_place(cx.scanned, cx.graph, cx.map, source, cx.ranked) else {
+            continue;
+        };
+        if has(out, &place.path) {
+            continue;
+        }
+        // Only the primary edit may ask for a new test file, and only when the
+        // ranking brought none: later edits borrow the tests that exist.
+        let primary = n == 0 && !ranked_test;
+        if !place.exists && !primary {
+            continue;
+        }
+        if place.exists && !primary && !place.paired {
+            continue;
+        }
+        let (operation, change) = if place.exists {
+            (
+                Operation::Edit,
+                format!("Add cases covering \u{201c}{summary}\u{201d}."),
+            )
+        } else {
+            (
+                Operation::Create,
+                format!("New tests proving \u{201c}{summary}\u{201d} for `{source}`."),
+            )
+        };
+        let chosen = added(
+            place.path,
+            operation,
+            change,
+            format!(
+                "{}; the change to `{source}` needs a test that fails without it.",
+                text::capitalized(&place.why)
+            ),
+        );
+        let at = out
+            .iter()
+            .position(|c| &c.change.path == source)
+            .map_or(out.len(), |i| i + 1);
+        out.insert(at, chosen);
+    }
+}
+
+/// A dependency change: the manifests that declare it (the changed package's own
+/// first), each with its lockfile.
+fn dependency_changes(cx: &Inputs, out: &mut Vec<Chosen>, primary: Option<&str>) {
+    let intent = cx.intent;
+    if !intent.touches_dependencies {
+        return;
+    }
+    let anchor = primary
+        .map(str::to_string)
+        .or_else(|| out.first().map(|c| c.change.path.clone()))
+        .unwrap_or_default();
+    let manifests: Vec<String> = if intent.bumped.is_empty() {
+        nearest_manifest(cx.map, &anchor).into_iter().collect()
+    } else {
+        let mut m: Vec<&crate::Manifest> = cx
+            .map
+            .dependency_manifests()
+            .filter(|m| intent.bumped.iter().any(|d| m.has_dep(d)))
+            .collect();
+        // The changed package's own manifest first, then by depth.
+        m.sort_by_key(|m| {
+            let own = !m.dir().is_empty() && anchor.starts_with(&format!("{}/", m.dir()));
+            (!own, m.path.matches('/').count(), m.path.clone())
+        });
+        m.into_iter().take(3).map(|m| m.path.clone()).collect()
+    };
+    let what = if !intent.new_dependencies.is_empty() {
+        text::backticked(&intent.new_dependencies)
+    } else if !intent.bumped.is_empty() {
+        text::backticked(&intent.bumped)
+    } else {
+        "the dependency the request names".to_string()
+    };
+    // A manifest the ranking already chose moves here, with the dependency rationale.
+    out.retain(|c| !manifests.contains(&c.change.path));
+    let mut dep_changes: Vec<Chosen> = Vec::new();
+    for m in &manifests {
+        if has(out, m) || has(&dep_changes, m) {
+            continue;
+        }
+        let why = if intent.bumped.is_empty() {
+            format!(
+                "The request changes dependencies and `{m}` is the nearest manifest to `{anchor}`."
+            )
+        } else {
+            format!("`{m}` declares {what}, which the request names.")
+        };
+        dep_changes.push(added(
+            m.clone(),
+            Operation::Edit,
+            format!("Declare or update {what}."),
+            why,
+        ));
+        if let Some(lock) = lockfile_for(cx.scanned, m) {
+            if !has(out, &lock) && !has(&dep_changes, &lock) {
+                dep_changes.push(added(
+                    lock.clone(),
+                    Operation::Edit,
+                    "Regenerated by the package manager when the change is executed; never edited by hand."
+                        .to_string(),
+                    format!("`{lock}` pins the versions `{m}` resolves to, so it moves with the manifest."),
+                ));
+            }
+        }
+    }
+    if intent.dependency_only {
+        dep_changes.append(out);
+        *out = dep_changes;
+    } else {
+        out.append(&mut dep_changes);
+    }
+}
+
+/// A schema change gets the next migration file, numbered like the existing ones.
+fn migration(cx: &Inputs, out: &mut Vec<Chosen>) {
+    if !cx.intent.schema_change {
+        return;
+    }
+    let Some(path) = next_migration(cx.scanned, cx.map, cx.request) else {
+        return;
+    };
+    if has(out, &path) {
+        return;
+    }
+    let dir = lang::parent_dir(&path).to_string();
+    out.push(added(
+        path,
+        Operation::Create,
+        "New schema migration for the data-model change (with its rollback).".to_string(),
+        format!(
+            "The request implies a schema change and migrations live in `{dir}`; the name follows the existing numbering."
+        ),
+    ));
+}
+
+/// A release bumps the version in the root manifests and records the changelog, first.
+fn release(cx: &Inputs, out: &mut Vec<Chosen>, log_anchor: &str) {
+    if !cx.intent.release {
+        return;
+    }
+    let mut release: Vec<Chosen> = Vec::new();
+    let roots: Vec<String> = cx
+        .map
+        .dependency_manifests()
+        .filter(|m| m.dir().is_empty() && m.name.is_some())
+        .map(|m| m.path.clone())
+        .collect();
+    for m in roots {
+        out.retain(|c| c.change.path != m);
+        release.push(added(
+            m.clone(),
+            Operation::Edit,
+            "Bump the version for the release.".to_string(),
+            format!("`{m}` carries the project's version."),
+        ));
+        if let Some(lock) = lockfile_for(cx.scanned, &m) {
+            out.retain(|c| c.change.path != lock);
+            release.push(added(
+                lock.clone(),
+                Operation::Edit,
+                "Regenerated by the package manager with the new version.".to_string(),
+                format!("`{lock}` records the root package's version."),
+            ));
+        }
+    }
+    if let Some(log) = changelog(cx.scanned, log_anchor) {
+        out.retain(|c| c.change.path != log);
+        release.push(added(
+            log.clone(),
+            Operation::Edit,
+            "Move the unreleased entries under the new version heading.".to_string(),
+            format!("The project records releases in `{log}`."),
+        ));
+    }
+    release.append(out);
+    *out = release;
+}
+
+/// A user-visible change gets an entry in the nearest changelog.
+fn changelog_entry(cx: &Inputs, out: &mut Vec<Chosen>, log_anchor: &str) {
+    if !cx.intent.changes_behaviour {
+        return;
+    }
+    let Some(log) = changelog(cx.scanned, log_anchor) else {
+        return;
+    };
+    if has(out, &log) {
+        return;
+    }
+    out.push(added(
+        log.clone(),
+        Operation::Edit,
+        format!(
+            "Add an entry for \u{201c}{}\u{201d} under the unreleased section.",
+            cx.summary()
+        ),
+        format!("The project records user-visible changes in `{log}`."),
+    ));
+}
+
+fn file_role(map: &RepoMap, path: &str) -> String {
+    if let Some(e) = map.entry_points.iter().find(|e| e.path == path) {
+        return format!(" (it is the {} entry point)", e.kind);
+    }
+    if let Some(h) = map.most_imported.iter().find(|h| h.path == path) {
+        return format!(" (imported by {} files)", h.imported_by);
+    }
+    String::new()
+}
+
+/// A ranking reason with each stemmed term in backticks shown as the request spells it.
+pub fn in_request_words(reason: &str, stems: &[String], words: &[String]) -> String {
+    // Counts (`×3`) are ranking evidence, not something a reader acts on.
+    let mut out = reason
+        .split(" \u{d7}")
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part
+            } else {
+                part.trim_start_matches(|c: char| c.is_ascii_digit())
+            }
+        })
+        .collect::<String>();
+    for stem in stems {
+        let word = named::surface(words, stem);
+        if word != stem {
+            out = out.replace(&format!("`{stem}`"), &format!("`{word}`"));
+        }
+    }
+    out
+}
