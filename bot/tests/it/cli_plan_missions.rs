@@ -228,7 +228,8 @@ fn a_project_with_no_test_command_gets_a_manual_step_that_says_what_a_person_che
 }
 
 #[test]
-fn this_repositorys_plan_names_cargo_commands_of_its_own_packages() {
+fn this_repositorys_readme_request_leads_with_the_cli_definition_implementation_and_test_and_names_cargo_commands(
+) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("the workspace root");
@@ -247,6 +248,22 @@ fn this_repositorys_plan_names_cargo_commands_of_its_own_packages() {
         String::from_utf8_lossy(&out.stderr)
     );
     let (plan, tasks) = mission_from_plan(&clone, "add a --since option to navin ledger history");
+    // The README's example request: the CLI argument definition, the history
+    // implementation and the test that runs `navin ledger history` come first.
+    let first: Vec<&str> = plan
+        .lines()
+        .filter_map(|l| l.strip_prefix("### File: "))
+        .take(3)
+        .collect();
+    assert_eq!(
+        first,
+        [
+            "bot/src/cli/args.rs",
+            "bot/src/cli/show.rs",
+            "bot/tests/it/cli_ledger.rs"
+        ],
+        "{plan}"
+    );
     assert!(!tasks.is_empty(), "{plan}");
     assert_runnable(&tasks, &["cargo"]);
     for task in &tasks {
