@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use navin_ledger::plan::{FileChange, HandoffBudgets, HandoffContract, Operation, Plan, Stage};
 
 use crate::compose::changes::{self, in_request_words};
-use crate::compose::chosen::Chosen;
+use crate::compose::chosen::{Chosen, Inputs};
 use crate::compose::questions;
 use crate::compose::risks;
 use crate::compose::sections;
@@ -40,7 +40,7 @@ pub fn build_plan(
     opts: &PlannerOptions,
 ) -> Plan {
     let intent = intent::analyze(request, map);
-    let chosen = changes::choose_changes(&changes::Inputs {
+    let chosen = changes::choose_changes(&Inputs {
         scanned,
         map,
         graph,

@@ -10,19 +10,15 @@ use navin_ledger::plan::{FileChange, Operation};
 
 use crate::compose::analogy;
 use crate::compose::chosen::Chosen;
+pub use crate::compose::chosen::Inputs;
 use crate::compose::docs;
 use crate::compose::targets::{changelog, lockfile_for, nearest_manifest, next_migration};
 use crate::compose::test_place::test_place;
-use crate::detect::imports::Graph;
 use crate::detect::map::RepoMap;
-use crate::detect::scan::Scanned;
 use crate::lang;
-use crate::rank::intent::Intent;
 use crate::rank::named;
 use crate::rank::query::{self, Kind};
-use crate::rank::RankedFile;
 use crate::text;
-use crate::PlannerOptions;
 
 /// Files within this share of the best score are proposed for edit.
 const EDIT_THRESHOLD: f64 = 0.35;
@@ -30,31 +26,6 @@ const EDIT_THRESHOLD: f64 = 0.35;
 const MAX_RANKED_TESTS: usize = 2;
 /// Source edits that get their existing test file proposed right after them.
 const MAX_PAIRED_TESTS: usize = 3;
-
-/// What every step reads: the repository, the ranking and the request.
-pub struct Inputs<'a> {
-    pub scanned: &'a Scanned,
-    pub map: &'a RepoMap,
-    pub graph: &'a Graph,
-    pub ranked: &'a [RankedFile],
-    pub request: &'a str,
-    pub intent: &'a Intent,
-    pub opts: &'a PlannerOptions,
-}
-
-impl Inputs<'_> {
-    /// The request on one line, as Change lines quote it.
-    fn summary(&self) -> String {
-        text::one_line(self.request, 90)
-    }
-
-    fn text_of(&self, path: &str) -> &str {
-        self.scanned
-            .index_of(path)
-            .and_then(|i| self.scanned.files[i].text.as_deref())
-            .unwrap_or_default()
-    }
-}
 
 fn has(out: &[Chosen], path: &str) -> bool {
     out.iter().any(|c| c.change.path == path)

@@ -1,8 +1,15 @@
-//! The plan builder's picked changes, in a module of their own because the sections, stages and risks the builder calls read them too.
+//! The plan builder's picked changes and what choosing them reads, in a module of their own because the sections, stages, risks and docs steps read them too.
 
 use navin_ledger::plan::FileChange;
 
+use crate::detect::imports::Graph;
+use crate::detect::map::RepoMap;
+use crate::detect::scan::Scanned;
 use crate::detect::symbols::Symbol;
+use crate::rank::intent::Intent;
+use crate::rank::RankedFile;
+use crate::text;
+use crate::PlannerOptions;
 
 /// A proposed change with the ranking evidence that chose it.
 #[derive(Debug, Clone)]
@@ -12,4 +19,29 @@ pub struct Chosen {
     pub rank: Option<usize>,
     /// The definitions the request names in this file (for Target State and Risks).
     pub symbols: Vec<Symbol>,
+}
+
+/// What every step reads: the repository, the ranking and the request.
+pub struct Inputs<'a> {
+    pub scanned: &'a Scanned,
+    pub map: &'a RepoMap,
+    pub graph: &'a Graph,
+    pub ranked: &'a [RankedFile],
+    pub request: &'a str,
+    pub intent: &'a Intent,
+    pub opts: &'a PlannerOptions,
+}
+
+impl Inputs<'_> {
+    /// The request on one line, as Change lines quote it.
+    pub(crate) fn summary(&self) -> String {
+        text::one_line(self.request, 90)
+    }
+
+    pub(crate) fn text_of(&self, path: &str) -> &str {
+        self.scanned
+            .index_of(path)
+            .and_then(|i| self.scanned.files[i].text.as_deref())
+            .unwrap_or_default()
+    }
 }

@@ -10,8 +10,7 @@ use std::collections::BTreeSet;
 
 use navin_ledger::plan::Operation;
 
-use crate::compose::changes::Inputs;
-use crate::compose::chosen::Chosen;
+use crate::compose::chosen::{Chosen, Inputs};
 use crate::detect::symbols::definitions;
 use crate::lang;
 use crate::rank::query::{self, Kind};
