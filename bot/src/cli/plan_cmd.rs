@@ -65,8 +65,9 @@ pub(super) fn run(cli: &Cli, cmd: &PlanCmd) -> Result<(), CliError> {
         Some(PlanAction::Show { id }) => plan_local::show(&super::ledger_cmd::open(cli)?, id, json),
         Some(PlanAction::Approve { id }) => {
             let store = super::ledger_cmd::open(cli)?;
-            let required = plan_local::repo_config(repo)?.approval.required_approvals;
-            let record = plan_local::approve(&store, &super::ledger_cmd::actor(cli), id, required)?;
+            let approval = plan_local::repo_config(repo)?.approval;
+            let record =
+                plan_local::approve(&store, &super::ledger_cmd::actor(cli), id, &approval)?;
             decided(json, &record, "approved")
         }
         Some(PlanAction::Reject { id, feedback }) => {

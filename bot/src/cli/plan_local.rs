@@ -208,9 +208,11 @@ pub(super) fn approve(
     store: &Store,
     actor: &Actor,
     id: &str,
-    required: u32,
+    approval: &navin_engine::config::Approval,
 ) -> Result<PlanRecord, CliError> {
     require_human(actor, "approve")?;
+    let required = approval.required_approvals;
+    let allow_author = approval.allow_author_approval;
     load(store, id)?;
     let who = login(actor);
     let now = Utc::now();
@@ -224,6 +226,11 @@ pub(super) fn approve(
         }
         if record.is_approved() {
             return Err(format!("plan {id} is already approved"));
+        }
+        if navin_engine::rules::approvals::own_plan(&record.requested_by, &who, allow_author) {
+            return Err(format!(
+                "{who} asked for plan {id}, and people do not approve their own plans unless `approval.allow_author_approval: true` is set in .github/navin.yml; another person approves it (`navin plan approve {id} --actor human:LOGIN`)"
+            ));
         }
         let approval = ApprovalEntry::new(&who, &record.hash, now, None);
         if record

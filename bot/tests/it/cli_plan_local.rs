@@ -10,6 +10,8 @@ use serde_json::Value;
 use crate::agents::git;
 
 const HUMAN: &str = "human:alice";
+/// Another person: the one who saved a plan does not approve it.
+const REVIEWER: &str = "human:maya";
 const AGENT: &str = "subagent:coder";
 
 fn navin(dir: &Path, actor: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -189,10 +191,15 @@ fn only_a_person_decides_a_plan_and_only_an_approved_plan_starts_a_mission() {
     }
     let err = refused(d, AGENT, &["plan", "edit", &id, "-"]);
     assert!(err.contains("only a person"), "{err}");
+    let err = refused(d, HUMAN, &["plan", "approve", &id]);
+    assert!(
+        err.contains("alice asked for plan") && err.contains("approval.allow_author_approval"),
+        "{err}"
+    );
     assert_eq!(ledger_tip(d), tip, "refused decisions change nothing");
 
-    ok(d, HUMAN, &["plan", "approve", &id]);
-    let err = refused(d, HUMAN, &["plan", "approve", &id]);
+    ok(d, REVIEWER, &["plan", "approve", &id]);
+    let err = refused(d, REVIEWER, &["plan", "approve", &id]);
     assert!(err.contains("already approved"), "{err}");
     ok(d, HUMAN, &["mission", "start", "--from-plan", &id]);
 
@@ -229,11 +236,29 @@ fn only_a_person_decides_a_plan_and_only_an_approved_plan_starts_a_mission() {
 }
 
 #[test]
+fn the_person_who_saved_a_plan_approves_it_only_where_the_config_allows_authors() {
+    let repo = project();
+    let d = repo.path();
+    std::fs::create_dir_all(d.join(".github")).expect("mkdir");
+    std::fs::write(
+        d.join(".github/navin.yml"),
+        "approval:\n  allow_author_approval: true\n",
+    )
+    .expect("write");
+    let (id, _) = save(d, "make the greeting configurable");
+    ok(d, HUMAN, &["plan", "approve", &id]);
+    let r = record(d, &id);
+    assert_eq!(r["status"], "approved");
+    assert_eq!(r["requested_by"], "alice");
+    assert_eq!(r["approvals"][0]["approver"], "alice");
+}
+
+#[test]
 fn a_rejected_plan_cannot_start_until_it_is_edited_and_approved_again() {
     let repo = project();
     let d = repo.path();
     let (id, text) = save(d, "make the greeting configurable");
-    ok(d, HUMAN, &["plan", "approve", &id]);
+    ok(d, REVIEWER, &["plan", "approve", &id]);
     ok(
         d,
         HUMAN,
@@ -254,7 +279,7 @@ fn a_rejected_plan_cannot_start_until_it_is_edited_and_approved_again() {
     assert!(r["approvals"][0]["revoked_at"].is_string(), "{r}");
     let err = refused(d, HUMAN, &["mission", "start", "--from-plan", &id]);
     assert!(err.contains("rejected"), "{err}");
-    let err = refused(d, HUMAN, &["plan", "approve", &id]);
+    let err = refused(d, REVIEWER, &["plan", "approve", &id]);
     assert!(err.contains("rejected"), "{err}");
 
     let edited = text.replace(
@@ -271,7 +296,7 @@ fn a_rejected_plan_cannot_start_until_it_is_edited_and_approved_again() {
         &["plan", "edit", &id, file.to_str().expect("utf8 path")],
     );
     assert_eq!(record(d, &id)["status"], "pending");
-    ok(d, HUMAN, &["plan", "approve", &id]);
+    ok(d, REVIEWER, &["plan", "approve", &id]);
     ok(d, HUMAN, &["mission", "start", "--from-plan", &id]);
     assert_eq!(
         mission(d)["board"]["tasks"][0]["description"],
@@ -284,7 +309,7 @@ fn an_edit_goes_stale_on_approvals_and_binds_the_brief_and_the_steps() {
     let repo = project();
     let d = repo.path();
     let (id, text) = save(d, "make the greeting configurable");
-    ok(d, HUMAN, &["plan", "approve", &id]);
+    ok(d, REVIEWER, &["plan", "approve", &id]);
 
     // Edited in the person's editor: a script standing in for one.
     let aside = tempfile::tempdir().expect("tmp");
@@ -318,7 +343,7 @@ fn an_edit_goes_stale_on_approvals_and_binds_the_brief_and_the_steps() {
     let err = refused(d, HUMAN, &["mission", "start", "--from-plan", &id]);
     assert!(err.contains("approved an earlier text"), "{err}");
 
-    ok(d, HUMAN, &["plan", "approve", &id]);
+    ok(d, REVIEWER, &["plan", "approve", &id]);
     ok(
         d,
         HUMAN,
@@ -380,7 +405,7 @@ fn a_plan_whose_text_no_longer_matches_its_record_is_reported_not_used() {
     let repo = project();
     let d = repo.path();
     let (id, text) = save(d, "make the greeting configurable");
-    ok(d, HUMAN, &["plan", "approve", &id]);
+    ok(d, REVIEWER, &["plan", "approve", &id]);
     // Someone rewrites the text on the ledger branch behind Navin's back.
     let tampered = text.replace("make the greeting configurable", "delete everything");
     let aside = tempfile::tempdir().expect("tmp");
@@ -447,7 +472,7 @@ fn a_staged_plan_starts_stage_by_stage_and_continue_waits_for_the_stage() {
         HUMAN,
         &["plan", "edit", &id, file.to_str().expect("utf8")],
     );
-    ok(d, HUMAN, &["plan", "approve", &id]);
+    ok(d, REVIEWER, &["plan", "approve", &id]);
     ok(d, HUMAN, &["mission", "start", "--from-plan", &id]);
     let m = mission(d);
     assert_eq!(m["mission"]["stage_gate"]["policy"], "pause");

@@ -13,6 +13,8 @@ use serde_json::Value;
 use crate::agents::git;
 
 const HUMAN: &str = "human:alice";
+/// Another person: the one who saved a plan does not approve it.
+const REVIEWER: &str = "human:maya";
 const AGENT: &str = "subagent:coder";
 
 fn navin(dir: &Path, actor: &str, args: &[&str]) -> Output {
@@ -72,7 +74,7 @@ fn mission_from_plan(d: &Path, request: &str) -> (String, Vec<Value>) {
         serde_json::from_str(&ok(d, HUMAN, &["--json", "plan", "--save", request])).expect("json");
     let id = saved["id"].as_str().expect("plan id").to_owned();
     let markdown = saved["markdown"].as_str().unwrap_or_default().to_owned();
-    ok(d, HUMAN, &["plan", "approve", &id]);
+    ok(d, REVIEWER, &["plan", "approve", &id]);
     ok(d, HUMAN, &["mission", "start", "--from-plan", &id]);
     let ledger: Value =
         serde_json::from_str(&ok(d, HUMAN, &["--json", "ledger", "show"])).expect("json");

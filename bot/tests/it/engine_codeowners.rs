@@ -190,7 +190,7 @@ async fn on_an_issue_approve_by_a_writer_who_owns_nothing_is_refused_and_an_owne
     let plan = w.reply().await;
     assert!(plan.starts_with(PLAN), "{plan}");
 
-    w.comment(issue, "alice", "/approve").await;
+    w.comment(issue, "maya", "/approve").await;
     let refusal = w.reply().await;
     assert!(
         refusal.contains("owns none of the plan's proposed files"),

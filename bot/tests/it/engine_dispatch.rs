@@ -182,7 +182,7 @@ async fn cruise_hands_out_every_stage_of_an_approved_plan_at_once_with_the_dev_m
         "{:?}",
         w.reactions(c)
     );
-    w.comment(issue, "alice", "/approve").await;
+    w.comment(issue, "maya", "/approve").await;
     let text = w
         .ledger_text(&navin_ledger::plan::record::text_path(&id))
         .unwrap();

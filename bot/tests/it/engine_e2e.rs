@@ -42,14 +42,14 @@ async fn plan_approve_mission_done_on_an_issue() {
     assert!(w.ledger().is_none(), "no mission yet");
 
     // /approve: the same comment is edited to approved and shows the draft mission.
-    let approve = w.comment(issue, "alice", "/approve").await;
+    let approve = w.comment(issue, "maya", "/approve").await;
     assert!(w.reactions(approve).contains(&"+1".to_owned()));
     let edited = w.edited(PLAN);
     assert!(edited.contains("Draft mission"), "{edited}");
     w.requests("/approve");
     let record = w.plan_record(&id).unwrap();
     assert_eq!(record.status, RecordStatus::Approved);
-    assert_eq!(record.approvals[0].approver, "alice");
+    assert_eq!(record.approvals[0].approver, "maya");
     assert_eq!(record.approvals[0].plan_hash, record.hash);
 
     // /mission with no goal: a mission from the approved plan, and its panel.

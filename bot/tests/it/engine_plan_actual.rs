@@ -49,7 +49,7 @@ async fn staged_mission(w: &mut World, config: &str) -> u64 {
     .await;
     w.reply().await;
     edit_plan(w, issue, |text| format!("{text}{STAGES}")).await;
-    w.comment(issue, "alice", "/approve").await;
+    w.comment(issue, "maya", "/approve").await;
     w.comment(issue, "alice", "/mission").await;
     assert!(w.reply().await.starts_with(PANEL));
     issue

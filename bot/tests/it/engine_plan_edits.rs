@@ -73,7 +73,7 @@ async fn two_saves_from_one_base_to_different_sections_both_land_as_each_editors
     let mut w = World::new().await;
     w.grant("carol", "write");
     let (issue, id, base, base_hash) = planned(&mut w).await;
-    w.comment(issue, "alice", "/approve").await;
+    w.comment(issue, "maya", "/approve").await;
     assert_eq!(w.plan_record(&id).unwrap().status, RecordStatus::Approved);
 
     let goal = "Let each user pick the greeting, defaulting to hello.";

@@ -341,7 +341,7 @@ async fn require_plan_for_keeps_the_gate_action_required_until_a_plan_is_approve
         "{text}"
     );
     w.requests("pull_request.opened (gate, named pending plan)");
-    let approve = w.comment(issue, "alice", "/approve").await;
+    let approve = w.comment(issue, "maya", "/approve").await;
     assert!(w.reactions(approve).contains(&"+1".to_owned()));
     let run = w.plan_check(&head2);
     assert_eq!(conclusion(&run), "success");
@@ -377,7 +377,7 @@ async fn auto_accept_counts_approved_safe_operations_and_then_accepts_a_safe_pla
     assert!(safe >= 1, "the built-in plan only edits files: {record:#?}");
 
     // A person approves it: its safe operations count towards the threshold.
-    let approve = w.comment(first, "alice", "/approve").await;
+    let approve = w.comment(first, "maya", "/approve").await;
     assert!(w.reactions(approve).contains(&"+1".to_owned()));
     let count = w
         .ledger_text(".navin/plans/auto-accept.json")

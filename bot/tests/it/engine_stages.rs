@@ -50,7 +50,7 @@ async fn approved_plan(w: &mut World, issue: u64, extra: &str, questions: Option
         "the edit is valid: {}",
         w.reply().await
     );
-    w.comment(issue, "alice", "/approve").await;
+    w.comment(issue, "maya", "/approve").await;
 }
 
 const STAGES: &str = "\n\n## Stages\n\n### Stage 1: The greeting\n\n- File: src/greet.rs\n- Verification: cargo test\n\n### Stage 2: The library root\n\n- File: src/lib.rs\n- Verification: cargo test\n";
@@ -331,7 +331,7 @@ async fn a_destructive_step_is_checkpointed_before_it_starts_and_the_panel_lists
         &format!("/plan edit\n\n````markdown\n{edited}\n````\n"),
     )
     .await;
-    w.comment(issue, "alice", "/approve").await;
+    w.comment(issue, "maya", "/approve").await;
     w.comment(issue, "alice", "/mission").await;
     assert!(w.reply().await.starts_with(PANEL));
     let ledger = w.ledger().expect("ledger");

@@ -99,15 +99,50 @@ async fn a_plan_is_recorded_pending_and_an_approval_by_a_writer_approves_it() {
     assert!(w.reply().await.contains("## Proposed Changes"));
     let id = format!("issue-{issue}");
     assert_eq!(w.plan_record(&id).unwrap().status, RecordStatus::Pending);
+
+    // alice asked for it: her own approval is refused, names the setting and changes nothing.
+    let commits = w.ledger_commits();
     w.comment(issue, "alice", "/approve").await;
+    let refusal = w.reply().await;
+    assert!(
+        refusal.contains("alice asked for this plan")
+            && refusal.contains("approval.allow_author_approval"),
+        "{refusal}"
+    );
+    assert_eq!(
+        w.ledger_commits(),
+        commits,
+        "a refused approval changes nothing"
+    );
+    assert_eq!(w.plan_record(&id).unwrap().status, RecordStatus::Pending);
+
+    w.comment(issue, "maya", "/approve").await;
     let record = w.plan_record(&id).unwrap();
     assert_eq!(record.status, RecordStatus::Approved);
-    assert_eq!(record.approvals[0].approver, "alice");
+    assert_eq!(record.approvals[0].approver, "maya");
     // Recorded with the numeric id too: logins can be renamed and reused.
     assert_eq!(
         record.approvals[0].approver_id,
-        Some(w.fake().user_id("alice"))
+        Some(w.fake().user_id("maya"))
     );
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_allow_author_approval_the_person_who_asked_approves_their_own_plan() {
+    let mut w = World::new().await;
+    w.commit(&[(
+        ".github/navin.yml",
+        "approval:\n  allow_author_approval: true\n",
+    )]);
+    let issue = w.issue("Greetings", "Make greetings configurable.");
+    w.comment(issue, "alice", "/plan make the greeting configurable")
+        .await;
+    w.reply().await;
+    w.comment(issue, "alice", "/approve").await;
+    let record = w.plan_record(&format!("issue-{issue}")).unwrap();
+    assert_eq!(record.status, RecordStatus::Approved);
+    assert_eq!(record.approvals[0].approver, "alice");
     w.finish().await;
 }
 

@@ -311,8 +311,9 @@ impl Default for AutoAccept {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Approval {
-    /// Whether the plan's author may approve it; set it in a repository with one
-    /// maintainer. Default: false (as GitHub's own rule for pull requests).
+    /// Whether the person who asked for a plan (or opened the pull request it is on) may
+    /// approve it; set it in a repository with one maintainer. Default: false (as GitHub's
+    /// own rule for pull requests).
     pub allow_author_approval: bool,
     /// Distinct approving writers a plan needs. At least 1. Default: 1.
     #[schemars(range(min = 1))]

@@ -91,6 +91,14 @@ pub fn latest_approvals(reviews: &[RestReview]) -> BTreeMap<String, &RestReview>
     latest
 }
 
+/// Is `who` approving the plan they asked for themselves, with the repository not allowing
+/// it? The rule GitHub applies to a pull request's author, applied to `/approve` on issues
+/// and `navin plan approve` too: a plan nobody else looked at is not approved. A record
+/// without a requester (older ledgers) is nobody's own.
+pub fn own_plan(requester: &str, who: &str, allow_author_approval: bool) -> bool {
+    !allow_author_approval && !requester.is_empty() && requester.eq_ignore_ascii_case(who)
+}
+
 /// The approvals that may count for the plan text written at `text_at`: each reviewer's
 /// latest decisive review is an approval, the reviewer is not the PR author (unless
 /// allowed), and the review was submitted no earlier than the text (GitHub reports whole
@@ -194,6 +202,14 @@ mod tests {
         let (counted, _) = candidates(&reviews, "octocat", false, None);
         assert_eq!(logins(&counted), ["carol"]);
         assert_eq!(counted[0].review_id, 2);
+    }
+
+    #[test]
+    fn the_requester_approves_their_own_plan_only_when_allowed() {
+        assert!(own_plan("Alice", "alice", false));
+        assert!(!own_plan("alice", "alice", true));
+        assert!(!own_plan("alice", "carol", false));
+        assert!(!own_plan("", "carol", false), "no requester recorded");
     }
 
     #[test]

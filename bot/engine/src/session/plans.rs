@@ -465,6 +465,7 @@ impl Session<'_> {
         let who = self.origin.author.clone();
         let who_id = self.origin.author_id;
         let required = self.repo_config().approval.required_approvals;
+        let allow_author = self.repo_config().approval.allow_author_approval;
         let now = self.now();
         let waiting = match self.owner_approval(&who).await? {
             Ok(waiting) => waiting,
@@ -473,6 +474,11 @@ impl Session<'_> {
         self.decide(op_id, "approve", move |record| {
             if record.is_approved() {
                 return Err("the plan is already approved.".to_owned());
+            }
+            if crate::rules::approvals::own_plan(&record.requested_by, &who, allow_author) {
+                return Err(format!(
+                    "@{who} asked for this plan, and people do not approve their own plans unless `approval.allow_author_approval: true` is set in `.github/navin.yml`; another person with write access can `/approve` it."
+                ));
             }
             let hash = record.hash.clone();
             let approval = ApprovalEntry::new(&who, &hash, now, None).by_id(who_id);

@@ -69,7 +69,8 @@ pub fn serve_args(fake: &FakeGitHub, data_dir: &Path) -> ServeArgs {
     .serve
 }
 
-/// A fake GitHub holding a small Rust repository, with a writer (alice), a reader (bob)
+/// A fake GitHub holding a small Rust repository, with writers (alice, who asks for plans,
+/// and maya, who approves them), a reader (bob)
 /// and the App installed.
 pub fn seeded_fake() -> FakeGitHub {
     let fake = FakeGitHub::start();
@@ -105,6 +106,7 @@ pub fn seeded_fake() -> FakeGitHub {
     fake.create_installation(OWNER, &[&format!("{OWNER}/{REPO}")]);
     fake.set_role(OWNER, REPO, "alice", "write");
     fake.set_role(OWNER, REPO, "bob", "read");
+    fake.set_role(OWNER, REPO, "maya", "write");
     fake
 }
 
