@@ -88,6 +88,10 @@ pub struct ActionEnv {
     pub planner_model: Option<String>,
     /// `INPUT_PLANNER_API_KEY`: the endpoint's key; unset means the job's token.
     pub planner_api_key: Option<String>,
+    /// `INPUT_LEDGER_KEY`: the key Navin seals its ledger commits with (a repository
+    /// secret). A job has nowhere to keep one of its own, so without it the commits go
+    /// unsealed and are told by committer and trailers.
+    pub ledger_key: Option<String>,
 }
 
 impl std::fmt::Debug for ActionEnv {
@@ -100,6 +104,7 @@ impl std::fmt::Debug for ActionEnv {
                 "planner_api_key",
                 &self.planner_api_key.as_ref().map(|_| "***"),
             )
+            .field("ledger_key", &self.ledger_key.as_ref().map(|_| "***"))
             .field("repository", &self.repository)
             .field("event_name", &self.event_name)
             .finish_non_exhaustive()
@@ -170,7 +175,20 @@ impl ActionEnv {
             planner_base_url: var("INPUT_PLANNER_BASE_URL").map(|u| u.trim().to_owned()),
             planner_model: var("INPUT_PLANNER_MODEL").map(|m| m.trim().to_owned()),
             planner_api_key: var("INPUT_PLANNER_API_KEY").map(|k| k.trim().to_owned()),
+            ledger_key: var("INPUT_LEDGER_KEY"),
         })
+    }
+
+    /// The `ledger-key` input as a seal key; too short a key is refused, naming the input.
+    pub fn seal_key(&self) -> Result<Option<navin_ledger::store::SealKey>, ActionError> {
+        self.ledger_key
+            .as_deref()
+            .map(navin_ledger::store::SealKey::from_text)
+            .transpose()
+            .map_err(|e| ActionError::Input {
+                input: "ledger-key",
+                message: e.to_string(),
+            })
     }
 
     /// `owner/name` of the repository the job runs in.

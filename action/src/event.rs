@@ -203,6 +203,7 @@ impl Work<'_> {
             agent_token: self.env.agent_token.clone().map(SecretString::from),
             planner,
             planner_source,
+            ledger_key: self.env.seal_key()?,
             ..EngineConfig::new(data_dir.path())
         };
         let engine = Engine::new(github.clone(), config);
@@ -283,6 +284,7 @@ impl Work<'_> {
             url,
             &self.branch,
             self.token.to_owned(),
+            self.env.seal_key()?,
         )
         .map_err(|e| crate::ledger::store_error(e, &self.branch))
     }

@@ -39,6 +39,7 @@ pub fn open(env: &ActionEnv, token: &str, branch: &str) -> Result<LedgerAccess, 
             branch: branch.to_string(),
             remote: Some("origin".to_string()),
             token: Some(token.to_string()),
+            seal_key: env.seal_key()?,
             ..StoreConfig::default()
         },
     )

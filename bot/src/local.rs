@@ -198,3 +198,43 @@ pub fn effect_lines(effects: &[Effect]) -> Vec<String> {
         })
         .collect()
 }
+
+/// The git config key holding a repository's ledger seal key (in `.git/config`).
+pub const LEDGER_KEY_CONFIG: &str = "navin.ledgerkey";
+
+/// The key the CLI and `navin mcp` seal ledger commits with: NAVIN_LEDGER_KEY (to
+/// share one with the App or an Action writing the same ledger), else
+/// `navin.ledgerKey` in the repository's own git config, created on first use. The
+/// repository's config is not part of any commit, so the key never travels with a push.
+pub fn ledger_key(
+    path: &Path,
+    env_key: Option<String>,
+) -> Result<navin_ledger::store::SealKey, String> {
+    use navin_ledger::store::SealKey;
+    if let Some(text) = env_key.filter(|k| !k.trim().is_empty()) {
+        return SealKey::from_text(&text).map_err(|e| format!("NAVIN_LEDGER_KEY: {e}"));
+    }
+    let repo = git2::Repository::discover(path).map_err(|e| {
+        format!(
+            "{} is not in a git repository: {}",
+            path.display(),
+            e.message()
+        )
+    })?;
+    let mut config = repo
+        .config()
+        .and_then(|c| c.open_level(git2::ConfigLevel::Local))
+        .map_err(|e| format!("cannot open the repository's git config: {}", e.message()))?;
+    if let Ok(text) = config.get_string(LEDGER_KEY_CONFIG) {
+        return SealKey::from_text(&text)
+            .map_err(|e| format!("git config {LEDGER_KEY_CONFIG}: {e}"));
+    }
+    let text = SealKey::generate_text();
+    config.set_str(LEDGER_KEY_CONFIG, &text).map_err(|e| {
+        format!(
+            "cannot store a new ledger key in the repository's git config ({LEDGER_KEY_CONFIG}): {}",
+            e.message()
+        )
+    })?;
+    SealKey::from_text(&text).map_err(|e| e.to_string())
+}

@@ -16,6 +16,7 @@ pub fn open_store(
     remote_url: &str,
     branch: &str,
     token: String,
+    seal_key: Option<navin_ledger::store::SealKey>,
 ) -> Result<Arc<Store>, StoreError> {
     let dir = clone_dir(data_dir, full_name);
     let repo = match git2::Repository::open_bare(&dir) {
@@ -37,6 +38,7 @@ pub fn open_store(
         remote: Some("origin".to_owned()),
         token: Some(token),
         committer_name: "navin[bot]".to_owned(),
+        seal_key,
         ..StoreConfig::default()
     };
     Ok(Arc::new(Store::open(&dir, cfg)?))

@@ -80,6 +80,11 @@ pub struct EngineConfig {
     /// Replaces the repository's `planner.source` (the Action's `planner` input, which
     /// the workflow author chose for this job).
     pub planner_source: Option<crate::config::PlannerSource>,
+    /// The key Navin seals its ledger commits with and tells them by: the App's
+    /// `NAVIN_LEDGER_KEY`, else one derived from its webhook secret; the Action's
+    /// `ledger-key`. Without one (an Action job given none) Navin's commits are told by
+    /// committer and trailers, which anyone with push access can copy.
+    pub ledger_key: Option<navin_ledger::store::SealKey>,
 }
 
 impl EngineConfig {
@@ -92,6 +97,7 @@ impl EngineConfig {
             agent_token: None,
             planner: navin_planner::external::ExternalConfig::default(),
             planner_source: None,
+            ledger_key: None,
         }
     }
 }

@@ -30,6 +30,10 @@ pub(super) fn open(cli: &Cli) -> Result<Store, CliError> {
         token: std::env::var("NAVIN_GIT_TOKEN")
             .ok()
             .filter(|t| !t.is_empty()),
+        seal_key: Some(
+            crate::local::ledger_key(&cli.repo, std::env::var("NAVIN_LEDGER_KEY").ok())
+                .map_err(CliError::usage)?,
+        ),
         ..StoreConfig::default()
     };
     Ok(Store::open(&cli.repo, cfg)?)

@@ -51,6 +51,17 @@ pub struct ServeArgs {
     #[arg(long, env = "NAVIN_WEBHOOK_SECRET_PREVIOUS", hide_env_values = true, value_parser = parse_secret)]
     pub webhook_secret_previous: Option<SecretString>,
 
+    /// Key Navin seals its ledger commits with (at least 16 bytes; `openssl rand -hex
+    /// 32`). Default: one derived from the webhook secret. Set it when the webhook
+    /// secret may rotate, or to share one key with CLIs or Action jobs writing the same
+    /// ledgers.
+    #[arg(long, env = "NAVIN_LEDGER_KEY", hide_env_values = true, value_parser = parse_secret)]
+    pub ledger_key: Option<SecretString>,
+
+    /// File holding the ledger key (trailing newline ignored), instead of --ledger-key.
+    #[arg(long, env = "NAVIN_LEDGER_KEY_FILE", conflicts_with = "ledger_key")]
+    pub ledger_key_file: Option<PathBuf>,
+
     /// REST API base URL; `https://HOST/api/v3` for GitHub Enterprise Server.
     #[arg(long, env = "NAVIN_API_URL", default_value = "https://api.github.com")]
     pub api_url: String,
@@ -214,6 +225,13 @@ pub enum ConfigError {
     EmptyAgentToken { path: PathBuf },
     #[error("webhook secret is empty")]
     EmptyWebhookSecret,
+    #[error("cannot read the ledger key file {path} (NAVIN_LEDGER_KEY_FILE): {source}")]
+    LedgerKeyFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the ledger key (NAVIN_LEDGER_KEY): {0}")]
+    LedgerKey(navin_ledger::store::ShortKey),
     #[error("cannot read the metrics token file {path} (NAVIN_METRICS_TOKEN_FILE): {source}")]
     MetricsTokenFile {
         path: PathBuf,
@@ -290,6 +308,29 @@ impl ServeArgs {
             }
         }
         Ok(secrets)
+    }
+
+    /// The key sealing ledger commits: NAVIN_LEDGER_KEY (or its file), else one derived
+    /// from the current webhook secret.
+    pub fn ledger_key(&self) -> Result<navin_ledger::store::SealKey, ConfigError> {
+        use navin_ledger::store::SealKey;
+        let configured = match (&self.ledger_key_file, &self.ledger_key) {
+            (Some(path), _) => Some(std::fs::read_to_string(path).map_err(|source| {
+                ConfigError::LedgerKeyFile {
+                    path: path.clone(),
+                    source,
+                }
+            })?),
+            (None, Some(key)) => Some(key.expose_secret().to_owned()),
+            (None, None) => None,
+        };
+        if let Some(text) = configured {
+            return SealKey::from_text(&text).map_err(ConfigError::LedgerKey);
+        }
+        let secrets = self.webhook_secrets()?;
+        let current = secrets.first().ok_or(ConfigError::MissingWebhookSecret)?;
+        SealKey::derived_from(current.expose_secret().as_bytes())
+            .ok_or(ConfigError::EmptyWebhookSecret)
     }
 
     /// The user token for agent dispatch, when a file is configured; an empty file is

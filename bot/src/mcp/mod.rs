@@ -199,6 +199,7 @@ fn summary(tool: &str, value: &serde_json::Value) -> String {
             format!("mission v{version}: {goal} (full ledger in structured content)")
         }
         "plan_get" => format!("plan {} (record in structured content)", s("plan_id")),
+        _ if value.get("recorded").and_then(|v| v.as_bool()) == Some(false) => s("message"),
         _ if value.get("already_applied").and_then(|v| v.as_bool()) == Some(true) => {
             let version = value.get("version").and_then(|v| v.as_u64()).unwrap_or(0);
             format!("already applied (v{version}); nothing changed")

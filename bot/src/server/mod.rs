@@ -319,6 +319,11 @@ pub async fn start_engine_with(
     wrap: impl FnOnce(crate::queue::EngineHandler) -> Arc<dyn DeliveryHandler>,
 ) -> Result<RunningServer, ServeError> {
     let dashboard = args.dashboard()?;
+    // Every server seals its ledger commits: the operator's key, else the webhook secret's.
+    let mut config = config;
+    if config.ledger_key.is_none() {
+        config.ledger_key = Some(args.ledger_key()?);
+    }
     let api_url = args.api_url.clone();
     let slot: Arc<std::sync::Mutex<Option<Arc<navin_engine::Engine>>>> = Arc::default();
     let kept = Arc::clone(&slot);

@@ -384,7 +384,9 @@ fn a_hand_committed_done_of_a_gated_step_is_refused_and_not_built_upon() {
         ],
     );
     ok(d, &["board", "add", "S2", "--title", "Notes"]);
-    let edit = |files: &dyn Fn(&mut serde_json::Value, &mut serde_json::Value), who: &str| {
+    let edit = |files: &dyn Fn(&mut serde_json::Value, &mut serde_json::Value),
+                who: &str,
+                message: &str| {
         let tree = d.join(format!("edit-{who}"));
         git(
             d,
@@ -415,7 +417,7 @@ fn a_hand_committed_done_of_a_gated_step_is_refused_and_not_built_upon() {
                 "user.email=x@example.com",
                 "commit",
                 "-qam",
-                "hand edit",
+                message,
             ],
         );
         git(
@@ -432,15 +434,30 @@ fn a_hand_committed_done_of_a_gated_step_is_refused_and_not_built_upon() {
     edit(
         &|m, _| m["facts"] = serde_json::json!(["added by hand"]),
         "carol",
+        "hand edit",
     );
     assert!(ok(d, &["ledger", "show"]).contains("Ship it"));
-    // A forged done, both files consistent.
+    // The commits are sealed with a key in the repository's own git config.
+    let key = git(d, &["config", "--local", "navin.ledgerkey"]);
+    assert_eq!(key.trim().len(), 64, "a generated key: {key}");
+    // A commit dressed as Navin's (its committer name and trailers) relaxes S1's
+    // validation; then a forged done, both files consistent each time.
+    edit(
+        &|m, b| {
+            b["tasks"][0]["validation"] = "none".into();
+            m["steps"][0]["validation"] = "none".into();
+        },
+        "Navin",
+        "navin: update v5 by human:tester\n\nNavin-Operation: update\n",
+    );
+    let relaxed = git(d, &["rev-parse", "navin/ledger"]);
     edit(
         &|m, b| {
             b["tasks"][0]["status"] = "done".into();
             m["steps"][0]["status"] = "done".into();
         },
         "mallory",
+        "hand edit",
     );
     let tip = git(d, &["rev-parse", "navin/ledger"]);
     let refused = navin(d, &["ledger", "show"]);
@@ -451,7 +468,10 @@ fn a_hand_committed_done_of_a_gated_step_is_refused_and_not_built_upon() {
     );
     let msg = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        msg.contains("by mallory was not made by Navin and marks S1 done"),
+        msg.contains(&format!(
+            "the ledger commit {} by Navin was not made by Navin (it carries no valid Navin seal) and changes S1's validation",
+            relaxed.trim()
+        )),
         "{msg}"
     );
     let write = navin(d, &["board", "start", "S2"]);

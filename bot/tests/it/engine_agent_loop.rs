@@ -358,6 +358,8 @@ fn usage_job(w: &World, step: &str, run: &str, cost_usd: f64) {
             branch: "navin/ledger".into(),
             remote: Some("origin".into()),
             token: Some(token),
+            // The Action job's `ledger-key`: the same key as the App's.
+            seal_key: w.ledger_key(),
             ..StoreConfig::default()
         },
     )

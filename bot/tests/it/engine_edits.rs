@@ -164,7 +164,7 @@ async fn a_done_forged_by_a_push_to_the_ledger_branch_is_reported_and_not_built_
         "the reply names the commit: {reply}"
     );
     assert!(
-        reply.contains("was not made by Navin and marks S1 done"),
+        reply.contains("was not made by Navin") && reply.contains("marks S1 done"),
         "{reply}"
     );
     assert_eq!(
@@ -172,6 +172,106 @@ async fn a_done_forged_by_a_push_to_the_ledger_branch_is_reported_and_not_built_
         commits,
         "nothing built on the forged tip"
     );
+    w.finish().await;
+}
+
+/// Issue 29: the forger copies what used to identify Navin's commits, its committer name
+/// (`navin[bot]`) and its trailers, and changes a step's validation, then marks it done.
+/// The ledger is sealed by the server, so the first commit without its seal is named and
+/// nothing is built on either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_forged_as_navins_own_are_refused_by_their_missing_seal_naming_the_first() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(
+        issue,
+        "alice",
+        "/mission configurable greetings\n/step add S1 \"Greeting\" --validation test",
+    )
+    .await;
+    w.reply().await;
+    let git_dir = w.fake().git_dir_path("octo-org", "hello");
+    let seal_line = |repo: &git2::Repository| {
+        let tip = repo
+            .find_reference("refs/heads/navin/ledger")
+            .unwrap()
+            .peel_to_commit()
+            .unwrap();
+        let message = tip.message().unwrap().to_owned();
+        assert!(
+            message.contains("\nNavin-Seal: v1 "),
+            "the server seals its commits: {message}"
+        );
+        message.lines().last().unwrap().to_owned()
+    };
+    let repo = git2::Repository::open_bare(&git_dir).unwrap();
+    let copied = seal_line(&repo);
+    let forge = |change: &dyn Fn(&mut navin_ledger::model::Task), subject: &str| {
+        let parent = repo
+            .find_reference("refs/heads/navin/ledger")
+            .unwrap()
+            .peel_to_commit()
+            .unwrap();
+        let read = |name: &str| {
+            let entry = parent
+                .tree()
+                .unwrap()
+                .get_path(std::path::Path::new(&format!(".navin/board/{name}")))
+                .unwrap();
+            repo.find_blob(entry.id()).unwrap().content().to_vec()
+        };
+        let mut ledger = navin_ledger::decode(&read("mission.json"), &read("board.json")).unwrap();
+        let mut s1 = (*ledger.board.tasks[0]).clone();
+        change(&mut s1);
+        ledger.board.tasks[0] = std::sync::Arc::new(s1);
+        let (mission, board) = navin_ledger::encode(&ledger).unwrap();
+        let mut index = git2::Index::new().unwrap();
+        index.read_tree(&parent.tree().unwrap()).unwrap();
+        for (name, bytes) in [("mission.json", &mission), ("board.json", &board)] {
+            let blob = repo.blob(bytes).unwrap();
+            let mut entry = index
+                .get_path(std::path::Path::new(&format!(".navin/board/{name}")), 0)
+                .unwrap();
+            entry.id = blob;
+            entry.file_size = u32::try_from(bytes.len()).unwrap();
+            index.add(&entry).unwrap();
+        }
+        let tree = repo.find_tree(index.write_tree_to(&repo).unwrap()).unwrap();
+        let sig =
+            git2::Signature::now("navin[bot]", "navin[bot]@users.noreply.github.com").unwrap();
+        let message = format!(
+            "navin: {subject} by human:alice\n\nNavin-Operation: update\nNavin-Delivery: forged\n{copied}\n"
+        );
+        repo.commit(
+            Some("refs/heads/navin/ledger"),
+            &sig,
+            &sig,
+            &message,
+            &tree,
+            &[&parent],
+        )
+        .unwrap()
+        .to_string()
+    };
+    let relaxed = forge(
+        &|t| t.validation = navin_ledger::model::Validation::None,
+        "relax S1",
+    );
+    forge(&|t| t.status = TaskStatus::Done, "close S1");
+
+    let commits = w.ledger_commits();
+    w.comment(issue, "alice", "/update fact the API is frozen")
+        .await;
+    let reply = w.reply().await;
+    assert!(
+        reply.contains(&relaxed[..12]),
+        "the reply names the first forged commit: {reply}"
+    );
+    assert!(
+        reply.contains("changes S1's validation") && reply.contains("no valid Navin seal"),
+        "{reply}"
+    );
+    assert_eq!(w.ledger_commits(), commits, "nothing built on the forgery");
     w.finish().await;
 }
 

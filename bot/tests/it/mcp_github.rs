@@ -22,7 +22,7 @@ fn error_code(result: &Value) -> Option<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn board_done_in_an_actions_job_closes_a_step_only_when_its_pull_request_is_merged_with_green_checks(
+async fn board_done_in_an_actions_job_proves_a_step_only_once_merged_with_green_checks_and_navin_records_it(
 ) {
     let mut w = World::new().await;
     let issue = w.issue("Greetings", "Make greetings configurable.");
@@ -104,6 +104,18 @@ async fn board_done_in_an_actions_job_closes_a_step_only_when_its_pull_request_i
     );
 
     assert_eq!(error_code(&green), None, "{green}");
+    // The job holds no key to the App's seal, so it records nothing itself: a step
+    // closed by an agent's job would be refused as forged. Navin records it from
+    // GitHub's merge event.
+    let said = green["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(said.contains("CI proves S1 done"), "{green}");
+    assert_eq!(green["structuredContent"]["recorded"], false, "{green}");
+    assert_eq!(
+        w.step("S1").status,
+        TaskStatus::InProgress,
+        "not recorded by the job"
+    );
+    w.merge(pr).await;
     let s1 = w.step("S1");
     assert_eq!(s1.status, TaskStatus::Done, "{s1:?}");
     let proof = s1

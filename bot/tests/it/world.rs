@@ -151,6 +151,9 @@ impl World {
         }
         let data_dir = args.data_dir.clone();
         let mut engine_config = EngineConfig::new(data_dir.clone());
+        // Sealed as `navin serve` seals: with the key its settings give (here the
+        // webhook secret's).
+        engine_config.ledger_key = Some(args.ledger_key().unwrap());
         configure(&fake, &mut engine_config);
         let for_engine = engine_config.clone();
         let panics = Panics::default();
@@ -190,6 +193,12 @@ impl World {
     /// Allows each delivery up to `wait` (a comment of a hundred commands, say).
     pub fn patient(&mut self, wait: Duration) {
         self.wait = wait;
+    }
+
+    /// The key the server seals ledger commits with: what an operator gives another
+    /// writer of the same ledger (the agent workflow's Action job, `ledger-key`).
+    pub fn ledger_key(&self) -> Option<navin_ledger::store::SealKey> {
+        self.engine_config.ledger_key.clone()
     }
 
     /// The dashboard's address (with [`World::with_dashboard`]).

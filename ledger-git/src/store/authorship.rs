@@ -1,14 +1,17 @@
-//! Foreign commits and cut histories: a ledger commit Navin did not make (no `Navin-Operation` trailer, or another committer) that marks a gated step done, or a version sequence with a gap, is refused, not built upon.
+//! Foreign commits and cut histories: a ledger commit Navin did not make that changes what proves a step (status, validation, commands, evidence, runs, attempts), or a version sequence with a gap, is refused, not built upon.
 //!
 //! Anyone who can push to the branch can edit both ledger files consistently, so reading
-//! them alone cannot tell a forged `done` from a real one. Navin's own commits carry its
-//! committer identity and trailers; a commit without them that flips a `test`, `lint` or
-//! `verify` step to done is the forgery the done-gate exists to stop.
+//! them alone cannot tell a forged `done` from a real one, and a committer named "Navin"
+//! with Navin's trailers is as easy to forge. With a key configured, Navin's commits are
+//! the ones its seal verifies on ([`super::seal`]); a sealed commit was written after
+//! Navin vetted everything below it, so only the commits above the newest sealed one
+//! need a look. A ledger with no seal anywhere (written before seals, or by a store
+//! without a key) falls back to the committer and trailers.
 
 use git2::{Oid, Repository};
 
-use super::{has_ledger, oid_str, read_ledger_at, Store, StoreError};
-use crate::model::{Ledger, TaskStatus};
+use super::{has_ledger, oid_str, read_ledger_at, seal, Store, StoreError};
+use crate::model::{Ledger, Task, TaskStatus};
 
 /// The identities Navin's front ends commit as: the CLI, `navin mcp` and the Action
 /// (`Navin`) and the App (`navin[bot]`) may all write one branch.
@@ -19,22 +22,47 @@ const NAVIN_COMMITTERS: [&str; 2] = ["Navin", "navin[bot]"];
 const VET_LIMIT: usize = 500;
 
 impl Store {
-    /// Checks the commits from `tip` back to the last vetted tip (or [`VET_LIMIT`] of
-    /// them) and remembers `tip` as vetted once it passes.
+    /// Checks the commits from `tip` back to the newest sealed one, the last vetted tip
+    /// or [`VET_LIMIT`] of them, and remembers `tip` as vetted once it passes.
     pub(super) fn vet(&self, repo: &Repository, tip: Oid) -> Result<(), StoreError> {
         let vetted = *self.vetted.lock().unwrap_or_else(|p| p.into_inner());
         if vetted == Some(tip) {
             return Ok(());
         }
+        let key = self.cfg.seal_key.as_ref();
+        let sealed = |oid: Oid| -> Result<bool, StoreError> {
+            Ok(match key {
+                Some(key) => key.verifies(&repo.find_commit(oid)?),
+                None => false,
+            })
+        };
         let mut walk = repo.revwalk()?;
         walk.push(tip)?;
+        // Below a vetted tip that is itself sealed, the ledger is a sealed one: an unsealed
+        // commit on top is foreign even if it looks like Navin's.
+        let mut found_seal = false;
         if let Some(v) = vetted.filter(|v| repo.graph_descendant_of(tip, *v).unwrap_or(false)) {
             walk.hide(v)?;
+            found_seal = sealed(v)?;
         }
+        let mut unsealed = Vec::new();
         for oid in walk.take(VET_LIMIT) {
-            let commit = repo.find_commit(oid?)?;
+            let oid = oid?;
+            if sealed(oid)? {
+                found_seal = true;
+                break;
+            }
+            unsealed.push(oid);
+        }
+        // Oldest first, so the commit named is the first one to revert.
+        for oid in unsealed.into_iter().rev() {
+            let commit = repo.find_commit(oid)?;
             check_sequence(&commit)?;
-            if self.made_by_navin(&commit) || !has_ledger(repo, commit.id())? {
+            // Below no seal of ours (a ledger from before seals, or another writer's key,
+            // as a CLI reading the App's ledger): Navin's commits are told by committer
+            // and trailers.
+            let navin = !found_seal && self.made_by_navin(&commit);
+            if navin || !has_ledger(repo, commit.id())? {
                 continue;
             }
             let after = read_ledger_at(repo, commit.id())?;
@@ -42,7 +70,7 @@ impl Store {
                 Some(p) if has_ledger(repo, p.id())? => Some(read_ledger_at(repo, p.id())?),
                 _ => None,
             };
-            if let Some(step) = forged_done(before.as_ref(), &after) {
+            if let Some(change) = protected_change(before.as_ref(), &after) {
                 let by = commit
                     .committer()
                     .name()
@@ -50,12 +78,38 @@ impl Store {
                 return Err(StoreError::Foreign {
                     commit: oid_str(commit.id()),
                     by,
-                    step,
+                    change,
+                    sealed_ledger: found_seal,
                 });
             }
         }
         *self.vetted.lock().unwrap_or_else(|p| p.into_inner()) = Some(tip);
         Ok(())
+    }
+
+    /// Whether the ledger's newest sealed commit was sealed with a key this store does
+    /// not hold (the App's, read by an agent's `navin mcp`): then what this store would
+    /// record as proof of a step, the ledger's owner refuses. `false` for a ledger
+    /// without seals, or sealed with this store's own key.
+    pub fn sealed_by_another_key(&self) -> Result<bool, StoreError> {
+        let repo = self.repo()?;
+        let Some(tip) = self.reader_tip(&repo)? else {
+            return Ok(false);
+        };
+        let mut walk = repo.revwalk()?;
+        walk.push(tip)?;
+        for oid in walk.take(VET_LIMIT) {
+            let commit = repo.find_commit(oid?)?;
+            if !commit.message().is_ok_and(seal::has_seal_line) {
+                continue;
+            }
+            return Ok(!self
+                .cfg
+                .seal_key
+                .as_ref()
+                .is_some_and(|key| key.verifies(&commit)));
+        }
+        Ok(false)
     }
 
     fn made_by_navin(&self, commit: &git2::Commit<'_>) -> bool {
@@ -108,17 +162,73 @@ fn check_sequence(commit: &git2::Commit<'_>) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The first step that needs a green run and is done in `after` but was not in `before`.
-fn forged_done(before: Option<&Ledger>, after: &Ledger) -> Option<String> {
-    after
+/// What `after` changes, against `before`, in what proves a step, in words naming the
+/// step; `None` when a commit only touched what people and agents may change without
+/// proof (titles, descriptions, facts, starting or failing a step). A step added as done,
+/// or with evidence or attempts, counts; so does a step removed (a failing step deleted
+/// is a step passed).
+pub(crate) fn protected_change(before: Option<&Ledger>, after: &Ledger) -> Option<String> {
+    for task in &after.board.tasks {
+        let id = &task.id;
+        let Some(old) = before.and_then(|b| b.board.task(id)) else {
+            if task.status == TaskStatus::Done {
+                return Some(format!("adds {id} as done"));
+            }
+            if !task.evidence.is_empty() || !task.attempts.is_empty() {
+                return Some(format!("adds {id} with evidence or attempts"));
+            }
+            continue;
+        };
+        if status_proves(old.status, task.status) {
+            return Some(format!("marks {id} {}", task.status.as_str()));
+        }
+        if let Some(what) = changed_field(old, task) {
+            return Some(format!("changes {id}'s {what}"));
+        }
+    }
+    let removed = before?
         .board
         .tasks
         .iter()
-        .filter(|t| t.status == TaskStatus::Done && t.validation.needs_run())
-        .find(|t| {
-            before
-                .and_then(|b| b.board.task(&t.id))
-                .is_none_or(|old| old.status != TaskStatus::Done)
-        })
-        .map(|t| t.id.clone())
+        .find(|t| after.board.task(&t.id).is_none())?;
+    Some(format!("removes {}", removed.id))
+}
+
+/// Whether a status change is one only proof may make: into `done`, or out of `done` or
+/// `failed` (a failure undone is a retry the budget did not pay for). Starting a step,
+/// handing it back, and failing it are what agents and people do all day.
+fn status_proves(old: TaskStatus, new: TaskStatus) -> bool {
+    old != new && (new == TaskStatus::Done || old == TaskStatus::Done || old == TaskStatus::Failed)
+}
+
+/// The first field of a step that proves it which changed in a way only Navin may change
+/// it. What an agent's or a person's own operations do without proof passes: a prose note
+/// appended to the evidence, an attempt opened or the open one ended, a failure counted.
+/// Everything else (a changed validation or command list, evidence edited, removed or
+/// appended other than prose, a closed attempt rewritten or removed, a retry budget
+/// raised or a failure count lowered, a CI round) does not.
+fn changed_field(old: &Task, new: &Task) -> Option<&'static str> {
+    let evidence_ok = new.evidence.len() >= old.evidence.len()
+        && new.evidence[..old.evidence.len()] == old.evidence[..]
+        && new.evidence[old.evidence.len()..]
+            .iter()
+            .all(|e| e.kind == crate::model::EvidenceKind::Prose);
+    let closed = old.attempts.iter().take_while(|a| !a.is_open()).count();
+    let attempts_ok = new.attempts.len() >= old.attempts.len()
+        && new.attempts[..closed] == old.attempts[..closed];
+    let fields: [(&'static str, bool); 6] = [
+        ("validation", old.validation != new.validation),
+        ("verification commands", old.commands != new.commands),
+        ("evidence and run records", !evidence_ok),
+        ("attempts", !attempts_ok),
+        (
+            "retry budget",
+            new.retry_count < old.retry_count || old.max_retries != new.max_retries,
+        ),
+        ("CI round", old.ci_round != new.ci_round),
+    ];
+    fields
+        .into_iter()
+        .find(|(_, differs)| *differs)
+        .map(|(name, _)| name)
 }

@@ -55,13 +55,19 @@ pub enum StoreError {
         /// The HTTP status, when the transport reported one.
         status: Option<u16>,
     },
-    /// A commit Navin did not make marks a step done that needs a green run: the ledger
-    /// is not built on until a person looks (roll back, or revert the commit).
-    #[error("the ledger commit {commit} by {by} was not made by Navin and marks {step} done, which needs a recorded green run; refusing to build on it (revert it, or roll back with /rollback)")]
+    /// A commit Navin did not make (no valid seal, or, without a key, not Navin's
+    /// committer and trailers) changes what proves a step: its status, validation,
+    /// commands, evidence, run records, attempts or retry budget. The ledger is not built
+    /// on until a person looks (roll back, or revert the commit).
+    #[error("the ledger commit {commit} by {by} was not made by Navin{} and {change}, which only Navin records; refusing to build on it (revert it, or roll back with /rollback)", if *sealed_ledger { " (it carries no valid Navin seal)" } else { "" })]
     Foreign {
         commit: String,
         by: String,
-        step: String,
+        /// What it changed, in words: `marks S1 done`, `changes S1's validation`.
+        change: String,
+        /// Whether the check was by seal (a key is configured) rather than by the
+        /// committer's name and trailers.
+        sealed_ledger: bool,
     },
     /// The branch's tip does not contain a commit the remote itself says was on it.
     #[error(transparent)]

@@ -89,10 +89,7 @@ impl Store {
                 return Ok(None);
             }
             let tree_oid = tree::write_files(&repo, base_tree.as_ref(), &blobs)?;
-            let tree = repo.find_tree(tree_oid)?;
-            let sig = self.signature(now)?;
-            let parents: Vec<&Commit<'_>> = parent.iter().collect();
-            let commit = repo.commit(None, &sig, &sig, message, &tree, &parents)?;
+            let commit = self.make_commit(&repo, tree_oid, parent.as_ref(), message, now)?;
             let landed = match &self.cfg.remote {
                 Some(name) => self.publish(&repo, name, commit, base)?,
                 None => self.swap(&repo, commit, base)?,

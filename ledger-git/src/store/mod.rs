@@ -17,6 +17,8 @@ pub use files::{FileChanges, PLANS_DIR};
 mod locks;
 mod remote;
 pub use remote::tip_record_ref;
+mod seal;
+pub use seal::{SealKey, ShortKey, SEAL_TRAILER};
 mod tips;
 mod tree;
 mod view;
@@ -53,6 +55,10 @@ pub struct StoreConfig {
     pub committer_email: String,
     /// Compare-and-swap attempts before giving up.
     pub max_attempts: u32,
+    /// The key Navin seals its commits with and recognizes them by ([`SealKey`]).
+    /// Without one, Navin's commits are told by committer and trailers, which anyone
+    /// with push access can copy.
+    pub seal_key: Option<SealKey>,
 }
 
 impl Default for StoreConfig {
@@ -64,6 +70,7 @@ impl Default for StoreConfig {
             committer_name: "Navin".to_string(),
             committer_email: "navin@users.noreply.github.com".to_string(),
             max_attempts: 200,
+            seal_key: None,
         }
     }
 }
@@ -639,10 +646,28 @@ impl Store {
                 (board_path.as_str(), board_blob),
             ],
         )?;
-        let tree = repo.find_tree(tree_oid)?;
-        let sig = self.signature(ctx.now)?;
         let message = commit_message(applied, op, ctx);
-        let parents: Vec<&Commit<'_>> = parent.iter().collect();
+        self.make_commit(repo, tree_oid, parent.as_ref(), &message, ctx.now)
+    }
+
+    /// Writes one commit of `tree` on `parent` (no ref moves), sealed when a key is
+    /// configured: every commit Navin makes goes through here.
+    fn make_commit(
+        &self,
+        repo: &Repository,
+        tree: Oid,
+        parent: Option<&Commit<'_>>,
+        message: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Oid, StoreError> {
+        let sig = self.signature(now)?;
+        let parent_ids: Vec<Oid> = parent.iter().map(|p| p.id()).collect();
+        let message = match &self.cfg.seal_key {
+            Some(key) => key.seal(tree, &parent_ids, message),
+            None => message.to_owned(),
+        };
+        let tree = repo.find_tree(tree)?;
+        let parents: Vec<&Commit<'_>> = parent.into_iter().collect();
         Ok(repo.commit(None, &sig, &sig, &message, &tree, &parents)?)
     }
 }
@@ -731,5 +756,7 @@ fn backoff(attempt: u32) {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_seal;
 #[cfg(test)]
 mod tests_tips;

@@ -352,7 +352,8 @@ impl Session<'_> {
         let url = self.engine.github.git_remote_url(&self.repo);
         let branch = self.repo_config().ledger_branch.clone();
         let token = token.expose_secret().to_owned();
-        blocking(move || ledger::open_store(&data_dir, &repo, &url, &branch, token)).await
+        let key = self.engine.config.ledger_key.clone();
+        blocking(move || ledger::open_store(&data_dir, &repo, &url, &branch, token, key)).await
     }
 
     /// The valid config (commands never run with an invalid one).

@@ -1,0 +1,216 @@
+//! Sealed ledgers: commits made to look like Navin's, or foreign edits of what proves a step, are refused on read and write, naming the commit.
+
+use git2::{Oid, Repository, Signature};
+
+use super::tests::{ctx, fact, init_op, store, tip};
+use super::*;
+use crate::model::{TaskStatus, Validation};
+
+const KEY: &str = "0123456789abcdef0123456789abcdef";
+
+fn sealed_cfg() -> StoreConfig {
+    StoreConfig {
+        seal_key: Some(SealKey::from_text(KEY).expect("key")),
+        ..StoreConfig::default()
+    }
+}
+
+/// Commits `change` of the tip's ledger as `committer` with `message`, as anyone with
+/// push access could: both files edited consistently.
+fn forge(
+    repo: &Repository,
+    committer: &str,
+    message: &str,
+    change: impl FnOnce(&mut Ledger),
+) -> Oid {
+    let parent = repo
+        .find_commit(tip(repo, DEFAULT_BRANCH).expect("a ledger"))
+        .expect("tip");
+    let mut ledger = read_ledger_at(repo, parent.id()).expect("ledger");
+    change(&mut ledger);
+    let (mission, board) = codec::encode(&ledger).expect("encode");
+    let blobs = [
+        (
+            format!("{BOARD_DIR}/{}", codec::MISSION_FILE),
+            repo.blob(&mission).expect("blob"),
+        ),
+        (
+            format!("{BOARD_DIR}/{}", codec::BOARD_FILE),
+            repo.blob(&board).expect("blob"),
+        ),
+    ];
+    let blobs: Vec<(&str, Oid)> = blobs.iter().map(|(p, b)| (p.as_str(), *b)).collect();
+    let tree = tree::write_files(repo, Some(&parent.tree().expect("tree")), &blobs).expect("tree");
+    let tree = repo.find_tree(tree).expect("tree");
+    let sig = Signature::now(committer, "navin@users.noreply.github.com").expect("sig");
+    repo.commit(
+        Some(&format!("refs/heads/{DEFAULT_BRANCH}")),
+        &sig,
+        &sig,
+        message,
+        &tree,
+        &[&parent],
+    )
+    .expect("commit")
+}
+
+fn set_s1(ledger: &mut Ledger, f: impl FnOnce(&mut crate::model::Task)) {
+    let mut s1 = (*ledger.board.tasks[0]).clone();
+    f(&mut s1);
+    ledger.board.tasks[0] = std::sync::Arc::new(s1);
+}
+
+fn foreign(err: StoreError) -> (String, String, bool) {
+    match err {
+        StoreError::Foreign {
+            commit,
+            change,
+            sealed_ledger,
+            ..
+        } => (commit, change, sealed_ledger),
+        other => panic!("expected a foreign commit, got {other}"),
+    }
+}
+
+#[test]
+fn a_commit_forged_as_navin_with_its_trailers_is_refused_on_read_and_write_once_sealed() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = Repository::init(dir.path()).expect("repo");
+    let s = store(dir.path(), sealed_cfg());
+    s.transact(&init_op("g"), &ctx()).expect("v1");
+    s.transact(&fact(1), &ctx()).expect("v2");
+    let sealed_tip = tip(&repo, DEFAULT_BRANCH).expect("tip");
+    let copied_seal = repo
+        .find_commit(sealed_tip)
+        .expect("commit")
+        .message()
+        .expect("utf8")
+        .lines()
+        .last()
+        .expect("a seal line")
+        .to_owned();
+    assert!(copied_seal.starts_with("Navin-Seal: v1 "), "{copied_seal}");
+
+    // Navin's committer name, its trailers, and even its last seal copied over.
+    let message = format!(
+        "navin: done v3 by human:alice\n\nS1 done\n\nNavin-Operation: done\nNavin-Version: 3\n{copied_seal}\n"
+    );
+    let forged = forge(&repo, "Navin", &message, |l| {
+        set_s1(l, |t| t.status = TaskStatus::Done);
+    });
+
+    let fresh = store(dir.path(), sealed_cfg());
+    let err = fresh.read().expect_err("the forged done is refused");
+    let shown = err.to_string();
+    let (commit, change, sealed) = foreign(err);
+    assert_eq!(commit, forged.to_string());
+    assert_eq!(change, "marks S1 done");
+    assert!(sealed);
+    assert!(shown.contains("no valid Navin seal"), "{shown}");
+
+    let err = fresh
+        .transact(&fact(2), &ctx())
+        .expect_err("nor built upon");
+    assert_eq!(foreign(err).0, forged.to_string());
+    assert_eq!(tip(&repo, DEFAULT_BRANCH), Some(forged), "nothing written");
+}
+
+#[test]
+fn relaxing_a_steps_validation_and_then_marking_it_done_is_refused_naming_the_first_commit() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = Repository::init(dir.path()).expect("repo");
+    let s = store(dir.path(), sealed_cfg());
+    s.transact(&init_op("g"), &ctx()).expect("v1");
+    let relaxed = forge(&repo, "mallory", "relax S1", |l| {
+        set_s1(l, |t| t.validation = Validation::None);
+    });
+    forge(&repo, "mallory", "close S1", |l| {
+        set_s1(l, |t| t.status = TaskStatus::Done);
+    });
+    let err = store(dir.path(), sealed_cfg()).read().expect_err("refused");
+    let (commit, change, _) = foreign(err);
+    assert_eq!(commit, relaxed.to_string());
+    assert_eq!(change, "changes S1's validation");
+
+    // The same for the verification commands and the attempts.
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = Repository::init(dir.path()).expect("repo");
+    let s = store(dir.path(), sealed_cfg());
+    s.transact(&init_op("g"), &ctx()).expect("v1");
+    forge(&repo, "mallory", "make the check pass", |l| {
+        set_s1(l, |t| t.commands = vec!["true".to_owned()]);
+    });
+    let err = store(dir.path(), sealed_cfg()).read().expect_err("refused");
+    assert_eq!(foreign(err).1, "changes S1's verification commands");
+}
+
+#[test]
+fn a_foreign_edit_of_a_title_is_accepted_and_navins_next_commit_on_it_is_sealed() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = Repository::init(dir.path()).expect("repo");
+    let s = store(dir.path(), sealed_cfg());
+    s.transact(&init_op("g"), &ctx()).expect("v1");
+    forge(&repo, "alice", "retitle S1", |l| {
+        set_s1(l, |t| t.title = "First, clearer".to_owned());
+    });
+    let fresh = store(dir.path(), sealed_cfg());
+    let read = fresh.read().expect("read").expect("a ledger");
+    assert_eq!(read.ledger.board.tasks[0].title, "First, clearer");
+    fresh.transact(&fact(1), &ctx()).expect("written");
+    let key = SealKey::from_text(KEY).expect("key");
+    let newest = repo
+        .find_commit(tip(&repo, DEFAULT_BRANCH).expect("tip"))
+        .expect("commit");
+    assert!(key.verifies(&newest));
+}
+
+#[test]
+fn a_ledger_written_before_seals_is_read_then_sealed_and_a_lookalike_after_that_is_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = Repository::init(dir.path()).expect("repo");
+    let old = store(dir.path(), StoreConfig::default());
+    old.transact(&init_op("g"), &ctx()).expect("v1");
+    old.transact(&fact(1), &ctx()).expect("v2");
+
+    let s = store(dir.path(), sealed_cfg());
+    assert!(s.read().expect("an unsealed ledger is read").is_some());
+    s.transact(&fact(2), &ctx()).expect("v3, sealed");
+
+    let message = "navin: done v4 by human:alice\n\nNavin-Operation: done\nNavin-Version: 4\n";
+    let forged = forge(&repo, "Navin", message, |l| {
+        set_s1(l, |t| t.status = TaskStatus::Done);
+    });
+    let err = store(dir.path(), sealed_cfg()).read().expect_err("refused");
+    assert_eq!(foreign(err).0, forged.to_string());
+    // The same store, which vetted the sealed tip before, refuses it too.
+    let err = s.read().expect_err("refused");
+    assert_eq!(foreign(err).0, forged.to_string());
+}
+
+#[test]
+fn starting_or_failing_a_step_without_a_seal_passes_but_undoing_a_failure_does_not() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = Repository::init(dir.path()).expect("repo");
+    let s = store(dir.path(), sealed_cfg());
+    s.transact(&init_op("g"), &ctx()).expect("v1");
+    forge(&repo, "an agent", "start S1", |l| {
+        set_s1(l, |t| t.status = TaskStatus::InProgress);
+    });
+    forge(&repo, "an agent", "S1 failed", |l| {
+        set_s1(l, |t| {
+            t.status = TaskStatus::Failed;
+            t.retry_count += 1;
+        });
+    });
+    assert!(store(dir.path(), sealed_cfg()).read().is_ok());
+    let undone = forge(&repo, "an agent", "try S1 again for free", |l| {
+        set_s1(l, |t| {
+            t.status = TaskStatus::Planned;
+            t.retry_count = 0;
+        });
+    });
+    let err = store(dir.path(), sealed_cfg()).read().expect_err("refused");
+    let (commit, change, _) = foreign(err);
+    assert_eq!(commit, undone.to_string());
+    assert_eq!(change, "marks S1 planned");
+}
