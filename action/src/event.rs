@@ -209,6 +209,9 @@ impl Work<'_> {
         let engine = Engine::new(github.clone(), config);
         let mut event = self.event.clone();
         let handled = loop {
+            // The last try tells the commenter if it fails: the job has no later.
+            event.delivery.final_attempt =
+                event.delivery.attempt >= self.event.delivery.attempt + EXTRA_ATTEMPTS;
             match engine.handle(&event).await {
                 // The server would queue a transient failure for later; a job has no
                 // later, so it tries again now, a bounded number of times. Every

@@ -85,6 +85,7 @@ impl EngineHandler {
             installation: delivery.installation_id,
             repository: delivery.repository.clone(),
             received_at: chrono::DateTime::from_timestamp_millis(delivery.received_at_ms),
+            final_attempt: delivery.final_attempt,
         };
         let event = match parse_event(meta, &delivery.event, &delivery.body) {
             Ok(Some(event)) => event,

@@ -88,6 +88,8 @@ pub struct Delivery {
     pub received_at_ms: i64,
     /// 1 for the first attempt; above 1 the handler may already have applied some effects.
     pub attempt: u32,
+    /// Set by the worker: a transient failure of this attempt is not retried.
+    pub final_attempt: bool,
 }
 
 impl Delivery {

@@ -378,6 +378,7 @@ impl PgQueue {
                     body: inflated.remove(&seq).unwrap_or_default().into(),
                     received_at_ms: row.get(7),
                     attempt: u32::try_from(attempts).unwrap_or(u32::MAX),
+                    final_attempt: false,
                 }
             })
             .collect();

@@ -168,6 +168,7 @@ pub(super) fn claim(tx: &Connection, now_ms: i64, limit: usize) -> rusqlite::Res
                 body: bytes::Bytes::new(),
                 received_at_ms: row.get(7)?,
                 attempt: u32::try_from(attempts + 1).unwrap_or(u32::MAX),
+                final_attempt: false,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;

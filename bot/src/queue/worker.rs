@@ -251,7 +251,10 @@ impl Scheduler {
         }
     }
 
-    fn start(&mut self, delivery: Delivery) {
+    fn start(&mut self, mut delivery: Delivery) {
+        // The handler tells a person when nothing will follow a failure: only the worker
+        // knows how many attempts it allows.
+        delivery.final_attempt = delivery.attempt >= self.config.max_attempts;
         let handler = Arc::clone(&self.handler);
         let info = InFlight {
             delivery_id: delivery.delivery_id.clone(),

@@ -319,6 +319,37 @@ async fn a_ledger_push_that_lands_but_reports_an_error_is_not_applied_twice() {
     w.finish().await;
 }
 
+/// Issue 29: a comment whose delivery fails for good (here the ledger branch refuses every
+/// push with a 503 and `--max-attempts 1` leaves no retry) tells its author so, with what
+/// to do, and never the internal error; the delivery stays failed for an admin to redeliver.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_whose_delivery_finally_fails_is_told_so_with_what_to_do() {
+    use navin_e2e::fake::Fault;
+    let mut w = World::with_max_attempts(1).await;
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", "/mission configurable greetings")
+        .await;
+    w.reply().await;
+    let commits = w.ledger_commits();
+    w.fake()
+        .inject(Fault::on("POST", "/{owner}/{repo}/git-receive-pack").status(503));
+    let error = w
+        .comment_that_fails(issue, "alice", "/update fact the API is frozen")
+        .await;
+    assert!(!error.is_empty(), "the queue keeps why it failed");
+    let told = w.reply().await;
+    assert!(
+        told.contains("could not finish the commands in this comment")
+            && told.contains("ledger branch stayed busy or out of reach")
+            && told.contains("redeliver delivery")
+            && told.contains(&w.last_delivery()),
+        "{told}"
+    );
+    assert!(!told.contains("503"), "no internal detail: {told}");
+    assert_eq!(w.ledger_commits(), commits, "nothing landed");
+    w.finish().await;
+}
+
 /// Defect 6 of the hardening review: the panel warns while the ledger branch is not
 /// protected against rewrites, and says nothing once a ruleset guards it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -455,6 +455,7 @@ async fn a_delivery_with_a_malformed_payload_fails_for_good_naming_the_field() {
         body: Bytes::from(serde_json::to_vec(&body).unwrap()),
         received_at_ms: 0,
         attempt: 1,
+        final_attempt: false,
     };
     match handler.handle(&delivery).await {
         Err(HandlerError::Permanent(message)) => {

@@ -124,28 +124,31 @@ impl World {
     /// As [`World::new`], with the server's clock ticking every `secs` seconds
     /// (`--sweep-interval-secs`), so timed rules fire without a webhook.
     pub async fn with_sweeps(secs: u64) -> World {
-        Self::build_full(|_, _| {}, false, Some(secs)).await
+        Self::build_full(|_, _| {}, false, |args| args.sweep_interval_secs = secs).await
+    }
+
+    /// As [`World::new`], with deliveries tried at most `n` times (`--max-attempts`).
+    pub async fn with_max_attempts(n: u32) -> World {
+        Self::build_full(|_, _| {}, false, |args| args.max_attempts = n).await
     }
 
     async fn build_with(
         configure: impl FnOnce(&FakeGitHub, &mut EngineConfig),
         dashboard: bool,
     ) -> World {
-        Self::build_full(configure, dashboard, None).await
+        Self::build_full(configure, dashboard, |_| {}).await
     }
 
     async fn build_full(
         configure: impl FnOnce(&FakeGitHub, &mut EngineConfig),
         dashboard: bool,
-        sweep_secs: Option<u64>,
+        tweak: impl FnOnce(&mut navin_bot::config::ServeArgs),
     ) -> World {
         crate::server_support::LogCapture::global();
         let fake = crate::engine_support::seeded_fake();
         let dir = tempfile::tempdir().unwrap();
         let mut args = serve_args(&fake, dir.path());
-        if let Some(secs) = sweep_secs {
-            args.sweep_interval_secs = secs;
-        }
+        tweak(&mut args);
         if dashboard {
             crate::dashboard_support::enable(&fake, &mut args, dir.path());
         }
@@ -270,6 +273,29 @@ impl World {
             .comment_payload(OWNER, REPO, number, author, body, id);
         self.send(&payload).await;
         id
+    }
+
+    /// As [`World::comment`], for a delivery that must end failed; returns its last error.
+    pub async fn comment_that_fails(&mut self, number: u64, author: &str, body: &str) -> String {
+        let id = self.fake().add_comment(OWNER, REPO, number, author, body);
+        let payload = self
+            .sc
+            .comment_payload(OWNER, REPO, number, author, body, id);
+        let guid = self.sc.send(&payload).await.guid;
+        self.sent.push((guid.clone(), payload));
+        let deadline = Instant::now() + self.wait;
+        loop {
+            self.check_panics();
+            if let Some(status) = self.server.queue().status(&guid).await.unwrap() {
+                match status.state.as_str() {
+                    "failed" => return status.last_error.unwrap_or_default(),
+                    "done" => panic!("delivery {guid} was expected to fail"),
+                    _ => {}
+                }
+            }
+            assert!(Instant::now() < deadline, "delivery {guid} did not end");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Its author edits comment `id` to `body` (`issue_comment.edited`); returns once handled.
@@ -417,6 +443,7 @@ impl World {
             body: bytes::Bytes::from(serde_json::to_vec(payload.json()).unwrap()),
             received_at_ms: 0,
             attempt: 2,
+            final_attempt: false,
         };
         let config = self.engine_config.clone();
         let handler = EngineHandler::new(Engine::new(self.server.github().clone(), config));

@@ -34,6 +34,9 @@ pub struct Delivery {
     /// When the delivery was first received (the queue's record); a retry looks for its
     /// earlier ledger operations back to then. `None`: unknown (the Action's re-runs).
     pub received_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// No attempt follows this one if it fails (the queue's last, or a failure that is
+    /// never retried): the person whose command it carries is told it failed.
+    pub final_attempt: bool,
 }
 
 impl Delivery {
@@ -44,6 +47,7 @@ impl Delivery {
             installation: None,
             repository: None,
             received_at: None,
+            final_attempt: false,
         }
     }
 

@@ -52,6 +52,22 @@ impl Engine {
         let session = self
             .session(cx, need, installation, &event.repository, origin)
             .await?;
+        let outcome = self.run_commands(&session, parsed, cx).await;
+        if let Err(e) = &outcome {
+            if cx.delivery.final_attempt {
+                session.tell_given_up(e).await;
+            }
+        }
+        outcome
+    }
+
+    /// The comment's commands in order (up to the cap), the panel once, one answer.
+    async fn run_commands(
+        &self,
+        session: &crate::session::Session<'_>,
+        parsed: Vec<crate::command::ParsedCommand>,
+        cx: &Cx,
+    ) -> Result<(), EngineError> {
         let cap = session.repo_config().limits.max_commands_per_comment;
         let mut parsed = parsed;
         let skipped = parsed.split_off(cap.min(parsed.len()));

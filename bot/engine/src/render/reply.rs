@@ -59,6 +59,18 @@ pub fn error(reference: Option<&str>) -> String {
     marked(ReplyKind::Error, &body)
 }
 
+/// A comment whose delivery failed for good: `why` in words a user can act on (never the
+/// error itself), and `delivery` for an admin to redeliver it by.
+pub fn given_up(why: &str, delivery: &str) -> String {
+    marked(
+        ReplyKind::Error,
+        &format!(
+            "❌ Navin could not finish the commands in this comment: {why}, and it will not try again on its own. Commands that ran took effect once, and `/status` shows them. Post the others again in a few minutes, or ask an admin to redeliver delivery {} from the dashboard's deliveries page; each command applies once, however often it is delivered.",
+            code(&truncate_chars(delivery, 80))
+        ),
+    )
+}
+
 /// Wraps the command list (written by the command parser, which owns the
 /// grammar) under a heading; `body` is Navin's own markdown and is not escaped.
 pub fn help(body: &str) -> String {

@@ -181,6 +181,32 @@ impl Session<'_> {
         Ok(answer)
     }
 
+    /// Tells the commenter that the delivery of their comment failed for good (its last
+    /// attempt ended in `error`, which a retry would have met again): which commands ran
+    /// is on the board, and how to get the rest run. Best effort, once per delivery: if
+    /// GitHub refuses this comment too, the log says so.
+    pub(crate) async fn tell_given_up(&self, error: &EngineError) {
+        let why = match error {
+            EngineError::GitHub(_) => "GitHub kept refusing or failing Navin's requests",
+            EngineError::Store(_) => "the ledger branch stayed busy or out of reach",
+            _ => "of an error on Navin's side",
+        };
+        let body = reply::given_up(why, &self.delivery.id);
+        let op_id = format!("{}#given-up", self.delivery.id);
+        if let Err(e) = comments::reply_once(
+            &self.client,
+            &self.repo,
+            self.origin.issue,
+            &op_id,
+            &body,
+            true,
+        )
+        .await
+        {
+            tracing::warn!(repo = %self.repo, issue = self.origin.issue, error = %e, cause = %error, "cannot tell the commenter their comment failed");
+        }
+    }
+
     /// Answers every command of one comment at once: each reaction once, and all the
     /// replies and refusals in one comment (in command order), so a comment of many
     /// commands costs one reply, not one per command. A retry finds that reply by its
