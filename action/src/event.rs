@@ -74,6 +74,7 @@ pub fn delivery(env: &ActionEnv) -> Result<Delivery, ActionError> {
         installation: Some(ACTION_INSTALLATION),
         repository: env.repository.clone(),
         received_at: None,
+        final_attempt: false,
     })
 }
 

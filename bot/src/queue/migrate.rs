@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, TransactionBehavior};
 
-use super::schema::{ADDED_INDEXES, SCHEMA, SCHEMA_VERSION};
+use super::schema::{ADDED_COLUMNS, ADDED_INDEXES, SCHEMA, SCHEMA_VERSION};
 use super::sql::compress;
 
 /// Why a queue file cannot be used as it is.
@@ -37,8 +37,21 @@ pub(super) fn to_current(conn: &mut Connection) -> Result<(), MigrateError> {
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
+    add_columns(&tx)?;
     add_indexes(&tx, found == SCHEMA_VERSION)?;
     tx.commit()?;
+    Ok(())
+}
+
+/// Adds each of [`ADDED_COLUMNS`] the file lacks (a file from before them, or built by
+/// a version-1 migration that predates them).
+fn add_columns(tx: &Connection) -> Result<(), rusqlite::Error> {
+    let mut exists = tx.prepare("SELECT 1 FROM pragma_table_info('deliveries') WHERE name = ?1")?;
+    for (name, alter) in ADDED_COLUMNS {
+        if !exists.exists(params![name])? {
+            tx.execute_batch(alter)?;
+        }
+    }
     Ok(())
 }
 

@@ -28,7 +28,7 @@ pub use handler::{DeliveryHandler, EngineHandler, HandlerError, HandlerFuture, N
 pub use list::{DeliveryFilter, DeliveryRow, DeliveryState, UnknownState, MAX_LIST_LIMIT};
 pub use navin_engine::{classify, Classification, EventKind};
 pub use pg::{PgLeader, PgOptions};
-pub use worker::{retry_delay, WorkerConfig, WorkerHandle, Workers};
+pub use worker::{retry_delay, WorkerConfig, WorkerHandle, Workers, MAX_CRASHES};
 
 /// Most operations written in one transaction; bounds the latency a single large
 /// group can add.
@@ -88,11 +88,21 @@ pub struct Delivery {
     pub received_at_ms: i64,
     /// 1 for the first attempt; above 1 the handler may already have applied some effects.
     pub attempt: u32,
+    /// Of `attempt - 1` earlier runs, how many a crash cut short (the process died, or
+    /// its replica's lease lapsed): they count as retries (effects may have landed) but
+    /// not against `--max-attempts`.
+    pub crashes: u32,
     /// Set by the worker: a transient failure of this attempt is not retried.
     pub final_attempt: bool,
 }
 
 impl Delivery {
+    /// The runs that count against `--max-attempts`: this one and every earlier one
+    /// that ended in an error, not those a crash cut short.
+    pub fn tries(&self) -> u32 {
+        self.attempt.saturating_sub(self.crashes).max(1)
+    }
+
     /// Deserializes the stored body into the engine's own payload type.
     pub fn payload<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         serde_json::from_slice(&self.body)

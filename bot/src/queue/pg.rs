@@ -41,6 +41,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "listing",
         include_str!("../../migrations/postgres/0002_listing.sql"),
     ),
+    (
+        3,
+        "crashes",
+        include_str!("../../migrations/postgres/0003_crashes.sql"),
+    ),
 ];
 
 /// Advisory lock keys (arbitrary, fixed: they must agree across versions).
@@ -351,10 +356,11 @@ impl PgQueue {
             .query(
                 "UPDATE navin_deliveries
                  SET state = 'running', attempts = attempts + 1,
+                     crashes = crashes + CASE WHEN state = 'running' THEN 1 ELSE 0 END,
                      lease_owner = $2, lease_until_ms = $3
                  WHERE seq = ANY($1)
                  RETURNING seq, delivery_id, event, action, repository, installation_id,
-                           headers, received_at_ms, attempts",
+                           headers, received_at_ms, attempts, crashes",
                 &[&good, &self.replica, &now_ms.saturating_add(self.lease_ms)],
             )
             .await?;
@@ -378,6 +384,7 @@ impl PgQueue {
                     body: inflated.remove(&seq).unwrap_or_default().into(),
                     received_at_ms: row.get(7),
                     attempt: u32::try_from(attempts).unwrap_or(u32::MAX),
+                    crashes: u32::try_from(row.get::<_, i32>(9)).unwrap_or(0),
                     final_attempt: false,
                 }
             })

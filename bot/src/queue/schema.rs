@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS deliveries (
     next_attempt_at_ms INTEGER NOT NULL,
     last_error         TEXT,
     finished_at_ms     INTEGER,
-    is_head            INTEGER NOT NULL DEFAULT 0
+    is_head            INTEGER NOT NULL DEFAULT 0,
+    crashes            INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS bodies (
     seq   INTEGER PRIMARY KEY,
@@ -48,6 +49,15 @@ CREATE INDEX IF NOT EXISTS deliveries_running
 CREATE INDEX IF NOT EXISTS deliveries_finished
     ON deliveries (finished_at_ms) WHERE finished_at_ms IS NOT NULL;
 ";
+
+/// Columns added to version 2 since it was written, added at every open where a file
+/// lacks them, for the same reason as [`ADDED_INDEXES`]: with a default, an older navin
+/// reads and writes the file without knowing them.
+pub(super) const ADDED_COLUMNS: &[(&str, &str)] = &[(
+    // Runs cut short by a crash, kept apart from failed attempts (`sql::requeue_running`).
+    "crashes",
+    "ALTER TABLE deliveries ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0",
+)];
 
 /// Indexes added to version 2 since it was written, created at every open where a
 /// file lacks them ([`super::migrate::to_current`]). They change what a row means in

@@ -142,7 +142,7 @@ pub(super) fn insert(
 /// Due heads, oldest first: reads only the partial index of queued heads.
 pub(super) const CLAIM_HEADS: &str = "
     SELECT seq, delivery_id, event, action, repository, installation_id, headers,
-           received_at_ms, attempts
+           received_at_ms, attempts, crashes
     FROM deliveries INDEXED BY deliveries_due_heads
     WHERE is_head = 1 AND state = 'queued' AND next_attempt_at_ms <= ?1
     ORDER BY seq
@@ -168,6 +168,7 @@ pub(super) fn claim(tx: &Connection, now_ms: i64, limit: usize) -> rusqlite::Res
                 body: bytes::Bytes::new(),
                 received_at_ms: row.get(7)?,
                 attempt: u32::try_from(attempts + 1).unwrap_or(u32::MAX),
+                crashes: u32::try_from(row.get::<_, i64>(9)?).unwrap_or(0),
                 final_attempt: false,
             })
         })?
@@ -264,12 +265,14 @@ pub(super) fn fail(tx: &Connection, seq: i64, error: &str, now_ms: i64) -> rusql
 }
 
 /// Deliveries a crash left running go back to the queue (at-least-once); they are
-/// still their keys' heads.
+/// still their keys' heads. The run a crash cut short did not fail, so it is counted
+/// as a crash, not against the attempts a failing delivery gets.
 pub(super) fn requeue_running(conn: &mut Connection) -> rusqlite::Result<usize> {
     let tx = conn.transaction()?;
     let n = tx
         .prepare_cached(
-            "UPDATE deliveries INDEXED BY deliveries_running SET state = 'queued'
+            "UPDATE deliveries INDEXED BY deliveries_running
+             SET state = 'queued', crashes = crashes + 1
              WHERE state = 'running'",
         )?
         .execute([])?;

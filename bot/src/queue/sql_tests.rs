@@ -495,6 +495,43 @@ fn an_upgrade_keeps_every_queued_running_and_failed_delivery_of_a_version_one_fi
 }
 
 #[test]
+fn a_run_a_crash_cut_short_is_a_retry_that_does_not_count_against_the_attempts() {
+    let mut conn = open();
+    enqueue(&conn, "d1", "o/a");
+    let first = claim(&conn, 10, 10).unwrap();
+    assert_eq!(
+        (first[0].attempt, first[0].crashes, first[0].tries()),
+        (1, 0, 1)
+    );
+    // The process dies while d1 runs; the next start puts it back.
+    assert_eq!(requeue_running(&mut conn).unwrap(), 1);
+    let again = claim(&conn, 10, 10).unwrap();
+    assert_eq!(again[0].attempt, 2, "a retry: its effects may have landed");
+    assert_eq!(again[0].crashes, 1);
+    assert_eq!(again[0].tries(), 1, "the crash is not a failed attempt");
+    // A real failure afterwards counts.
+    retry_at(&conn, again[0].seq, "503", 0).unwrap();
+    let third = claim(&conn, 10, 10).unwrap();
+    assert_eq!(
+        (third[0].attempt, third[0].crashes, third[0].tries()),
+        (3, 1, 2)
+    );
+    assert_consistent(&conn);
+}
+
+#[test]
+fn a_file_without_the_crash_count_gets_it_at_open_and_keeps_its_deliveries() {
+    let mut conn = open();
+    enqueue(&conn, "d1", "o/a");
+    conn.execute_batch("ALTER TABLE deliveries DROP COLUMN crashes")
+        .unwrap();
+    migrate::to_current(&mut conn).unwrap();
+    let claimed = claim(&conn, 10, 10).unwrap();
+    assert_eq!(claimed[0].delivery_id, "d1");
+    assert_eq!(claimed[0].crashes, 0);
+}
+
+#[test]
 fn a_file_from_a_newer_navin_is_refused_not_rewritten() {
     let mut conn = open();
     conn.pragma_update(None, "user_version", 99).unwrap();

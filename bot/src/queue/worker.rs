@@ -82,6 +82,11 @@ pub(crate) fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// Crashes (runs cut short by the process dying, or a lapsed lease) after which a
+/// delivery is failed rather than run again: a payload that takes the server down each
+/// time would otherwise restart it forever.
+pub const MAX_CRASHES: u32 = 5;
+
 /// Spawns the scheduler. `wake` is notified by ingress after each enqueue.
 #[derive(Debug)]
 pub struct Workers;
@@ -148,6 +153,8 @@ struct InFlight {
     delivery_id: String,
     seq: i64,
     attempt: u32,
+    /// [`Delivery::tries`]: what the verdict counts.
+    tries: u32,
     received_at_ms: i64,
     started: tokio::time::Instant,
 }
@@ -254,17 +261,30 @@ impl Scheduler {
     fn start(&mut self, mut delivery: Delivery) {
         // The handler tells a person when nothing will follow a failure: only the worker
         // knows how many attempts it allows.
-        delivery.final_attempt = delivery.attempt >= self.config.max_attempts;
+        delivery.final_attempt = delivery.tries() >= self.config.max_attempts;
         let handler = Arc::clone(&self.handler);
         let info = InFlight {
             delivery_id: delivery.delivery_id.clone(),
             seq: delivery.seq,
             attempt: delivery.attempt,
+            tries: delivery.tries(),
             received_at_ms: delivery.received_at_ms,
             started: tokio::time::Instant::now(),
         };
         // Its own task, so a panicking handler is caught as a JoinError and retried
         // like any transient failure instead of taking the scheduler down.
+        // A delivery that keeps taking the process down with it is not run again.
+        if delivery.crashes >= MAX_CRASHES {
+            let why = format!(
+                "the server stopped {} times while handling this delivery; it is not run again (redeliver it once the cause is fixed)",
+                delivery.crashes
+            );
+            let abort = self
+                .tasks
+                .spawn(async move { Err(HandlerError::Permanent(why)) });
+            self.in_flight.insert(abort.id(), info);
+            return;
+        }
         let abort = self
             .tasks
             .spawn(async move { handler.handle(&delivery).await });
@@ -294,7 +314,7 @@ impl Scheduler {
             .handler_seconds
             .observe(info.started.elapsed().as_secs_f64());
         let now = now_ms();
-        let outcome = match verdict(&self.config, info.attempt, result, now) {
+        let outcome = match verdict(&self.config, info.tries, result, now) {
             Outcome::Done => {
                 self.metrics.attempt("done");
                 let latency_ms = now.saturating_sub(info.received_at_ms).max(0);

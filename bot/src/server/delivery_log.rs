@@ -40,7 +40,7 @@ impl DeliveryHandler for LoggedHandler {
         Box::pin(async move {
             let started = Instant::now();
             let result = self.inner.handle(d).await;
-            let outcome = outcome(&result, d.attempt, self.max_attempts);
+            let outcome = outcome(&result, d.tries(), self.max_attempts);
             let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             let error = result.as_ref().err().map(ToString::to_string);
             macro_rules! line {

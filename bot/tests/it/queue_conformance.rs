@@ -488,6 +488,11 @@ async fn a_dead_replicas_delivery_is_taken_over_after_its_lease_and_its_late_out
         "the lapsed lease is taken over, not d1"
     );
     assert_eq!(taken[0].attempt, 2);
+    assert_eq!(
+        (taken[0].crashes, taken[0].tries()),
+        (1, 1),
+        "a lapsed lease is a crash, not a failed attempt"
+    );
     a.complete(held[0].seq, T0 + 10_002).await.unwrap();
     assert_eq!(
         a.status("d0").await.unwrap().unwrap().state,
@@ -622,7 +627,7 @@ async fn replicas_starting_together_apply_the_schema_once_and_a_newer_schema_is_
     assert_eq!(
         pg.psql("migrate", "SELECT count(*) FROM navin_schema_migrations")
             .unwrap(),
-        "2"
+        "3"
     );
     pg.psql(
         "migrate",

@@ -192,6 +192,7 @@ async fn a_handler_panic_is_recorded_with_its_delivery_and_message() {
         body: bytes::Bytes::from_static(b"{}"),
         received_at_ms: 0,
         attempt: 1,
+        crashes: 0,
         final_attempt: false,
     };
     let result = navin_bot::queue::DeliveryHandler::handle(&watched, &delivery).await;

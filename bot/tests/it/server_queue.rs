@@ -114,6 +114,104 @@ async fn one_repository_is_handled_in_arrival_order_one_at_a_time() {
     assert_eq!(queue.stats().await.unwrap().done, 12);
 }
 
+/// Claims `id`'s repository head and reopens the queue file without an outcome: what a
+/// process killed while handling it leaves behind, and its restart.
+async fn crash_while_running(dir: &std::path::Path, times: usize) {
+    for _ in 0..times {
+        let queue = open(dir);
+        assert_eq!(queue.claim(i64::MAX, 1).await.unwrap().len(), 1);
+        drop(queue);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarts_after_crashes_do_not_use_up_attempts_and_a_delivery_that_keeps_crashing_is_failed(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    open(dir.path())
+        .enqueue(delivery("flaky", "o/a"))
+        .await
+        .unwrap();
+    crash_while_running(dir.path(), 2).await;
+    let queue = open(dir.path());
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let handler = {
+        let runs = runs.clone();
+        FnHandler(move |d: Delivery| {
+            let runs = runs.clone();
+            async move {
+                runs.lock().unwrap().push((d.attempt, d.final_attempt));
+                Err(HandlerError::Transient("GitHub 502".to_owned()))
+            }
+        })
+    };
+    let workers = Workers::spawn(
+        queue.clone(),
+        Arc::new(handler),
+        fast_config(2, 2),
+        Arc::new(Metrics::new()),
+        Arc::new(Notify::new()),
+    );
+    let q = queue.clone();
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let q = q.clone();
+            async move { state_of(&q, "flaky").await == "failed" }
+        })
+        .await
+    );
+    workers.shutdown(Duration::from_secs(1)).await;
+    // Two crashes, then both of the two attempts --max-attempts 2 allows; each run after
+    // a crash is a retry (attempt > 1), and only the second failure is the last.
+    assert_eq!(*runs.lock().unwrap(), [(3, false), (4, true)]);
+    drop(queue);
+
+    // A delivery that takes the process down every time is not run a sixth time.
+    let dir = tempfile::tempdir().unwrap();
+    open(dir.path())
+        .enqueue(delivery("poison", "o/b"))
+        .await
+        .unwrap();
+    crash_while_running(dir.path(), navin_bot::queue::MAX_CRASHES as usize).await;
+    let queue = open(dir.path());
+    let ran = Arc::new(AtomicUsize::new(0));
+    let handler = {
+        let ran = ran.clone();
+        FnHandler(move |_d: Delivery| {
+            let ran = ran.clone();
+            async move {
+                ran.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }
+        })
+    };
+    let workers = Workers::spawn(
+        queue.clone(),
+        Arc::new(handler),
+        fast_config(2, 6),
+        Arc::new(Metrics::new()),
+        Arc::new(Notify::new()),
+    );
+    let q = queue.clone();
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let q = q.clone();
+            async move { state_of(&q, "poison").await == "failed" }
+        })
+        .await
+    );
+    workers.shutdown(Duration::from_secs(1)).await;
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "not run again");
+    let status = queue.status("poison").await.unwrap().unwrap();
+    assert!(
+        status
+            .last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("stopped 5 times")),
+        "{status:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn different_repositories_are_handled_concurrently() {
     let dir = tempfile::tempdir().unwrap();
@@ -455,6 +553,7 @@ async fn a_delivery_with_a_malformed_payload_fails_for_good_naming_the_field() {
         body: Bytes::from(serde_json::to_vec(&body).unwrap()),
         received_at_ms: 0,
         attempt: 1,
+        crashes: 0,
         final_attempt: false,
     };
     match handler.handle(&delivery).await {

@@ -443,6 +443,7 @@ impl World {
             body: bytes::Bytes::from(serde_json::to_vec(payload.json()).unwrap()),
             received_at_ms: 0,
             attempt: 2,
+            crashes: 0,
             final_attempt: false,
         };
         let config = self.engine_config.clone();
