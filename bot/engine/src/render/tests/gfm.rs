@@ -8,7 +8,7 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use super::fixture::*;
 use crate::command::help_text;
-use crate::render::reply::{accepted, agent_question, error, help, refusal};
+use crate::render::reply::{accepted, agent_question, error, given_up, help, refusal};
 use crate::render::{
     mission_panel, plan_comment, step_brief, PlanCommentInfo, PlanStatus, RepoRef,
 };
@@ -88,6 +88,13 @@ fn every_kind() -> Vec<(&'static str, String)> {
             accepted("Started `S2`; `navin board verify S2` proves it."),
         ),
         ("error", error(Some("7f0c2a5e-0001"))),
+        (
+            "given up",
+            given_up(
+                "the ledger branch stayed busy or out of reach",
+                "7f0c2a5e-0002",
+            ),
+        ),
         (
             "agent question",
             agent_question("subagent:codex", "Which `locale` first?", 2),
