@@ -26,7 +26,7 @@ impl Store {
     /// or [`VET_LIMIT`] of them, and remembers `tip` as vetted once it passes.
     pub(super) fn vet(&self, repo: &Repository, tip: Oid) -> Result<(), StoreError> {
         let vetted = *self.vetted.lock().unwrap_or_else(|p| p.into_inner());
-        if vetted == Some(tip) {
+        if vetted.is_some_and(|(v, _)| v == tip) {
             return Ok(());
         }
         let key = self.cfg.seal_key.as_ref();
@@ -38,12 +38,15 @@ impl Store {
         };
         let mut walk = repo.revwalk()?;
         walk.push(tip)?;
-        // Below a vetted tip that is itself sealed, the ledger is a sealed one: an unsealed
-        // commit on top is foreign even if it looks like Navin's.
+        // Above a vetted tip of a sealed ledger, an unsealed commit is foreign even if it
+        // looks like Navin's, whether or not the vetted tip itself carried the seal (a
+        // harmless foreign edit vetted first must not turn the check back to names).
         let mut found_seal = false;
-        if let Some(v) = vetted.filter(|v| repo.graph_descendant_of(tip, *v).unwrap_or(false)) {
+        if let Some((v, was_sealed)) =
+            vetted.filter(|(v, _)| repo.graph_descendant_of(tip, *v).unwrap_or(false))
+        {
             walk.hide(v)?;
-            found_seal = sealed(v)?;
+            found_seal = was_sealed;
         }
         let mut unsealed = Vec::new();
         for oid in walk.take(VET_LIMIT) {
@@ -83,7 +86,7 @@ impl Store {
                 });
             }
         }
-        *self.vetted.lock().unwrap_or_else(|p| p.into_inner()) = Some(tip);
+        *self.vetted.lock().unwrap_or_else(|p| p.into_inner()) = Some((tip, found_seal));
         Ok(())
     }
 

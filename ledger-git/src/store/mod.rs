@@ -118,7 +118,10 @@ pub struct Store {
     /// Op ids read from commit trailers for retried deliveries, extended as the tip moves.
     trailers: Mutex<Option<TrailerIndex>>,
     /// The newest tip whose commits were checked for foreign edits of gated steps.
-    vetted: Mutex<Option<Oid>>,
+    /// with whether a seal of this store's key was found at or below it (so commits on
+    /// top are judged as a sealed ledger's, even when the vetted tip was itself a
+    /// harmless foreign commit).
+    vetted: Mutex<Option<(Oid, bool)>>,
 }
 
 /// The `Navin-Delivery` trailers of the commits from `tip` back to `since` (seconds).

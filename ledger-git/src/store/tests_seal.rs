@@ -214,3 +214,21 @@ fn starting_or_failing_a_step_without_a_seal_passes_but_undoing_a_failure_does_n
     assert_eq!(commit, undone.to_string());
     assert_eq!(change, "marks S1 planned");
 }
+
+#[test]
+fn a_harmless_foreign_commit_vetted_first_does_not_let_a_lookalike_through_later() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = Repository::init(dir.path()).expect("repo");
+    let s = store(dir.path(), sealed_cfg());
+    s.transact(&init_op("g"), &ctx()).expect("v1, sealed");
+    forge(&repo, "mallory", "retitle S1", |l| {
+        set_s1(l, |t| t.title = "harmless".to_owned());
+    });
+    assert!(s.read().is_ok(), "the title edit is accepted and vetted");
+    let message = "navin: done v2 by human:alice\n\nNavin-Operation: done\nNavin-Version: 2\n";
+    let forged = forge(&repo, "Navin", message, |l| {
+        set_s1(l, |t| t.status = TaskStatus::Done);
+    });
+    let err = s.read().expect_err("still a sealed ledger underneath");
+    assert_eq!(foreign(err).0, forged.to_string());
+}
