@@ -350,6 +350,30 @@ async fn a_comment_whose_delivery_finally_fails_is_told_so_with_what_to_do() {
     w.finish().await;
 }
 
+/// The same on the first attempt for an error no retry gets past: GitHub refuses the
+/// panel's edit (422), so the delivery fails at once and its author is told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comment_whose_delivery_fails_permanently_is_told_so_at_once() {
+    use navin_e2e::fake::Fault;
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings", "");
+    w.comment(issue, "alice", "/mission configurable greetings")
+        .await;
+    w.reply().await;
+    w.fake()
+        .inject(Fault::on("PATCH", "/repos/{owner}/{repo}/issues/comments/{id}").status(422));
+    w.comment_that_fails(issue, "alice", "/update fact the API is frozen")
+        .await;
+    let told = w.reply().await;
+    assert!(
+        told.contains("could not finish the commands in this comment")
+            && told.contains("GitHub kept refusing or failing"),
+        "{told}"
+    );
+    assert!(!told.contains("422"), "no internal detail: {told}");
+    w.finish().await;
+}
+
 /// Defect 6 of the hardening review: the panel warns while the ledger branch is not
 /// protected against rewrites, and says nothing once a ruleset guards it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -54,7 +54,8 @@ impl Engine {
             .await?;
         let outcome = self.run_commands(&session, parsed, cx).await;
         if let Err(e) = &outcome {
-            if cx.delivery.final_attempt {
+            // Nothing follows: the last attempt, or an error no retry gets past.
+            if cx.delivery.final_attempt || e.retry() == crate::error::Retry::Never {
                 session.tell_given_up(e).await;
             }
         }

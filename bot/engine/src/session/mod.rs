@@ -186,12 +186,19 @@ impl Session<'_> {
     /// is on the board, and how to get the rest run. Best effort, once per delivery: if
     /// GitHub refuses this comment too, the log says so.
     pub(crate) async fn tell_given_up(&self, error: &EngineError) {
-        let why = match error {
-            EngineError::GitHub(_) => "GitHub kept refusing or failing Navin's requests",
-            EngineError::Store(_) => "the ledger branch stayed busy or out of reach",
-            _ => "of an error on Navin's side",
+        let why = match (error.missing_permission(), error) {
+            (Some(permission), _) => format!(
+                "GitHub refused Navin the `{permission}` permission here (an admin grants it in the App's settings)"
+            ),
+            (None, EngineError::GitHub(_)) => {
+                "GitHub kept refusing or failing Navin's requests".to_owned()
+            }
+            (None, EngineError::Store(_)) => {
+                "the ledger branch stayed busy or out of reach".to_owned()
+            }
+            (None, _) => "of an error on Navin's side".to_owned(),
         };
-        let body = reply::given_up(why, &self.delivery.id);
+        let body = reply::given_up(&why, &self.delivery.id);
         let op_id = format!("{}#given-up", self.delivery.id);
         if let Err(e) = comments::reply_once(
             &self.client,
