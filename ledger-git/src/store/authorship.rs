@@ -65,15 +65,22 @@ impl Store {
             // as a CLI reading the App's ledger): Navin's commits are told by committer
             // and trailers.
             let navin = !found_seal && self.made_by_navin(&commit);
-            if navin || !has_ledger(repo, commit.id())? {
+            if navin {
                 continue;
             }
-            let after = read_ledger_at(repo, commit.id())?;
-            let before = match commit.parents().next() {
-                Some(p) if has_ledger(repo, p.id())? => Some(read_ledger_at(repo, p.id())?),
-                _ => None,
+            let change = match plan_record_change(repo, &commit)? {
+                Some(change) => Some(change),
+                None if has_ledger(repo, commit.id())? => {
+                    let after = read_ledger_at(repo, commit.id())?;
+                    let before = match commit.parents().next() {
+                        Some(p) if has_ledger(repo, p.id())? => Some(read_ledger_at(repo, p.id())?),
+                        _ => None,
+                    };
+                    protected_change(before.as_ref(), &after)
+                }
+                None => None,
             };
-            if let Some(change) = protected_change(before.as_ref(), &after) {
+            if let Some(change) = change {
                 let by = commit
                     .committer()
                     .name()
@@ -163,6 +170,34 @@ fn check_sequence(commit: &git2::Commit<'_>) -> Result<(), StoreError> {
         parent = p.parent(0).ok();
     }
     Ok(())
+}
+
+/// The first plan record (or the auto-accept count) `commit` adds, changes or removes
+/// under [`super::PLANS_DIR`]: every change to them is a decision (an approval, a
+/// rejection, a new text's hash, the op ids applied), which only Navin records. Plan
+/// texts (`.md`) are not: a hand edit of one no longer matches its record's hash and is
+/// reported as such.
+fn plan_record_change(
+    repo: &Repository,
+    commit: &git2::Commit<'_>,
+) -> Result<Option<String>, StoreError> {
+    let tree = commit.tree()?;
+    let parent_tree = match commit.parents().next() {
+        Some(p) => Some(p.tree()?),
+        None => None,
+    };
+    let mut options = git2::DiffOptions::new();
+    options.pathspec(super::PLANS_DIR);
+    let diff = repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut options))?;
+    Ok(diff.deltas().find_map(|delta| {
+        let path = delta
+            .new_file()
+            .path()
+            .or_else(|| delta.old_file().path())?;
+        let path = path.to_str()?;
+        path.ends_with(".json")
+            .then(|| format!("changes the plan record {path}"))
+    }))
 }
 
 /// What `after` changes, against `before`, in what proves a step, in words naming the

@@ -166,9 +166,12 @@ mod tests {
     fn write(store: &Store, path: &str, text: &str) -> Option<String> {
         let now = Utc::now();
         store
-            .update_files(&[path], "navin: plan", now, |_| {
-                Some(vec![(path.to_string(), text.as_bytes().to_vec())])
-            })
+            .update_files(
+                &[path],
+                "navin: plan p1 plan by human:alice\n\nNavin-Plan: p1\n",
+                now,
+                |_| Some(vec![(path.to_string(), text.as_bytes().to_vec())]),
+            )
             .unwrap()
     }
 

@@ -232,3 +232,45 @@ fn a_harmless_foreign_commit_vetted_first_does_not_let_a_lookalike_through_later
     let err = s.read().expect_err("still a sealed ledger underneath");
     assert_eq!(foreign(err).0, forged.to_string());
 }
+
+#[test]
+fn a_plan_record_edited_by_a_push_is_refused_but_a_hand_edit_of_a_plan_text_is_not() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = Repository::init(dir.path()).expect("repo");
+    let s = store(dir.path(), sealed_cfg());
+    s.transact(&init_op("g"), &ctx()).expect("v1, sealed");
+    let record = format!("{PLANS_DIR}/issue-7.json");
+    let text = format!("{PLANS_DIR}/issue-7.md");
+    s.update_files(
+        &[&record, &text],
+        "navin: plan issue-7 plan by human:alice\n\nNavin-Plan: issue-7\n",
+        ctx().now,
+        |_| {
+            Some(vec![
+                (
+                    record.clone(),
+                    br#"{"status":"pending","approvals":[]}"#.to_vec(),
+                ),
+                (text.clone(), b"# Plan\n".to_vec()),
+            ])
+        },
+    )
+    .expect("sealed plan write");
+    super::tests::commit_files(&repo, DEFAULT_BRANCH, &[(&text, b"# Plan, edited\n")]);
+    assert!(
+        store(dir.path(), sealed_cfg()).read().is_ok(),
+        "a text edit passes"
+    );
+    let forged = super::tests::commit_files(
+        &repo,
+        DEFAULT_BRANCH,
+        &[(
+            &record,
+            br#"{"status":"approved","approvals":[{"approver":"mallory"}]}"#,
+        )],
+    );
+    let err = store(dir.path(), sealed_cfg()).read().expect_err("refused");
+    let (commit, change, _) = foreign(err);
+    assert_eq!(commit, forged.to_string());
+    assert_eq!(change, format!("changes the plan record {record}"));
+}
