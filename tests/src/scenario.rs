@@ -205,6 +205,7 @@ impl Scenario {
             .head_ref(&pull.head_ref)
             .set("/pull_request/base/ref", json!(pull.base_ref))
             .set("/pull_request/base/sha", json!(pull.base_sha))
+            .set("/pull_request/draft", json!(pull.draft))
             .sender(&issue.author, author_id, UserKind::User);
         if let Some(fork) = &pull.head_repo {
             // A fork PR's head lives in the fork, as GitHub's payload says.
@@ -250,6 +251,13 @@ impl Scenario {
         self.fake.reopen(owner, repo, number);
         self.pull_payload("pull_request.opened", owner, repo, number)
             .set("/action", json!("reopened"))
+    }
+
+    /// Marks a draft PR ready for review in the fake; returns the
+    /// `pull_request.ready_for_review` payload GitHub would send.
+    pub fn ready_pull(&self, owner: &str, repo: &str, number: u64) -> Payload {
+        self.fake.mark_ready(owner, repo, number);
+        self.pull_payload("pull_request.ready_for_review", owner, repo, number)
     }
 
     /// Pushes files to the PR's head branch and delivers `pull_request.synchronize`.

@@ -4,7 +4,7 @@ use navin_github::{ops, GitHubError, InstallationClient};
 
 use navin_ledger::{Operation, Task};
 
-use crate::config::DoneOn;
+use crate::config::{DoneOn, Drafts};
 use crate::evidence::{CheckObservation, CheckRunList, EvidencePolicy};
 
 /// Pages of check runs read per commit (100 each): more than any real CI reports.
@@ -71,6 +71,29 @@ pub async fn annotation_messages(
     let path = ops::check_run_annotations(repo, run_id, ANNOTATIONS_READ);
     let list: Vec<Annotation> = client.get_json(&path).await?;
     Ok(annotation_lines(&list))
+}
+
+/// Under `evidence.drafts: wait`, the number of `task`'s pull request while it is an
+/// open draft, so CI on it is held; `None` otherwise, without a request when nothing
+/// could be held (no pull request, already merged, or drafts counted). Read from the
+/// API rather than remembered, so a `converted_to_draft` webhook that never came
+/// changes nothing.
+pub async fn open_draft(
+    client: &InstallationClient,
+    repo: &str,
+    task: &Task,
+    policy: &EvidencePolicy,
+) -> Result<Option<u64>, GitHubError> {
+    let Some(&number) = task.links.prs.last() else {
+        return Ok(None);
+    };
+    if policy.drafts != Drafts::Wait || task.links.merged_pr.is_some() {
+        return Ok(None);
+    }
+    let path = ops::pull_request(repo, number);
+    let pr: crate::event::PullRequest = client.get_json(&path).await?;
+    let open = pr.state.as_deref() != Some("closed");
+    Ok((open && pr.draft == Some(true)).then_some(number))
 }
 
 /// With `done_on: merged`, the `merged` operation for `task` when its pull request is

@@ -125,7 +125,16 @@ impl GitHubCi {
                 &head,
             ))
             .map_err(|e| unavailable(&self.repo, &e, &format!("the check runs of {head}")))?;
-        let judged = evidence::judge_step(task, &ledger.board, &runs, None, &policy, Utc::now());
+        let draft = handle
+            .block_on(navin_engine::reads::open_draft(
+                &self.client,
+                &self.repo,
+                task,
+                &policy,
+            ))
+            .map_err(|e| unavailable(&self.repo, &e, "the pull request"))?;
+        let judged = evidence::judge_step(task, &ledger.board, &runs, None, &policy, Utc::now())
+            .held_for_draft(draft);
         if let Some(why) = evidence::not_done(task, &judged) {
             return Err(refusal(task, &why));
         }

@@ -451,3 +451,77 @@ async fn runs_are_read_past_the_first_hundred_and_a_queued_rerun_blocks_its_olde
     assert_eq!(w.step("S1").status, TaskStatus::Done);
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ci_on_a_draft_spends_no_attempt_and_closes_nothing_until_it_is_marked_ready() {
+    let mut w = mission().await;
+    let (pr, head) = w.open_pull(step_pr("S1", "feature-s1").draft()).await;
+    // A draft is still the step's work in flight.
+    let s1 = w.step("S1");
+    assert_eq!(s1.status, TaskStatus::InProgress, "{s1:?}");
+    assert_eq!(s1.links.prs, vec![pr]);
+
+    // Half-done work goes red: no attempt, no CI round.
+    w.ci(&head, "ci/test", "failure").await;
+    let s1 = w.step("S1");
+    assert_eq!(s1.status, TaskStatus::InProgress, "{s1:?}");
+    assert_eq!(s1.retry_count, 0);
+    assert!(s1.ci_round.is_none(), "{:?}", s1.ci_round);
+
+    // Green on a draft is kept as evidence but closes nothing (done_on: green here).
+    let fixed = w
+        .push(pr, &[("src/s1.rs", "pub fn f() -> u8 { 1 }\n")])
+        .await;
+    let run = w.ci(&fixed, "ci/test", "success").await;
+    let s1 = w.step("S1");
+    assert_eq!(s1.status, TaskStatus::InProgress, "{s1:?}");
+    assert!(
+        s1.evidence
+            .iter()
+            .any(|e| e.check_run_id == Some(run) && e.ok),
+        "the green run is kept: {s1:?}"
+    );
+
+    // Asking to close it says why it waits.
+    let issue = w
+        .ledger()
+        .and_then(|l| l.mission.origin.and_then(|o| o.issue))
+        .expect("the mission's issue");
+    w.comment(issue, "alice", "/done S1").await;
+    let why = w.reply().await;
+    assert!(
+        why.contains("draft") && why.contains("ready for review"),
+        "{why}"
+    );
+    assert_eq!(w.step("S1").status, TaskStatus::InProgress);
+
+    // "Ready for review" judges the head again: the green run it held closes S1.
+    w.ready_for_review(pr).await;
+    let s1 = w.step("S1");
+    assert_eq!(s1.status, TaskStatus::Done, "{s1:?}");
+    assert_eq!(s1.retry_count, 0);
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_drafts_counted_a_red_run_on_a_draft_fails_an_attempt() {
+    let mut w = World::new().await;
+    w.commit(&[(
+        ".github/navin.yml",
+        "evidence:\n  done_on: green\n  drafts: count\n  required_checks:\n    test: [ci/test]\n",
+    )]);
+    let issue = w.issue("Drafts", "");
+    w.comment(
+        issue,
+        "alice",
+        "/mission count drafts\n/step add S1 \"Counted\" --validation test",
+    )
+    .await;
+    w.reply().await;
+    let (_, head) = w.open_pull(step_pr("S1", "feature-s1").draft()).await;
+    w.ci(&head, "ci/test", "failure").await;
+    let s1 = w.step("S1");
+    assert_eq!(s1.status, TaskStatus::Failed, "{s1:?}");
+    assert_eq!(s1.retry_count, 1);
+    w.finish().await;
+}

@@ -521,6 +521,12 @@ impl World {
         self.send(&payload).await
     }
 
+    /// Marks draft PR `number` ready for review; returns the delivery once handled.
+    pub async fn ready_for_review(&mut self, number: u64) -> String {
+        let payload = self.sc.ready_pull(OWNER, REPO, number);
+        self.send(&payload).await
+    }
+
     /// `reviewer` reviews PR `number`'s head as `state` (`approved`…); returns the review id.
     pub async fn review(&mut self, number: u64, reviewer: &str, state: &str) -> u64 {
         let (id, sent) = self.sc.review(OWNER, REPO, number, reviewer, state).await;

@@ -384,6 +384,21 @@ impl FakeGitHub {
         }
     }
 
+    /// Marks a pull request ready for review (`draft: false`), as the "Ready for review"
+    /// button does.
+    pub fn mark_ready(&self, owner: &str, repo: &str, number: u64) {
+        let mut model = self.inner.model();
+        if let Some(issue) = model
+            .repo_mut(owner, repo)
+            .and_then(|r| r.issues.get_mut(&number))
+        {
+            issue.updated_at = Utc::now();
+            if let Some(pull) = issue.pull.as_mut() {
+                pull.draft = false;
+            }
+        }
+    }
+
     /// Reopens a closed issue or PR (an unmerged one: GitHub cannot reopen a merge).
     pub fn reopen(&self, owner: &str, repo: &str, number: u64) {
         let mut model = self.inner.model();

@@ -21,6 +21,7 @@ fixtures!(
     "pull_request.opened",
     "pull_request.synchronize",
     "pull_request.closed",
+    "pull_request.ready_for_review",
     "pull_request_review.submitted",
     "pull_request_review.submitted.approved",
     "pull_request_review.submitted.changes_requested",

@@ -360,6 +360,23 @@ pub struct Evidence {
     /// required check green on the final head (`merged`, the default), or as soon as
     /// they are green on the linked head (`green`).
     pub done_on: DoneOn,
+    /// What CI on a draft pull request does to the step it carries: `wait` (the default)
+    /// keeps its green runs as evidence but closes no step, spends no attempt and counts
+    /// no CI round until the pull request is marked ready for review, which judges its
+    /// head again; `count` treats a draft like any open pull request.
+    pub drafts: Drafts,
+}
+
+/// `evidence.drafts`: whether CI on a draft pull request moves its step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Drafts {
+    /// A draft is work in progress: its red runs spend no attempt and its green runs
+    /// close nothing until it is ready for review, so an agent can push half-done work.
+    #[default]
+    Wait,
+    /// A draft counts like any open pull request.
+    Count,
 }
 
 /// `evidence.done_on`: when CI proves a step done.
@@ -381,6 +398,7 @@ impl Default for Evidence {
             required_checks: RequiredChecks::default(),
             min_ci_time: Duration::ZERO,
             done_on: DoneOn::Merged,
+            drafts: Drafts::Wait,
         }
     }
 }

@@ -177,6 +177,9 @@ pub struct PullRequest {
     pub state: Option<String>,
     #[serde(default)]
     pub merged: Option<bool>,
+    /// A draft is work in progress; see `evidence.drafts`.
+    #[serde(default)]
+    pub draft: Option<bool>,
     /// Set once merged; the one merge field the REST "list" shapes also carry.
     #[serde(default)]
     pub merged_at: Option<String>,

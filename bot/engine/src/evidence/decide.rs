@@ -27,6 +27,7 @@ pub fn policy_from(config: &RepoConfig) -> EvidencePolicy {
         required_checks,
         min_ci_time: (!e.min_ci_time.is_zero()).then_some(e.min_ci_time),
         done_on: e.done_on,
+        drafts: e.drafts,
     }
 }
 
@@ -150,6 +151,27 @@ impl Decision {
                 });
                 ops
             }
+        }
+    }
+
+    /// The decision for a step whose pull request `pr` is a draft, under
+    /// `evidence.drafts: wait`: green runs are kept as evidence but close nothing, and
+    /// a red run spends no attempt. Marking the pull request ready for review judges
+    /// its head again.
+    pub fn held_for_draft(self, pr: u64) -> Decision {
+        match self {
+            Decision::Done { evidence, .. } => Decision::Record {
+                evidence,
+                why: format!(
+                    "green, but #{pr} is a draft: done once it is marked ready for review \
+                     (evidence.drafts: wait)"
+                ),
+            },
+            Decision::Fail { reason, .. } => Decision::Skip(format!(
+                "{reason}; #{pr} is a draft, so no attempt is spent until it is marked \
+                 ready for review (evidence.drafts: wait)"
+            )),
+            other => other,
         }
     }
 

@@ -19,6 +19,20 @@ pub struct Judged {
     pub decision: Decision,
 }
 
+impl Judged {
+    /// The judgement for a step whose open pull request is the draft `draft` (see
+    /// [`Decision::held_for_draft`]); unchanged when `draft` is `None`.
+    pub fn held_for_draft(self, draft: Option<u64>) -> Judged {
+        match draft {
+            Some(pr) => Judged {
+                verdict: self.verdict,
+                decision: self.decision.held_for_draft(pr),
+            },
+            None => self,
+        }
+    }
+}
+
 /// Why a step a person or an agent asked to close is not done, typed so each front end
 /// words it for its reader (a comment, a tool error) without matching on text.
 #[derive(Debug, Clone, PartialEq, Eq)]

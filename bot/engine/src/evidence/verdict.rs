@@ -46,6 +46,8 @@ pub struct EvidencePolicy {
     pub min_ci_time: Option<Duration>,
     /// Whether green checks close a step at once or only on a merged pull request.
     pub done_on: crate::config::DoneOn,
+    /// Whether CI on a draft pull request moves its step.
+    pub drafts: crate::config::Drafts,
 }
 
 impl Default for EvidencePolicy {
@@ -55,6 +57,7 @@ impl Default for EvidencePolicy {
             required_checks: HashMap::new(),
             min_ci_time: None,
             done_on: crate::config::DoneOn::Merged,
+            drafts: crate::config::Drafts::Wait,
         }
     }
 }

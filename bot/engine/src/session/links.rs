@@ -12,8 +12,9 @@ use crate::session::Origin;
 use crate::Cx;
 
 impl Engine {
-    /// `opened`, `reopened`, `synchronize` and `edited` link the named step to the PR's
-    /// head and put it in progress (its dependencies done). `closed` and merged records
+    /// `opened`, `reopened`, `synchronize`, `edited` and `ready_for_review` link the named
+    /// step to the PR's head and put it in progress (its dependencies done); a draft
+    /// marked ready has its head judged again. `closed` and merged records
     /// the merge and judges the final head (with `evidence.done_on: merged` that is when
     /// the step can be done); closed unmerged is a failed attempt, and reopening links
     /// the step again and gives it its next attempt.
@@ -24,7 +25,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         if !matches!(
             event.action.as_str(),
-            "opened" | "reopened" | "synchronize" | "edited" | "closed"
+            "opened" | "reopened" | "synchronize" | "edited" | "closed" | "ready_for_review"
         ) {
             return Ok(());
         }
@@ -130,8 +131,9 @@ impl Session<'_> {
                 written = true;
             }
         }
-        // Runs may have finished on this head before the PR named the step.
-        if !same_head {
+        // Runs may have finished on this head before the PR named the step, or while
+        // it was a draft (`evidence.drafts: wait` held them).
+        if !same_head || event.action == "ready_for_review" {
             let needs_runs = ledger
                 .board
                 .task(&step)
