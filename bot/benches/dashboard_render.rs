@@ -133,7 +133,7 @@ fn main() {
     };
 
     let missions_html = missions::render(&chrome, &rows, false).into_string();
-    let repo_html = repo::render(&chrome, &big, &links).into_string();
+    let repo_html = repo::render(&chrome, &big, &links, None, None).into_string();
     let css = include_str!("../src/dashboard/assets/dashboard.css").len();
     let js = include_str!("../src/dashboard/assets/dashboard.js").len();
 
@@ -154,7 +154,9 @@ fn main() {
             })
             .sum::<usize>()
     });
-    let t_repo = time(rounds, || repo::render(&chrome, &big, &links).into_string());
+    let t_repo = time(rounds, || {
+        repo::render(&chrome, &big, &links, None, None).into_string()
+    });
     let t_repo_json = time(rounds, || match &big.ledger {
         Ok(Some(l)) => {
             serde_json::to_string(&l.mission)

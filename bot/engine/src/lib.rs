@@ -14,6 +14,7 @@
 //! Besides events, [`Engine::edit_plan`] saves a plan from an editor outside GitHub
 //! ([`plan_edit`]), through the same session and write as `/plan edit`.
 
+pub mod act;
 pub mod cache;
 pub mod clones;
 pub mod command;
@@ -44,6 +45,7 @@ use cache::grants::GrantCache;
 use cache::permission::PermissionCache;
 use cache::repo_config::RepoConfigCache;
 
+pub use act::{ActOutcome, ActRequest, Action};
 pub use error::{EngineError, Retry};
 pub use event::{classify, parse_event, Classification, Delivery, Event, EventKind, Payload};
 pub use plan_edit::{PlanEditOutcome, PlanEditRequest, MAX_PLAN_BYTES};

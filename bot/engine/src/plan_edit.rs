@@ -234,7 +234,7 @@ fn not_allowed(reason: String) -> PlanEditOutcome {
 
 /// `issue-12` → (false, 12), `pr-3` → (true, 3); `None` for any other id (the CLI's
 /// `local-…` plans belong to no issue).
-fn parse_plan_id(id: &str) -> Option<(bool, u64)> {
+pub(crate) fn parse_plan_id(id: &str) -> Option<(bool, u64)> {
     let (on_pull_request, number) = match id.strip_prefix("pr-") {
         Some(number) => (true, number),
         None => (false, id.strip_prefix("issue-")?),
@@ -245,7 +245,7 @@ fn parse_plan_id(id: &str) -> Option<(bool, u64)> {
 }
 
 /// The key ends up in a commit trailer and the record's op ids: one plain line.
-fn check_edit_id(edit_id: &str) -> Result<(), EngineError> {
+pub(crate) fn check_edit_id(edit_id: &str) -> Result<(), EngineError> {
     let plain = edit_id
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));

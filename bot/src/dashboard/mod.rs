@@ -6,6 +6,7 @@
 //! slash commands would require.
 
 pub mod access;
+mod actions;
 mod assets;
 pub mod dag;
 mod deliveries;

@@ -14,12 +14,14 @@ use serde::Deserialize;
 use super::access::{AccessList, RepoAccess, Role};
 use super::oauth::{self, read_cookie};
 use super::pages;
+use super::pages::actions::Acts;
 use super::pages::missions::MissionRow;
 use super::pages::plan::{Conversation, PlanListRow};
 use super::pages::repo::GitHubLinks;
+use super::session::random_token;
 use super::session::SESSION_COOKIE;
 use super::signed_in::{readable, view_of, CsrfFormFields, SignedIn};
-use super::{assets, deliveries, editor, Dashboard, DashboardError};
+use super::{actions, assets, deliveries, editor, Dashboard, DashboardError};
 
 /// Repositories read for one missions or plans page; GitHub's list beyond is cut (and
 /// the page says so).
@@ -36,6 +38,7 @@ pub fn routes(dashboard: Arc<Dashboard>) -> Router {
         .route("/missions", get(missions))
         .route("/plans", get(plans))
         .route("/r/{owner}/{repo}", get(repository))
+        .route("/r/{owner}/{repo}/act", post(actions::act))
         .route("/r/{owner}/{repo}/plans/{id}", get(plan).post(editor::save))
         .route("/r/{owner}/{repo}/plans/{id}/edit", get(editor::edit))
         .route(
@@ -89,8 +92,11 @@ async fn home(State(dashboard): State<Arc<Dashboard>>, headers: axum::http::Head
         .and_then(|id| dashboard.sessions.get(&id));
     match signed_in {
         Some(_) => Redirect::to(&dashboard.path("/missions")).into_response(),
-        None => Html(pages::layout::sign_in_page(&dashboard.path("/login")).into_string())
-            .into_response(),
+        None => Html(
+            pages::layout::sign_in_page(&dashboard.path(""), &dashboard.path("/login"))
+                .into_string(),
+        )
+        .into_response(),
     }
 }
 
@@ -207,10 +213,14 @@ async fn repository(
 ) -> Result<Response, DashboardError> {
     let (access, repo, view) = readable_view(&dashboard, &who, &owner, &name).await?;
     let chrome = who.chrome(&dashboard, &access);
-    Ok(
-        Html(pages::repo::render(&chrome, &view, &links(&dashboard, &repo)).into_string())
-            .into_response(),
-    )
+    let token = random_token();
+    // Forms for writers; the action itself checks the role on GitHub again.
+    let acts = (repo.role >= Role::Write).then_some(Acts {
+        repo: &repo.full_name,
+        token: &token,
+    });
+    let page = pages::repo::render(&chrome, &view, &links(&dashboard, &repo), acts, None);
+    Ok(Html(page.into_string()).into_response())
 }
 
 #[derive(Debug, Deserialize)]

@@ -18,6 +18,7 @@ mod cli_plan;
 mod cli_plan_local;
 mod cli_plan_missions;
 mod dashboard_access;
+mod dashboard_actions;
 mod dashboard_browser;
 mod dashboard_deliveries;
 mod dashboard_editors;

@@ -60,6 +60,19 @@ impl PermissionCache {
                 return Ok(role.clone());
             }
         }
+        self.role_now(client, repo, login, user_id).await
+    }
+
+    /// The person's role read from GitHub now (and kept for the next cached lookup): for
+    /// acts a page offered minutes ago, where a role taken away since must count.
+    pub async fn role_now(
+        &self,
+        client: &InstallationClient,
+        repo: &str,
+        login: &str,
+        user_id: Option<u64>,
+    ) -> Result<String, GitHubError> {
+        let key = (repo.to_ascii_lowercase(), Person::new(login, user_id));
         let path = ops::collaborator_permission(repo, login);
         let role = match client.get_json::<serde_json::Value>(&path).await {
             Ok(v) => role_of(&v),

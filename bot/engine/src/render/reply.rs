@@ -38,6 +38,19 @@ pub fn refusal_to(login: &str, what: &str, reason: &str, what_to_do: &str) -> St
     marked(ReplyKind::Refusal, &body)
 }
 
+/// The record of a command given from the dashboard, where a comment would have got a
+/// reaction: who ran what, so the readers see every change made to it.
+pub fn from_dashboard(login: &str, command: &str) -> String {
+    marked(
+        ReplyKind::Accepted,
+        &format!(
+            "✅ {} ran {} from the Navin dashboard.",
+            inline(login, 60),
+            code(&truncate_chars(command, 300))
+        ),
+    )
+}
+
 /// Acknowledges an accepted command that deserves more than a reaction.
 pub fn accepted(summary: &str) -> String {
     marked(ReplyKind::Accepted, &format!("✅ {}", prose(summary, 600)))

@@ -60,7 +60,8 @@ pub fn page(chrome: &Chrome<'_>, title: &str, body: Markup) -> Markup {
     }
 }
 
-/// A page for a failure, before or without a session: no script, no styles needed.
+/// A page for a failure, before or without a session: no script, no styles needed (an
+/// error knows no path prefix to find the stylesheet under).
 pub fn error_page(title: &str, message: &str) -> Markup {
     html! {
         (DOCTYPE)
@@ -71,17 +72,39 @@ pub fn error_page(title: &str, message: &str) -> Markup {
     }
 }
 
-/// The sign-in page for people who are not signed in.
-pub fn sign_in_page(login_url: &str) -> Markup {
+/// The sign-in page for people who are not signed in: what the dashboard is, and the
+/// one button.
+pub fn sign_in_page(base: &str, login_url: &str) -> Markup {
+    bare(
+        base,
+        "Sign in",
+        html! {
+            section.card #welcome {
+                h1 { "Navin" }
+                p { "Missions and plans of the repositories you can read on GitHub: the step board, its evidence and history, plans to review, and the actions writers take on them." }
+                p { a.button.primary #sign-in href=(login_url) { "Sign in with GitHub" } }
+                p.muted { "Signing in tells Navin who you are on GitHub and which repositories you can read; every page and action is checked against that." }
+            }
+        },
+    )
+}
+
+/// The frame for pages seen without a session: the header and stylesheet, no navigation.
+fn bare(base: &str, title: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            head { meta charset="utf-8"; link rel="icon" href="data:,"; title { "Sign in · Navin" } }
-            body { main {
-                h1 { "Navin" }
-                p { "Missions and plans of the repositories you can read on GitHub." }
-                p { a #sign-in href=(login_url) { "Sign in with GitHub" } }
-            } }
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                link rel="icon" href="data:,";
+                title { (title) " · Navin" }
+                link rel="stylesheet" href=(format!("{base}/assets/{}", assets::css_name()));
+            }
+            body {
+                header.top { span.brand { "Navin" } }
+                main { (body) }
+            }
         }
     }
 }

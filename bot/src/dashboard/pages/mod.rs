@@ -1,5 +1,6 @@
 //! The dashboard's pages as pure functions from data to HTML (maud escapes every value), so they can be tested and benchmarked without a server.
 
+pub mod actions;
 pub mod deliveries;
 pub mod editor;
 pub mod layout;

@@ -3,8 +3,9 @@
 use maud::{html, Markup};
 use navin_engine::view::RepoView;
 use navin_ledger::plan::record::RecordStatus;
-use navin_ledger::Ledger;
+use navin_ledger::{Ledger, MissionStatus, TaskStatus};
 
+use super::actions::{blocked_why, Acts, Form};
 use super::layout::{badge, page, raw, Chrome};
 use super::missions::{badges, progress};
 use crate::dashboard::dag;
@@ -25,9 +26,27 @@ impl GitHubLinks {
     }
 }
 
-pub fn render(chrome: &Chrome<'_>, view: &RepoView, links: &GitHubLinks) -> Markup {
+/// What an action just did, shown above the mission: `ok` false for a refusal.
+#[derive(Debug, Clone)]
+pub struct Flash {
+    pub text: String,
+    pub ok: bool,
+}
+
+/// The page; `acts` is set for people who may act on it (writers: the forms), and
+/// `flash` says what their last action did.
+pub fn render(
+    chrome: &Chrome<'_>,
+    view: &RepoView,
+    links: &GitHubLinks,
+    acts: Option<Acts<'_>>,
+    flash: Option<&Flash>,
+) -> Markup {
     let body = html! {
         h1 { (view.repository) }
+        @if let Some(flash) = flash {
+            div #flash class=(if flash.ok { "flash" } else { "flash bad" }) { (flash.text) }
+        }
         p.muted {
             a href=(links.repo_url) { "On GitHub" }
             " · ledger branch " code { (view.ledger_branch) }
@@ -42,14 +61,14 @@ pub fn render(chrome: &Chrome<'_>, view: &RepoView, links: &GitHubLinks) -> Mark
                 }
             }
             Ok(None) => { p.muted #no-mission { "No mission in this repository. Start one with " code { "/mission <goal>" } " on an issue." } }
-            Ok(Some(ledger)) => { (mission(chrome, &view.repository, ledger, links)) }
+            Ok(Some(ledger)) => { (mission(chrome, &view.repository, ledger, links, acts)) }
         }
         h2 { "Plans" }
         @if view.plans.is_empty() {
             p.muted { "No plan yet. Ask for one with " code { "/plan <request>" } " on an issue or pull request." }
         } @else {
             table #plans {
-                thead { tr { th { "Plan" } th { "Status" } th { "Approvals" } th { "Request" } th { "Updated" } } }
+                thead { tr { th { "Plan" } th { "Status" } th { "Approvals" } th { "Request" } th { "Updated" } @if acts.is_some() { th { "Decide" } } } }
                 tbody {
                     @for entry in &view.plans {
                         tr {
@@ -60,6 +79,7 @@ pub fn render(chrome: &Chrome<'_>, view: &RepoView, links: &GitHubLinks) -> Mark
                                     td { (record.approver_count()) }
                                     td { (clip(&record.request, 120)) }
                                     td { (record.updated_at.format("%Y-%m-%d %H:%M UTC")) }
+                                    @if let Some(acts) = acts { td { (decide(chrome, acts, &entry.id, record.status, links)) } }
                                 }
                                 Err(problem) => { td colspan="4" { span.badge.bad { "unreadable" } " " (problem) } }
                             }
@@ -86,7 +106,59 @@ pub fn is_pending(status: RecordStatus) -> bool {
     status == RecordStatus::Pending
 }
 
-fn mission(chrome: &Chrome<'_>, repo: &str, ledger: &Ledger, links: &GitHubLinks) -> Markup {
+/// Approve and reject for a pending plan on an issue; a pull request's plan is approved
+/// by a review on GitHub, so it gets a link there instead.
+fn decide(
+    chrome: &Chrome<'_>,
+    acts: Acts<'_>,
+    id: &str,
+    status: RecordStatus,
+    links: &GitHubLinks,
+) -> Markup {
+    if !is_pending(status) {
+        return html! {};
+    }
+    if let Some(n) = id.strip_prefix("pr-").and_then(|n| n.parse::<u64>().ok()) {
+        return html! { a href=(format!("{}/files", links.pull(n))) { "Review on GitHub" } };
+    }
+    let approve = format!("approve-{id}");
+    let reject = format!("reject-{id}");
+    let plan = [("plan", id)];
+    html! {
+        (acts.form(chrome, &Form { key: &approve, action: "approve", hidden: &plan, text: None, label: "Approve", primary: true }))
+        " "
+        (acts.form(chrome, &Form { key: &reject, action: "reject", hidden: &plan, text: Some(("what to change (optional)", false)), label: "Reject", primary: false }))
+    }
+}
+
+/// Pause or resume, and `/continue` when a finished stage waits for a person.
+fn mission_acts(chrome: &Chrome<'_>, acts: Acts<'_>, ledger: &Ledger) -> Markup {
+    let status = ledger.mission.status;
+    let live = matches!(status, MissionStatus::Running | MissionStatus::Blocked);
+    let waiting = live && ledger.stages().is_some_and(|s| s.waiting_for_continue);
+    html! {
+        p #mission-acts {
+            @if waiting {
+                (acts.form(chrome, &Form { key: "continue", action: "continue", hidden: &[], text: Some(("note (optional)", false)), label: "Continue to the next stage", primary: true }))
+                " "
+            }
+            @if live {
+                (acts.form(chrome, &Form { key: "pause", action: "pause", hidden: &[], text: Some(("reason (optional)", false)), label: "Pause", primary: false }))
+            }
+            @if status == MissionStatus::Paused {
+                (acts.form(chrome, &Form { key: "resume", action: "resume", hidden: &[], text: None, label: "Resume", primary: true }))
+            }
+        }
+    }
+}
+
+fn mission(
+    chrome: &Chrome<'_>,
+    repo: &str,
+    ledger: &Ledger,
+    links: &GitHubLinks,
+    acts: Option<Acts<'_>>,
+) -> Markup {
     let m = &ledger.mission;
     let (done, total, width) = progress(ledger);
     let tasks = &ledger.board.tasks;
@@ -104,6 +176,10 @@ fn mission(chrome: &Chrome<'_>, repo: &str, ledger: &Ledger, links: &GitHubLinks
                 }
                 @if let Some(gate) = &m.stage_gate { " · stage " (gate.released) " released (" (gate.policy.as_str()) ")" }
             }
+            @if let Some((why, unblock)) = blocked_why(ledger) {
+                div.flash.bad #blocked { strong { (why) } " " (unblock) }
+            }
+            @if let Some(acts) = acts { (mission_acts(chrome, acts, ledger)) }
             @if !tasks.is_empty() {
                 h2 { "Steps" }
                 div.dag-wrap { (raw(dag::svg(tasks))) }
@@ -131,7 +207,10 @@ fn mission(chrome: &Chrome<'_>, repo: &str, ledger: &Ledger, links: &GitHubLinks
                                             None => { span class=(format!("badge {word}")) title=(e.summary) { (label) } }
                                         }
                                      } }
-                                td { (t.retry_count) "/" (t.max_retries) }
+                                td { (t.retry_count) "/" (t.max_retries)
+                                     @if let (Some(acts), TaskStatus::Failed) = (acts, t.status) {
+                                        " " (acts.form(chrome, &Form { key: &format!("retry-{}", t.id), action: "retry", hidden: &[("step", t.id.as_str())], text: None, label: "Retry", primary: false }))
+                                     } }
                             }
                         }
                     }
@@ -139,7 +218,12 @@ fn mission(chrome: &Chrome<'_>, repo: &str, ledger: &Ledger, links: &GitHubLinks
             }
             @if !m.missing_info.is_empty() || !m.facts.is_empty() || !m.constraints.is_empty() || !m.acceptance_criteria.is_empty() {
                 h2 { "What is known" }
-                @if !m.missing_info.is_empty() { h3 { "Open questions" } ul { @for q in &m.missing_info { li { (q) } } } }
+                @if !m.missing_info.is_empty() { h3 { "Open questions" } ol #questions { @for (i, q) in m.missing_info.iter().enumerate() { li { (q)
+                    @if let Some(acts) = acts {
+                        @let n = (i + 1).to_string();
+                        " " (acts.form(chrome, &Form { key: &format!("answer-{n}"), action: "answer", hidden: &[("question", n.as_str())], text: Some(("your answer", true)), label: "Answer", primary: false }))
+                    }
+                } } } }
                 @if !m.facts.is_empty() { h3 { "Facts" } ul { @for f in &m.facts { li { (f) } } } }
                 @if !m.constraints.is_empty() { h3 { "Constraints" } ul { @for c in &m.constraints { li { (c) } } } }
                 @if !m.acceptance_criteria.is_empty() { h3 { "Acceptance criteria" } ul { @for c in &m.acceptance_criteria { li { (c) } } } }
