@@ -1,4 +1,4 @@
-//! Acting from the dashboard: a writer pauses, resumes, answers, retries and approves from a repository page in a real headless Chromium; each action runs as its slash command, changes the ledger once and is recorded on the issue; a person without write access is refused and changes nothing, even with a form the page showed them before their access was taken away.
+//! Acting from the dashboard: a writer pauses, resumes, answers, retries and approves from a repository page in a real headless Chromium, and rejects with feedback over HTTP; each action runs as its slash command, changes the ledger once and is recorded on the issue; a person without write access is refused and changes nothing, even with a form the page showed them before their access was taken away.
 
 use std::time::Duration;
 
@@ -278,6 +278,28 @@ async fn a_reader_sees_no_forms_and_a_forged_post_is_refused_and_a_resent_form_a
         2,
         "the refusal is not posted"
     );
-    read_replies(&mut w, 2).await;
+
+    // Rejecting alice's plan with feedback: recorded as maya's rejection, and said on #1.
+    let plan = format!("issue-{plan_issue}");
+    let reject = [
+        ("csrf", csrf.as_str()),
+        ("act_id", "tok-reject"),
+        ("action", "reject"),
+        ("plan", plan.as_str()),
+        ("text", "too broad,\nleave the CLI alone"),
+    ];
+    let answer = maya.post_form(&act, &reject).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    // As `/reject` with feedback: the rejection is maya's, and a new plan is drawn up.
+    let record = w.plan_record(&plan).unwrap();
+    let rejection = record.rejections.last().expect("a rejection");
+    assert_eq!(rejection.by, "maya");
+    assert_eq!(
+        rejection.feedback.as_deref(),
+        Some("too broad, leave the CLI alone")
+    );
+    assert_eq!(record.status, RecordStatus::Pending, "the new plan waits");
+    assert_eq!(dashboard_replies(&w, plan_issue).len(), 1);
+    read_replies(&mut w, 3).await;
     w.finish().await;
 }
