@@ -239,3 +239,219 @@ fn the_compose_example_keeps_the_data_on_a_volume_and_secrets_in_files() {
         "the PostgreSQL example is there, commented out"
     );
 }
+
+fn repo_file(path: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The value after `flag` in a command line (`-p navin-bot` → `navin-bot`).
+fn flag_value<'a>(command: &'a str, flag: &str) -> Option<&'a str> {
+    let mut words = command.split_whitespace();
+    words.find(|w| *w == flag)?;
+    words.next()
+}
+
+#[test]
+fn the_image_builds_a_package_and_binary_the_workspace_has_and_runs_what_it_installed() {
+    let all = instructions(&read("Dockerfile"));
+    let stage = final_stage(&all);
+    let builder = &all[..all.len() - stage.len()];
+    let build = args_of(builder, "RUN")
+        .into_iter()
+        .find(|r| r.contains("cargo build"))
+        .expect("the builder runs cargo build");
+    assert!(
+        build.contains("--locked"),
+        "builds from Cargo.lock: {build}"
+    );
+    assert!(build.contains("--release"), "{build}");
+
+    // The package and binary exist: the workspace lists the package, it declares the bin.
+    let package = flag_value(build, "-p").expect("-p <package>");
+    let bin = flag_value(build, "--bin").expect("--bin <name>");
+    let manifest = read_manifest();
+    assert!(
+        manifest.contains(&format!("name = \"{package}\"")),
+        "bot/Cargo.toml is not package {package}"
+    );
+    assert!(
+        manifest.contains(&format!("[[bin]]\nname = \"{bin}\"")),
+        "bot/Cargo.toml has no binary {bin}"
+    );
+    let workspace = repo_file("Cargo.toml");
+    assert!(workspace.contains("\"bot\""), "bot is a workspace member");
+    // Every feature the build asks for is one the package has.
+    if let Some(features) = flag_value(build, "--features") {
+        for feature in features.split(',') {
+            assert!(
+                manifest.contains(&format!("\n{feature} = [")),
+                "the image asks for feature {feature} that navin-bot lacks"
+            );
+        }
+    }
+
+    // What the builder installs is what the runtime copies and runs.
+    let installed = build
+        .split("&&")
+        .find_map(|step| step.trim().strip_prefix("install "))
+        .and_then(|args| args.split_whitespace().last())
+        .expect("the builder installs the binary");
+    assert!(installed.ends_with(&format!("/{bin}")), "{installed}");
+    let copy = args_of(stage, "COPY").join(" ");
+    assert!(
+        copy.contains(&format!("--from=builder {installed} ")),
+        "the runtime copies {installed}: {copy}"
+    );
+    let entry = args_of(stage, "ENTRYPOINT").join(" ");
+    assert!(entry.contains(installed), "{entry}");
+
+    // glibc: the runtime is the Debian release the builder compiled against.
+    let codename = |image: &str| {
+        image
+            .rsplit(['-', ':'])
+            .find(|p| *p != "slim")
+            .map(str::to_owned)
+    };
+    let built_on = args_of(builder, "FROM")[0]
+        .split_whitespace()
+        .next()
+        .unwrap_or_default();
+    let runs_on = stage[0].1.split_whitespace().next().unwrap_or_default();
+    assert_eq!(
+        codename(built_on),
+        codename(runs_on),
+        "builder {built_on} and runtime {runs_on} are different Debian releases"
+    );
+
+    // The port the server listens on is the one exposed, and the health check asks it.
+    let env = args_of(stage, "ENV").join(" ");
+    let listen = env
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("NAVIN_LISTEN="))
+        .expect("NAVIN_LISTEN is set");
+    let port = listen.rsplit(':').next().unwrap_or_default();
+    assert_eq!(
+        args_of(stage, "EXPOSE"),
+        vec![port],
+        "EXPOSE matches NAVIN_LISTEN"
+    );
+    let health = args_of(stage, "HEALTHCHECK").join(" ");
+    assert!(
+        health.contains("${NAVIN_LISTEN##*:}"),
+        "the health check follows NAVIN_LISTEN: {health}"
+    );
+}
+
+fn read_manifest() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// The body of the first fenced block of `lang` in docs/deploy.md.
+fn deploy_doc_block(lang: &str) -> String {
+    let doc = repo_file("docs/deploy.md");
+    let start = doc
+        .find(&format!("```{lang}\n"))
+        .unwrap_or_else(|| panic!("docs/deploy.md has no {lang} block"))
+        + lang.len()
+        + 4;
+    let end = start + doc[start..].find("\n```").unwrap();
+    doc[start..end].to_owned()
+}
+
+/// Where nginx sends `path` under the documented `location`s (exact, then the longest
+/// prefix, overridden by the first matching regex, as nginx does): `true` when it is
+/// proxied to navin, `false` when answered 404.
+fn nginx_proxies(config: &str, path: &str) -> bool {
+    let mut exact = None;
+    let mut prefix: Option<(usize, bool)> = None;
+    let mut regex = None;
+    let mut rest = config;
+    while let Some(at) = rest.find("location ") {
+        let head_end = at + rest[at..].find('{').unwrap();
+        let head = rest[at + "location ".len()..head_end].trim();
+        // One level of braces per location in the documented examples.
+        let body_end = head_end + rest[head_end..].find('}').unwrap();
+        let body = &rest[head_end..body_end];
+        let proxied = body.contains("proxy_pass http://127.0.0.1:8080");
+        assert!(
+            proxied || body.contains("return 404"),
+            "location {head}: {body}"
+        );
+        if let Some(p) = head.strip_prefix("= ") {
+            if p == path {
+                exact = Some(proxied);
+            }
+        } else if let Some(re) = head.strip_prefix("~ ") {
+            // `^/(a|b|c)$`: an anchored list of names, the only regex form used.
+            let names = re
+                .strip_prefix("^/(")
+                .and_then(|r| r.strip_suffix(")$"))
+                .unwrap_or_else(|| panic!("unexpected regex {re}"));
+            if regex.is_none() && names.split('|').any(|n| path == format!("/{n}")) {
+                regex = Some(proxied);
+            }
+        } else if path.starts_with(head) && prefix.is_none_or(|(len, _)| head.len() > len) {
+            prefix = Some((head.len(), proxied));
+        }
+        rest = &rest[body_end..];
+    }
+    exact
+        .or(regex)
+        .or(prefix.map(|(_, p)| p))
+        .unwrap_or_else(|| panic!("no location for {path}"))
+}
+
+/// Paths the dashboard and the sign-in need from the outside, and those kept inside.
+const PUBLIC: [&str; 9] = [
+    "/webhook",
+    "/",
+    "/login",
+    "/auth/callback",
+    "/logout",
+    "/missions",
+    "/r/octo-org/hello",
+    "/r/octo-org/hello/act",
+    "/assets/dashboard.css",
+];
+const INTERNAL: [&str; 3] = ["/metrics", "/healthz", "/readyz"];
+
+#[test]
+fn the_documented_nginx_proxy_serves_the_webhook_sign_in_and_dashboard_but_not_metrics() {
+    let config = deploy_doc_block("nginx");
+    for path in PUBLIC {
+        assert!(nginx_proxies(&config, path), "{path} is not proxied");
+    }
+    for path in INTERNAL {
+        assert!(!nginx_proxies(&config, path), "{path} is exposed");
+    }
+    assert!(
+        config.contains("client_max_body_size 25m"),
+        "GitHub's payload cap"
+    );
+}
+
+#[test]
+fn the_documented_caddy_proxy_serves_the_webhook_sign_in_and_dashboard_but_not_metrics() {
+    let config = deploy_doc_block("caddyfile");
+    let internal = config
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("@internal path "))
+        .expect("an @internal matcher");
+    let hidden: Vec<&str> = internal.split_whitespace().collect();
+    for path in INTERNAL {
+        assert!(hidden.contains(&path), "{path} is exposed");
+    }
+    for path in PUBLIC {
+        assert!(!hidden.contains(&path), "{path} is hidden");
+    }
+    let internal_block = &config[config.find("handle @internal").unwrap()..];
+    let internal_block = &internal_block[..internal_block.find('}').unwrap()];
+    assert!(internal_block.contains("respond 404"), "{internal_block}");
+    // `/webhook` and a catch-all both reach navin.
+    assert!(config.contains("handle /webhook {"));
+    let proxies = config.matches("reverse_proxy 127.0.0.1:8080").count();
+    let catch_all = config.contains("    handle {");
+    assert!(proxies == 2 && catch_all, "{config}");
+}
