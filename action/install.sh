@@ -17,6 +17,12 @@
 #                            $RUNNER_TEMP/navin-action/bin
 #   NAVIN_ACTION_CARGO       the cargo command for building from source
 #                            (default `cargo`)
+#   NAVIN_INSTALL_PHASE      empty: download, else build (one call does all);
+#                            `resolve`: download, else only say a build is due
+#                            (outputs build=true and the cache key and paths, so
+#                            the action restores its build cache in between);
+#                            `build`: reuse the cached binary built from this
+#                            very source, else build with cargo and keep it
 # Prints the installed path and writes `path=<it>` to $GITHUB_OUTPUT when set.
 set -euo pipefail
 
@@ -101,7 +107,57 @@ fetch() {
     --proto "$proto" --proto-redir "$proto" --tlsv1.2 --output "$2" "$1"
 }
 
+output() {
+  if [ -n "${GITHUB_OUTPUT:-}" ]; then
+    printf '%s\n' "$1" >>"$GITHUB_OUTPUT"
+  fi
+}
+
+hash_stdin() {
+  if command -v sha256sum >/dev/null 2>&1; then
+    sha256sum | awk '{print $1}'
+  else
+    shasum -a 256 | awk '{print $1}'
+  fi
+}
+
+# What a build from source depends on: the lock file, and every manifest and Rust
+# file of the workspace. Hashing the content (not the ref) lets two jobs on one commit
+# share a build, and never reuses one across a change.
+source_hash() {
+  (cd "$src" && find . -path ./target -prune -o -type f \
+      \( -name '*.rs' -o -name Cargo.toml -o -name Cargo.lock \) -print \
+    | LC_ALL=C sort | while IFS= read -r f; do
+      printf '%s %s\n' "$(sha256_of "$f")" "$f"
+    done) | hash_stdin
+}
+
+phase="${NAVIN_INSTALL_PHASE:-}"
+built="$work/built"
 installed="$install_dir/$exe"
+
+if [ "$phase" = build ]; then
+  stamp="$(source_hash)"
+  if [ -x "$built/$exe" ] && [ "$(cat "$built/source" 2>/dev/null)" = "$stamp" ]; then
+    cp "$built/$exe" "$installed"
+    echo "reused navin-action built from this source (build cache)"
+  else
+    if ! command -v "$cargo" >/dev/null 2>&1; then
+      echo "::error title=navin::cargo is needed to build navin-action from source but is not installed"
+      exit 1
+    fi
+    "$cargo" build --release --locked -p navin-action \
+      --manifest-path "$src/Cargo.toml" --target-dir "$work/target"
+    mkdir -p "$built"
+    cp "$work/target/release/$exe" "$built/$exe"
+    printf '%s\n' "$stamp" >"$built/source"
+    cp "$built/$exe" "$installed"
+  fi
+  echo "installed $installed"
+  output "path=$installed"
+  exit 0
+fi
+
 rm -f "$installed"
 from_release=false
 if [ "${NAVIN_BUILD_FROM_SOURCE:-false}" = true ]; then
@@ -143,6 +199,18 @@ if [ "$from_release" != true ]; then
   if [ "$version" != "$source_version" ]; then
     echo "::warning title=navin::building the action's own source ($source_version), not the requested $version"
   fi
+  if [ "$phase" = resolve ]; then
+    # The build comes in the next step, after the cache of earlier builds is restored:
+    # exact for this source, else the newest for this lock file (dependencies built).
+    lock="$(sha256_of "$src/Cargo.lock" | cut -c1-16)"
+    prefix="navin-action-${target:-${RUNNER_OS:-os}-${RUNNER_ARCH:-arch}}-$lock-"
+    output "build=true"
+    output "cache-key=$prefix$(source_hash | cut -c1-16)"
+    output "cache-restore-key=$prefix"
+    output "cache-dir=$work"
+    echo "navin-action will be built from source (build cache key $prefix…)"
+    exit 0
+  fi
   if ! command -v "$cargo" >/dev/null 2>&1; then
     echo "::error title=navin::cargo is needed to build navin-action from source but is not installed"
     exit 1
@@ -153,6 +221,4 @@ if [ "$from_release" != true ]; then
 fi
 
 echo "installed $installed"
-if [ -n "${GITHUB_OUTPUT:-}" ]; then
-  echo "path=$installed" >>"$GITHUB_OUTPUT"
-fi
+output "path=$installed"

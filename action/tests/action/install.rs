@@ -120,7 +120,12 @@ struct Install {
 
 impl Install {
     fn run(base_url: &str, extra: &[(&str, &str)]) -> Install {
-        let temp = tempfile::tempdir().expect("tempdir");
+        Install::run_in(tempfile::tempdir().expect("tempdir"), base_url, extra)
+    }
+
+    /// A run in `temp`, as a later job sees a runner temp directory whose build cache
+    /// was restored.
+    fn run_in(temp: tempfile::TempDir, base_url: &str, extra: &[(&str, &str)]) -> Install {
         let t = temp.path();
         // Stands in for cargo: logs its arguments and "builds" a navin-action that says so.
         write_executable(
@@ -408,4 +413,91 @@ fn install_downloads_the_requested_version_and_the_target_of_the_runner() {
         "{}",
         run.log()
     );
+}
+
+/// The outputs install.sh wrote, as `key=value` lines.
+fn outputs(run: &Install) -> std::collections::HashMap<String, String> {
+    std::fs::read_to_string(run.temp.path().join("output"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+#[test]
+fn resolving_without_a_release_asks_for_a_build_keyed_by_the_lock_file_and_the_source() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let server = FileServer::start(root.path());
+
+    let run = Install::run(&server.base, &[("NAVIN_INSTALL_PHASE", "resolve")]);
+
+    assert_eq!(run.code, Some(0), "{}", run.log());
+    assert!(
+        run.cargo_calls().is_empty(),
+        "the build waits for the cache"
+    );
+    assert!(!run.installed().exists());
+    let out = outputs(&run);
+    assert_eq!(
+        out.get("build").map(String::as_str),
+        Some("true"),
+        "{out:?}"
+    );
+    let prefix = out.get("cache-restore-key").expect("a restore key");
+    let key = out.get("cache-key").expect("a key");
+    assert!(
+        prefix.starts_with("navin-action-x86_64-unknown-linux-gnu-"),
+        "{prefix}"
+    );
+    assert!(
+        key.starts_with(prefix.as_str()) && key.len() == prefix.len() + 16,
+        "{key}"
+    );
+    let dir = out.get("cache-dir").expect("the cache dir");
+    assert_eq!(Path::new(dir), run.temp.path().join("navin-action"));
+    // Resolving again gives the same key: nothing in it depends on the run.
+    let again = Install::run(&server.base, &[("NAVIN_INSTALL_PHASE", "resolve")]);
+    assert_eq!(outputs(&again).get("cache-key"), Some(key));
+}
+
+#[test]
+fn a_second_job_on_the_same_source_reuses_the_cached_build_without_cargo() {
+    let first = Install::run("http://127.0.0.1:9", &[("NAVIN_INSTALL_PHASE", "build")]);
+    assert_eq!(first.code, Some(0), "{}", first.log());
+    assert_built_from_own_source(&first);
+
+    // The next job restores the cache into its temp dir: no cargo at all.
+    let temp = first.temp;
+    std::fs::remove_file(temp.path().join("cargo.log")).expect("clear the cargo log");
+    std::fs::remove_file(temp.path().join("navin-action/bin/navin-action")).expect("clear");
+    let second = Install::run_in(
+        temp,
+        "http://127.0.0.1:9",
+        &[("NAVIN_INSTALL_PHASE", "build")],
+    );
+    assert_eq!(second.code, Some(0), "{}", second.log());
+    assert!(
+        second.cargo_calls().is_empty(),
+        "{:?}",
+        second.cargo_calls()
+    );
+    assert!(second
+        .stdout
+        .contains("reused navin-action built from this source"));
+    assert_eq!(
+        second.run_installed().trim(),
+        "navin-action built from source"
+    );
+
+    // A cache from other source (a restore-key hit) is built on, not trusted.
+    let temp = second.temp;
+    std::fs::write(temp.path().join("navin-action/built/source"), "other\n").expect("write");
+    let third = Install::run_in(
+        temp,
+        "http://127.0.0.1:9",
+        &[("NAVIN_INSTALL_PHASE", "build")],
+    );
+    assert_eq!(third.code, Some(0), "{}", third.log());
+    assert_eq!(third.cargo_calls().len(), 1, "{}", third.log());
 }
