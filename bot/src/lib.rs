@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod config;
+#[cfg(feature = "dashboard")]
 pub mod dashboard;
 pub mod local;
 pub mod logging;

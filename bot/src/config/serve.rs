@@ -239,6 +239,12 @@ pub enum ConfigError {
     },
     #[error("the metrics token file {path} is empty: put a token in it, or drop NAVIN_METRICS_TOKEN_FILE")]
     EmptyMetricsToken { path: PathBuf },
+    #[error(
+        "this navin was built without the `dashboard` feature, so NAVIN_DASHBOARD_URL cannot \
+         be used; install it with the default features (cargo install --locked --path bot), \
+         or unset NAVIN_DASHBOARD_URL"
+    )]
+    NoDashboardFeature,
     #[error("the dashboard (NAVIN_DASHBOARD_URL) needs {0}")]
     DashboardNeeds(&'static str),
     #[error("cannot read the client secret file {path} (NAVIN_CLIENT_SECRET_FILE): {source}")]
@@ -397,6 +403,7 @@ impl ServeArgs {
 
     /// The dashboard's settings, when `--dashboard-url` is set; what is missing for it
     /// is named.
+    #[cfg(feature = "dashboard")]
     pub fn dashboard(&self) -> Result<Option<crate::dashboard::DashboardConfig>, ConfigError> {
         let Some(url) = &self.dashboard_url else {
             return Ok(None);

@@ -7,7 +7,11 @@
 pub mod handler;
 mod list;
 mod migrate;
+// Without the `postgres` feature the backend is a type with no values: every arm that
+// would use it is unreachable, and connecting says how to get a build that has it.
+#[cfg_attr(not(feature = "postgres"), path = "pg_off.rs")]
 mod pg;
+mod pg_options;
 pub mod reconcile;
 mod schema;
 mod sql;
@@ -196,6 +200,7 @@ pub enum QueueError {
 }
 
 /// `error: cause: cause…`, each distinct message once.
+#[cfg(feature = "postgres")]
 fn with_causes(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
@@ -210,12 +215,14 @@ fn with_causes(error: &dyn std::error::Error) -> String {
     text
 }
 
+#[cfg(feature = "postgres")]
 impl From<tokio_postgres::Error> for QueueError {
     fn from(e: tokio_postgres::Error) -> Self {
         Self::Postgres(with_causes(&e))
     }
 }
 
+#[cfg(feature = "postgres")]
 impl From<deadpool_postgres::PoolError> for QueueError {
     fn from(e: deadpool_postgres::PoolError) -> Self {
         Self::Pool(with_causes(&e))

@@ -24,6 +24,7 @@ use tokio_postgres::Transaction;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::list::ListPlan;
+pub use super::pg_options::PgOptions;
 use super::sql::decompress;
 use super::{
     Delivery, DeliveryRow, DeliveryStatus, EnqueueOutcome, NewDelivery, QueueError, QueueStats,
@@ -53,30 +54,6 @@ const MIGRATION_LOCK: i64 = 0x6e61_7669_6e5f_6d31;
 const KEY_LOCK_SEED: i64 = 7;
 const LEADER_LOCK_SEED: i64 = 11;
 const COUNT_SHARDS: i32 = 16;
-
-/// How a replica uses the shared queue.
-#[derive(Debug, Clone)]
-pub struct PgOptions {
-    /// How long a claimed delivery stays this replica's without a renewal. After a
-    /// crash, its deliveries wait this long before another replica takes them.
-    pub lease: Duration,
-    /// Connections this replica keeps open.
-    pub pool_size: usize,
-    /// PEM certificates to trust for the database's TLS instead of the system's roots
-    /// (managed services such as RDS sign with their own CA). TLS itself follows the
-    /// URL's `sslmode` (`prefer` by default, `require`, `disable`).
-    pub ca_file: Option<std::path::PathBuf>,
-}
-
-impl Default for PgOptions {
-    fn default() -> Self {
-        Self {
-            lease: Duration::from_secs(60),
-            pool_size: 16,
-            ca_file: None,
-        }
-    }
-}
 
 /// The TLS connector for the queue database: `ca_file`'s certificates, or the platform's
 /// roots.

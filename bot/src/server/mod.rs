@@ -222,6 +222,7 @@ pub enum ServeError {
     GitHub(#[from] GitHubError),
     #[error(transparent)]
     Queue(#[from] QueueError),
+    #[cfg(feature = "dashboard")]
     #[error("the dashboard: {0}")]
     Dashboard(#[from] crate::dashboard::DashboardError),
     #[error("cannot listen on {addr}: {source}")]
@@ -318,13 +319,12 @@ pub async fn start_engine_with(
     config: navin_engine::EngineConfig,
     wrap: impl FnOnce(crate::queue::EngineHandler) -> Arc<dyn DeliveryHandler>,
 ) -> Result<RunningServer, ServeError> {
-    let dashboard = args.dashboard()?;
+    let dashboard = DashboardPlan::from_args(args)?;
     // Every server seals its ledger commits: the operator's key, else the webhook secret's.
     let mut config = config;
     if config.ledger_key.is_none() {
         config.ledger_key = Some(args.ledger_key()?);
     }
-    let api_url = args.api_url.clone();
     let slot: Arc<std::sync::Mutex<Option<Arc<navin_engine::Engine>>>> = Arc::default();
     let kept = Arc::clone(&slot);
     start_inner(
@@ -337,28 +337,77 @@ pub async fn start_engine_with(
             wrap(crate::queue::EngineHandler::shared(engine))
         },
         move |github, queue| {
-            let Some(config) = dashboard else {
-                return Ok(None);
-            };
             let engine = slot
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take()
-                .ok_or_else(|| {
-                    crate::dashboard::DashboardError::Internal("the engine was not built".into())
-                })?;
-            tracing::info!(url = %config.public_url, "dashboard enabled");
-            let dashboard = crate::dashboard::Dashboard::new(
-                config,
-                api_url,
-                github.clone(),
-                engine,
-                queue.clone(),
-            )?;
-            Ok(Some(crate::dashboard::router(Arc::new(dashboard))))
+                .take();
+            dashboard.router(github, queue, engine)
         },
     )
     .await
+}
+
+/// The dashboard the settings ask for, built once the engine exists.
+#[cfg(feature = "dashboard")]
+struct DashboardPlan {
+    config: Option<crate::dashboard::DashboardConfig>,
+    api_url: String,
+}
+
+#[cfg(feature = "dashboard")]
+impl DashboardPlan {
+    fn from_args(args: &ServeArgs) -> Result<Self, ServeError> {
+        Ok(Self {
+            config: args.dashboard()?,
+            api_url: args.api_url.clone(),
+        })
+    }
+
+    fn router(
+        self,
+        github: &GitHubApp,
+        queue: &DeliveryQueue,
+        engine: Option<Arc<navin_engine::Engine>>,
+    ) -> Result<Option<Router>, ServeError> {
+        let Some(config) = self.config else {
+            return Ok(None);
+        };
+        let engine = engine.ok_or_else(|| {
+            crate::dashboard::DashboardError::Internal("the engine was not built".into())
+        })?;
+        tracing::info!(url = %config.public_url, "dashboard enabled");
+        let dashboard = crate::dashboard::Dashboard::new(
+            config,
+            self.api_url,
+            github.clone(),
+            engine,
+            queue.clone(),
+        )?;
+        Ok(Some(crate::dashboard::router(Arc::new(dashboard))))
+    }
+}
+
+/// A build without the dashboard: its settings are refused at start, naming the feature.
+#[cfg(not(feature = "dashboard"))]
+struct DashboardPlan;
+
+#[cfg(not(feature = "dashboard"))]
+impl DashboardPlan {
+    fn from_args(args: &ServeArgs) -> Result<Self, ServeError> {
+        match args.dashboard_url {
+            Some(_) => Err(ConfigError::NoDashboardFeature.into()),
+            None => Ok(Self),
+        }
+    }
+
+    fn router(
+        self,
+        _github: &GitHubApp,
+        _queue: &DeliveryQueue,
+        _engine: Option<Arc<navin_engine::Engine>>,
+    ) -> Result<Option<Router>, ServeError> {
+        Ok(None)
+    }
 }
 
 async fn start_inner(
