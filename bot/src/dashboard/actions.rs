@@ -36,6 +36,18 @@ pub struct ActForm {
 
 impl ActForm {
     fn action(&self) -> Result<Action, DashboardError> {
+        // The page writes the key; anything else in it is a damaged or hand-made form.
+        let key_ok = !self.act_id.is_empty()
+            && self.act_id.len() <= 100
+            && self
+                .act_id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
+        if !key_ok {
+            return Err(DashboardError::BadRequest(
+                "This form is damaged; reload the page and try again.".into(),
+            ));
+        }
         let text = self.text.clone();
         Ok(match self.action.as_str() {
             "approve" => Action::Approve,

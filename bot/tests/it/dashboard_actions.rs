@@ -237,6 +237,19 @@ async fn a_reader_sees_no_forms_and_a_forged_post_is_refused_and_a_resent_form_a
         )
         .await;
     assert_eq!(forged.status, 400, "{}", forged.body);
+    // Nor with a key the page did not write.
+    let damaged = maya
+        .post_form(
+            &act,
+            &[
+                ("csrf", csrf.as_str()),
+                ("act_id", "x\n/approve"),
+                ("action", "pause"),
+            ],
+        )
+        .await;
+    assert_eq!(damaged.status, 400, "{}", damaged.body);
+    assert!(damaged.body.contains("damaged"), "{}", damaged.body);
     assert_ne!(status(&w), MissionStatus::Paused);
 
     // A writer's form sent twice (a double click, a reload) pauses once and replies once.
