@@ -14,7 +14,7 @@ use super::pages::actions::Acts;
 use super::pages::repo::Flash;
 use super::pages::{self};
 use super::session::random_token;
-use super::signed_in::{readable, view_of, SignedIn};
+use super::signed_in::{links, readable, view_of, SignedIn};
 use super::{Dashboard, DashboardError};
 
 #[derive(Debug, Deserialize)]
@@ -168,7 +168,7 @@ pub async fn act(
         repo: &repo.full_name,
         token: &token,
     });
-    let links = super::routes::links(&dashboard, &repo);
+    let links = links(&dashboard, &repo);
     let page = pages::repo::render(&chrome, &view, &links, acts, Some(&flash));
     Ok((status, Html(page.into_string())).into_response())
 }

@@ -17,10 +17,9 @@ use super::pages;
 use super::pages::actions::Acts;
 use super::pages::missions::MissionRow;
 use super::pages::plan::{Conversation, PlanListRow};
-use super::pages::repo::GitHubLinks;
 use super::session::random_token;
 use super::session::SESSION_COOKIE;
-use super::signed_in::{readable, view_of, CsrfFormFields, SignedIn};
+use super::signed_in::{links, readable, view_of, CsrfFormFields, SignedIn};
 use super::{actions, assets, deliveries, editor, Dashboard, DashboardError};
 
 /// Repositories read for one missions or plans page; GitHub's list beyond is cut (and
@@ -58,18 +57,6 @@ pub fn routes(dashboard: Arc<Dashboard>) -> Router {
             get(|| async { axum::http::StatusCode::NO_CONTENT }),
         )
         .with_state(dashboard)
-}
-
-pub fn links(dashboard: &Dashboard, repo: &RepoAccess) -> GitHubLinks {
-    GitHubLinks {
-        repo_url: repo.html_url.clone().unwrap_or_else(|| {
-            format!(
-                "{}/{}",
-                dashboard.config.web_url.trim_end_matches('/'),
-                repo.full_name
-            )
-        }),
-    }
 }
 
 /// The prelude of every page about one repository: what the person can read, the

@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use super::access::{AccessList, RepoAccess, Role};
 use super::oauth::{read_cookie, urlencode};
+use super::pages::repo::GitHubLinks;
 use super::pages::Chrome;
 use super::session::{same_token, UserSession, SESSION_COOKIE};
 use super::{Dashboard, DashboardError};
@@ -112,4 +113,17 @@ pub async fn view_of(dashboard: &Dashboard, repo: &RepoAccess) -> Result<RepoVie
 pub struct CsrfFormFields {
     #[serde(default)]
     pub csrf: Option<String>,
+}
+
+/// Where the repository lives on GitHub, for the page's links back to it.
+pub fn links(dashboard: &Dashboard, repo: &RepoAccess) -> GitHubLinks {
+    GitHubLinks {
+        repo_url: repo.html_url.clone().unwrap_or_else(|| {
+            format!(
+                "{}/{}",
+                dashboard.config.web_url.trim_end_matches('/'),
+                repo.full_name
+            )
+        }),
+    }
 }
