@@ -755,7 +755,7 @@ fn github_message(body: &[u8]) -> String {
 }
 
 /// octocrab's error chain, without anything request-specific.
-fn transport_message(e: &dyn std::error::Error) -> String {
+pub(crate) fn transport_message(e: &dyn std::error::Error) -> String {
     let mut message = e.to_string();
     let mut source = e.source();
     while let Some(inner) = source {

@@ -13,6 +13,7 @@ mod client;
 pub mod deliveries;
 mod installation;
 pub mod jwt;
+pub mod manifest;
 pub mod ops;
 mod permission;
 pub mod retry;

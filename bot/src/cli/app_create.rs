@@ -98,7 +98,6 @@ pub fn run(args: &AppCreateArgs) -> Result<(), CliError> {
 struct Plan {
     manifest: Value,
     new_app_url: String,
-    conversions_base: String,
     api_url: String,
     hook_active: bool,
 }
@@ -164,7 +163,6 @@ impl Plan {
         Ok(Self {
             manifest,
             new_app_url,
-            conversions_base: format!("{api_url}/app-manifests"),
             api_url,
             hook_active,
         })
@@ -226,7 +224,6 @@ struct Flow {
     state: String,
     redirect_url: String,
     out: PathBuf,
-    http: reqwest::Client,
     done: Mutex<Option<tokio::sync::oneshot::Sender<Result<String, String>>>>,
 }
 
@@ -237,20 +234,12 @@ async fn serve(plan: Plan, out: PathBuf) -> Result<(), CliError> {
     let addr = listener
         .local_addr()
         .map_err(|e| CliError::usage(format!("cannot read the local address: {e}")))?;
-    // rustls needs a process-wide crypto provider; ring is the one octocrab uses.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let http = reqwest::Client::builder()
-        .user_agent(concat!("navin/", env!("CARGO_PKG_VERSION")))
-        .timeout(std::time::Duration::from_secs(60))
-        .build()
-        .map_err(|e| CliError::usage(format!("cannot build the HTTP client: {e}")))?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     let flow = Arc::new(Flow {
         plan,
         state: random_hex(16),
         redirect_url: format!("http://{addr}/callback"),
         out,
-        http,
         done: Mutex::new(Some(tx)),
     });
     let app = Router::new()
@@ -455,23 +444,12 @@ struct Converted {
 /// Exchanges the code and saves the credentials; the `Ok` text is what the terminal
 /// shows (never a secret), the `Err` text says what to do.
 async fn exchange(flow: &Flow, code: &str) -> Result<String, String> {
-    let url = format!("{}/{code}/conversions", flow.plan.conversions_base);
-    let answer = flow
-        .http
-        .post(&url)
-        .header(header::ACCEPT, "application/vnd.github+json")
-        .header("X-GitHub-Api-Version", "2022-11-28")
-        .send()
+    let answer = navin_github::manifest::convert_manifest(&flow.plan.api_url, code)
         .await
-        .map_err(|e| {
-            format!(
-                "cannot reach {}: {e}; check --api-url and run navin app create again",
-                flow.plan.api_url
-            )
-        })?;
-    let status = answer.status();
+        .map_err(|e| format!("{e}; check --api-url and run navin app create again"))?;
+    let status = answer.status;
     if !status.is_success() {
-        let hint = if status == reqwest::StatusCode::NOT_FOUND {
+        let hint = if status == http::StatusCode::NOT_FOUND {
             "GitHub does not know this code: codes work once and expire after an hour. \
              The App may exist already: delete it in GitHub's App settings, or generate a \
              private key and webhook secret there, or run navin app create again"
@@ -483,10 +461,7 @@ async fn exchange(flow: &Flow, code: &str) -> Result<String, String> {
             "GitHub refused to convert the manifest code ({status}): {hint}"
         ));
     }
-    let bytes = answer
-        .bytes()
-        .await
-        .map_err(|e| format!("reading GitHub's answer: {e}; run navin app create again"))?;
+    let bytes = answer.body;
     let app: Converted = serde_json::from_slice(&bytes).map_err(|e| {
         format!("GitHub's answer is not an App with credentials ({e}); run navin app create again")
     })?;

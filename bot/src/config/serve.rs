@@ -245,6 +245,12 @@ pub enum ConfigError {
          or unset NAVIN_DASHBOARD_URL"
     )]
     NoDashboardFeature,
+    #[error(
+        "this navin was built without the `llm` feature, so NAVIN_LLM_BASE_URL cannot be \
+         used; install it with the default features (cargo install --locked --path bot), \
+         or unset NAVIN_LLM_BASE_URL and plan with NAVIN_PLAN_COMMAND or the built-in planner"
+    )]
+    NoLlmFeature,
     #[error("the dashboard (NAVIN_DASHBOARD_URL) needs {0}")]
     DashboardNeeds(&'static str),
     #[error("cannot read the client secret file {path} (NAVIN_CLIENT_SECRET_FILE): {source}")]
@@ -379,6 +385,9 @@ impl ServeArgs {
     pub fn planner(&self) -> Result<navin_planner::external::ExternalConfig, ConfigError> {
         let mut cfg = navin_planner::external::ExternalConfig::from_env()
             .map_err(|e| ConfigError::Planner(e.to_string()))?;
+        if cfg.base_url.is_some() && !cfg!(feature = "llm") {
+            return Err(ConfigError::NoLlmFeature);
+        }
         // Not shown: an endpoint URL may carry a key in its user part.
         if cfg.base_url.as_deref().is_some_and(|url| !is_http_url(url)) {
             return Err(ConfigError::Invalid {

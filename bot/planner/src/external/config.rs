@@ -24,7 +24,9 @@ impl ApiKey {
     }
 
     /// Only the HTTP source needs the secret itself (for the header and for
-    /// scrubbing it out of echoed response bodies).
+    /// scrubbing it out of echoed response bodies), so a build without it has no way to
+    /// read the key at all.
+    #[cfg(feature = "llm")]
     pub(crate) fn expose(&self) -> &str {
         &self.0
     }
@@ -105,7 +107,7 @@ impl ExternalConfig {
     }
 
     /// The chat-completions URL, or the error naming the variable to set.
-    pub(crate) fn chat_url(&self) -> Result<reqwest::Url, ExternalError> {
+    pub(crate) fn chat_url(&self) -> Result<url::Url, ExternalError> {
         let base = self.base_url.as_deref().map(str::trim).unwrap_or_default();
         if base.is_empty() {
             return Err(ExternalError::MissingConfig { var: ENV_BASE_URL });
@@ -114,7 +116,7 @@ impl ExternalConfig {
             var: ENV_BASE_URL,
             reason,
         };
-        let url = reqwest::Url::parse(&format!("{}/chat/completions", base.trim_end_matches('/')))
+        let url = url::Url::parse(&format!("{}/chat/completions", base.trim_end_matches('/')))
             .map_err(|e| invalid(format!("\"{base}\" is not a URL ({e})")))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(invalid(format!(

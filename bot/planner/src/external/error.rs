@@ -87,6 +87,11 @@ pub enum ExternalError {
         tool_calls: usize,
     },
 
+    /// The `http` source (an LLM endpoint) needs the `llm` cargo feature, which a
+    /// `--no-default-features` build of navin leaves out to build faster.
+    #[error("this navin was built without the LLM plan source (cargo feature `llm`); reinstall with `cargo install --locked --path bot` (default features), or plan with NAVIN_PLAN_COMMAND or the built-in planner")]
+    NotBuilt,
+
     #[error("could not run the plan source: {0}")]
     Runtime(String),
 }

@@ -317,6 +317,9 @@ impl ExternalConfig {
             ExternalKind::Http => {
                 self.chat_url()?;
                 self.model_name()?;
+                if !cfg!(feature = "llm") {
+                    return Err(ExternalError::NotBuilt);
+                }
             }
             ExternalKind::Command => {
                 self.command_line()?;

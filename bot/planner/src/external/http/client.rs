@@ -1,11 +1,12 @@
-//! The OpenAI-compatible chat-completions source: one conversation, one request per attempt.
+//! The chat-completions client over reqwest (the `llm` feature): one POST per turn, a bounded body, errors without the key.
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::config::{ApiKey, ExternalConfig};
-use super::error::{excerpt, ExternalError};
+use super::super::config::{ApiKey, ExternalConfig};
+use super::super::error::{excerpt, ExternalError};
+use super::turn::{ChatReply, ToolCall};
 
 const BODY_EXCERPT_CHARS: usize = 300;
 /// Fails fast on a dead host while leaving the full timeout to a slow model.
@@ -38,32 +39,12 @@ struct ChoiceMessage {
     tool_calls: Vec<ToolCall>,
 }
 
-/// One tool call as chat-completions sends it: `arguments` is a JSON *string*.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub(crate) struct ToolCall {
-    pub id: String,
-    #[serde(rename = "type", default = "function_type")]
-    pub kind: String,
-    pub function: FunctionCall,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub(crate) struct FunctionCall {
-    pub name: String,
-    #[serde(default)]
-    pub arguments: String,
-}
-
-fn function_type() -> String {
-    "function".to_owned()
-}
-
 /// An OpenAI-compatible chat-completions endpoint: one POST per turn,
 /// a bounded body, and errors that never carry the key.
 #[derive(Debug)]
 pub(crate) struct ChatClient {
     client: reqwest::Client,
-    url: reqwest::Url,
+    url: url::Url,
     model: String,
     key: Option<ApiKey>,
     timeout: Duration,
@@ -171,15 +152,6 @@ impl ChatClient {
             reason: self.excerpt(&error_chain(error)),
         }
     }
-}
-
-/// The first choice of a reply: its text, the tools it asks for, and the
-/// tokens the endpoint says the turn cost (0 when it does not say).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ChatReply {
-    pub content: String,
-    pub tool_calls: Vec<ToolCall>,
-    pub tokens: u64,
 }
 
 /// The error and its causes on one line: reqwest's own message alone
