@@ -61,6 +61,8 @@ struct Tally {
     invalid: usize,
     edits: usize,
     named_edits: usize,
+    /// Change lines that repeat the request word for word.
+    quoted: usize,
     questions: usize,
     times: Vec<f64>,
 }
@@ -82,13 +84,14 @@ impl Tally {
         self.invalid += o.invalid;
         self.edits += o.edits;
         self.named_edits += o.named_edits;
+        self.quoted += o.quoted;
         self.questions += o.questions;
     }
 
     fn row(&self, name: &str) -> String {
         let m = self.recalls.len().max(1) as f64;
         format!(
-            "{name:<22} {:>4} {} {} {} {} {:>6.3} {:>5.3} {:>7.3} {:>6}/{:<4} {:>5.2}",
+            "{name:<22} {:>4} {} {} {} {} {:>6.3} {:>5.3} {:>7.3} {:>6}/{:<4} {:>6} {:>5.2}",
             self.recalls.len(),
             self.all.show(),
             self.non_test.show(),
@@ -99,6 +102,7 @@ impl Tally {
             median(&self.times),
             self.named_edits,
             self.edits,
+            self.quoted,
             self.questions as f64 / m,
         )
     }
@@ -106,7 +110,7 @@ impl Tally {
 
 fn header() -> String {
     format!(
-        "{:<22} {:>4} {:>15} {:>15} {:>15} {:>15} {:>6} {:>5} {:>7} {:>11} {:>5}",
+        "{:<22} {:>4} {:>15} {:>15} {:>15} {:>15} {:>6} {:>5} {:>7} {:>11} {:>6} {:>5}",
         "repository",
         "n",
         "all",
@@ -117,6 +121,7 @@ fn header() -> String {
         "hit",
         "plan_s",
         "named/edits",
+        "quoted",
         "q/pl"
     )
 }
@@ -268,16 +273,20 @@ fn run(
             println!("INVALID {:.8} {subject}: {e}", commit.id().to_string());
         }
         // How specific the text is: source edits whose Change line names a
-        // definition, and how many questions the plan asks.
+        // definition (`` `history` (fn, line 9) ``), Change lines that quote the
+        // request back, and how many questions the plan asks.
+        let quoted_head: String = subject.chars().take(40).collect();
         for c in &out.plan.changes {
             let source_edit = c.operation == navin_ledger::plan::Operation::Edit
-                && !c.change.starts_with("Extend these tests")
-                && !c.change.starts_with("Adapt to");
+                && file_kind(&c.path) == FileKind::Source;
             if source_edit {
                 t.edits += 1;
-                if c.change.starts_with("Change `") {
+                if c.change.contains(", line ") {
                     t.named_edits += 1;
                 }
+            }
+            if subject.split_whitespace().count() >= 3 && c.change.contains(quoted_head.trim()) {
+                t.quoted += 1;
             }
         }
         t.questions += out.plan.questions.len();

@@ -283,7 +283,7 @@ fn a_rejected_plan_cannot_start_until_it_is_edited_and_approved_again() {
     assert!(err.contains("rejected"), "{err}");
 
     let edited = text.replace(
-        "Wire in “make the greeting configurable” from this entry point.",
+        "Reach the new behaviour from here; no file shares the request's words yet.",
         "Read the greeting from the GREETING variable.",
     );
     assert_ne!(edited, text, "the fixture edit applies");
@@ -316,7 +316,7 @@ fn an_edit_goes_stale_on_approvals_and_binds_the_brief_and_the_steps() {
     let script = aside.path().join("edit.sh");
     std::fs::write(
         &script,
-        "#!/bin/sh\nsed -i 's/Wire in “make the greeting configurable” from this entry point./Take the greeting from --greeting./' \"$1\"\n",
+        "#!/bin/sh\nsed -i 's/Reach the new behaviour from here;[^.]*[.]/Take the greeting from --greeting./' \"$1\"\n",
     )
     .expect("write");
     let editor = format!("sh {}", script.display());

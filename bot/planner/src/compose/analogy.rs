@@ -37,6 +37,8 @@ const CREATE_VERBS: &[&str] = &[
     "add",
     "adds",
     "added",
+    "re-add",
+    "readd",
     "new",
     "introduce",
     "implement",
@@ -133,15 +135,17 @@ fn is_index_stem(stem: &str) -> bool {
     )
 }
 
-/// Item files per directory: code files that are not tests or indexes, by extension.
-fn item_dirs(scanned: &Scanned) -> BTreeMap<(String, String), Vec<String>> {
+/// Item files per directory: code files that are not tests or indexes, by
+/// extension. The repository's root counts only with `root` (a Go package or
+/// a flat library keeps its items there, but so does every loose script).
+fn item_dirs(scanned: &Scanned, root: bool) -> BTreeMap<(String, String), Vec<String>> {
     let mut by: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     for f in &scanned.files {
         if f.is_test || !f.language.is_some_and(lang::is_code_language) {
             continue;
         }
         let dir = lang::parent_dir(&f.path);
-        let skip = dir.is_empty()
+        let skip = dir.is_empty() && !root
             || dir
                 .split('/')
                 .any(|c| c.starts_with("example") || lang::is_vendored_dir(c));
@@ -297,6 +301,73 @@ fn registration(scanned: &Scanned, dir: &str, ext: &str, siblings: &[String]) ->
     })
 }
 
+/// The first or last word of a file stem (`flag` of `flag_bool`, `middleware`
+/// of `timeout-middleware`, `Layer` of `TimeoutLayer`), stemmed, when the stem has more than one.
+fn affix_words(stem: &str) -> Option<(String, String)> {
+    let mut words: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for c in stem.chars() {
+        let camel =
+            c.is_ascii_uppercase() && cur.chars().last().is_some_and(|p| p.is_ascii_lowercase());
+        if c == '_' || c == '-' || c == '.' || camel {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            if c == '_' || c == '-' || c == '.' {
+                continue;
+            }
+        }
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    if words.len() < 2 {
+        return None;
+    }
+    let norm = |w: &str| text::stem(&w.to_ascii_lowercase()).to_string();
+    Some((norm(&words[0]), norm(&words[words.len() - 1])))
+}
+
+/// Where items of `noun` live, best first: a directory named like the noun
+/// (`formatters/`), else the largest set of files in one directory sharing the
+/// noun as a first or last word (`flag_bool.go`, `flag_string.go` for "flag").
+fn item_family(scanned: &Scanned, noun_stem: &str) -> Option<((String, String), Vec<String>)> {
+    let pick = |dirs: Vec<((String, String), Vec<String>)>| {
+        dirs.into_iter().max_by(|((da, _), a), ((db, _), b)| {
+            a.len()
+                .cmp(&b.len())
+                .then(db.matches('/').count().cmp(&da.matches('/').count()))
+                .then(db.cmp(da))
+        })
+    };
+    let named: Vec<_> = item_dirs(scanned, false)
+        .into_iter()
+        .filter(|((dir, _), _)| {
+            let last = lang::file_name(dir).to_ascii_lowercase();
+            text::stem(&last) == noun_stem && !lang::is_test_path(dir)
+        })
+        .collect();
+    if let Some(best) = pick(named) {
+        return Some(best);
+    }
+    let families: Vec<_> = item_dirs(scanned, true)
+        .into_iter()
+        .filter(|((dir, _), _)| !lang::is_test_path(dir))
+        .filter_map(|(key, files)| {
+            let family: Vec<String> = files
+                .into_iter()
+                .filter(|p| {
+                    affix_words(lang::stem(p))
+                        .is_some_and(|(first, last)| first == noun_stem || last == noun_stem)
+                })
+                .collect();
+            (family.len() >= MIN_SIBLINGS).then_some((key, family))
+        })
+        .collect();
+    pick(families)
+}
+
 /// The new file a request asks for by analogy with its siblings, if the
 /// request names one (see the module docs); deterministic, `None` when in doubt.
 pub fn new_by_analogy(scanned: &Scanned, request: &str) -> Option<NewFile> {
@@ -304,28 +375,15 @@ pub fn new_by_analogy(scanned: &Scanned, request: &str) -> Option<NewFile> {
     if pairs.is_empty() {
         return None;
     }
-    let dirs = item_dirs(scanned);
     for (name, noun) in pairs {
-        let noun_stem = text::stem(&noun).to_string();
+        let noun_stem = text::stem(&noun.to_ascii_lowercase()).to_string();
         if noun_stem.len() < 3 || !is_name(&noun) {
             continue;
         }
-        // The directory named like the noun with the most items; shallower first on a tie.
-        let best = dirs
-            .iter()
-            .filter(|((dir, _), _)| {
-                let last = lang::file_name(dir).to_ascii_lowercase();
-                text::stem(&last) == noun_stem && !lang::is_test_path(dir)
-            })
-            .max_by(|((da, _), a), ((db, _), b)| {
-                a.len()
-                    .cmp(&b.len())
-                    .then(db.matches('/').count().cmp(&da.matches('/').count()))
-                    .then(db.cmp(da))
-            });
-        let Some(((dir, ext), siblings)) = best else {
+        let Some(((dir, ext), siblings)) = item_family(scanned, &noun_stem) else {
             continue;
         };
+        let (dir, ext, siblings) = (&dir, &ext, &siblings);
         let file = sibling_name(&name, siblings, ext);
         let path = lang::join(dir, &file);
         let taken = scanned.exists(&path)

@@ -14,6 +14,7 @@ pub use crate::compose::chosen::Inputs;
 use crate::compose::docs;
 use crate::compose::targets::{changelog, lockfile_for, nearest_manifest, next_migration};
 use crate::compose::test_place::test_place;
+use crate::compose::wording::{self, Ask};
 use crate::detect::map::RepoMap;
 use crate::lang;
 use crate::rank::named;
@@ -79,7 +80,7 @@ fn primary_source(out: &[Chosen]) -> Option<String> {
 /// The ranking's strong files, each with a Change line naming what in it changes.
 fn ranked_edits(cx: &Inputs) -> Vec<Chosen> {
     let mut out = Vec::new();
-    let summary = cx.summary();
+    let ask = Ask::of(cx.request);
     let words = named::request_words(cx.request);
     let top = cx.ranked.first().map(|r| r.score).unwrap_or(0.0);
     let mut tests_added = 0;
@@ -102,27 +103,21 @@ fn ranked_edits(cx: &Inputs) -> Vec<Chosen> {
         } else {
             named::named_symbols(&r.path, cx.text_of(&r.path), &words)
         };
+        let about = matched_words(&r.matched, &words);
         let change = if r.lexical <= 0.0 {
-            format!("Adapt to the changes in its strong neighbours so that \u{201c}{summary}\u{201d} holds end to end.")
+            wording::neighbour_change()
         } else if is_test {
-            format!("Extend these tests to cover \u{201c}{summary}\u{201d}.")
-        } else if !symbols.is_empty() {
-            format!(
-                "Change {} for \u{201c}{summary}\u{201d}{}.",
-                named::describe(&symbols),
-                file_role(cx.map, &r.path)
-            )
+            wording::test_change(&ask, &about, None)
+        } else if lang::is_doc_path(&r.path) {
+            wording::doc_change(&ask, &about)
         } else {
-            let about = r
-                .matched
-                .iter()
-                .take(4)
-                .map(|t| format!("`{}`", named::surface(&words, t)))
-                .collect::<Vec<_>>()
-                .join(", ");
-            format!(
-                "Apply \u{201c}{summary}\u{201d} where this file deals with {about}{}.",
-                file_role(cx.map, &r.path)
+            let defined: Vec<String> = symbols.iter().map(|s| s.name.clone()).collect();
+            wording::source_change(
+                &ask,
+                &named::describe(&symbols),
+                &defined,
+                &about,
+                &file_role(cx.map, &r.path),
             )
         };
         let reasons: Vec<String> = r
@@ -165,10 +160,7 @@ fn entry_point(cx: &Inputs) -> Option<Chosen> {
     Some(added(
         path,
         Operation::Edit,
-        format!(
-            "Wire in \u{201c}{}\u{201d} from this entry point.",
-            cx.summary()
-        ),
+        wording::entry_change(&Ask::of(cx.request)),
         "No file shares vocabulary with the request; the entry point is where the change \
          would be reached from. Confirm the location before approving."
             .to_string(),
@@ -208,7 +200,8 @@ fn new_item_first(cx: &Inputs, out: &mut Vec<Chosen>) {
 /// ranking proposed no test at all, the best edit gets one (a new file if its
 /// package has none).
 fn paired_tests(cx: &Inputs, out: &mut Vec<Chosen>) {
-    let summary = cx.summary();
+    let ask = Ask::of(cx.request);
+    let words = named::request_words(cx.request);
     // Only a feature or a fix gets cases beside each edit; a refactor or a chore
     // keeps to the one test the primary edit needs.
     let kind = query::parse(cx.request).kind;
@@ -244,15 +237,18 @@ fn paired_tests(cx: &Inputs, out: &mut Vec<Chosen>) {
         if place.exists && !primary && !place.paired {
             continue;
         }
+        let about = cx
+            .ranked
+            .iter()
+            .find(|r| &r.path == source)
+            .map(|r| matched_words(&r.matched, &words))
+            .unwrap_or_default();
         let (operation, change) = if place.exists {
-            (
-                Operation::Edit,
-                format!("Add cases covering \u{201c}{summary}\u{201d}."),
-            )
+            (Operation::Edit, wording::test_change(&ask, &about, None))
         } else {
             (
                 Operation::Create,
-                format!("New tests proving \u{201c}{summary}\u{201d} for `{source}`."),
+                wording::test_change(&ask, &about, Some(source)),
             )
         };
         let chosen = added(
@@ -421,15 +417,33 @@ fn changelog_entry(cx: &Inputs, out: &mut Vec<Chosen>, log_anchor: &str) {
     if has(out, &log) {
         return;
     }
+    let words = named::request_words(cx.request);
+    let about: Vec<String> = cx
+        .ranked
+        .first()
+        .map(|r| matched_words(&r.matched, &words))
+        .unwrap_or_default();
     out.push(added(
         log.clone(),
         Operation::Edit,
-        format!(
-            "Add an entry for \u{201c}{}\u{201d} under the unreleased section.",
-            cx.summary()
-        ),
+        wording::changelog_change(&Ask::of(cx.request), &about),
         format!("The project records user-visible changes in `{log}`."),
     ));
+}
+
+/// The request's words (as it spells them) behind a file's matched stems, at most four.
+fn matched_words(stems: &[String], words: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for stem in stems {
+        let word = named::surface(words, stem).to_owned();
+        if !out.contains(&word) {
+            out.push(word);
+        }
+        if out.len() == 4 {
+            break;
+        }
+    }
+    out
 }
 
 fn file_role(map: &RepoMap, path: &str) -> String {

@@ -8,7 +8,6 @@ use crate::detect::scan::Scanned;
 use crate::detect::symbols::Symbol;
 use crate::rank::intent::Intent;
 use crate::rank::RankedFile;
-use crate::text;
 use crate::PlannerOptions;
 
 /// A proposed change with the ranking evidence that chose it.
@@ -33,11 +32,6 @@ pub struct Inputs<'a> {
 }
 
 impl Inputs<'_> {
-    /// The request on one line, as Change lines quote it.
-    pub(crate) fn summary(&self) -> String {
-        text::one_line(self.request, 90)
-    }
-
     pub(crate) fn text_of(&self, path: &str) -> &str {
         self.scanned
             .index_of(path)

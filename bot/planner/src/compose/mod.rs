@@ -11,6 +11,7 @@ pub(crate) mod sections;
 pub(crate) mod stages;
 pub(crate) mod targets;
 pub(crate) mod test_place;
+pub(crate) mod wording;
 
 #[cfg(test)]
 mod tests_plan;

@@ -130,6 +130,65 @@ fn a_new_item_follows_the_siblings_naming_and_the_package_index() {
 }
 
 #[test]
+fn a_re_added_item_of_a_prefixed_family_at_a_go_packages_root_gets_its_sibling_file() {
+    // urfave/cli keeps one file per flag kind at the package root
+    // (`flag_bool.go`, `flag_string.go`); "Re-add generic flag back" added
+    // `flag_generic.go` beside them.
+    let out = plan_of(
+        &[
+            ("go.mod", "module example.com/cli\n\ngo 1.22\n"),
+            (
+                "flag.go",
+                "package cli\n\n// Flag is a flag.\ntype Flag interface {\n\tNames() []string\n}\n",
+            ),
+            (
+                "flag_bool.go",
+                "package cli\n\ntype BoolFlag = FlagBase[bool]\n",
+            ),
+            (
+                "flag_string.go",
+                "package cli\n\ntype StringFlag = FlagBase[string]\n",
+            ),
+            (
+                "flag_int.go",
+                "package cli\n\ntype IntFlag = FlagBase[int64]\n",
+            ),
+            (
+                "command.go",
+                "package cli\n\ntype Command struct{ Flags []Flag }\n",
+            ),
+        ],
+        "Re-add generic flag back",
+    );
+    let first = &out.plan.changes[0];
+    assert_eq!(first.path, "flag_generic.go", "{:?}", paths(&out));
+    assert_eq!(first.operation, Operation::Create);
+    assert!(
+        first.rationale.contains("flag_bool.go"),
+        "{}",
+        first.rationale
+    );
+}
+
+#[test]
+fn a_new_item_of_a_suffixed_family_in_pascal_case_is_named_like_its_siblings() {
+    let out = plan_of(
+        &[
+            ("package.json", "{\"name\": \"ui\"}\n"),
+            (
+                "src/components/ButtonView.ts",
+                "export class ButtonView {}\n",
+            ),
+            ("src/components/ListView.ts", "export class ListView {}\n"),
+            ("src/components/theme.ts", "export const theme = {};\n"),
+        ],
+        "add a table view",
+    );
+    let new = change(&out, "src/components/TableView.ts").expect("sibling");
+    assert_eq!(new.operation, Operation::Create, "{:?}", paths(&out));
+}
+
+#[test]
 fn a_flag_an_existing_item_or_a_vague_request_creates_nothing() {
     for request in [
         "add a --since option to the formatters",

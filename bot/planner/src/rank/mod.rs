@@ -1,5 +1,6 @@
 //! Ranking files for a request: BM25 over path, definition and content terms, boosted through the import graph.
 
+pub(crate) mod defined;
 pub(crate) mod intent;
 pub(crate) mod named;
 pub(crate) mod query;
@@ -37,6 +38,8 @@ const B: f64 = 0.75;
 const W_PATH: f64 = 3.0;
 const W_NAME: f64 = 2.0;
 const W_DEF: f64 = 2.0;
+/// In a short request, the file defining a request word as a whole identifier reaches this share of the best score.
+const DEFINED_SHARE: f64 = 0.8;
 /// An index file re-exporting an identifier the request names reaches this share of the best score.
 const REEXPORT_SHARE: f64 = 0.8;
 /// The function implementing the command the request names reaches this share of the best score.
@@ -73,7 +76,7 @@ fn mentioned_paths(request: &str) -> Vec<String> {
 /// The identifiers a request spells out as code: backticked words, calls (`json()`),
 /// paths (`ListenerExt::limit_connections` gives both parts) and names no sentence
 /// word has (`HTTPError`, `getUser`, `max_retries`).
-fn spelled_identifiers(request: &str) -> Vec<String> {
+pub(crate) fn spelled_identifiers(request: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |w: &str| {
         let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
@@ -537,11 +540,18 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
     let mut wired: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
     let mut owns: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
     let mut exports: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
+    let mut defines: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
+    let short = spelled.is_empty()
+        && (0..terms.len()).filter(|&t| idf[t] > 0.0).count() <= defined::SHORT_TERMS;
     for (i, f) in scanned.files.iter().enumerate() {
         let Some(text) = f.text.as_deref().filter(|_| base[i] > 0.0 && !f.is_test) else {
             continue;
         };
-        for sym in crate::detect::symbols::definitions(&f.path, text) {
+        let symbols = crate::detect::symbols::definitions(&f.path, text);
+        if short && !lang::is_doc_path(&f.path) {
+            defines[i] = defined::terms_defined(&symbols, terms, &live);
+        }
+        for sym in symbols {
             if matches!(sym.kind, "command" | "flag")
                 && words.contains(&sym.name)
                 && !wired[i].contains(&sym.name)
@@ -562,6 +572,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
             }
         }
     }
+    defined::keep_owned(&mut defines);
     let top = base.iter().copied().fold(0.0, f64::max);
     let commands = command_chain(&words, &wired);
     let handlers = handlers(scanned, graph, &wired, commands.last().map(String::as_str));
@@ -579,6 +590,8 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
             base[i] = (base[i] * 1.6).max(top * (1.0 + 0.05 * owns[i].len() as f64));
         } else if !exports[i].is_empty() {
             base[i] = base[i].max(top * REEXPORT_SHARE);
+        } else if !defines[i].is_empty() {
+            base[i] = (base[i] * 1.3).max(top * DEFINED_SHARE);
         }
         // The command's implementation and the test running it follow the wiring.
         if handlers.contains(&i) {
@@ -676,6 +689,10 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
         if !exports[i].is_empty() {
             let list: Vec<String> = exports[i].iter().map(|n| format!("`{n}`")).collect();
             reasons.push(format!("re-exports {}", list.join(", ")));
+        }
+        if !defines[i].is_empty() {
+            let list: Vec<String> = defines[i].iter().map(|n| format!("`{n}`")).collect();
+            reasons.push(format!("defines {} itself", list.join(", ")));
         }
         if let (true, Some(cmd)) = (handlers.contains(&i), commands.last()) {
             reasons.push(format!("implements the `{cmd}` command"));
