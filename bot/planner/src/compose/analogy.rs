@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::detect::scan::Scanned;
+use crate::detect::symbols::definitions;
 use crate::lang;
 use crate::text;
 
@@ -373,7 +374,7 @@ fn item_family(scanned: &Scanned, noun_stem: &str) -> Option<((String, String), 
 pub fn new_by_analogy(scanned: &Scanned, request: &str) -> Option<NewFile> {
     let pairs = pairs(request);
     if pairs.is_empty() {
-        return None;
+        return new_by_type_name(scanned, request);
     }
     for (name, noun) in pairs {
         let noun_stem = text::stem(&noun.to_ascii_lowercase()).to_string();
@@ -404,5 +405,166 @@ pub fn new_by_analogy(scanned: &Scanned, request: &str) -> Option<NewFile> {
             siblings: siblings.iter().take(3).cloned().collect(),
         });
     }
+    new_by_type_name(scanned, request)
+}
+
+/// `ResponseAxumBodyLayer` → `Response`, `Axum`, `Body`, `Layer`; `from_fn` → `from`, `fn`.
+fn camel_words(name: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = name.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if matches!(c, '_' | '-' | '.') {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        // A capital starts a word after a small letter or a digit, and ends an
+        // acronym before a small letter (`HTTPError` → `HTTP`, `Error`).
+        let starts = c.is_ascii_uppercase()
+            && !cur.is_empty()
+            && (cur.chars().last().is_some_and(|p| !p.is_ascii_uppercase())
+                || chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase()));
+        if starts {
+            out.push(std::mem::take(&mut cur));
+        }
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn pascal(stem: &str) -> String {
+    camel_words(stem)
+        .iter()
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn mentions_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        let boundary = |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        boundary(before) && boundary(after)
+    })
+}
+
+/// A new type the request spells out (`ResponseAxumBodyLayer`), in a directory
+/// whose item files each define a type named after the file plus the same
+/// trailing words (`from_fn.rs` defines `FromFnLayer`, `map_request.rs`
+/// `MapRequestLayer`): the new file is named after the type without them
+/// (`response_axum_body.rs`). Nothing fires for a name the repository already
+/// mentions, or where fewer than two siblings follow the pattern.
+fn new_by_type_name(scanned: &Scanned, request: &str) -> Option<NewFile> {
+    let names: Vec<String> = crate::rank::spelled_identifiers(request)
+        .into_iter()
+        .filter(|n| n.starts_with(|c: char| c.is_ascii_uppercase()) && camel_words(n).len() >= 2)
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let dirs = item_dirs(scanned, false);
+    for name in names {
+        let known = scanned
+            .files
+            .iter()
+            .any(|f| f.text.as_deref().is_some_and(|t| mentions_word(t, &name)));
+        if known {
+            continue;
+        }
+        let words = camel_words(&name);
+        // (trailing words, siblings, dir, ext), the most siblings first.
+        let mut best: Option<(usize, Vec<String>, &str, &str)> = None;
+        for ((dir, ext), files) in &dirs {
+            if lang::is_test_path(dir) {
+                continue;
+            }
+            let mut by_tail: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+            for path in files {
+                let Some(text) = scanned
+                    .index_of(path)
+                    .and_then(|i| scanned.files[i].text.as_deref())
+                else {
+                    continue;
+                };
+                let own = pascal(lang::stem(path));
+                for sym in definitions(path, text) {
+                    if !matches!(
+                        sym.kind,
+                        "struct" | "enum" | "trait" | "type" | "class" | "interface"
+                    ) {
+                        continue;
+                    }
+                    let Some(rest) = sym.name.strip_prefix(own.as_str()) else {
+                        continue;
+                    };
+                    let tail = camel_words(rest);
+                    let k = tail.len();
+                    if k == 0 || k >= words.len() || words[words.len() - k..] != tail[..] {
+                        continue;
+                    }
+                    let sibs = by_tail.entry(k).or_default();
+                    if !sibs.contains(path) {
+                        sibs.push(path.clone());
+                    }
+                }
+            }
+            let Some((k, sibs)) = by_tail
+                .into_iter()
+                .filter(|(_, v)| v.len() >= MIN_SIBLINGS)
+                .max_by(|(ka, a), (kb, b)| a.len().cmp(&b.len()).then(ka.cmp(kb)))
+            else {
+                continue;
+            };
+            if best
+                .as_ref()
+                .is_none_or(|(_, b, _, _)| sibs.len() > b.len())
+            {
+                best = Some((k, sibs, dir.as_str(), ext.as_str()));
+            }
+        }
+        let Some((k, siblings, dir, ext)) = best else {
+            continue;
+        };
+        let base = words[..words.len() - k].join("_").to_ascii_lowercase();
+        let path = lang::join(dir, &sibling_name(&base, &siblings, ext));
+        if scanned.exists(&path) {
+            continue;
+        }
+        return Some(NewFile {
+            registration: registration(scanned, dir, ext, &siblings),
+            path,
+            name,
+            noun: words[words.len() - k..].join(" ").to_ascii_lowercase(),
+            siblings: siblings.iter().take(3).cloned().collect(),
+        });
+    }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_into_words_at_case_changes_separators_and_acronyms() {
+        assert_eq!(
+            camel_words("ResponseAxumBodyLayer"),
+            ["Response", "Axum", "Body", "Layer"]
+        );
+        assert_eq!(camel_words("HTTPError"), ["HTTP", "Error"]);
+        assert_eq!(camel_words("map_request"), ["map", "request"]);
+        assert_eq!(pascal("map_request"), "MapRequest");
+        assert!(mentions_word("use a::MapRequestLayer;", "MapRequestLayer"));
+        assert!(!mentions_word("MapRequestLayers", "MapRequestLayer"));
+    }
 }

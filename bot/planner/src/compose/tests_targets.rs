@@ -189,6 +189,46 @@ fn a_new_item_of_a_suffixed_family_in_pascal_case_is_named_like_its_siblings() {
 }
 
 #[test]
+fn a_new_type_spelled_in_the_request_gets_a_file_named_like_the_files_of_its_kind() {
+    // axum's middleware directory: each file defines a type named after it
+    // plus `Layer`; "add `ResponseAxumBodyLayer`" added `response_axum_body.rs`.
+    let files = [
+        ("Cargo.toml", "[package]\nname = \"axum\"\n"),
+        ("src/lib.rs", "pub mod middleware;\n"),
+        (
+            "src/middleware/mod.rs",
+            "mod from_fn;\nmod map_request;\nmod map_response;\npub use self::from_fn::{from_fn, FromFnLayer};\npub use self::map_request::MapRequestLayer;\npub use self::map_response::MapResponseLayer;\n",
+        ),
+        ("src/middleware/from_fn.rs", "pub struct FromFn;\npub struct FromFnLayer;\npub struct ResponseFuture;\npub fn from_fn() {}\n"),
+        ("src/middleware/map_request.rs", "pub struct MapRequest;\npub struct MapRequestLayer;\n"),
+        ("src/middleware/map_response.rs", "pub struct MapResponse;\npub struct MapResponseLayer;\n"),
+    ];
+    let out = plan_of(
+        &files,
+        "axum: add `ResponseAxumBodyLayer` for mapping response body to `axum::body::Body`",
+    );
+    let new = change(&out, "src/middleware/response_axum_body.rs").expect("sibling");
+    assert_eq!(new.operation, Operation::Create, "{:?}", paths(&out));
+    assert!(
+        new.change.contains("`ResponseAxumBodyLayer`"),
+        "{}",
+        new.change
+    );
+    let reg = change(&out, "src/middleware/mod.rs").expect("registration");
+    assert_eq!(reg.operation, Operation::Edit);
+    // A type the repository already has creates nothing.
+    let out = plan_of(&files, "axum: make `MapRequestLayer` clonable");
+    assert!(
+        !out.plan
+            .changes
+            .iter()
+            .any(|c| c.operation == Operation::Create),
+        "{:?}",
+        paths(&out)
+    );
+}
+
+#[test]
 fn a_flag_an_existing_item_or_a_vague_request_creates_nothing() {
     for request in [
         "add a --since option to the formatters",
