@@ -12,6 +12,7 @@ use crate::compose::analogy;
 use crate::compose::chosen::Chosen;
 pub use crate::compose::chosen::Inputs;
 use crate::compose::docs;
+use crate::compose::floor;
 use crate::compose::targets::{changelog, lockfile_for, nearest_manifest, next_migration};
 use crate::compose::test_place::test_place;
 use crate::compose::wording::{self, Ask};
@@ -26,7 +27,7 @@ const EDIT_THRESHOLD: f64 = 0.35;
 /// Ranked test files taken as edits of their own; more would crowd out the code.
 const MAX_RANKED_TESTS: usize = 2;
 /// Source edits that get their existing test file proposed right after them.
-const MAX_PAIRED_TESTS: usize = 3;
+const MAX_PAIRED_TESTS: usize = 2;
 
 fn has(out: &[Chosen], path: &str) -> bool {
     out.iter().any(|c| c.change.path == path)
@@ -52,6 +53,7 @@ pub fn choose_changes(cx: &Inputs) -> Vec<Chosen> {
         out.extend(entry_point(cx));
     }
     new_item_first(cx, &mut out);
+    toolchain_floor(cx, &mut out);
     paired_tests(cx, &mut out);
     let primary = primary_source(&out);
     dependency_changes(cx, &mut out, primary.as_deref());
@@ -191,6 +193,25 @@ fn new_item_first(cx: &Inputs, out: &mut Vec<Chosen>) {
             format!("Register the {noun} `{name}` the way {sibs} are registered."),
             format!("`{reg}` declares the existing ones, so the new {noun} is unreachable until it is added there."),
         ));
+    }
+    front.append(out);
+    *out = front;
+}
+
+/// A request moving the supported language versions edits the manifests that
+/// declare the floor and the CI that pins it, ahead of anything ranked.
+fn toolchain_floor(cx: &Inputs, out: &mut Vec<Chosen>) {
+    let Some(language) = floor::floor_request(cx.request) else {
+        return;
+    };
+    let files = floor::floor_files(cx.scanned, language);
+    if files.is_empty() {
+        return;
+    }
+    let mut front: Vec<Chosen> = Vec::new();
+    for f in files {
+        out.retain(|c| c.change.path != f.path);
+        front.push(added(f.path, Operation::Edit, f.change, f.why));
     }
     front.append(out);
     *out = front;
@@ -383,6 +404,20 @@ fn release(cx: &Inputs, out: &mut Vec<Chosen>, log_anchor: &str) {
             "Bump the version for the release.".to_string(),
             format!("`{m}` carries the project's version."),
         ));
+        let version = cx
+            .scanned
+            .index_of(&m)
+            .and_then(|i| cx.scanned.files[i].text.as_deref())
+            .and_then(floor::manifest_version);
+        for file in version.map_or_else(Vec::new, |v| floor::version_files(cx.scanned, &m, &v)) {
+            out.retain(|c| c.change.path != file);
+            release.push(added(
+                file.clone(),
+                Operation::Edit,
+                "Write the new version where this file spells out the old one.".to_string(),
+                format!("`{file}` repeats the version `{m}` declares."),
+            ));
+        }
         if let Some(lock) = lockfile_for(cx.scanned, &m) {
             out.retain(|c| c.change.path != lock);
             release.push(added(

@@ -5,6 +5,7 @@ pub(crate) mod build;
 pub(crate) mod changes;
 pub(crate) mod chosen;
 pub(crate) mod docs;
+pub(crate) mod floor;
 pub(crate) mod questions;
 pub(crate) mod risks;
 pub(crate) mod sections;

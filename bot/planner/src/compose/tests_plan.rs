@@ -439,3 +439,53 @@ fn a_request_naming_a_cli_command_edits_the_file_that_declares_it_and_names_what
         plan.questions
     );
 }
+
+fn crate_with_msrv() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            "Cargo.toml",
+            "[package]\nname = \"serde_json\"\nversion = \"1.0.149\"\nrust-version = \"1.56\"\n",
+        ),
+        (
+            "src/lib.rs",
+            "#![doc(html_root_url = \"https://docs.rs/serde_json/1.0.149\")]\n//! The compiler needs Rust 1.56.\npub mod de;\n",
+        ),
+        ("src/de.rs", "//! Minimum work per byte the compiler can inline.\npub fn from_str() {}\n"),
+        ("README.md", "# Serde JSON\n\nThe required compiler is listed in Cargo.toml.\n"),
+        (
+            ".github/workflows/ci.yml",
+            "jobs:\n  test:\n    strategy:\n      matrix:\n        rust: [beta, 1.56.0]\n",
+        ),
+    ]
+}
+
+#[test]
+fn a_release_bumps_the_manifest_and_every_source_file_spelling_the_version() {
+    for request in ["Release 1.0.150", "1.0.150", "Bump version to 1.0.150"] {
+        let out = plan_of(&crate_with_msrv(), request);
+        let paths: Vec<&str> = out.plan.changes.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(
+            paths[..2],
+            ["Cargo.toml", "src/lib.rs"],
+            "{request}: {paths:?}"
+        );
+    }
+}
+
+#[test]
+fn raising_the_minimum_compiler_edits_the_declared_floor_and_the_ci_matrix_first() {
+    let out = plan_of(&crate_with_msrv(), "Raise required compiler to Rust 1.71");
+    let first: Vec<&str> = out
+        .plan
+        .changes
+        .iter()
+        .take(2)
+        .map(|c| c.path.as_str())
+        .collect();
+    assert_eq!(first, ["Cargo.toml", ".github/workflows/ci.yml"]);
+    assert!(
+        out.plan.changes[0].change.contains("Rust floor"),
+        "{}",
+        out.plan.changes[0].change
+    );
+}

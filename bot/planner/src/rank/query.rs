@@ -103,10 +103,12 @@ pub fn parse(request: &str) -> Query {
         .filter(|w| !w.is_empty())
         .collect();
     let has_word = |ws: &[&str]| words.iter().any(|w| ws.contains(&w.as_str()));
-    let first = words
-        .iter()
-        .find(|w| !is_known_type(w) && w.as_str() != "deps")
-        .cloned()
+    // The sentence's own first word: after a `type(scope):` or `area:` prefix,
+    // else the request's first ("Fix typo" is a fix, "axum: add X" a feature).
+    let first = body
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .map(|w| w.trim_matches('.').to_ascii_lowercase())
+        .find(|w| !w.is_empty())
         .unwrap_or_default();
 
     let mut kind = match ty {
@@ -137,6 +139,9 @@ pub fn parse(request: &str) -> Query {
                 Kind::Dependencies
             }
             "release" | "prepare" | "version" => Kind::Release,
+            "bump" if has_word(&["version"]) => Kind::Release,
+            // A subject that is only a version ("3.2.0", "v14.0.3") cuts that release.
+            v if is_version(v) && words.len() == 1 => Kind::Release,
             _ => Kind::Other,
         };
     }
@@ -263,6 +268,15 @@ impl Query {
             c == area || c.ends_with(&format!("-{area}")) || c.ends_with(&format!("_{area}"))
         })
     }
+}
+
+fn is_version(w: &str) -> bool {
+    let w = w.strip_prefix('v').unwrap_or(w);
+    let parts: Vec<&str> = w.split('.').collect();
+    parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
 }
 
 fn is_known_type(t: &str) -> bool {
