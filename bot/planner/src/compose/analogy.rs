@@ -183,15 +183,7 @@ fn sibling_name(name: &str, siblings: &[String], ext: &str) -> String {
         .map(str::to_ascii_lowercase)
         .collect();
     let base = if pascal {
-        parts
-            .iter()
-            .map(|p| {
-                let mut c = p.chars();
-                c.next()
-                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                    .unwrap_or_default()
-            })
-            .collect::<String>()
+        self::pascal(&parts.join("_"))
     } else {
         parts.join(&sep.to_string())
     };
