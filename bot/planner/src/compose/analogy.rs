@@ -249,7 +249,12 @@ fn shared_affixes(stems: &[&str]) -> (String, String) {
 }
 
 /// The file that declares the items of `dir`, when it names at least one sibling.
-fn registration(scanned: &Scanned, dir: &str, ext: &str, siblings: &[String]) -> Option<String> {
+pub(crate) fn registration(
+    scanned: &Scanned,
+    dir: &str,
+    ext: &str,
+    siblings: &[String],
+) -> Option<String> {
     let candidates: Vec<String> = match ext {
         "rs" => {
             let mut c = vec![lang::join(dir, "mod.rs"), format!("{dir}.rs")];

@@ -11,6 +11,7 @@ use navin_ledger::plan::{FileChange, Operation};
 use crate::compose::analogy;
 use crate::compose::chosen::Chosen;
 pub use crate::compose::chosen::Inputs;
+use crate::compose::concept;
 use crate::compose::docs;
 use crate::compose::floor;
 use crate::compose::targets::{changelog, lockfile_for, nearest_manifest, next_migration};
@@ -169,29 +170,46 @@ fn entry_point(cx: &Inputs) -> Option<Chosen> {
     ))
 }
 
-/// A new item the request names gets its sibling file and registration first.
+/// A new item the request names gets its sibling file and registration first;
+/// failing that, a new concern gets its module in the crate the ranking points at.
 fn new_item_first(cx: &Inputs, out: &mut Vec<Chosen>) {
-    let Some(nf) = analogy::new_by_analogy(cx.scanned, cx.request) else {
-        return;
+    let (nf, create, why, register) = if let Some(nf) =
+        analogy::new_by_analogy(cx.scanned, cx.request)
+    {
+        let sibs = text::backticked(nf.siblings.iter().map(|p| lang::file_name(p)));
+        let (noun, name) = (&nf.noun, &nf.name);
+        let create = format!("New {noun} `{name}`, written like its siblings {sibs}.");
+        let why = format!(
+                "The request names a new {noun}, and `{}/` keeps one file per {noun} ({sibs}); the name follows theirs.",
+                lang::parent_dir(&nf.path)
+            );
+        let register = format!("Register the {noun} `{name}` the way {sibs} are registered.");
+        (nf, create, why, register)
+    } else {
+        let near = cx.ranked.iter().map(|r| r.path.as_str()).find(|p| {
+            !lang::is_test_path(p) && lang::language_of(p).is_some_and(lang::is_code_language)
+        });
+        let Some(nf) = concept::new_concern(cx.scanned, cx.request, near) else {
+            return;
+        };
+        let sibs = text::backticked(nf.siblings.iter().map(|p| lang::file_name(p)));
+        let (noun, name) = (&nf.noun, &nf.name);
+        let create = format!("New module `{name}` holding the {noun}, beside {sibs}.");
+        let why = format!(
+                "Nothing in the repository spells `{name}` yet, and `{}/` keeps one module per concern ({sibs}).",
+                lang::parent_dir(&nf.path)
+            );
+        let register = format!("Declare the module `{name}` the way {sibs} are declared.");
+        (nf, create, why, register)
     };
-    let sibs = text::backticked(nf.siblings.iter().map(|p| lang::file_name(p)));
-    let (noun, name) = (&nf.noun, &nf.name);
-    let mut front = vec![added(
-        nf.path.clone(),
-        Operation::Create,
-        format!("New {noun} `{name}`, written like its siblings {sibs}."),
-        format!(
-            "The request names a new {noun}, and `{}/` keeps one file per {noun} ({sibs}); the name follows theirs.",
-            lang::parent_dir(&nf.path)
-        ),
-    )];
+    let mut front = vec![added(nf.path.clone(), Operation::Create, create, why)];
     if let Some(reg) = &nf.registration {
         out.retain(|c| &c.change.path != reg);
         front.push(added(
             reg.clone(),
             Operation::Edit,
-            format!("Register the {noun} `{name}` the way {sibs} are registered."),
-            format!("`{reg}` declares the existing ones, so the new {noun} is unreachable until it is added there."),
+            register,
+            format!("`{reg}` declares the existing ones, so the new module is unreachable until it is added there."),
         ));
     }
     front.append(out);

@@ -4,6 +4,7 @@ pub(crate) mod analogy;
 pub(crate) mod build;
 pub(crate) mod changes;
 pub(crate) mod chosen;
+pub(crate) mod concept;
 pub(crate) mod docs;
 pub(crate) mod floor;
 pub(crate) mod questions;

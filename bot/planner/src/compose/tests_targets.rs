@@ -430,3 +430,69 @@ fn a_test_file_with_cases_wins_over_a_helper_that_imports_the_module() {
     );
     assert!(change(&out, "tests/helpers.py").is_none());
 }
+
+/// A workspace of two crates that each keep one module per concern.
+fn checker_workspace() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("Cargo.toml", "[workspace]\nmembers = [\"checker\", \"cli\"]\n"),
+        ("checker/Cargo.toml", "[package]\nname = \"checker\"\n"),
+        (
+            "checker/src/lib.rs",
+            "mod check;\nmod config;\nmod diagnostics;\nmod parse;\nmod types;\npub use check::check_file;\n",
+        ),
+        ("checker/src/check.rs", "/// Checks one file.\npub fn check_file(path: &str) -> Vec<String> { Vec::new() }\n"),
+        ("checker/src/config.rs", "pub struct Config { pub strict: bool }\n"),
+        ("checker/src/diagnostics.rs", "pub struct Diagnostic;\n"),
+        ("checker/src/parse.rs", "pub fn parse(text: &str) {}\n"),
+        ("checker/src/types.rs", "pub enum Type { Int }\n"),
+        ("cli/Cargo.toml", "[package]\nname = \"cli\"\n"),
+        ("cli/src/main.rs", "mod args;\nmod output;\nmod run;\nmod watch;\nfn main() {}\n"),
+        ("cli/src/args.rs", "pub struct Args { pub verbose: bool }\n"),
+        ("cli/src/output.rs", "pub fn print() {}\n"),
+        ("cli/src/run.rs", "pub fn run() { checker::check_file(\"x\"); }\n"),
+        ("cli/src/watch.rs", "pub fn watch() {}\n"),
+    ]
+}
+
+#[test]
+fn a_new_concern_gets_its_own_module_in_the_crate_the_change_lands_in() {
+    let out = plan_of(&checker_workspace(), "Add incremental checking");
+    let p = paths(&out);
+    assert_eq!(
+        p[..2],
+        ["checker/src/incremental.rs", "checker/src/lib.rs"],
+        "{p:?}"
+    );
+    let new = change(&out, "checker/src/incremental.rs").unwrap();
+    assert_eq!(new.operation, Operation::Create);
+    assert!(new.change.contains("`incremental`"), "{}", new.change);
+    assert!(
+        !new.change.contains("Add incremental checking"),
+        "{}",
+        new.change
+    );
+    assert_eq!(
+        change(&out, "checker/src/lib.rs").unwrap().operation,
+        Operation::Edit
+    );
+}
+
+#[test]
+fn a_concern_the_code_already_spells_or_a_plain_edit_creates_no_module() {
+    for request in [
+        // `verbose` exists (cli/src/args.rs): the work goes into that code.
+        "Add verbose checking",
+        "Fix incremental checking",
+        "Add a --strict option to checking",
+    ] {
+        let out = plan_of(&checker_workspace(), request);
+        assert!(
+            !out.plan
+                .changes
+                .iter()
+                .any(|c| c.operation == Operation::Create && !c.path.contains("test")),
+            "{request}: {:?}",
+            paths(&out)
+        );
+    }
+}
