@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use chrono::{TimeZone, Utc};
-use navin_engine::evidence::{evaluate, CheckObservation, CheckStatus, EvidencePolicy, RunKind};
-use navin_engine::render::{
+use navin_domain::evidence::{evaluate, CheckObservation, CheckStatus, EvidencePolicy, RunKind};
+use navin_domain::render::{
     mission_panel, plan_comment, PanelContext, PlanCommentInfo, PlanStatus, RepoRef,
 };
 use navin_ledger::model::{Actor, Ledger, Validation};

@@ -82,7 +82,7 @@ pub fn checkout(repo: &Path) -> Result<Checkout, String> {
 
 /// `.github/navin.yml` of the checkout `repo` is in; defaults without one (or outside a
 /// checkout). An invalid file is an error naming it.
-pub fn repo_config(repo: &Path) -> Result<navin_engine::config::RepoConfig, String> {
+pub fn repo_config(repo: &Path) -> Result<navin_domain::config::RepoConfig, String> {
     let Some(root) = git2::Repository::discover(repo)
         .ok()
         .and_then(|r| r.workdir().map(Path::to_path_buf))
@@ -91,7 +91,7 @@ pub fn repo_config(repo: &Path) -> Result<navin_engine::config::RepoConfig, Stri
     };
     let path = root.join(".github/navin.yml");
     match std::fs::read_to_string(&path) {
-        Ok(text) => navin_engine::config::parse_repo_config(&text)
+        Ok(text) => navin_domain::config::parse_repo_config(&text)
             .map_err(|e| format!("{}: {e}", path.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Default::default()),
         Err(e) => Err(format!("reading {}: {e}", path.display())),
@@ -105,7 +105,7 @@ pub fn repo_config(repo: &Path) -> Result<navin_engine::config::RepoConfig, Stri
 /// is none or the file is not on it. An invalid file is an error naming the branch.
 pub fn default_branch_config(
     repo: &Path,
-) -> Result<(navin_engine::config::RepoConfig, Option<String>), String> {
+) -> Result<(navin_domain::config::RepoConfig, Option<String>), String> {
     let Ok(git) = git2::Repository::discover(repo) else {
         return Ok((Default::default(), None));
     };
@@ -138,7 +138,7 @@ pub fn default_branch_config(
         })?;
     let text = std::str::from_utf8(blob.content())
         .map_err(|_| format!(".github/navin.yml on {branch} is not UTF-8 text"))?;
-    navin_engine::config::parse_repo_config(text)
+    navin_domain::config::parse_repo_config(text)
         .map(|config| (config, Some(branch.clone())))
         .map_err(|e| format!(".github/navin.yml on {branch}: {e}"))
 }

@@ -10,10 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Every crate's source directory, from the workspace root.
-const CRATES: [&str; 8] = [
+const CRATES: [&str; 9] = [
     "ledger-git/src",
     "bot/planner/src",
     "bot/github/src",
+    "bot/domain/src",
     "bot/engine/src",
     "bot/runner/src",
     "bot/src",

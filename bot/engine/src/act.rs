@@ -16,8 +16,8 @@ use crate::effects::comments;
 use crate::event::Repository;
 use crate::plan_edit::check_edit_id;
 use crate::render::reply;
-use crate::rules::token_scope::Need;
 use crate::session::{Answer, Origin};
+use crate::token_scope::Need;
 use crate::{Cx, Delivery, Engine, EngineError, Report};
 
 /// The longest free text an action carries (a reason, feedback, an answer).

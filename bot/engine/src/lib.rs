@@ -9,7 +9,8 @@
 //! Layout: [`event`] parses deliveries; `handlers/` has one file per event; `session/`
 //! holds the per-event context and the features it runs (commands, plans, the plan
 //! gate, step links, CI evidence, dispatch); [`rules`] and [`evidence`] are pure
-//! decisions; [`effects`] writes Navin's comments and checks; [`cache`] keeps roles
+//! decisions (they live in navin-domain with [`config`], [`command`], [`render`] and
+//! [`event`], re-exported here so the local CLI can build without this crate); [`effects`] writes Navin's comments and checks; [`cache`] keeps roles
 //! and repository configs briefly; [`render`] and [`command`] are pure text in and out.
 //! Besides events, [`Engine::edit_plan`] saves a plan from an editor outside GitHub
 //! ([`plan_edit`]), through the same session and write as `/plan edit`.
@@ -17,23 +18,20 @@
 pub mod act;
 pub mod cache;
 pub mod clones;
-pub mod command;
-pub mod config;
 pub mod effects;
 mod error;
-pub mod event;
-pub mod evidence;
 mod handlers;
 pub mod ledger;
 pub mod plan_edit;
 pub mod reads;
-pub mod render;
-pub mod rules;
 mod session;
 pub mod source;
 pub mod startup;
-pub mod sweeps;
+pub mod token_scope;
 pub mod view;
+
+/// The pure decisions and text, under the paths the engine has always used.
+pub use navin_domain::{check, command, config, event, evidence, render, rules, sweeps};
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};

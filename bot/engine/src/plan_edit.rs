@@ -16,9 +16,9 @@ use navin_ledger::plan::{PlanDocument, PlanError, Section, SectionConflict};
 use crate::cache::permission;
 use crate::command::CommandKind;
 use crate::event::Repository;
-use crate::rules::token_scope::Need;
 use crate::session::plan_save::{Base, Saved};
 use crate::session::Origin;
+use crate::token_scope::Need;
 use crate::{Cx, Delivery, Engine, EngineError, Report};
 
 /// The largest plan text a save may carry: what one GitHub comment holds, the bound a

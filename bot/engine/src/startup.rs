@@ -7,7 +7,7 @@
 
 use navin_github::{ops, ApiRequest, GitHubError, InstallationClient};
 
-use crate::rules::token_scope::{self, Need};
+use crate::token_scope::{self, Need};
 use crate::Engine;
 
 /// Repositories checked at start, over every installation.

@@ -10,9 +10,9 @@ use navin_ledger::store::StoreError;
 use navin_ledger::Ledger;
 
 use crate::event::Repository;
-use crate::rules::token_scope::Need;
 use crate::session::blocking;
 use crate::session::Origin;
+use crate::token_scope::Need;
 use crate::{Cx, Delivery, Engine, EngineError, Report};
 
 /// One plan as the branch holds it: its record and canonical text, or why it could not

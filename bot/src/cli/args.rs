@@ -164,11 +164,13 @@ pub enum Command {
   navin mission continue --note \"stage 1 reviewed\""
     )]
     Mission(MissionCommand),
+    #[cfg(feature = "github")]
     /// Run the GitHub App webhook server.
     #[command(after_long_help = "Example:
   NAVIN_APP_ID=12345 NAVIN_PRIVATE_KEY_PATH=app.pem NAVIN_WEBHOOK_SECRET_FILE=secret \\
     navin serve --listen 0.0.0.0:8080 --data-dir /var/lib/navin")]
     Serve(crate::config::ServeArgs),
+    #[cfg(feature = "github")]
     /// Register Navin's GitHub App (`navin app create`) and save its credentials.
     #[command(
         subcommand,
@@ -186,6 +188,7 @@ pub enum Command {
     Config(ConfigCommand),
 }
 
+#[cfg(feature = "github")]
 /// `navin app`.
 #[derive(Debug, Subcommand)]
 pub enum AppCommand {

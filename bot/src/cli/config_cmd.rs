@@ -11,7 +11,7 @@ pub(super) fn run(cli: &Cli, cmd: &ConfigCommand) -> Result<(), CliError> {
     match cmd {
         ConfigCommand::Validate { file } => validate(&cli.repo, file.as_deref()),
         ConfigCommand::Schema => {
-            print!("{}", navin_engine::config::schema_json());
+            print!("{}", navin_domain::config::schema_json());
             Ok(())
         }
     }
@@ -34,7 +34,7 @@ fn validate(repo: &Path, file: Option<&Path>) -> Result<(), CliError> {
             (shown(&path), read(&path)?)
         }
     };
-    match navin_engine::config::parse_repo_config(&text) {
+    match navin_domain::config::parse_repo_config(&text) {
         Ok(_) => {
             println!("{name}: valid");
             Ok(())

@@ -271,13 +271,15 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 reason: reason.clone(),
             },
         },
-        Command::Plan(_)
-        | Command::Serve(_)
-        | Command::Mcp(_)
-        | Command::Config(_)
-        | Command::App(_) => {
+        Command::Plan(_) | Command::Mcp(_) | Command::Config(_) => {
             return Err(CliError::usage(
-                "plan, serve, mcp, config and app are dispatched before the ledger is opened",
+                "plan, mcp and config are dispatched before the ledger is opened",
+            ))
+        }
+        #[cfg(feature = "github")]
+        Command::Serve(_) | Command::App(_) => {
+            return Err(CliError::usage(
+                "serve and app are dispatched before the ledger is opened",
             ))
         }
     };

@@ -1,5 +1,6 @@
 //! The `navin` command line: dispatch and exit codes (the grammar is in `args`).
 
+#[cfg(feature = "github")]
 mod app_create;
 mod args;
 mod config_cmd;
@@ -25,9 +26,11 @@ pub fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
     let result = match &cli.command {
         Command::Plan(cmd) => plan_cmd::run(&cli, cmd),
+        #[cfg(feature = "github")]
         Command::Serve(args) => serve(args.clone()),
         Command::Mcp(args) => mcp(&cli, args),
         Command::Config(cmd) => config_cmd::run(&cli, cmd),
+        #[cfg(feature = "github")]
         Command::App(AppCommand::Create(args)) => app_create::run(args),
         _ => ledger_cmd::run(&cli),
     };
@@ -40,6 +43,7 @@ pub fn main() -> ExitCode {
     }
 }
 
+#[cfg(feature = "github")]
 /// `navin serve`: logs to stderr (RUST_LOG filters, default info; `--log-format`), runs
 /// until SIGTERM.
 fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {

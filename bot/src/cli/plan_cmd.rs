@@ -177,7 +177,7 @@ fn generate(cli: &Cli, cmd: &PlanCmd) -> Result<(), CliError> {
             cfg.check(kind)
                 .map_err(|e| CliError::usage(e.to_string()))?;
             let tree = external::head_tree(repo).map_err(|e| CliError::usage(e.to_string()))?;
-            let fallback = config.planner.fallback == navin_engine::config::Fallback::Builtin;
+            let fallback = config.planner.fallback == navin_domain::config::Fallback::Builtin;
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()

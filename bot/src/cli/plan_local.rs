@@ -55,7 +55,7 @@ fn require_human(actor: &Actor, verb: &str) -> Result<(), CliError> {
 
 /// `.github/navin.yml` of the checkout at `repo`, or defaults when there is none (or no
 /// checkout, as in a bare clone).
-pub(super) fn repo_config(repo: &Path) -> Result<navin_engine::config::RepoConfig, CliError> {
+pub(super) fn repo_config(repo: &Path) -> Result<navin_domain::config::RepoConfig, CliError> {
     crate::local::repo_config(repo).map_err(CliError::usage)
 }
 
@@ -208,7 +208,7 @@ pub(super) fn approve(
     store: &Store,
     actor: &Actor,
     id: &str,
-    approval: &navin_engine::config::Approval,
+    approval: &navin_domain::config::Approval,
 ) -> Result<PlanRecord, CliError> {
     require_human(actor, "approve")?;
     let required = approval.required_approvals;
@@ -227,7 +227,7 @@ pub(super) fn approve(
         if record.is_approved() {
             return Err(format!("plan {id} is already approved"));
         }
-        if navin_engine::rules::approvals::own_plan(&record.requested_by, &who, allow_author) {
+        if navin_domain::rules::approvals::own_plan(&record.requested_by, &who, allow_author) {
             return Err(format!(
                 "{who} asked for plan {id}, and people do not approve their own plans unless `approval.allow_author_approval: true` is set in .github/navin.yml; another person approves it (`navin plan approve {id} --actor human:LOGIN`)"
             ));
@@ -348,7 +348,7 @@ pub(super) fn start(
     id: &str,
     mode: MissionMode,
     replace: bool,
-    config: &navin_engine::config::RepoConfig,
+    config: &navin_domain::config::RepoConfig,
     root: &std::path::Path,
 ) -> Result<navin_ledger::store::Committed, CliError> {
     let (record, doc) = load(store, id)?;

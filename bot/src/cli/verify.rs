@@ -45,7 +45,7 @@ impl WorkTree {
     /// branch's name.
     fn verification_config(
         &self,
-    ) -> Result<(navin_engine::config::RepoConfig, Option<String>), CliError> {
+    ) -> Result<(navin_domain::config::RepoConfig, Option<String>), CliError> {
         crate::local::default_branch_config(self.root()).map_err(CliError::usage)
     }
 }
@@ -305,7 +305,7 @@ fn run_one(
         ok,
         format!(
             "`{}` {exit} in {:.1} s at {}{}",
-            navin_engine::render::text::truncate_chars(&shown, 200),
+            navin_domain::render::text::truncate_chars(&shown, 200),
             duration_ms as f64 / 1000.0,
             &before.head[..before.head.len().min(12)],
             if before.dirty { " (dirty tree)" } else { "" }

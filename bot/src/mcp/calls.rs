@@ -531,26 +531,26 @@ pub fn brief(
     let config =
         crate::local::repo_config(repo).map_err(|e| ToolError::new("config_invalid", e))?;
     let edits = navin_ledger::plan::record::mission_plan_edits(store, ledger)?;
-    let policy = navin_engine::evidence::policy_from(&config);
-    let options = navin_engine::render::BriefOptions {
+    let policy = navin_domain::evidence::policy_from(&config);
+    let options = navin_domain::render::BriefOptions {
         required_checks: policy.required_for(task.validation),
         model: config.models.for_mode(ledger.mission.mode),
         plan_edits: edits.as_deref(),
     };
     let at = local_repo_ref(ledger, store.branch());
-    Ok(navin_engine::render::step_brief(ledger, task, &at, options))
+    Ok(navin_domain::render::step_brief(ledger, task, &at, options))
 }
 
 /// Where links in a brief point when Navin runs outside GitHub: the mission's own
 /// repository when it came from one.
-fn local_repo_ref(ledger: &Ledger, branch: &str) -> navin_engine::render::RepoRef {
+fn local_repo_ref(ledger: &Ledger, branch: &str) -> navin_domain::render::RepoRef {
     let full_name = ledger
         .mission
         .origin
         .as_ref()
         .and_then(|o| o.repository.clone())
         .unwrap_or_else(|| "this repository".to_owned());
-    let mut repo = navin_engine::render::RepoRef::new(full_name, "https://github.com");
+    let mut repo = navin_domain::render::RepoRef::new(full_name, "https://github.com");
     repo.ledger_branch = branch.to_owned();
     repo
 }

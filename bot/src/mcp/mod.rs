@@ -7,6 +7,10 @@
 
 mod calls;
 mod error;
+#[cfg(feature = "github")]
+mod github;
+#[cfg(not(feature = "github"))]
+#[path = "no_github.rs"]
 mod github;
 pub mod journal;
 mod tools;

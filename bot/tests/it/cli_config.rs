@@ -162,11 +162,11 @@ fn config_schema_prints_the_checked_in_schema() {
     let out = navin(dir.path(), &["config", "schema"], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let on_disk = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("engine/schema/navin.schema.json"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("domain/schema/navin.schema.json"),
     )
     .expect("the checked-in schema");
     assert!(
         text(&out.stdout) == on_disk,
-        "`navin config schema` differs from bot/engine/schema/navin.schema.json; regenerate with `NAVIN_BLESS=1 cargo test -p navin-engine schema_file`"
+        "`navin config schema` differs from bot/domain/schema/navin.schema.json; regenerate with `NAVIN_BLESS=1 cargo test -p navin-domain schema_file`"
     );
 }

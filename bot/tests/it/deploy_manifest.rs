@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use navin_engine::rules::token_scope::{needed, Need};
+use navin_engine::token_scope::{needed, Need};
 use navin_engine::{classify, Classification, EventKind};
 use navin_github::{ops, Access, Permission};
 use serde_json::json;

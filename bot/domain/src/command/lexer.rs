@@ -2,7 +2,7 @@
 
 /// One word after quote removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Token {
+pub struct Token {
     pub text: String,
     /// The word opened with a quote, so it is literal (`"--after"` is a title word, not a
     /// flag); a quote later in the word (`--acceptance="a b"`) only groups the value.
@@ -35,7 +35,7 @@ impl Token {
 
 /// A quote opened on the line and never closed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Unterminated;
+pub struct Unterminated;
 
 fn closing_quote(open: char) -> Option<char> {
     match open {
@@ -48,7 +48,7 @@ fn closing_quote(open: char) -> Option<char> {
 
 /// Splits the next word off `input`: whitespace ends a word except inside quotes, and quoted
 /// parts join the word they touch (`--acceptance="a b"` is one word).
-pub(crate) fn next_token(input: &str) -> Result<Option<(Token, &str)>, Unterminated> {
+pub fn next_token(input: &str) -> Result<Option<(Token, &str)>, Unterminated> {
     let input = input.trim_start();
     if input.is_empty() {
         return Ok(None);
@@ -91,7 +91,7 @@ pub(crate) fn next_token(input: &str) -> Result<Option<(Token, &str)>, Untermina
 }
 
 /// Every word of `input`.
-pub(crate) fn tokens(input: &str) -> Result<Vec<Token>, Unterminated> {
+pub fn tokens(input: &str) -> Result<Vec<Token>, Unterminated> {
     let mut out = Vec::new();
     let mut rest = input;
     while let Some((token, tail)) = next_token(rest)? {
@@ -102,7 +102,7 @@ pub(crate) fn tokens(input: &str) -> Result<Vec<Token>, Unterminated> {
 }
 
 /// The first whitespace-separated word, raw, and the rest of the line.
-pub(crate) fn split_word(input: &str) -> (&str, &str) {
+pub fn split_word(input: &str) -> (&str, &str) {
     let input = input.trim_start();
     match input.find(char::is_whitespace) {
         Some(i) => (&input[..i], &input[i..]),
@@ -112,7 +112,7 @@ pub(crate) fn split_word(input: &str) -> (&str, &str) {
 
 /// Free text to the end of the line: `None` when blank; a text wrapped whole in one pair of
 /// quotes with none inside loses them, anything else is kept exactly as written.
-pub(crate) fn free_text(input: &str) -> Option<String> {
+pub fn free_text(input: &str) -> Option<String> {
     let trimmed = input.trim();
     if trimmed.is_empty() {
         return None;

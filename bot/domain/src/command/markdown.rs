@@ -9,7 +9,7 @@ const MAX_INDENT: usize = 3;
 
 /// A fenced code block outside any block quote.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Fence {
+pub struct Fence {
     /// Byte offset of the opening fence line.
     pub start: usize,
     /// First word of the info string, lowercased (`markdown` for ```` ```markdown title ````).
@@ -20,7 +20,7 @@ pub(crate) struct Fence {
 
 /// What the pre-pass learnt about a comment body.
 #[derive(Debug, Default)]
-pub(crate) struct Scan {
+pub struct Scan {
     /// Sorted, non-overlapping byte ranges where commands are not read.
     ignored: Vec<Range<usize>>,
     pub fences: Vec<Fence>,
@@ -42,7 +42,7 @@ fn options() -> Options {
         | Options::ENABLE_GFM
 }
 
-pub(crate) fn scan(body: &str) -> Scan {
+pub fn scan(body: &str) -> Scan {
     let mut ignored: Vec<Range<usize>> = Vec::new();
     let mut fences = Vec::new();
     let mut quote_depth = 0usize;
@@ -106,7 +106,7 @@ fn merge(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
 
 /// A line that starts with `/` outside ignored markdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SlashLine<'a> {
+pub struct SlashLine<'a> {
     /// 1-based.
     pub number: usize,
     /// Byte offset of the `/`.
@@ -117,7 +117,7 @@ pub(crate) struct SlashLine<'a> {
 
 /// Lines whose first non-space character (after at most three spaces) is `/`, outside
 /// code, quotes, links and HTML.
-pub(crate) fn slash_lines<'a>(body: &'a str, scan: &Scan) -> Vec<SlashLine<'a>> {
+pub fn slash_lines<'a>(body: &'a str, scan: &Scan) -> Vec<SlashLine<'a>> {
     let mut out = Vec::new();
     let mut offset = 0;
     for (index, raw) in body.split_inclusive('\n').enumerate() {

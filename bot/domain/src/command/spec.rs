@@ -207,7 +207,7 @@ impl CommandKind {
 
 /// Grammar of every command whose name is `name` or starts with `name ` (so `plan` gives
 /// both `/plan` forms), joined for an error message.
-pub(crate) fn usage_of(name: &str) -> String {
+pub fn usage_of(name: &str) -> String {
     let usages: Vec<&str> = CommandKind::ALL
         .iter()
         .map(|k| k.spec())

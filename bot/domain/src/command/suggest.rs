@@ -37,14 +37,14 @@ fn top_level_names() -> impl Iterator<Item = &'static str> {
 }
 
 /// Whether `word` names a top-level command (`plan`, `step`, …), case-insensitively.
-pub(crate) fn is_command_name(word: &str) -> bool {
+pub fn is_command_name(word: &str) -> bool {
     top_level_names().any(|name| name.eq_ignore_ascii_case(word))
 }
 
 /// For a `/word` that is not a command: the command it is a typo of, or `None` when the line
 /// is not meant for Navin and must be ignored. Only alphabetic words (after trailing
 /// punctuation) qualify, so paths like `/usr/bin` never trigger a reply.
-pub(crate) fn typo_of(word: &str) -> Option<&'static str> {
+pub fn typo_of(word: &str) -> Option<&'static str> {
     let bare = word.trim_end_matches(TRAILING_PUNCTUATION);
     if bare.is_empty() || !bare.chars().all(|c| c.is_ascii_alphabetic()) {
         return None;
@@ -58,7 +58,7 @@ pub(crate) fn typo_of(word: &str) -> Option<&'static str> {
 
 /// The candidate nearest to `word` by Damerau-Levenshtein distance, within `limit`; ties go
 /// to the earlier candidate.
-pub(crate) fn nearest<'a>(
+pub fn nearest<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
     limit: usize,

@@ -20,6 +20,9 @@ pub use planner::{Fallback, PlanMode, PlanScope, PlanSettings, PlannerConfig, Pl
 pub use reference::reference_markdown;
 pub use schema::{schema, schema_json};
 
+/// Where a repository keeps its settings, on its default branch.
+pub const CONFIG_PATH: &str = ".github/navin.yml";
+
 /// GitHub Actions' app id: check runs from workflows carry it.
 pub const GITHUB_ACTIONS_APP_ID: u64 = 15368;
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 /// Marks the generated part of docs/config.md (checked and rewritten by the test).
 #[cfg(test)]
 const BEGIN: &str =
-    "<!-- BEGIN GENERATED: `cargo test -p navin-engine config_reference` with NAVIN_BLESS=1 -->";
+    "<!-- BEGIN GENERATED: `cargo test -p navin-domain config_reference` with NAVIN_BLESS=1 -->";
 #[cfg(test)]
 const END: &str = "<!-- END GENERATED -->";
 
@@ -169,7 +169,7 @@ mod tests {
         assert!(
             current == generated,
             "docs/config.md's key reference is stale: run \
-             NAVIN_BLESS=1 cargo test -p navin-engine config_reference"
+             NAVIN_BLESS=1 cargo test -p navin-domain config_reference"
         );
     }
 

@@ -1,6 +1,6 @@
 //! The JSON Schema of `.github/navin.yml`, generated from [`RepoConfig`] so editors
 //! complete and check the same keys the parser takes. The checked-in copy is
-//! `bot/engine/schema/navin.schema.json`; a test fails when the two drift.
+//! `bot/domain/schema/navin.schema.json`; a test fails when the two drift.
 
 use serde_json::{json, Map, Value};
 

@@ -1,5 +1,6 @@
 //! The CI-evidence policy (docs/engine.md, "Links and evidence"): which CI runs prove a mission step, as pure decisions over observed runs.
 
+pub mod annotation;
 mod decide;
 pub mod fingerprint;
 mod judge;

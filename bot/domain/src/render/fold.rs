@@ -4,7 +4,7 @@ use super::text::{closers_for, prefix_bytes};
 
 /// A piece of a comment: fixed wrapper text around a body that may be cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Part {
+pub struct Part {
     open: String,
     body: String,
     close: String,
@@ -13,7 +13,7 @@ pub(crate) struct Part {
 }
 
 impl Part {
-    pub(crate) fn new(open: &str, body: String, close: &str) -> Self {
+    pub fn new(open: &str, body: String, close: &str) -> Self {
         Self {
             open: open.to_owned(),
             body,
@@ -23,7 +23,7 @@ impl Part {
     }
 
     /// Says where the uncut text of this part lives, when it is not where the default note says.
-    pub(crate) fn with_note(mut self, note: String) -> Self {
+    pub fn with_note(mut self, note: String) -> Self {
         self.note = Some(note);
         self
     }
@@ -41,7 +41,7 @@ const CLOSER_ROOM: usize = 24;
 /// length (water-filling), each cut ending on a line break, closing any code
 /// fence or HTML comment it leaves open, and followed by `note`. Wrappers
 /// (headings, `<details>` tags) are never cut, so folds always close.
-pub(crate) fn fit(parts: Vec<Part>, budget: usize, note: &str) -> String {
+pub fn fit(parts: Vec<Part>, budget: usize, note: &str) -> String {
     let total: usize = parts.iter().map(Part::len).sum();
     if total <= budget {
         return parts

@@ -28,7 +28,7 @@ pub struct Graph {
 
 /// The node class of a task: its status, with planned steps split into
 /// `ready` (dependencies done) and `planned` (waiting).
-pub(crate) fn class_of(task: &Task, ready: &HashSet<&str>) -> &'static str {
+pub fn class_of(task: &Task, ready: &HashSet<&str>) -> &'static str {
     match task.status {
         TaskStatus::Done => "done",
         TaskStatus::InProgress => "in_progress",

@@ -6,7 +6,7 @@ mod fold;
 mod marker;
 mod mermaid;
 mod panel;
-pub(crate) mod plan_check;
+pub mod plan_check;
 mod plan_comment;
 mod plan_summary;
 pub mod reply;

@@ -310,7 +310,7 @@ fn status_badge(status: MissionStatus) -> &'static str {
 /// replan counters always show (they are how close the mission is to an
 /// automatic pause); loop, replan-needed and pause show only when set; token
 /// and cost budgets show once capped or spent.
-pub(crate) fn badges(ledger: &Ledger) -> Vec<String> {
+pub fn badges(ledger: &Ledger) -> Vec<String> {
     let m = &ledger.mission;
     let p = &m.progress;
     let b = &p.budget;
@@ -387,7 +387,7 @@ pub(crate) fn badges(ledger: &Ledger) -> Vec<String> {
 const BAR_CELLS: usize = 20;
 
 /// `▓▓▓▓░░░░ 4/8 steps done`, plus what is moving and what is stuck.
-pub(crate) fn progress_line(ledger: &Ledger) -> String {
+pub fn progress_line(ledger: &Ledger) -> String {
     let tasks = &ledger.board.tasks;
     let total = tasks.len();
     let count = |s: TaskStatus| tasks.iter().filter(|t| t.status == s).count();

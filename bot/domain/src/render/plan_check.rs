@@ -2,19 +2,19 @@
 
 use navin_ledger::plan::record::{PlanRecord, RecordStatus, VIA_CHECK_RUN};
 
-use crate::effects::plan_check::{CheckAnnotation, CheckState, PlanCheck, BROKEN_TITLE};
+use crate::check::{CheckAnnotation, CheckState, PlanCheck, BROKEN_TITLE};
 use crate::rules::approvals::NotCounted;
 use crate::rules::codeowners_approval::Verdict;
 use crate::rules::plan_button;
 
 /// A content hash cut to a width people can compare at a glance.
-pub(crate) fn short(hash: &str) -> String {
+pub fn short(hash: &str) -> String {
     let cut: String = hash.chars().take(19).collect();
     format!("{cut}…")
 }
 
 /// What the `navin/plan` check says about a PR's own plan.
-pub(crate) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String]) -> PlanCheck {
+pub fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String]) -> PlanCheck {
     let id = &record.id;
     let mut summary = String::new();
     let check = |approved: bool, title: String, summary: String| PlanCheck {
@@ -96,7 +96,7 @@ pub(crate) fn own_plan_check(record: &PlanRecord, required: u32, notes: &[String
 }
 
 /// Why a review was not counted, for the check's notes.
-pub(crate) fn not_counted(n: &NotCounted) -> String {
+pub fn not_counted(n: &NotCounted) -> String {
     match n {
         NotCounted::Author { login } => format!(
             "@{login} is the pull request's author (`approval.allow_author_approval` is off)."
@@ -110,7 +110,7 @@ pub(crate) fn not_counted(n: &NotCounted) -> String {
 /// The check for a head whose plan file does not parse. `failure` rather than
 /// `action_required`: the fix is a push, as for a failing lint, not a person's approval.
 /// With the parser's `line`, the problem is also an annotation at that line of the file.
-pub(crate) fn broken_check(
+pub fn broken_check(
     path: &str,
     head_sha: &str,
     problem: &str,
@@ -148,7 +148,7 @@ pub(crate) fn broken_check(
 }
 
 /// What the check summary says about approvals under `approval.require_codeowners`.
-pub(crate) fn verdict_notes(verdict: &Verdict) -> Vec<String> {
+pub fn verdict_notes(verdict: &Verdict) -> Vec<String> {
     let mut notes: Vec<String> = verdict
         .not_owners
         .iter()

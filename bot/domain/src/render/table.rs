@@ -28,12 +28,7 @@ const OVERHEAD: usize = 600;
 /// The `#### Steps` section within `budget` bytes. Rows are chosen by
 /// urgency (in progress, failed, ready, waiting, then done), then shown in
 /// board order; the steps left out are counted by status in a note.
-pub(crate) fn section(
-    ledger: &Ledger,
-    ready: &HashSet<&str>,
-    repo: &RepoRef,
-    budget: usize,
-) -> String {
+pub fn section(ledger: &Ledger, ready: &HashSet<&str>, repo: &RepoRef, budget: usize) -> String {
     let tasks = &ledger.board.tasks;
     if tasks.is_empty() {
         return "_No steps yet: add some with `/step add`._\n".to_owned();

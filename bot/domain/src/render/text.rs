@@ -24,7 +24,7 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
 }
 
 /// The longest prefix of `text` of at most `max` bytes that ends on a char boundary.
-pub(crate) fn prefix_bytes(text: &str, max: usize) -> &str {
+pub fn prefix_bytes(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }
@@ -191,7 +191,7 @@ pub fn short_sha(sha: &str) -> String {
 /// Splits `@login` mentions in markdown that is otherwise shown as written
 /// (a plan document), leaving code spans and fenced blocks untouched so code
 /// still reads correctly.
-pub(crate) fn defuse_mentions(markdown: &str) -> String {
+pub fn defuse_mentions(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len() + 16);
     let mut fence: Option<(char, usize)> = None;
     for line in markdown.split_inclusive('\n') {
@@ -234,7 +234,7 @@ pub(crate) fn defuse_mentions(markdown: &str) -> String {
 }
 
 /// `(fence char, run length, rest)` when the line opens or closes a code fence.
-pub(crate) fn fence_marker(line: &str) -> Option<(char, usize, &str)> {
+pub fn fence_marker(line: &str) -> Option<(char, usize, &str)> {
     let trimmed = line.trim_start_matches([' ', '\t']);
     let first = trimmed.chars().next()?;
     if first != '`' && first != '~' {
@@ -247,7 +247,7 @@ pub(crate) fn fence_marker(line: &str) -> Option<(char, usize, &str)> {
 /// What must be appended to a cut piece of markdown so nothing it opened
 /// swallows the text after it: a closing fence for an open code block, and
 /// `-->` for an open HTML comment.
-pub(crate) fn closers_for(cut: &str) -> String {
+pub fn closers_for(cut: &str) -> String {
     let mut fence: Option<(char, usize)> = None;
     for line in cut.lines() {
         match (fence, fence_marker(line)) {
@@ -275,7 +275,7 @@ pub(crate) fn closers_for(cut: &str) -> String {
 }
 
 /// `1234567` as `1,234,567`, for token counts.
-pub(crate) fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
@@ -288,7 +288,7 @@ pub(crate) fn thousands(n: u64) -> String {
 }
 
 /// A duration as people read it on a status line: `45s`, `3m 12s`, `2h 5m`.
-pub(crate) fn human_duration(d: std::time::Duration) -> String {
+pub fn human_duration(d: std::time::Duration) -> String {
     let secs = d.as_secs();
     if secs < 60 {
         format!("{secs}s")

@@ -6,9 +6,9 @@
 
 use navin_ledger::plan::policy::{ChangedFile, FileStatus};
 
-use crate::cache::repo_config::CONFIG_PATH;
+use crate::check::{CheckAnnotation, CheckState, PlanCheck};
+use crate::config::CONFIG_PATH;
 use crate::config::{parse_repo_config, RepoConfigError};
-use crate::effects::plan_check::{CheckAnnotation, CheckState, PlanCheck};
 
 /// The check's name; branch protection can require it.
 pub const CHECK_NAME: &str = "navin/config";

@@ -4,8 +4,8 @@ use navin_ledger::plan::policy::ChangedFile;
 use navin_ledger::plan::Plan;
 use navin_ledger::PlanDrift;
 
+use crate::check::{CheckAnnotation, CheckState, PlanCheck};
 use crate::config::PlanScope;
-use crate::effects::plan_check::{CheckAnnotation, CheckState, PlanCheck};
 use crate::rules::plan_file::is_plan_path;
 
 /// Files listed before "and N more" in the check summary.

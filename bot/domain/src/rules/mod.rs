@@ -13,4 +13,3 @@ pub mod plan_policy;
 pub mod protection;
 pub mod review_requests;
 pub mod steps;
-pub mod token_scope;

@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use navin_ledger::plan::record::{ApprovalEntry, PlanRecord, RecordStatus, VIA_CHECK_RUN};
 
-use crate::effects::plan_check::CheckAction;
+use crate::check::CheckAction;
 
 /// The button's label (GitHub: at most 20 characters).
 pub const LABEL: &str = "Approve plan";

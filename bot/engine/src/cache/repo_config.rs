@@ -11,7 +11,7 @@ use navin_ledger::Budget;
 use crate::config::{parse_repo_config, RepoConfig};
 use navin_github::{GitHubError, InstallationClient};
 
-pub const CONFIG_PATH: &str = ".github/navin.yml";
+pub use crate::config::CONFIG_PATH;
 
 type Entry = (Result<Arc<RepoConfig>, String>, Instant);
 

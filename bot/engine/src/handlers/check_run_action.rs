@@ -3,8 +3,8 @@
 use crate::effects::plan_check::CHECK_NAME;
 use crate::event::CheckRunActionEvent;
 use crate::rules::plan_button::{self, Clicker};
-use crate::rules::token_scope::Need;
 use crate::session::Origin;
+use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {

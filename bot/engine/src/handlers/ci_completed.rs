@@ -2,9 +2,9 @@
 
 use crate::event::{is_commit_sha, CheckRunEvent, CheckSuiteEvent, Repository, WorkflowRunEvent};
 use crate::evidence::RunKind;
-use crate::rules::token_scope::Need;
 use crate::session::Completion;
 use crate::session::Origin;
+use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {

@@ -2,9 +2,9 @@
 
 use crate::event::{InstallationEvent, InstalledRepository, Repository};
 use crate::rules::installation::{installation_work, web_base, MAX_WARMED_PER_EVENT};
-use crate::rules::token_scope::Need;
 use crate::session::blocking;
 use crate::session::Origin;
+use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {

@@ -2,8 +2,8 @@
 
 use crate::command::{is_bot_author, new_commands, parse_comment};
 use crate::event::CommentEvent;
-use crate::rules::token_scope::Need;
 use crate::session::Origin;
+use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {

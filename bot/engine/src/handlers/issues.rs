@@ -1,8 +1,8 @@
 //! `issues` events: an issue opened by a writer whose request the classifier scores at least `plan_mode.auto_threshold` gets a plan without `/plan`.
 
 use crate::event::IssuesEvent;
-use crate::rules::token_scope::Need;
 use crate::session::Origin;
+use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {

@@ -6,8 +6,8 @@
 //! ledger moved since the last tick (then the panel is brought up to date).
 
 use crate::event::SweepEvent;
-use crate::rules::token_scope::Need;
 use crate::session::Origin;
+use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
 impl Engine {

@@ -12,8 +12,8 @@ use crate::render::plan_check::{not_counted, own_plan_check, short, verdict_note
 use crate::rules::approvals::{self, NotCounted, RestReview};
 use crate::rules::drift::{step_drift, with_drift};
 use crate::rules::plan_policy;
-use crate::rules::token_scope::Need;
 use crate::session::Origin;
+use crate::token_scope::Need;
 use crate::Cx;
 use navin_ledger::plan::record::pr_plan_id;
 use navin_ledger::plan::record::{CountedReview, PlanRecord};

@@ -7,8 +7,8 @@ use super::{Engine, EngineError, Session};
 use crate::event::is_commit_sha;
 use crate::event::PullRequestEvent;
 use crate::evidence::step_from_pr_in;
-use crate::rules::token_scope::Need;
 use crate::session::Origin;
+use crate::token_scope::Need;
 use crate::Cx;
 
 impl Engine {

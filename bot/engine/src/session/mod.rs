@@ -31,7 +31,7 @@ use crate::config::RepoConfig;
 use crate::effects::comments;
 use crate::event::{html_base, Repository};
 use crate::render::reply;
-use crate::rules::token_scope::{self, Need};
+use crate::token_scope::{self, Need};
 use crate::{ledger, Cx, Engine, EngineError, Report};
 
 pub(crate) use ci::Completion;

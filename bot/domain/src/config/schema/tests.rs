@@ -63,7 +63,7 @@ fn schema_file_matches_the_config_types() {
     let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         on_disk == generated,
-        "{} drifted from the config types; regenerate with `NAVIN_BLESS=1 cargo test -p navin-engine schema_file` (or `navin config schema > bot/engine/schema/navin.schema.json`) and review the diff",
+        "{} drifted from the config types; regenerate with `NAVIN_BLESS=1 cargo test -p navin-domain schema_file` (or `navin config schema > bot/domain/schema/navin.schema.json`) and review the diff",
         path.display()
     );
 }

@@ -226,7 +226,7 @@ fn nothing_failed_has_no_fingerprint() {
 const OPENAPI_EXAMPLES: &str =
     include_str!("../../../../../tests/fixtures/openapi/response-examples.json");
 
-fn annotations(items: &[(&str, u64, &str, &str)]) -> Vec<crate::reads::Annotation> {
+fn annotations(items: &[(&str, u64, &str, &str)]) -> Vec<crate::evidence::annotation::Annotation> {
     let examples: serde_json::Value = serde_json::from_str(OPENAPI_EXAMPLES).expect("JSON");
     let template = examples["examples"]["checks/list-annotations"][0].clone();
     items
@@ -247,7 +247,7 @@ fn annotations(items: &[(&str, u64, &str, &str)]) -> Vec<crate::reads::Annotatio
 /// summary), as the engine assembles it: output, then one line per annotation.
 fn annotated(name: &str, items: &[(&str, u64, &str, &str)]) -> CheckObservation {
     let mut run = failed_run(name, "1 failed", "");
-    for line in crate::reads::annotation_lines(&annotations(items)) {
+    for line in crate::evidence::annotation::annotation_lines(&annotations(items)) {
         run.output.push('\n');
         run.output.push_str(&line);
     }
@@ -257,11 +257,11 @@ fn annotated(name: &str, items: &[(&str, u64, &str, &str)]) -> CheckObservation 
 #[test]
 fn the_example_annotation_reads_as_path_title_and_message() {
     let examples: serde_json::Value = serde_json::from_str(OPENAPI_EXAMPLES).expect("JSON");
-    let list: Vec<crate::reads::Annotation> =
+    let list: Vec<crate::evidence::annotation::Annotation> =
         serde_json::from_value(examples["examples"]["checks/list-annotations"].clone())
             .expect("the example parses");
     assert_eq!(
-        crate::reads::annotation_lines(&list),
+        crate::evidence::annotation::annotation_lines(&list),
         ["README.md: Spell Checker: Check your spelling for 'banaas'."]
     );
 }

@@ -6,17 +6,17 @@ use navin_ledger::ops::{apply, Ctx, InitArgs, NewTask, Operation, Outcome};
 
 use crate::evidence::{CheckObservation, CheckStatus, RunKind, GITHUB_ACTIONS_APP_ID};
 
-pub(crate) const HEAD: &str = "8f14e45fceea167a5a36dedd4bea2543a1b2c3d4";
-pub(crate) const OLD_HEAD: &str = "c9f0f895fb98ab9159f51fd0297e236d00000001";
+pub const HEAD: &str = "8f14e45fceea167a5a36dedd4bea2543a1b2c3d4";
+pub const OLD_HEAD: &str = "c9f0f895fb98ab9159f51fd0297e236d00000001";
 
-pub(crate) fn t(minutes: i64) -> DateTime<Utc> {
+pub fn t(minutes: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0)
         .single()
         .expect("valid time")
         + Duration::minutes(minutes)
 }
 
-pub(crate) fn apply_ok(ledger: Option<&Ledger>, op: Operation) -> Ledger {
+pub fn apply_ok(ledger: Option<&Ledger>, op: Operation) -> Ledger {
     let ctx = Ctx::new(t(0), Actor::Human("alice".into()));
     match apply(ledger, &op, &ctx) {
         Ok(Outcome::Applied(a)) => a.ledger,
@@ -26,7 +26,7 @@ pub(crate) fn apply_ok(ledger: Option<&Ledger>, op: Operation) -> Ledger {
 
 /// A one-step mission whose step `S1` has `validation` and, when `head` is
 /// given, is linked to PR #12 at that head.
-pub(crate) fn ledger_with_step(
+pub fn ledger_with_step(
     validation: Validation,
     acceptance: Option<&str>,
     head: Option<&str>,
@@ -59,13 +59,13 @@ pub(crate) fn ledger_with_step(
     }
 }
 
-pub(crate) fn step(validation: Validation, head: Option<&str>) -> Task {
+pub fn step(validation: Validation, head: Option<&str>) -> Task {
     let ledger = ledger_with_step(validation, None, head);
     ledger.board.task("S1").expect("S1 exists").clone()
 }
 
 /// A completed GitHub Actions check run that started at minute `start` and took `minutes`.
-pub(crate) fn done_run(
+pub fn done_run(
     id: u64,
     name: &str,
     conclusion: &str,
@@ -89,12 +89,7 @@ pub(crate) fn done_run(
 }
 
 /// A run of `name` that has not finished.
-pub(crate) fn open_run(
-    id: u64,
-    name: &str,
-    status: CheckStatus,
-    start: Option<i64>,
-) -> CheckObservation {
+pub fn open_run(id: u64, name: &str, status: CheckStatus, start: Option<i64>) -> CheckObservation {
     CheckObservation {
         status,
         conclusion: None,

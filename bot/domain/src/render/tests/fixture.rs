@@ -10,30 +10,30 @@ use navin_ledger::plan::{
 
 use crate::render::{PanelContext, PlanApproval, PlanCommentInfo, PlanStatus, RepoRef};
 
-pub(crate) const HEAD: &str = "8f14e45fceea167a5a36dedd4bea2543a1b2c3d4";
+pub const HEAD: &str = "8f14e45fceea167a5a36dedd4bea2543a1b2c3d4";
 
-pub(crate) fn t0() -> DateTime<Utc> {
+pub fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0)
         .single()
         .expect("valid time")
 }
 
-pub(crate) fn ctx() -> PanelContext {
+pub fn ctx() -> PanelContext {
     PanelContext::new(RepoRef::new("octo/widgets", "https://github.com"))
 }
 
-pub(crate) fn run(ledger: Option<&Ledger>, op: Operation) -> Ledger {
+pub fn run(ledger: Option<&Ledger>, op: Operation) -> Ledger {
     run_as(ledger, op, Actor::Human("alice".into()))
 }
 
-pub(crate) fn run_as(ledger: Option<&Ledger>, op: Operation, actor: Actor) -> Ledger {
+pub fn run_as(ledger: Option<&Ledger>, op: Operation, actor: Actor) -> Ledger {
     match apply(ledger, &op, &Ctx::new(t0(), actor)) {
         Ok(Outcome::Applied(a)) => a.ledger,
         other => panic!("{} was not applied: {other:?}", op.name()),
     }
 }
 
-pub(crate) fn task(id: &str, title: &str, deps: &[&str], validation: Validation) -> NewTask {
+pub fn task(id: &str, title: &str, deps: &[&str], validation: Validation) -> NewTask {
     NewTask {
         id: id.into(),
         title: title.into(),
@@ -43,7 +43,7 @@ pub(crate) fn task(id: &str, title: &str, deps: &[&str], validation: Validation)
     }
 }
 
-pub(crate) fn check_evidence(id: u64, name: &str, ok: bool, conclusion: &str) -> Evidence {
+pub fn check_evidence(id: u64, name: &str, ok: bool, conclusion: &str) -> Evidence {
     let mut e = Evidence::run(
         EvidenceKind::CheckRun,
         ok,
@@ -60,7 +60,7 @@ pub(crate) fn check_evidence(id: u64, name: &str, ok: bool, conclusion: &str) ->
 
 /// S1 done (green `test`), S2 in progress on PR #12 with a red `lint`, S3
 /// waiting on S2, S4 ready.
-pub(crate) fn small() -> Ledger {
+pub fn small() -> Ledger {
     let l = run(
         None,
         Operation::Init(InitArgs {
@@ -102,7 +102,7 @@ pub(crate) fn small() -> Ledger {
 }
 
 /// A valid plan with `files` proposed changes, each about `bytes_per_file` long.
-pub(crate) fn plan(files: usize, bytes_per_file: usize) -> PlanDocument {
+pub fn plan(files: usize, bytes_per_file: usize) -> PlanDocument {
     let filler = "Rewrite the parsing loop so errors carry the line number. "
         .repeat(bytes_per_file / 58 + 1);
     let plan = Plan {
@@ -149,7 +149,7 @@ pub(crate) fn plan(files: usize, bytes_per_file: usize) -> PlanDocument {
 }
 
 /// The plan comment's facts for `doc` approved by bob's review on `issue-7`.
-pub(crate) fn approved_plan_info(doc: &PlanDocument) -> PlanCommentInfo {
+pub fn approved_plan_info(doc: &PlanDocument) -> PlanCommentInfo {
     PlanCommentInfo {
         plan_id: "issue-7".into(),
         source: "built-in planner".into(),
