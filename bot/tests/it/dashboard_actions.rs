@@ -1,4 +1,4 @@
-//! Acting from the dashboard: a writer pauses, resumes, answers, retries and approves from a repository page in a real headless Chromium, and rejects with feedback over HTTP; each action runs as its slash command, changes the ledger once and is recorded on the issue; a person without write access is refused and changes nothing, even with a form the page showed them before their access was taken away.
+//! Acting from the dashboard: a writer pauses, resumes, answers, retries, approves and releases the next stage from a repository page in a real headless Chromium, and rejects with feedback over HTTP; each action runs as its slash command, changes the ledger once and is recorded on the issue; a person without write access is refused and changes nothing, even with a form the page showed them before their access was taken away.
 
 use std::time::Duration;
 
@@ -314,5 +314,59 @@ async fn a_reader_sees_no_forms_and_a_forged_post_is_refused_and_a_resent_form_a
     assert_eq!(record.status, RecordStatus::Pending, "the new plan waits");
     assert_eq!(dashboard_replies(&w, plan_issue).len(), 1);
     read_replies(&mut w, 3).await;
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_releases_the_next_stage_from_the_repository_page_once() {
+    use crate::engine_stages::{approved_plan, land, ready, STAGES};
+    let mut w = World::with_dashboard().await;
+    w.grant("maya", "write");
+    let issue = w.issue("Greetings", "Make the greeting configurable.");
+    approved_plan(&mut w, issue, STAGES, None).await;
+    w.comment(issue, "alice", "/mission").await;
+    assert!(w.reply().await.starts_with(PANEL));
+    land(&mut w, "S1").await;
+    assert!(ready(&w).is_empty(), "stage 2 is held for a person");
+
+    let base = w.dashboard_url();
+    let b = Browser::start("dashboard_actions_continue").await.unwrap();
+    b.goto(&w.fake().sign_in_url("maya")).await.unwrap();
+    b.goto(&format!("{base}/login")).await.unwrap();
+    b.wait_for("#missions", UI).await.unwrap();
+    b.goto(&format!("{base}/r/{OWNER}/{REPO}")).await.unwrap();
+    b.wait_for("#act-continue", UI).await.unwrap();
+    let commits = w.ledger_commits();
+    b.fill("#act-continue input[name=text]", "stage 1 looks right")
+        .await
+        .unwrap();
+    b.click("#act-continue button").await.unwrap();
+    b.wait_for_text("#flash", "Done: /continue stage 1 looks right", UI)
+        .await
+        .unwrap();
+    assert_eq!(ready(&w), ["S2"], "stage 2 is released");
+    assert_eq!(w.ledger_commits(), commits + 1, "one ledger commit");
+    let replies = dashboard_replies(&w, issue);
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert!(
+        replies[0].contains("maya") && replies[0].contains("`/continue stage 1 looks right`"),
+        "{}",
+        replies[0]
+    );
+    // The stage is released: the page no longer offers to continue.
+    b.goto(&format!("{base}/r/{OWNER}/{REPO}")).await.unwrap();
+    b.wait_for("#mission-acts", UI).await.unwrap();
+    let acts = b.text("#mission-acts").await.unwrap();
+    assert!(
+        !acts.contains("Continue to the next stage"),
+        "the Continue form is gone once the stage is released: {acts}"
+    );
+    let errors = b.console_errors().await.unwrap();
+    assert!(
+        errors.is_empty(),
+        "script errors or CSP violations: {errors:?}"
+    );
+    read_replies(&mut w, 1).await;
+    b.close().await.unwrap();
     w.finish().await;
 }

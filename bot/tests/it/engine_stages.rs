@@ -11,7 +11,7 @@ const PANEL: &str = "<!-- navin:panel";
 
 /// An approved plan for `issue`, edited by a writer with `extra` appended (a `## Stages`
 /// section) and its questions section replaced by `questions` when given.
-async fn approved_plan(w: &mut World, issue: u64, extra: &str, questions: Option<&str>) {
+pub(crate) async fn approved_plan(w: &mut World, issue: u64, extra: &str, questions: Option<&str>) {
     w.comment(
         issue,
         "alice",
@@ -53,18 +53,18 @@ async fn approved_plan(w: &mut World, issue: u64, extra: &str, questions: Option
     w.comment(issue, "maya", "/approve").await;
 }
 
-const STAGES: &str = "\n\n## Stages\n\n### Stage 1: The greeting\n\n- File: src/greet.rs\n- Verification: cargo test\n\n### Stage 2: The library root\n\n- File: src/lib.rs\n- Verification: cargo test\n";
+pub(crate) const STAGES: &str = "\n\n## Stages\n\n### Stage 1: The greeting\n\n- File: src/greet.rs\n- Verification: cargo test\n\n### Stage 2: The library root\n\n- File: src/lib.rs\n- Verification: cargo test\n";
 
 /// Opens the step's pull request, turns CI and the stage's own verification
 /// (`navin/verify`) green and merges it.
-async fn land(w: &mut World, step: &str) {
+pub(crate) async fn land(w: &mut World, step: &str) {
     let (pr, head) = w.open_pr(step, &format!("navin/{step}-work")).await;
     w.ci(&head, "ci/test", "success").await;
     w.ci(&head, "navin/verify", "success").await;
     w.merge(pr).await;
 }
 
-fn ready(w: &World) -> Vec<String> {
+pub(crate) fn ready(w: &World) -> Vec<String> {
     let ledger = w.ledger().expect("a mission");
     ledger.ready().iter().map(|t| t.id.clone()).collect()
 }
