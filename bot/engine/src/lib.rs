@@ -10,8 +10,9 @@
 //! holds the per-event context and the features it runs (commands, plans, the plan
 //! gate, step links, CI evidence, dispatch); [`rules`] and [`evidence`] are pure
 //! decisions (they live in navin-domain with [`config`], [`command`], [`render`] and
-//! [`event`], re-exported here so the local CLI can build without this crate); [`effects`] writes Navin's comments and checks; [`cache`] keeps roles
-//! and repository configs briefly; [`render`] and [`command`] are pure text in and out.
+//! [`event`], re-exported here, so the local CLI builds without this crate);
+//! [`effects`] writes Navin's comments and checks; [`cache`] keeps roles and
+//! repository configs briefly; [`render`] and [`command`] are pure text in and out.
 //! Besides events, [`Engine::edit_plan`] saves a plan from an editor outside GitHub
 //! ([`plan_edit`]), through the same session and write as `/plan edit`.
 

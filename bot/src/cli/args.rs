@@ -170,6 +170,20 @@ pub enum Command {
   NAVIN_APP_ID=12345 NAVIN_PRIVATE_KEY_PATH=app.pem NAVIN_WEBHOOK_SECRET_FILE=secret \\
     navin serve --listen 0.0.0.0:8080 --data-dir /var/lib/navin")]
     Serve(crate::config::ServeArgs),
+    /// `navin serve` or `navin app` in a build without them: parsed only to say so.
+    #[cfg(not(feature = "github"))]
+    #[command(
+        name = "serve",
+        alias = "app",
+        hide = true,
+        disable_help_flag = true,
+        after_long_help = "Install the default build: cargo install --locked --path bot"
+    )]
+    NotBuilt {
+        /// Whatever followed the command; this build has nothing to run it with.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        rest: Vec<String>,
+    },
     #[cfg(feature = "github")]
     /// Register Navin's GitHub App (`navin app create`) and save its credentials.
     #[command(
@@ -704,6 +718,21 @@ mod tests {
                 assert!(!hidden("repo") && !hidden("json"), "{path}");
             }
         }
+    }
+
+    #[cfg(not(feature = "github"))]
+    #[test]
+    fn serve_and_app_in_a_build_without_them_parse_to_a_message_naming_the_feature() {
+        use clap::FromArgMatches;
+        for argv in [
+            vec!["navin", "serve", "--listen", "0.0.0.0:8080"],
+            vec!["navin", "app", "create", "--org", "o"],
+        ] {
+            let m = command().try_get_matches_from(&argv).unwrap();
+            let cli = Cli::from_arg_matches(&m).unwrap();
+            assert!(matches!(cli.command, Command::NotBuilt { .. }), "{argv:?}");
+        }
+        assert!(super::super::NOT_BUILT.contains("`github` feature"));
     }
 
     #[test]

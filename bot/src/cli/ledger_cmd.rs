@@ -276,6 +276,8 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 "plan, mcp and config are dispatched before the ledger is opened",
             ))
         }
+        #[cfg(not(feature = "github"))]
+        Command::NotBuilt { .. } => return Err(CliError::usage(super::NOT_BUILT)),
         #[cfg(feature = "github")]
         Command::Serve(_) | Command::App(_) => {
             return Err(CliError::usage(

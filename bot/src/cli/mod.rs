@@ -21,6 +21,12 @@ pub const EXIT_REFUSED: u8 = 1;
 /// Exit code for usage errors and unreadable ledgers.
 pub const EXIT_ERROR: u8 = 2;
 
+/// What `navin serve` or `navin app` answers in a build without the `github` feature.
+#[cfg(not(feature = "github"))]
+pub const NOT_BUILT: &str = "`navin serve` and `navin app` are not in this build: it was built \
+     without the `github` feature (--no-default-features). Install the default build: \
+     cargo install --locked --path bot";
+
 /// Runs the CLI and maps outcomes to exit codes.
 pub fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
@@ -32,6 +38,8 @@ pub fn main() -> ExitCode {
         Command::Config(cmd) => config_cmd::run(&cli, cmd),
         #[cfg(feature = "github")]
         Command::App(AppCommand::Create(args)) => app_create::run(args),
+        #[cfg(not(feature = "github"))]
+        Command::NotBuilt { .. } => Err(CliError::usage(NOT_BUILT)),
         _ => ledger_cmd::run(&cli),
     };
     match result {
