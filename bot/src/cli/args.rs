@@ -728,8 +728,10 @@ mod tests {
             vec!["navin", "serve", "--listen", "0.0.0.0:8080"],
             vec!["navin", "app", "create", "--org", "o"],
         ] {
-            let m = command().try_get_matches_from(&argv).unwrap();
-            let cli = Cli::from_arg_matches(&m).unwrap();
+            let m = command()
+                .try_get_matches_from(&argv)
+                .expect("the build without github parses it");
+            let cli = Cli::from_arg_matches(&m).expect("a command");
             assert!(matches!(cli.command, Command::NotBuilt { .. }), "{argv:?}");
         }
         assert!(super::super::NOT_BUILT.contains("`github` feature"));
