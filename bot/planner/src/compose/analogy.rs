@@ -48,12 +48,13 @@ const CREATE_VERBS: &[&str] = &[
 ];
 
 /// One word of the request, with whether it was quoted.
-struct Word {
-    text: String,
+pub(crate) struct Word {
+    pub(crate) text: String,
     quoted: bool,
 }
 
-fn words(request: &str) -> Vec<Word> {
+/// The words of the request's first sentence, after any conventional-commit prefix.
+pub(crate) fn words(request: &str) -> Vec<Word> {
     let first = request.lines().next().unwrap_or("");
     // A conventional-commit prefix (`feat(fmt):`) is not part of the sentence.
     let body = match first.split_once(": ") {

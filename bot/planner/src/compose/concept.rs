@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::compose::analogy::{registration, NewFile};
+use crate::compose::analogy::{self, registration, NewFile};
 use crate::detect::scan::Scanned;
 use crate::lang;
 use crate::text;
@@ -37,18 +37,9 @@ const OPENERS: &[&str] = &["add", "introduce", "implement", "support"];
 /// The concern a request introduces: "Add incremental checking" gives
 /// `("incremental", "checking")`.
 fn concept(request: &str) -> Option<(String, String)> {
-    let first = request.lines().next().unwrap_or("");
-    let body = match first.split_once(": ") {
-        Some((head, rest)) if !head.contains(' ') => rest,
-        _ => first,
-    };
-    let words: Vec<String> = body
-        .split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric())
-                .to_ascii_lowercase()
-        })
-        .filter(|w| !w.is_empty())
+    let words: Vec<String> = analogy::words(request)
+        .into_iter()
+        .map(|w| w.text.to_ascii_lowercase())
         .collect();
     let mut it = words.iter().peekable();
     if !OPENERS.contains(&it.next()?.as_str()) {
