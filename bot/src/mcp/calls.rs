@@ -278,12 +278,7 @@ impl Desk<'_> {
                         let key = key(i.op_id);
                         let mut last = Value::Null;
                         for (n, op) in ops.into_iter().enumerate() {
-                            last = self.write_as(
-                                op,
-                                format!("{key}#{n}"),
-                                super::github::ci_actor(),
-                                false,
-                            )?;
+                            last = self.write_as(op, format!("{key}#{n}"), ci_actor(), false)?;
                         }
                         return Ok(last);
                     }
@@ -553,4 +548,9 @@ fn local_repo_ref(ledger: &Ledger, branch: &str) -> navin_domain::render::RepoRe
     let mut repo = navin_domain::render::RepoRef::new(full_name, "https://github.com");
     repo.ledger_branch = branch.to_owned();
     repo
+}
+
+/// Who records what CI proved: Navin, never the agent that asked.
+fn ci_actor() -> navin_ledger::Actor {
+    navin_ledger::Actor::App("navin".to_owned())
 }

@@ -229,8 +229,3 @@ fn unavailable(repo: &str, e: &navin_github::GitHubError, what: &str) -> ToolErr
     )
     .hint("call board_done again in a minute; the job's token needs `checks: read` and `pull-requests: read`")
 }
-
-/// Who records what CI proved: Navin, never the agent that asked.
-pub fn ci_actor() -> Actor {
-    Actor::App("navin".to_owned())
-}

@@ -52,11 +52,6 @@ impl GitHubCi {
     }
 }
 
-/// Who records what CI proved: Navin, never the agent that asked.
-pub fn ci_actor() -> Actor {
-    Actor::App("navin".to_owned())
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // tests may unwrap: a panic is a failed test
 mod tests {
