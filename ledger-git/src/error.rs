@@ -107,6 +107,21 @@ pub enum RuleError {
         kind: &'static str,
         where_: &'static str,
     },
+    /// A green run of the tree the step was handed proves the suite, not the step.
+    #[error("{step}: nothing changed between the step's base {base} and {head}; make the step's change, commit it and verify again")]
+    NoChange {
+        step: String,
+        base: String,
+        head: String,
+    },
+    #[error("{step}: the change since the step's base {base} was not measured; run the operation through `navin` in the checkout")]
+    ChangeUnmeasured { step: String, base: String },
+    #[error("{step}: the change touches files outside the step's scope ({files}), and evidence.scope is refuse; the scope is {scope}. Move that work to its own step or widen the scope")]
+    OutOfScope {
+        step: String,
+        files: String,
+        scope: String,
+    },
     #[error("{step}: a recorded run must be a test_run, lint_run or verify_run carrying its run record, and ok must match its exit status")]
     NotARecordedRun { step: String },
     #[error("the mission is paused ({reason}{by}); only a human may resume it. An agent may resume only a manual pause it made itself")]
@@ -195,6 +210,9 @@ impl RuleError {
             RuleError::DirtyRun { .. } => "dirty_run",
             RuleError::RedRun { .. } => "red_run",
             RuleError::NotARecordedRun { .. } => "not_a_recorded_run",
+            RuleError::NoChange { .. } => "no_change",
+            RuleError::ChangeUnmeasured { .. } => "change_unmeasured",
+            RuleError::OutOfScope { .. } => "out_of_scope",
             RuleError::ResumeNeedsHuman { .. } => "resume_needs_human",
             RuleError::AgentPauseReason { .. } => "agent_pause_reason",
             RuleError::AgentUpdate { .. } => "agent_update",

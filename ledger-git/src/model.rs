@@ -562,6 +562,47 @@ pub struct Task {
     /// Every attempt at this step, oldest first: agent runs and people's pull requests.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attempts: Vec<Attempt>,
+    /// The commit the step's work starts from: the plan's commit for a mission made from
+    /// a plan, else the checkout's `HEAD` when the step started. A step closed from a
+    /// checkout needs a change from here to the checkout's `HEAD`, so a step cannot be
+    /// closed by verifying the tree it was handed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The files the plan proposes for this step: a change outside them is reported when
+    /// the step closes, or refused under `evidence.scope: refuse`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scope: Vec<String>,
+}
+
+/// `evidence.scope`: what closing a step with changes outside its scope does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScopePolicy {
+    /// The step closes; the files outside are named in the ledger's history.
+    #[default]
+    Warn,
+    /// The step does not close until the change stays inside its scope.
+    Refuse,
+}
+
+impl Task {
+    /// The changed paths outside the step's scope (none when it has no scope): a path is
+    /// inside when the scope names it or a directory above it.
+    pub fn outside_scope<'a>(&self, changed: &'a [String]) -> Vec<&'a str> {
+        if self.scope.is_empty() {
+            return Vec::new();
+        }
+        changed
+            .iter()
+            .map(String::as_str)
+            .filter(|path| {
+                !self.scope.iter().any(|s| {
+                    let s = s.trim_end_matches('/');
+                    *path == s || path.strip_prefix(s).is_some_and(|r| r.starts_with('/'))
+                })
+            })
+            .collect()
+    }
 }
 
 /// Plan against actual on a step's linked head: what its pull request changes that the

@@ -38,7 +38,10 @@ pub(super) fn init(
         ..Progress::default()
     };
     let mut board = Board {
-        tasks: build_tasks(&args.steps, progress.budget.max_retries)?,
+        tasks: build_tasks(
+            &with_base(&args.steps, args.base.as_deref()),
+            progress.budget.max_retries,
+        )?,
         ..Board::default()
     };
     board.reindex().map_err(graph_rule)?;
@@ -108,6 +111,17 @@ pub(super) fn init(
         reason,
         effects,
     })
+}
+
+/// `steps`, each starting from `base` unless it names its own.
+fn with_base(steps: &[NewTask], base: Option<&str>) -> Vec<NewTask> {
+    steps
+        .iter()
+        .map(|s| NewTask {
+            base: s.base.clone().or_else(|| base.map(str::to_owned)),
+            ..s.clone()
+        })
+        .collect()
 }
 
 pub(super) fn rewrite(

@@ -31,6 +31,9 @@ pub struct Ctx {
     /// The checkout the actor works in, when there is one. An agent's recorded run proves
     /// a step only for this `HEAD` of a clean tree.
     pub checkout: Option<Checkout>,
+    /// Whether closing a step with changes outside its scope is refused or reported
+    /// (`evidence.scope`).
+    pub scope_policy: crate::model::ScopePolicy,
 }
 
 /// A working tree's state when an operation is made: its `HEAD` and whether tracked or
@@ -39,6 +42,16 @@ pub struct Ctx {
 pub struct Checkout {
     pub head: String,
     pub dirty: bool,
+    /// What `HEAD` changes since the step's base, measured by the front end (which has
+    /// git) for the step the operation is about; `None` when nothing was measured.
+    pub change: Option<Change>,
+}
+
+/// The files `HEAD` changes since `base`, as `git diff --name-only base HEAD` lists them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub base: String,
+    pub files: Vec<String>,
 }
 
 impl Ctx {
@@ -49,7 +62,14 @@ impl Ctx {
             op_id: None,
             retry_since: None,
             checkout: None,
+            scope_policy: crate::model::ScopePolicy::default(),
         }
+    }
+
+    /// Closing a step with changes outside its scope follows `policy`.
+    pub fn with_scope_policy(mut self, policy: crate::model::ScopePolicy) -> Self {
+        self.scope_policy = policy;
+        self
     }
 
     /// The operation is made from `checkout` (see [`Ctx::checkout`]).
@@ -86,6 +106,10 @@ pub struct NewTask {
     pub stage: Option<u32>,
     /// Why starting it is destructive (see [`crate::model::Task::destructive`]).
     pub destructive: Option<String>,
+    /// The commit its work starts from (see [`crate::model::Task::base`]).
+    pub base: Option<String>,
+    /// The files the plan proposes for it (see [`crate::model::Task::scope`]).
+    pub scope: Vec<String>,
 }
 
 /// Starts (or replaces) the mission.
@@ -111,6 +135,9 @@ pub struct InitArgs {
     /// Plan questions whose default stands after a wait (`questions.default_after`);
     /// each question is also in `missing_info`.
     pub pending_defaults: Vec<crate::model::PendingDefault>,
+    /// The commit every step's work starts from when the step names none: the plan's
+    /// commit for a mission made from a plan.
+    pub base: Option<String>,
 }
 
 /// One `progress` report on the current step.

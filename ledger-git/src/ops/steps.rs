@@ -7,8 +7,8 @@ use super::{position, require_reason, Ctx, Effect, NewTask, ReplanTrigger, Tx};
 use crate::error::RuleError;
 use crate::model::index::GraphError;
 use crate::model::{
-    valid_step_id, AttemptOutcome, Evidence, EvidenceKind, Links, NextActor, PauseReason, Task,
-    TaskStatus, Validation,
+    valid_step_id, AttemptOutcome, Evidence, EvidenceKind, Links, NextActor, PauseReason,
+    ScopePolicy, Task, TaskStatus, Validation,
 };
 
 /// Turns new-step requests into planned tasks, checking ids and the graph.
@@ -47,6 +47,8 @@ pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Arc<T
                 destructive: n.destructive.clone().filter(|d| !d.trim().is_empty()),
                 plan_drift: None,
                 attempts: Vec::new(),
+                base: n.base.clone().filter(|b| !b.trim().is_empty()),
+                scope: n.scope.clone(),
             }))
         })
         .collect()
@@ -138,6 +140,11 @@ pub(super) fn start(tx: &mut Tx, step: &str, ctx: &Ctx) -> Result<(), RuleError>
     require_released(tx, pos)?;
     let task = tx.ledger.board.task_mut(pos);
     task.status = TaskStatus::InProgress;
+    // Started from a checkout, the step's work starts at its `HEAD` unless the mission
+    // named a base already (the plan's commit).
+    if task.base.is_none() {
+        task.base = ctx.checkout.as_ref().map(|c| c.head.clone());
+    }
     let progress = &mut tx.ledger.mission.progress;
     progress.current_step_id = Some(step.to_string());
     progress.replan_needed = false;
@@ -348,6 +355,61 @@ fn check_done_gate(task: &Task, given: Option<&Evidence>, ctx: &Ctx) -> Result<(
     Ok(())
 }
 
+/// At most ten paths, then how many more.
+fn listed(paths: &[String]) -> String {
+    let mut shown = paths
+        .iter()
+        .take(10)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > 10 {
+        shown.push_str(&format!(" and {} more", paths.len() - 10));
+    }
+    shown
+}
+
+/// A step whose work is code (its validation runs something), closed from a checkout,
+/// must change something between its base and the checkout's `HEAD`: a green run of the
+/// tree the step was handed proves the suite, not the step. Returns the changed paths
+/// outside the step's scope, refused under [`ScopePolicy::Refuse`]. Front ends without
+/// a checkout (the App, judging a pull request) check the pull request's files instead.
+fn check_change(task: &Task, ctx: &Ctx) -> Result<Vec<String>, RuleError> {
+    let (Some(base), Some(checkout)) = (task.base.as_deref(), ctx.checkout.as_ref()) else {
+        return Ok(Vec::new());
+    };
+    if !task.validation.needs_run() {
+        return Ok(Vec::new());
+    }
+    let step = task.id.clone();
+    let Some(change) = checkout.change.as_ref().filter(|c| c.base == base) else {
+        return Err(RuleError::ChangeUnmeasured {
+            step,
+            base: short(base),
+        });
+    };
+    if change.files.is_empty() {
+        return Err(RuleError::NoChange {
+            step,
+            base: short(base),
+            head: short(&checkout.head),
+        });
+    }
+    let outside: Vec<String> = task
+        .outside_scope(&change.files)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    if !outside.is_empty() && ctx.scope_policy == ScopePolicy::Refuse {
+        return Err(RuleError::OutOfScope {
+            step,
+            files: listed(&outside),
+            scope: listed(&task.scope),
+        });
+    }
+    Ok(outside)
+}
+
 pub(super) fn done(
     tx: &mut Tx,
     step: &str,
@@ -369,6 +431,7 @@ pub(super) fn done(
         require_released(tx, pos)?;
     }
     check_done_gate(&tx.ledger.board.tasks[pos], evidence, ctx)?;
+    let outside = check_change(&tx.ledger.board.tasks[pos], ctx)?;
     let task = tx.ledger.board.task_mut(pos);
     task.status = TaskStatus::Done;
     let recorded = evidence.map(|e| stamp(e, ctx));
@@ -394,6 +457,12 @@ pub(super) fn done(
         .unwrap_or_default();
     attempts::end(tx, pos, AttemptOutcome::Done, "", ctx);
     tx.change(format!("{step} done{proof}"));
+    if !outside.is_empty() {
+        tx.change(format!(
+            "{step} changed files outside its scope: {}",
+            listed(&outside)
+        ));
+    }
     tx.effects.push(Effect::StepDone {
         step: step.to_string(),
     });

@@ -17,22 +17,25 @@ use crate::model::{Ledger, Task, TaskStatus};
 /// (`Navin`) and the App (`navin[bot]`) may all write one branch.
 const NAVIN_COMMITTERS: [&str; 2] = ["Navin", "navin[bot]"];
 
-/// Commits checked per read when nothing was vetted before (a fresh clone): enough for
-/// any recent edit, bounded for a long-lived branch.
-const VET_LIMIT: usize = 500;
+/// The label of the vetted-tip note's MAC.
+const VETTED_NOTE: &str = "navin vetted tip v1";
 
 impl Store {
-    /// Checks the commits from `tip` back to the newest sealed one, the last vetted tip
-    /// or [`VET_LIMIT`] of them, and remembers `tip` as vetted once it passes.
+    /// Checks the commits from `tip` back to the newest sealed one or the last vetted
+    /// tip, however many there are (a forged commit buried under any number of empty
+    /// ones is still found), and remembers `tip` as vetted once it passes: in this
+    /// process and in a note beside the repository, so the next process starts there.
     pub(super) fn vet(&self, repo: &Repository, tip: Oid) -> Result<(), StoreError> {
-        let vetted = *self.vetted.lock().unwrap_or_else(|p| p.into_inner());
+        let remembered = *self.vetted.lock().unwrap_or_else(|p| p.into_inner());
+        let vetted = remembered.or_else(|| self.read_vetted_note(repo));
         if vetted.is_some_and(|(v, _)| v == tip) {
             return Ok(());
         }
         let key = self.cfg.seal_key.as_ref();
+        let scope = self.seal_scope();
         let sealed = |oid: Oid| -> Result<bool, StoreError> {
             Ok(match key {
-                Some(key) => key.verifies(&repo.find_commit(oid)?),
+                Some(key) => key.verifies(&scope, &repo.find_commit(oid)?),
                 None => false,
             })
         };
@@ -49,7 +52,7 @@ impl Store {
             found_seal = was_sealed;
         }
         let mut unsealed = Vec::new();
-        for oid in walk.take(VET_LIMIT) {
+        for oid in walk {
             let oid = oid?;
             if sealed(oid)? {
                 found_seal = true;
@@ -65,7 +68,12 @@ impl Store {
             // as a CLI reading the App's ledger): Navin's commits are told by committer
             // and trailers.
             let navin = !found_seal && self.made_by_navin(&commit);
-            if navin {
+            // A commit that leaves the tree as it was changes nothing to vet.
+            let same_tree = commit
+                .parents()
+                .next()
+                .is_some_and(|p| p.tree_id() == commit.tree_id());
+            if navin || same_tree {
                 continue;
             }
             let change = match plan_record_change(repo, &commit)? {
@@ -94,7 +102,71 @@ impl Store {
             }
         }
         *self.vetted.lock().unwrap_or_else(|p| p.into_inner()) = Some((tip, found_seal));
+        self.write_vetted_note(repo, tip, found_seal);
         Ok(())
+    }
+
+    /// Where the last vetted tip of this branch is noted: inside the git directory,
+    /// outside every ref (nothing fetched or pushed carries it).
+    fn vetted_note_path(&self, repo: &Repository) -> std::path::PathBuf {
+        let branch: String = self
+            .cfg
+            .branch
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        repo.path().join("navin").join(format!("vetted-{branch}"))
+    }
+
+    fn vetted_parts<'a>(&'a self, oid: &'a str, sealed: &'a str) -> [&'a [u8]; 4] {
+        [
+            self.cfg.repository.as_bytes(),
+            self.cfg.branch.as_bytes(),
+            oid.as_bytes(),
+            sealed.as_bytes(),
+        ]
+    }
+
+    /// The noted tip, when the note is there, names a commit this repository has, and
+    /// (with a key) carries a MAC under it: a note anyone could write would let them
+    /// skip the check of what lies below it. Anything else is no note: everything is
+    /// vetted again.
+    fn read_vetted_note(&self, repo: &Repository) -> Option<(Oid, bool)> {
+        let text = std::fs::read_to_string(self.vetted_note_path(repo)).ok()?;
+        let mut words = text.split_whitespace();
+        let (oid, sealed, tag) = (words.next()?, words.next()?, words.next()?);
+        let authentic = match &self.cfg.seal_key {
+            Some(key) => key.tag_matches(VETTED_NOTE, &self.vetted_parts(oid, sealed), tag),
+            None => tag == "-",
+        };
+        if !authentic {
+            return None;
+        }
+        let oid = Oid::from_str(oid).ok()?;
+        repo.find_commit(oid).ok()?;
+        Some((oid, sealed == "sealed"))
+    }
+
+    /// Notes `tip` as vetted. Best effort: without the note the next process vets again.
+    fn write_vetted_note(&self, repo: &Repository, tip: Oid, found_seal: bool) {
+        let oid = tip.to_string();
+        let sealed = if found_seal { "sealed" } else { "unsealed" };
+        let tag = match &self.cfg.seal_key {
+            Some(key) => key.tag(VETTED_NOTE, &self.vetted_parts(&oid, sealed)),
+            None => "-".to_owned(),
+        };
+        let path = self.vetted_note_path(repo);
+        let write = || -> std::io::Result<()> {
+            let dir = path.parent().unwrap_or(repo.path());
+            std::fs::create_dir_all(dir)?;
+            // Written whole, then renamed over the old note: a crash leaves one or the other.
+            let partial = dir.join(format!(".vetted-{}", std::process::id()));
+            std::fs::write(&partial, format!("{oid} {sealed} {tag}\n"))?;
+            std::fs::rename(&partial, &path)
+        };
+        if let Err(e) = write() {
+            tracing::debug!(error = %e, "could not note the vetted ledger tip");
+        }
     }
 
     /// Whether the ledger's newest sealed commit was sealed with a key this store does
@@ -108,7 +180,7 @@ impl Store {
         };
         let mut walk = repo.revwalk()?;
         walk.push(tip)?;
-        for oid in walk.take(VET_LIMIT) {
+        for oid in walk {
             let commit = repo.find_commit(oid?)?;
             if !commit.message().is_ok_and(seal::has_seal_line) {
                 continue;
@@ -117,7 +189,7 @@ impl Store {
                 .cfg
                 .seal_key
                 .as_ref()
-                .is_some_and(|key| key.verifies(&commit)));
+                .is_some_and(|key| key.verifies(&self.seal_scope(), &commit)));
         }
         Ok(false)
     }
@@ -206,6 +278,9 @@ fn plan_record_change(
 /// or with evidence or attempts, counts; so does a step removed (a failing step deleted
 /// is a step passed).
 pub(crate) fn protected_change(before: Option<&Ledger>, after: &Ledger) -> Option<String> {
+    if let Some(what) = before.and_then(|b| mission_change(b, after)) {
+        return Some(format!("changes the mission's {what}"));
+    }
     for task in &after.board.tasks {
         let id = &task.id;
         let Some(old) = before.and_then(|b| b.board.task(id)) else {
@@ -232,6 +307,47 @@ pub(crate) fn protected_change(before: Option<&Ledger>, after: &Ledger) -> Optio
     Some(format!("removes {}", removed.id))
 }
 
+/// The first mission-level field an unsealed commit may not change: what the mission is
+/// for and what it may spend (goal, constraints, facts, acceptance criteria, budgets and
+/// what was spent against them) and its status, except the running ⇄ blocked swing the
+/// ledger recomputes after every operation (starting or failing a step moves it).
+fn mission_change(before: &Ledger, after: &Ledger) -> Option<&'static str> {
+    use crate::model::MissionStatus::{Blocked, Running};
+    let (old, new) = (&before.mission, &after.mission);
+    let status_moved = old.status != new.status
+        && !matches!(
+            (old.status, new.status),
+            (Running, Blocked) | (Blocked, Running)
+        );
+    let (op, np) = (&old.progress, &new.progress);
+    let fields: [(&'static str, bool); 9] = [
+        ("status", status_moved),
+        ("goal", old.goal != new.goal),
+        ("constraints", old.constraints != new.constraints),
+        ("facts", old.facts != new.facts),
+        (
+            "acceptance criteria",
+            old.acceptance_criteria != new.acceptance_criteria,
+        ),
+        ("budget", op.budget != np.budget),
+        (
+            "spend",
+            np.tokens_used < op.tokens_used
+                || np.cost_used_usd < op.cost_used_usd
+                || np.replan_count < op.replan_count,
+        ),
+        (
+            "pause",
+            old.pause_reason != new.pause_reason || old.paused_by != new.paused_by,
+        ),
+        ("origin", old.origin != new.origin),
+    ];
+    fields
+        .into_iter()
+        .find(|(_, differs)| *differs)
+        .map(|(name, _)| name)
+}
+
 /// Whether a status change is one only proof may make: into `done`, or out of `done` or
 /// `failed` (a failure undone is a retry the budget did not pay for). Starting a step,
 /// handing it back, and failing it are what agents and people do all day.
@@ -254,8 +370,10 @@ fn changed_field(old: &Task, new: &Task) -> Option<&'static str> {
     let closed = old.attempts.iter().take_while(|a| !a.is_open()).count();
     let attempts_ok = new.attempts.len() >= old.attempts.len()
         && new.attempts[..closed] == old.attempts[..closed];
-    let fields: [(&'static str, bool); 6] = [
+    let fields: [(&'static str, bool); 8] = [
         ("validation", old.validation != new.validation),
+        ("base commit", old.base != new.base && old.base.is_some()),
+        ("scope", old.scope != new.scope),
         ("verification commands", old.commands != new.commands),
         ("evidence and run records", !evidence_ok),
         ("attempts", !attempts_ok),

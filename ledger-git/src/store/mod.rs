@@ -18,7 +18,7 @@ mod locks;
 mod remote;
 pub use remote::tip_record_ref;
 mod seal;
-pub use seal::{SealKey, ShortKey, SEAL_TRAILER};
+pub use seal::{github_repository, SealKey, SealScope, ShortKey, SEAL_TRAILER};
 mod tips;
 mod tree;
 mod view;
@@ -59,6 +59,10 @@ pub struct StoreConfig {
     /// Without one, Navin's commits are told by committer and trailers, which anyone
     /// with push access can copy.
     pub seal_key: Option<SealKey>,
+    /// The repository this ledger belongs to, as its seals name it ([`SealScope`]):
+    /// `github:<repository id>` for the App and the Action, the remote's URL (or a local
+    /// id) for the CLI. Writers that share a key and a ledger must agree on it.
+    pub repository: String,
 }
 
 impl Default for StoreConfig {
@@ -71,6 +75,7 @@ impl Default for StoreConfig {
             committer_email: "navin@users.noreply.github.com".to_string(),
             max_attempts: 200,
             seal_key: None,
+            repository: String::new(),
         }
     }
 }
@@ -192,6 +197,14 @@ impl Store {
 
     pub fn branch(&self) -> &str {
         &self.cfg.branch
+    }
+
+    /// What this store's seals name: its repository and branch.
+    fn seal_scope(&self) -> seal::SealScope {
+        seal::SealScope {
+            repository: self.cfg.repository.clone(),
+            branch: self.cfg.branch.clone(),
+        }
     }
 
     fn refname(&self) -> String {
@@ -666,7 +679,7 @@ impl Store {
         let sig = self.signature(now)?;
         let parent_ids: Vec<Oid> = parent.iter().map(|p| p.id()).collect();
         let message = match &self.cfg.seal_key {
-            Some(key) => key.seal(tree, &parent_ids, message),
+            Some(key) => key.seal(&self.seal_scope(), tree, &parent_ids, message),
             None => message.to_owned(),
         };
         let tree = repo.find_tree(tree)?;

@@ -9,14 +9,39 @@
 //! other content or another place in the history does not verify, and the rest of the
 //! message, so a copied seal cannot vouch for trailers it did not sign (the
 //! `Navin-Delivery` ids that stop a delivery being applied twice).
+//!
+//! Version 2 also covers the repository and the ledger branch ([`SealScope`]): two
+//! repositories served by one App share its key, and a fork shares its parent's ledger
+//! history, so a commit Navin sealed in one repository would otherwise fast-forward onto
+//! the other's ledger. Version 1 seals (written before) still verify, as history.
 
 use git2::{Commit, Oid};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-/// The trailer's name; the value is `v1 <64 hex digits>`.
+/// The trailer's name; the value is `v2 <64 hex digits>` (`v1` on older commits).
 pub const SEAL_TRAILER: &str = "Navin-Seal";
-const VERSION: &str = "v1";
+const VERSION: &str = "v2";
+const LEGACY_VERSION: &str = "v1";
+
+/// The repository a GitHub writer (the App, the Action) names in its seals: its numeric
+/// id, which survives renames and transfers, so a renamed repository's ledger still
+/// verifies. Without an id (an event that carried none), its `owner/name` in lower case.
+pub fn github_repository(id: Option<u64>, full_name: &str) -> String {
+    match id {
+        Some(id) => format!("github:{id}"),
+        None => format!("github:{}", full_name.to_ascii_lowercase()),
+    }
+}
+
+/// Where a sealed commit belongs: the repository (`github:<id>` for GitHub's writers, the
+/// remote's URL or a local id for the CLI) and the ledger branch. A seal made for one
+/// scope does not verify in another.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SealScope {
+    pub repository: String,
+    pub branch: String,
+}
 /// Shorter keys are refused: a guessable key is a forgeable seal.
 pub const MIN_KEY_BYTES: usize = 16;
 
@@ -66,11 +91,31 @@ impl SealKey {
         hex::encode(bytes)
     }
 
-    fn mac(&self, tree: Oid, parents: &[Oid], message: &str) -> Hmac<Sha256> {
+    /// The MAC of a commit; `scope` is `None` for a version 1 seal, which named neither
+    /// repository nor branch.
+    fn mac(
+        &self,
+        scope: Option<&SealScope>,
+        tree: Oid,
+        parents: &[Oid],
+        message: &str,
+    ) -> Hmac<Sha256> {
         // `new_from_slice` accepts keys of any length for HMAC; the length was checked.
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
             .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
-        mac.update(b"navin-ledger-seal-v1\0tree ");
+        match scope {
+            None => mac.update(b"navin-ledger-seal-v1\0tree "),
+            Some(scope) => {
+                // Lengths first, so no two scopes run together into the same bytes.
+                mac.update(b"navin-ledger-seal-v2\0repository ");
+                mac.update(&(scope.repository.len() as u64).to_be_bytes());
+                mac.update(scope.repository.as_bytes());
+                mac.update(b"\0branch ");
+                mac.update(&(scope.branch.len() as u64).to_be_bytes());
+                mac.update(scope.branch.as_bytes());
+                mac.update(b"\0tree ");
+            }
+        }
         mac.update(tree.as_bytes());
         for parent in parents {
             mac.update(b"\0parent ");
@@ -81,48 +126,77 @@ impl SealKey {
         mac
     }
 
-    /// `message` with the seal for a commit of `tree` on `parents` appended as its last
-    /// trailer line.
-    pub fn seal(&self, tree: Oid, parents: &[Oid], message: &str) -> String {
+    /// `message` with the seal for a commit of `tree` on `parents` in `scope` appended
+    /// as its last trailer line.
+    pub fn seal(&self, scope: &SealScope, tree: Oid, parents: &[Oid], message: &str) -> String {
         let mut signed = message.to_owned();
         if !signed.ends_with('\n') {
             signed.push('\n');
         }
-        let tag = hex::encode(self.mac(tree, parents, &signed).finalize().into_bytes());
+        let tag = hex::encode(
+            self.mac(Some(scope), tree, parents, &signed)
+                .finalize()
+                .into_bytes(),
+        );
         format!("{signed}{SEAL_TRAILER}: {VERSION} {tag}\n")
     }
 
+    /// A MAC under this key of `label` and `parts` (each length-prefixed), as hex: how
+    /// Navin authenticates the notes it keeps beside the ledger (the last vetted tip),
+    /// so that whoever can write the git directory cannot make Navin skip a check.
+    pub(crate) fn tag(&self, label: &str, parts: &[&[u8]]) -> String {
+        hex::encode(self.note_mac(label, parts).finalize().into_bytes())
+    }
+
+    /// Whether `tag` is [`SealKey::tag`] of the same label and parts (constant time).
+    pub(crate) fn tag_matches(&self, label: &str, parts: &[&[u8]], tag: &str) -> bool {
+        hex::decode(tag).is_ok_and(|tag| self.note_mac(label, parts).verify_slice(&tag).is_ok())
+    }
+
+    fn note_mac(&self, label: &str, parts: &[&[u8]]) -> Hmac<Sha256> {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+        mac.update(label.as_bytes());
+        for part in parts {
+            mac.update(&(part.len() as u64).to_be_bytes());
+            mac.update(part);
+        }
+        mac
+    }
+
     /// Whether `commit` carries a seal made with this key for its own tree, parents and
-    /// message (compared in constant time).
-    pub fn verifies(&self, commit: &Commit<'_>) -> bool {
+    /// message, in `scope` (compared in constant time). A version 1 seal names no scope
+    /// and verifies on tree, parents and message alone: such commits were written
+    /// before seals named their repository.
+    pub fn verifies(&self, scope: &SealScope, commit: &Commit<'_>) -> bool {
         let Ok(message) = commit.message() else {
             return false;
         };
-        let Some((signed, tag)) = split_seal(message) else {
+        let Some((signed, version, tag)) = split_seal(message) else {
             return false;
         };
         let Ok(tag) = hex::decode(tag) else {
             return false;
         };
         let parents: Vec<Oid> = commit.parent_ids().collect();
-        self.mac(commit.tree_id(), &parents, signed)
+        let scope = (version == VERSION).then_some(scope);
+        self.mac(scope, commit.tree_id(), &parents, signed)
             .verify_slice(&tag)
             .is_ok()
     }
 }
 
-/// The signed part of a sealed message and the seal's hex digits: the seal must be the
-/// last line, so nothing after it escapes the MAC.
-fn split_seal(message: &str) -> Option<(&str, &str)> {
+/// The signed part of a sealed message, the seal's version and its hex digits: the seal
+/// must be the last line, so nothing after it escapes the MAC.
+fn split_seal(message: &str) -> Option<(&str, &'static str, &str)> {
     let body = message.strip_suffix('\n').unwrap_or(message);
     let start = body.rfind('\n').map_or(0, |i| i + 1);
     let (signed, last) = body.split_at(start);
-    let tag = last
-        .strip_prefix(SEAL_TRAILER)?
-        .strip_prefix(": ")?
-        .strip_prefix(VERSION)?
-        .strip_prefix(' ')?;
-    Some((signed, tag.trim_end()))
+    let value = last.strip_prefix(SEAL_TRAILER)?.strip_prefix(": ")?;
+    let (version, tag) = [VERSION, LEGACY_VERSION]
+        .into_iter()
+        .find_map(|v| Some((v, value.strip_prefix(v)?.strip_prefix(' ')?)))?;
+    Some((signed, version, tag.trim_end()))
 }
 
 /// Whether `message` carries a seal line at all, valid or not (a forged one is named
@@ -168,16 +242,21 @@ mod tests {
         let other = SealKey::from_text("somebody else's key of 32 bytes!").unwrap();
         let root = commit(&repo, "root", None, "root\n");
         let tree = tree_of(&repo, "done");
-        let sealed = key.seal(tree, &[root], "navin: done v2\n\nNavin-Version: 2\n");
+        let sealed = key.seal(
+            &here(),
+            tree,
+            &[root],
+            "navin: done v2\n\nNavin-Version: 2\n",
+        );
         let good = commit(&repo, "done", Some(root), &sealed);
-        assert!(key.verifies(&repo.find_commit(good).unwrap()));
-        assert!(!other.verifies(&repo.find_commit(good).unwrap()));
+        assert!(key.verifies(&here(), &repo.find_commit(good).unwrap()));
+        assert!(!other.verifies(&here(), &repo.find_commit(good).unwrap()));
 
         // The same message (seal included) copied onto other content or another parent.
         let moved = commit(&repo, "forged", Some(root), &sealed);
-        assert!(!key.verifies(&repo.find_commit(moved).unwrap()));
+        assert!(!key.verifies(&here(), &repo.find_commit(moved).unwrap()));
         let reparented = commit(&repo, "done", Some(good), &sealed);
-        assert!(!key.verifies(&repo.find_commit(reparented).unwrap()));
+        assert!(!key.verifies(&here(), &repo.find_commit(reparented).unwrap()));
 
         // A trailer added above the seal, or a line after it.
         let added = sealed.replace(
@@ -185,11 +264,66 @@ mod tests {
             "Navin-Version: 2\nNavin-Delivery: x\n",
         );
         let c = commit(&repo, "done", Some(root), &added);
-        assert!(!key.verifies(&repo.find_commit(c).unwrap()));
+        assert!(!key.verifies(&here(), &repo.find_commit(c).unwrap()));
         let after = format!("{sealed}Navin-Delivery: x\n");
         let c = commit(&repo, "done", Some(root), &after);
-        assert!(!key.verifies(&repo.find_commit(c).unwrap()));
+        assert!(!key.verifies(&here(), &repo.find_commit(c).unwrap()));
         assert!(!has_seal_line(&after), "the seal must be the last line");
+    }
+
+    fn here() -> SealScope {
+        SealScope {
+            repository: "github:1".into(),
+            branch: "navin/ledger".into(),
+        }
+    }
+
+    #[test]
+    fn a_seal_made_for_one_repository_or_branch_does_not_verify_in_another() {
+        let (_d, repo) = repo();
+        let key = SealKey::from_text("a key only navin holds, 32 bytes").unwrap();
+        let root = commit(&repo, "root", None, "root\n");
+        let tree = tree_of(&repo, "done");
+        let sealed = key.seal(&here(), tree, &[root], "navin: done v2\n");
+        let c = repo
+            .find_commit(commit(&repo, "done", Some(root), &sealed))
+            .unwrap();
+        assert!(key.verifies(&here(), &c));
+        let fork = SealScope {
+            repository: "github:2".into(),
+            ..here()
+        };
+        assert!(
+            !key.verifies(&fork, &c),
+            "another repository on the same App"
+        );
+        let branch = SealScope {
+            branch: "navin/other".into(),
+            ..here()
+        };
+        assert!(!key.verifies(&branch, &c), "another ledger branch");
+        // Scope boundaries cannot be shifted between the two names.
+        let shifted = SealScope {
+            repository: "github:1\0branch navin".into(),
+            branch: "/ledger".into(),
+        };
+        assert!(!key.verifies(&shifted, &c));
+    }
+
+    #[test]
+    fn a_version_1_seal_written_before_scopes_still_verifies() {
+        let (_d, repo) = repo();
+        let key = SealKey::from_text("a key only navin holds, 32 bytes").unwrap();
+        let root = commit(&repo, "root", None, "root\n");
+        let tree = tree_of(&repo, "done");
+        let signed = "navin: done v2\n";
+        let tag = hex::encode(key.mac(None, tree, &[root], signed).finalize().into_bytes());
+        let message = format!("{signed}{SEAL_TRAILER}: v1 {tag}\n");
+        let c = repo
+            .find_commit(commit(&repo, "done", Some(root), &message))
+            .unwrap();
+        assert!(key.verifies(&here(), &c));
+        assert!(has_seal_line(&message));
     }
 
     #[test]

@@ -89,7 +89,7 @@ fn a_commit_forged_as_navin_with_its_trailers_is_refused_on_read_and_write_once_
         .last()
         .expect("a seal line")
         .to_owned();
-    assert!(copied_seal.starts_with("Navin-Seal: v1 "), "{copied_seal}");
+    assert!(copied_seal.starts_with("Navin-Seal: v2 "), "{copied_seal}");
 
     // Navin's committer name, its trailers, and even its last seal copied over.
     let message = format!(
@@ -161,7 +161,11 @@ fn a_foreign_edit_of_a_title_is_accepted_and_navins_next_commit_on_it_is_sealed(
     let newest = repo
         .find_commit(tip(&repo, DEFAULT_BRANCH).expect("tip"))
         .expect("commit");
-    assert!(key.verifies(&newest));
+    let scope = SealScope {
+        repository: String::new(),
+        branch: DEFAULT_BRANCH.into(),
+    };
+    assert!(key.verifies(&scope, &newest));
 }
 
 #[test]
@@ -273,4 +277,130 @@ fn a_plan_record_edited_by_a_push_is_refused_but_a_hand_edit_of_a_plan_text_is_n
     let (commit, change, _) = foreign(err);
     assert_eq!(commit, forged.to_string());
     assert_eq!(change, format!("changes the plan record {record}"));
+}
+
+/// `count` empty commits on the branch's tip, as anyone with push access could add.
+fn bury(repo: &Repository, count: usize) {
+    let sig = Signature::now("mallory", "m@example.com").expect("sig");
+    for i in 0..count {
+        let parent = repo
+            .find_commit(tip(repo, DEFAULT_BRANCH).expect("tip"))
+            .expect("tip");
+        let tree = parent.tree().expect("tree");
+        repo.commit(
+            Some(&format!("refs/heads/{DEFAULT_BRANCH}")),
+            &sig,
+            &sig,
+            &format!("chore {i}"),
+            &tree,
+            &[&parent],
+        )
+        .expect("commit");
+    }
+}
+
+#[test]
+fn a_forged_done_buried_under_a_thousand_empty_commits_is_still_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = Repository::init(dir.path()).expect("repo");
+    let s = store(dir.path(), sealed_cfg());
+    s.transact(&init_op("g"), &ctx()).expect("v1");
+    let forged = forge(&repo, "mallory", "S1 done", |l| {
+        set_s1(l, |t| t.status = TaskStatus::Done);
+    });
+    bury(&repo, 1000);
+    // A fresh process (nothing vetted in memory) and the same one alike.
+    for reader in [store(dir.path(), sealed_cfg()), s] {
+        let (commit, change, _) = foreign(reader.read().expect_err("refused"));
+        assert_eq!(commit, forged.to_string());
+        assert_eq!(change, "marks S1 done");
+        let (commit, _, _) = foreign(reader.transact(&fact(1), &ctx()).expect_err("refused"));
+        assert_eq!(commit, forged.to_string(), "nothing is built on it");
+    }
+}
+
+#[test]
+fn a_vetted_tip_is_remembered_across_processes_and_a_forged_note_is_ignored() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = Repository::init(dir.path()).expect("repo");
+    let s = store(dir.path(), sealed_cfg());
+    s.transact(&init_op("g"), &ctx()).expect("v1");
+    s.read().expect("read").expect("a ledger");
+    let note = repo.path().join("navin").join("vetted-navin_ledger");
+    let noted = std::fs::read_to_string(&note).expect("the vetted tip is noted");
+    assert!(noted.starts_with(&tip(&repo, DEFAULT_BRANCH).expect("tip").to_string()));
+
+    // Someone who can write the git directory notes their forgery as vetted.
+    let forged = forge(&repo, "mallory", "S1 done", |l| {
+        set_s1(l, |t| t.status = TaskStatus::Done);
+    });
+    std::fs::write(&note, format!("{forged} sealed {}\n", "00".repeat(32))).expect("write");
+    let (commit, _, _) = foreign(
+        store(dir.path(), sealed_cfg())
+            .read()
+            .expect_err("the note's MAC does not verify"),
+    );
+    assert_eq!(commit, forged.to_string());
+}
+
+#[test]
+fn a_commit_navin_sealed_for_another_repository_is_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = Repository::init(dir.path()).expect("repo");
+    let in_repo = |repository: &str| StoreConfig {
+        repository: repository.into(),
+        ..sealed_cfg()
+    };
+    // The victim's ledger, sealed for it.
+    store(dir.path(), in_repo("github:2"))
+        .transact(&init_op("g"), &ctx())
+        .expect("v1");
+    // A fork on the same App shares that history; Navin seals a write there (the
+    // attacker runs the fork's mission), which fast-forwards onto the victim's branch.
+    let fork = store(dir.path(), in_repo("github:1"));
+    fork.transact(&fact(1), &ctx())
+        .expect("written for the fork");
+    let replayed = tip(&repo, DEFAULT_BRANCH).expect("tip");
+    let (commit, change, _) = foreign(
+        store(dir.path(), in_repo("github:2"))
+            .read()
+            .expect_err("not sealed for this repository"),
+    );
+    assert_eq!(commit, replayed.to_string());
+    assert_eq!(change, "changes the mission's facts");
+}
+
+#[test]
+fn an_unsealed_change_of_the_missions_budget_goal_or_status_is_refused() {
+    let cases: [(&str, fn(&mut Ledger)); 4] = [
+        ("changes the mission's budget", |l| {
+            l.mission.progress.budget.max_retries = 99;
+        }),
+        ("changes the mission's goal", |l| {
+            l.mission.goal = "something else".into();
+        }),
+        ("changes the mission's status", |l| {
+            l.mission.status = crate::model::MissionStatus::Done;
+        }),
+        ("changes the mission's spend", |l| {
+            l.mission.progress.tokens_used = 0;
+        }),
+    ];
+    for (want, change) in cases {
+        let dir = tempfile::tempdir().expect("tmp");
+        let repo = Repository::init(dir.path()).expect("repo");
+        let s = store(dir.path(), sealed_cfg());
+        s.transact(&init_op("g"), &ctx()).expect("v1");
+        if want.ends_with("spend") {
+            let usage = Operation::Usage {
+                step: "S1".into(),
+                tokens: 500,
+                cost_usd: 0.0,
+            };
+            s.transact(&usage, &ctx()).expect("spent");
+        }
+        forge(&repo, "alice", "tweak", change);
+        let (_, got, _) = foreign(store(dir.path(), sealed_cfg()).read().expect_err(want));
+        assert_eq!(got, want);
+    }
 }

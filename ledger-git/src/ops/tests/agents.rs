@@ -14,10 +14,11 @@ fn at(ctx: Ctx, head: &str, dirty: bool) -> Ctx {
     ctx.with_checkout(Checkout {
         head: head.into(),
         dirty,
+        change: None,
     })
 }
 
-fn recorded(kind: EvidenceKind, exit: i32, head: &str, dirty: bool) -> Evidence {
+pub(super) fn recorded(kind: EvidenceKind, exit: i32, head: &str, dirty: bool) -> Evidence {
     let mut e = Evidence::run(kind, exit == 0, format!("cargo test exited {exit}"));
     e.run = Some(RunRecord {
         command: vec!["cargo".into(), "test".into()],

@@ -128,6 +128,7 @@ pub(super) fn progress(step: &str, real: bool, fp: Option<&str>) -> Operation {
 mod agents;
 mod attempts;
 mod budgets;
+mod change;
 mod gate;
 mod mission;
 mod questions;
