@@ -46,6 +46,8 @@ pub struct ActionEnv {
     pub mode: Mode,
     pub token: Option<String>,
     pub repository: Option<String>,
+    /// `GITHUB_REPOSITORY_ID`: what the ledger's seals name, as the App's do.
+    pub repository_id: Option<u64>,
     pub api_url: String,
     pub server_url: String,
     pub workspace: PathBuf,
@@ -143,6 +145,7 @@ impl ActionEnv {
             mode,
             token: var("INPUT_GITHUB_TOKEN").or_else(|| var("GITHUB_TOKEN")),
             repository: var("GITHUB_REPOSITORY"),
+            repository_id: var("GITHUB_REPOSITORY_ID").and_then(|id| id.trim().parse().ok()),
             api_url: var("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".into()),
             server_url: var("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".into()),
             workspace: var("GITHUB_WORKSPACE")
@@ -189,6 +192,14 @@ impl ActionEnv {
                 input: "ledger-key",
                 message: e.to_string(),
             })
+    }
+
+    /// What this job's ledger seals name: the repository's id, as the App's seals do.
+    pub fn seal_repository(&self) -> String {
+        navin_ledger::store::github_repository(
+            self.repository_id,
+            self.repository.as_deref().unwrap_or_default(),
+        )
     }
 
     /// `owner/name` of the repository the job runs in.

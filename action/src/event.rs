@@ -289,6 +289,7 @@ impl Work<'_> {
             &self.branch,
             self.token.to_owned(),
             self.env.seal_key()?,
+            self.env.repository_id,
         )
         .map_err(|e| crate::ledger::store_error(e, &self.branch))
     }

@@ -40,6 +40,7 @@ pub fn open(env: &ActionEnv, token: &str, branch: &str) -> Result<LedgerAccess, 
             remote: Some("origin".to_string()),
             token: Some(token.to_string()),
             seal_key: env.seal_key()?,
+            repository: env.seal_repository(),
             ..StoreConfig::default()
         },
     )

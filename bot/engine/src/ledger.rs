@@ -17,6 +17,7 @@ pub fn open_store(
     branch: &str,
     token: String,
     seal_key: Option<navin_ledger::store::SealKey>,
+    repository_id: Option<u64>,
 ) -> Result<Arc<Store>, StoreError> {
     let dir = clone_dir(data_dir, full_name);
     let repo = match git2::Repository::open_bare(&dir) {
@@ -39,6 +40,7 @@ pub fn open_store(
         token: Some(token),
         committer_name: "navin[bot]".to_owned(),
         seal_key,
+        repository: navin_ledger::store::github_repository(repository_id, full_name),
         ..StoreConfig::default()
     };
     Ok(Arc::new(Store::open(&dir, cfg)?))

@@ -368,6 +368,10 @@ pub struct Evidence {
     /// no CI round until the pull request is marked ready for review, which judges its
     /// head again; `count` treats a draft like any open pull request.
     pub drafts: Drafts,
+    /// What closing a step whose change touches files outside the step's scope (the
+    /// files its plan proposes) does: `warn` (the default) closes it and names the files
+    /// in the ledger's history; `refuse` keeps it open until the change stays inside.
+    pub scope: navin_ledger::model::ScopePolicy,
 }
 
 /// `evidence.drafts`: whether CI on a draft pull request moves its step.
@@ -402,6 +406,7 @@ impl Default for Evidence {
             min_ci_time: Duration::ZERO,
             done_on: DoneOn::Merged,
             drafts: Drafts::Wait,
+            scope: navin_ledger::model::ScopePolicy::Warn,
         }
     }
 }

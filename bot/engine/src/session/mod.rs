@@ -386,7 +386,8 @@ impl Session<'_> {
         let branch = self.repo_config().ledger_branch.clone();
         let token = token.expose_secret().to_owned();
         let key = self.engine.config.ledger_key.clone();
-        blocking(move || ledger::open_store(&data_dir, &repo, &url, &branch, token, key)).await
+        let id = self.repository_id;
+        blocking(move || ledger::open_store(&data_dir, &repo, &url, &branch, token, key, id)).await
     }
 
     /// The valid config (commands never run with an invalid one).
