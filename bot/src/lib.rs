@@ -11,5 +11,6 @@ pub mod mcp;
 pub mod questions;
 #[cfg(feature = "github")]
 pub mod queue;
+pub mod seal_key;
 #[cfg(feature = "github")]
 pub mod server;

@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use navin_ledger::ops::Checkout;
-use navin_ledger::Effect;
+use navin_ledger::ops::{Change, Checkout};
+use navin_ledger::store::Store;
+use navin_ledger::{Effect, Operation};
 
 /// The repository's working tree: where commands run and `HEAD` is read.
 pub struct WorkTree {
@@ -71,8 +72,79 @@ impl WorkTree {
             .statuses(Some(&mut opts))
             .map_err(|e| format!("reading the checkout's status: {e}"))?;
         let dirty = statuses.iter().any(|s| s.status() != git2::Status::CURRENT);
-        Ok(Checkout { head, dirty })
+        Ok(Checkout {
+            head,
+            dirty,
+            change: None,
+        })
     }
+
+    /// The paths the commit `head` changes since `base` (`git diff --name-only base
+    /// head`, renames as their new path): what a step's work changed. A base this
+    /// repository does not have is refused by name, never read as "no change".
+    pub fn change_since(&self, step: &str, base: &str, head: &str) -> Result<Change, BaseMissing> {
+        let missing = || BaseMissing {
+            step: step.to_owned(),
+            base: base.to_owned(),
+        };
+        let tree = |sha: &str| {
+            git2::Oid::from_str(sha)
+                .and_then(|oid| self.repo.find_commit(oid))
+                .and_then(|c| c.tree())
+        };
+        let base_tree = tree(base).map_err(|_| missing())?;
+        let head_tree = tree(head).map_err(|_| missing())?;
+        let diff = self
+            .repo
+            .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), None)
+            .map_err(|_| missing())?;
+        let files = diff
+            .deltas()
+            .filter_map(|d| d.new_file().path().or_else(|| d.old_file().path()))
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        Ok(Change {
+            base: base.to_owned(),
+            files,
+        })
+    }
+}
+
+/// A step's base commit that the checkout does not have: force-pushed away, or never
+/// fetched. The change cannot be measured, so the step cannot be closed from here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{step} started from commit {base}, which this repository does not have (force-pushed away, or not fetched): fetch it (`git fetch origin {base}`), or have a person replan the step")]
+pub struct BaseMissing {
+    pub step: String,
+    pub base: String,
+}
+
+/// The checkout an operation is judged from, when `repo` is a working tree: `HEAD`
+/// and dirtiness for every operation, and for `done` what `HEAD` changes since the
+/// step's base (read from the ledger now; the operation checks it is still the base).
+/// `Ok(None)` outside a working tree.
+pub fn checkout_for(
+    repo: &Path,
+    store: &Store,
+    op: &Operation,
+) -> Result<Option<Checkout>, BaseMissing> {
+    let Ok(tree) = WorkTree::discover(repo) else {
+        return Ok(None);
+    };
+    let Ok(mut checkout) = tree.checkout() else {
+        return Ok(None);
+    };
+    if let Operation::Done { step, .. } = op {
+        let base = store
+            .read()
+            .ok()
+            .flatten()
+            .and_then(|s| s.ledger.board.task(step).and_then(|t| t.base.clone()));
+        if let Some(base) = base {
+            checkout.change = Some(tree.change_since(step, &base, &checkout.head)?);
+        }
+    }
+    Ok(Some(checkout))
 }
 
 /// The checkout at `repo`: `HEAD` and whether the tree is dirty.
@@ -197,44 +269,4 @@ pub fn effect_lines(effects: &[Effect]) -> Vec<String> {
             _ => None,
         })
         .collect()
-}
-
-/// The git config key holding a repository's ledger seal key (in `.git/config`).
-pub const LEDGER_KEY_CONFIG: &str = "navin.ledgerkey";
-
-/// The key the CLI and `navin mcp` seal ledger commits with: NAVIN_LEDGER_KEY (to
-/// share one with the App or an Action writing the same ledger), else
-/// `navin.ledgerKey` in the repository's own git config, created on first use. The
-/// repository's config is not part of any commit, so the key never travels with a push.
-pub fn ledger_key(
-    path: &Path,
-    env_key: Option<String>,
-) -> Result<navin_ledger::store::SealKey, String> {
-    use navin_ledger::store::SealKey;
-    if let Some(text) = env_key.filter(|k| !k.trim().is_empty()) {
-        return SealKey::from_text(&text).map_err(|e| format!("NAVIN_LEDGER_KEY: {e}"));
-    }
-    let repo = git2::Repository::discover(path).map_err(|e| {
-        format!(
-            "{} is not in a git repository: {}",
-            path.display(),
-            e.message()
-        )
-    })?;
-    let mut config = repo
-        .config()
-        .and_then(|c| c.open_level(git2::ConfigLevel::Local))
-        .map_err(|e| format!("cannot open the repository's git config: {}", e.message()))?;
-    if let Ok(text) = config.get_string(LEDGER_KEY_CONFIG) {
-        return SealKey::from_text(&text)
-            .map_err(|e| format!("git config {LEDGER_KEY_CONFIG}: {e}"));
-    }
-    let text = SealKey::generate_text();
-    config.set_str(LEDGER_KEY_CONFIG, &text).map_err(|e| {
-        format!(
-            "cannot store a new ledger key in the repository's git config ({LEDGER_KEY_CONFIG}): {}",
-            e.message()
-        )
-    })?;
-    SealKey::from_text(&text).map_err(|e| e.to_string())
 }

@@ -24,16 +24,16 @@ fn default_actor() -> Actor {
 }
 
 pub(super) fn open(cli: &Cli) -> Result<Store, CliError> {
+    let seal = crate::seal_key::local_seal(&cli.repo, &|name| std::env::var(name).ok())
+        .map_err(CliError::usage)?;
     let cfg = StoreConfig {
         branch: cli.branch.clone(),
         remote: cli.remote.clone(),
         token: std::env::var("NAVIN_GIT_TOKEN")
             .ok()
             .filter(|t| !t.is_empty()),
-        seal_key: Some(
-            crate::local::ledger_key(&cli.repo, std::env::var("NAVIN_LEDGER_KEY").ok())
-                .map_err(CliError::usage)?,
-        ),
+        seal_key: Some(seal.key),
+        repository: seal.repository,
         ..StoreConfig::default()
     };
     Ok(Store::open(&cli.repo, cfg)?)
@@ -287,10 +287,19 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
     };
     let mut ctx = ctx(cli);
     // Done is judged against the checkout: an agent's recorded run counts only for the
-    // commit it is on, on a clean tree.
-    if matches!(op, Operation::Done { .. }) {
-        if let Ok(checkout) = crate::local::checkout(&cli.repo) {
+    // commit it is on, on a clean tree, and the step needs a change since its base,
+    // which a start records.
+    if matches!(op, Operation::Done { .. } | Operation::Start { .. }) {
+        let checkout =
+            crate::local::checkout_for(&cli.repo, &store, &op).map_err(|e| CliError {
+                message: e.to_string(),
+                code: super::EXIT_REFUSED,
+            })?;
+        if let Some(checkout) = checkout {
             ctx = ctx.with_checkout(checkout);
+        }
+        if let Ok((config, _)) = crate::local::default_branch_config(&cli.repo) {
+            ctx = ctx.with_scope_policy(config.evidence.scope);
         }
     }
     let done = store.transact(&op, &ctx)?;

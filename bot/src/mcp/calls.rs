@@ -75,8 +75,13 @@ impl Desk<'_> {
             .with_op_id(op_id)
             .with_retry_since(self.retry_since);
         if with_checkout {
-            if let Some(checkout) = checkout(self.repo) {
+            let checkout = crate::local::checkout_for(self.repo, self.store, &op)
+                .map_err(|e| ToolError::new("base_missing", e.to_string()))?;
+            if let Some(checkout) = checkout {
                 ctx = ctx.with_checkout(checkout);
+            }
+            if let Ok((config, _)) = crate::local::default_branch_config(self.repo) {
+                ctx = ctx.with_scope_policy(config.evidence.scope);
             }
         }
         Ok(committed_json(&self.store.transact(&op, &ctx)?))
@@ -222,7 +227,7 @@ impl Desk<'_> {
                         "wait for a person to answer (`/answer N TEXT` on GitHub, `navin ledger answer N TEXT` locally); the mission resumes by itself",
                     ));
                 }
-                self.write(Operation::Start { step: i.step }, key(i.op_id), false)
+                self.write(Operation::Start { step: i.step }, key(i.op_id), true)
             }
             "ask_user" => {
                 let i: AskInput = input(tool.name, args)?;
@@ -506,11 +511,6 @@ fn committed_json(done: &Committed) -> Value {
             "digest": navin_ledger::digest::digest(ledger).text,
         }),
     }
-}
-
-/// The checkout at `repo`, when there is one (a bare clone in CI has none).
-fn checkout(repo: &Path) -> Option<navin_ledger::ops::Checkout> {
-    crate::local::checkout(repo).ok()
 }
 
 /// The brief of `task` as a local agent reads it (`board_brief`, `navin board brief`):

@@ -3,10 +3,17 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// The CLI's own config directory (the key files) for the repository at `dir`: inside
+/// its temporary directory, so it goes with it, never the user's real one.
+fn config_dir(dir: &Path) -> std::path::PathBuf {
+    dir.join(".git").join("test-home-config")
+}
+
 fn navin(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_navin"))
         .args(args)
         .current_dir(dir)
+        .env("NAVIN_CONFIG_DIR", config_dir(dir))
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("NAVIN_ACTOR", "human:tester")
@@ -437,9 +444,18 @@ fn a_hand_committed_done_of_a_gated_step_is_refused_and_not_built_upon() {
         "hand edit",
     );
     assert!(ok(d, &["ledger", "show"]).contains("Ship it"));
-    // The commits are sealed with a key in the repository's own git config.
-    let key = git(d, &["config", "--local", "navin.ledgerkey"]);
+    // The commits are sealed with a key kept outside the repository, in the user's
+    // config directory, readable by its owner alone; `.git/config` holds only the id.
+    let id = git(d, &["config", "--local", "navin.repositoryid"]);
+    let key_file = config_dir(d).join("keys").join(id.trim());
+    let key = std::fs::read_to_string(&key_file).expect("the key file");
     assert_eq!(key.trim().len(), 64, "a generated key: {key}");
+    let no_key = Command::new("git")
+        .args(["config", "--local", "navin.ledgerkey"])
+        .current_dir(d)
+        .output()
+        .expect("git");
+    assert!(!no_key.status.success(), "no key in .git/config");
     // A commit dressed as Navin's (its committer name and trailers) relaxes S1's
     // validation; then a forged done, both files consistent each time.
     edit(
