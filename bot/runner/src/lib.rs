@@ -48,6 +48,10 @@ pub enum RunError {
 pub struct Ran {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// Stdout and stderr together, chunk by chunk in the order they were read, so a
+    /// failure's message stays beside the test line that printed it (two separate
+    /// streams lose that).
+    pub output: Vec<u8>,
     /// `None` when a signal ended the command, or the time limit did.
     pub exit_code: Option<i32>,
     pub timed_out: bool,
@@ -100,8 +104,9 @@ pub fn run_bounded(argv: &[String], dir: &Path, timeout: Duration) -> Result<Ran
         }
     };
     let (tx, rx) = mpsc::channel();
-    let stdout = drain(child.stdout.take(), tx.clone()).map_err(cannot_watch)?;
-    let stderr = drain(child.stderr.take(), tx.clone()).map_err(cannot_watch)?;
+    let combined = Arc::new(Mutex::new(Vec::new()));
+    let stdout = drain(child.stdout.take(), &combined, tx.clone()).map_err(cannot_watch)?;
+    let stderr = drain(child.stderr.take(), &combined, tx.clone()).map_err(cannot_watch)?;
     std::thread::Builder::new()
         .name("verify-wait".to_owned())
         .spawn(move || {
@@ -166,6 +171,7 @@ pub fn run_bounded(argv: &[String], dir: &Path, timeout: Duration) -> Result<Ran
     Ok(Ran {
         stdout: take(&stdout),
         stderr: take(&stderr),
+        output: take(&combined),
         exit_code: if timed_out { None } else { status.code() },
         timed_out,
     })
@@ -180,9 +186,11 @@ fn next(rx: &Receiver<Event>, until: Option<Instant>) -> Result<Event, RecvTimeo
 }
 
 /// Reads `pipe` to its end on a thread, into the returned buffer (readable at any time,
-/// so output is kept even from a pipe that never closes), then reports [`Event::Closed`].
+/// so output is kept even from a pipe that never closes) and into `combined`, shared
+/// with the other pipe's thread, then reports [`Event::Closed`].
 fn drain(
     pipe: Option<impl Read + Send + 'static>,
+    combined: &Arc<Mutex<Vec<u8>>>,
     done: Sender<Event>,
 ) -> std::io::Result<Arc<Mutex<Vec<u8>>>> {
     let buf = Arc::new(Mutex::new(Vec::new()));
@@ -191,6 +199,7 @@ fn drain(
         return Ok(buf);
     };
     let into = buf.clone();
+    let both = combined.clone();
     std::thread::Builder::new()
         .name("verify-output".to_owned())
         .spawn(move || {
@@ -198,10 +207,15 @@ fn drain(
             loop {
                 match pipe.read(&mut chunk) {
                     Ok(0) => break,
-                    Ok(n) => into
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .extend_from_slice(&chunk[..n]),
+                    Ok(n) => {
+                        // The combined lock is held across both appends, so the two
+                        // buffers never disagree about what has been read.
+                        let mut both = both.lock().unwrap_or_else(PoisonError::into_inner);
+                        both.extend_from_slice(&chunk[..n]);
+                        into.lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .extend_from_slice(&chunk[..n]);
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(_) => break,
                 }
@@ -275,4 +289,52 @@ pub fn tail(text: &str) -> String {
         cut += 1;
     }
     joined[cut..].to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Ran {
+        let argv = ["sh", "-c", script].map(str::to_owned);
+        run_bounded(&argv, Path::new("."), Duration::from_secs(20)).expect("sh runs")
+    }
+
+    #[test]
+    fn output_interleaves_stdout_and_stderr_in_the_order_they_were_written() {
+        let ran = sh(
+            "echo a; sleep 0.05; echo b >&2; sleep 0.05; echo c; sleep 0.05; \
+             echo d >&2; sleep 0.05; echo e",
+        );
+        assert_eq!(String::from_utf8_lossy(&ran.output), "a\nb\nc\nd\ne\n");
+        assert_eq!(String::from_utf8_lossy(&ran.stdout), "a\nc\ne\n");
+        assert_eq!(String::from_utf8_lossy(&ran.stderr), "b\nd\n");
+        assert_eq!(ran.exit_code, Some(0));
+        assert!(!ran.timed_out);
+    }
+
+    #[test]
+    fn output_keeps_everything_both_streams_printed() {
+        let ran = sh("for i in $(seq 1 2000); do echo out$i; echo err$i >&2; done; exit 3");
+        assert_eq!(ran.output.len(), ran.stdout.len() + ran.stderr.len());
+        assert_eq!(ran.exit_code, Some(3));
+    }
+
+    #[test]
+    fn output_of_a_timed_out_command_holds_what_it_printed_before_the_kill() {
+        let argv = ["sh", "-c", "echo started; echo warn >&2; sleep 30"].map(str::to_owned);
+        let ran = run_bounded(&argv, Path::new("."), Duration::from_millis(300)).expect("runs");
+        assert!(ran.timed_out);
+        let text = String::from_utf8_lossy(&ran.output);
+        assert!(text.contains("started") && text.contains("warn"), "{text}");
+    }
+
+    #[test]
+    fn tail_keeps_the_last_lines_within_the_byte_bound() {
+        let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let t = tail(&text);
+        assert!(t.starts_with("line 60") && t.ends_with("line 99"), "{t}");
+        let long = "x".repeat(10_000);
+        assert_eq!(tail(&long).len(), TAIL_BYTES);
+    }
 }
