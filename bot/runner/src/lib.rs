@@ -4,6 +4,8 @@
 //! `navin-action --mode verify` (a pull request's checkout in CI), so a command means
 //! the same wherever it proves a step.
 
+pub mod results;
+
 use std::io::Read;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
