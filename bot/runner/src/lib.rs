@@ -293,6 +293,63 @@ pub fn tail(text: &str) -> String {
     joined[cut..].to_owned()
 }
 
+/// At most this many failing tests are named at the head of [`keep`]'s excerpt, in at
+/// most [`KEEP_ID_BYTES`], so the first failure's message and the tail still fit.
+pub const KEEP_IDS: usize = 20;
+pub const KEEP_ID_BYTES: usize = 1200;
+
+/// A bounded excerpt of a run's output (at most [`TAIL_BYTES`]) for the record. The
+/// tail alone loses what a long run printed early, often the one failing test among
+/// thousands that passed; so when the output names failures, the excerpt opens with
+/// them (one per line, then `… and N more`) and the first failure's message, then
+/// as much of the tail as fits. Otherwise it is [`tail`].
+pub fn keep(output: &str) -> String {
+    let Some(report) = results::parse(output).filter(|r| !r.failed.is_empty()) else {
+        return tail(output);
+    };
+    let mut head = String::new();
+    let mut shown = 0;
+    for id in &report.failed {
+        if shown == KEEP_IDS || head.len() + id.len() >= KEEP_ID_BYTES {
+            break;
+        }
+        head.push_str(id);
+        head.push('\n');
+        shown += 1;
+    }
+    if shown < report.failed.len() {
+        head.push_str(&format!("… and {} more\n", report.failed.len() - shown));
+    }
+    if let Some(first) = &report.first_failure {
+        head.push('\n');
+        head.push_str(first);
+        head.push('\n');
+    }
+    const GAP: &str = "\n…\n";
+    let mut cut = TAIL_BYTES.min(head.len());
+    while !head.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    head.truncate(cut);
+    let rest = tail(output);
+    let room = TAIL_BYTES.saturating_sub(head.len() + GAP.len());
+    if room == 0 || rest.is_empty() {
+        return head;
+    }
+    let mut from = rest.len().saturating_sub(room);
+    while !rest.is_char_boundary(from) {
+        from += 1;
+    }
+    let mut kept = &rest[from..];
+    if from > 0 {
+        // Start on a whole line when one fits.
+        if let Some((_, whole)) = kept.split_once('\n') {
+            kept = whole;
+        }
+    }
+    format!("{head}{GAP}{kept}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,5 +395,79 @@ mod tests {
         assert!(t.starts_with("line 60") && t.ends_with("line 99"), "{t}");
         let long = "x".repeat(10_000);
         assert_eq!(tail(&long).len(), TAIL_BYTES);
+    }
+
+    /// A 10,000-line `cargo test` run whose one failure is named on line 3.
+    fn long_run() -> String {
+        let mut out = String::from("running 10001 tests\ntest early::breaks ... FAILED\n");
+        for i in 0..10_000 {
+            out.push_str(&format!("test many::case_{i} ... ok\n"));
+        }
+        out.push_str(
+            "\nfailures:\n\n---- early::breaks stdout ----\n\
+             thread 'early::breaks' panicked at src/early.rs:4:5:\n\
+             assertion failed: parsed.is_some()\n\n\
+             failures:\n    early::breaks\n\n\
+             test result: FAILED. 10000 passed; 1 failed; 0 ignored; 0 measured; \
+             0 filtered out; finished in 2.31s\n",
+        );
+        out
+    }
+
+    #[test]
+    fn keep_names_a_failing_test_printed_early_in_a_long_output() {
+        let out = long_run();
+        assert!(out.lines().count() > 10_000);
+        assert!(!tail(&out).contains("test early::breaks"));
+        let kept = keep(&out);
+        assert!(kept.len() <= TAIL_BYTES, "{}", kept.len());
+        assert!(kept.starts_with("early::breaks\n"), "{kept}");
+        assert!(
+            kept.contains("assertion failed: parsed.is_some()"),
+            "{kept}"
+        );
+        assert!(kept.ends_with("finished in 2.31s"), "{kept}");
+    }
+
+    #[test]
+    fn keep_lists_at_most_twenty_failures_then_how_many_more() {
+        let mut out = String::new();
+        for i in 0..50 {
+            out.push_str(&format!(
+                "--- FAIL: TestCase{i:02} (0.00s)\n    case_test.go:9: wrong\n"
+            ));
+        }
+        out.push_str("FAIL\nFAIL\texample.com/cases\t0.01s\nFAIL\n");
+        let kept = keep(&out);
+        assert!(kept.len() <= TAIL_BYTES);
+        let lines: Vec<&str> = kept.lines().collect();
+        assert_eq!(lines[0], "example.com/cases.TestCase00");
+        assert_eq!(lines[KEEP_IDS - 1], "example.com/cases.TestCase19");
+        assert_eq!(lines[KEEP_IDS], "… and 30 more");
+        assert!(kept.ends_with("FAIL"), "{kept}");
+    }
+
+    #[test]
+    fn keep_is_the_tail_when_nothing_failed_or_nothing_is_recognised() {
+        let passing = "running 1 test\ntest a ... ok\n\ntest result: ok. 1 passed; 0 failed; \
+                       0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+        assert_eq!(keep(passing), tail(passing));
+        let noise: String = (0..500).map(|i| format!("make[1]: step {i}\n")).collect();
+        assert_eq!(keep(&noise), tail(&noise));
+    }
+
+    #[test]
+    fn keep_stays_within_the_bound_with_huge_ids_and_messages() {
+        let mut out = String::new();
+        for i in 0..30 {
+            out.push_str(&format!("test t{i}_{} ... FAILED\n", "x".repeat(400)));
+        }
+        out.push_str(&format!(
+            "---- t0 stdout ----\n{}\n\nfailures:\n",
+            "é".repeat(3000)
+        ));
+        let kept = keep(&out);
+        assert!(kept.len() <= TAIL_BYTES, "{}", kept.len());
+        assert!(kept.starts_with("t0_xxx"), "{kept}");
     }
 }
