@@ -60,11 +60,14 @@ pub(crate) fn jest(lines: &[&str]) -> Option<Found> {
             nesting = Nesting::default();
             in_list = true;
         } else if let Some(title) = t.strip_prefix("● ") {
+            // `● Console`: what the tests logged, printed before their list.
+            let Some(file) = file.filter(|_| title.trim() != "Console") else {
+                continue;
+            };
             in_list = false;
-            let Some(file) = file else { continue };
             if title.trim() == "Test suite failed to run" {
                 f.fail(file);
-            } else if title.trim() != "Console" {
+            } else {
                 f.fail(&format!("{file} › {}", title.trim()));
             }
             let end = lines[i + 1..]

@@ -190,7 +190,10 @@ fn mocha_tally(t: &str) -> Option<(u64, &str)> {
 }
 
 pub(crate) fn mocha(lines: &[&str]) -> Option<Found> {
-    let tallies = lines.iter().position(|l| mocha_tally(l.trim()).is_some())?;
+    // Mocha always prints `N passing`, first; `pending` or `failing` alone could be anything.
+    let tallies = lines
+        .iter()
+        .position(|l| matches!(mocha_tally(l.trim()), Some((_, "passing"))))?;
     let mut f = Found::new(Runner::Mocha);
     let mut counts = Counts::default();
     for line in &lines[tallies..] {

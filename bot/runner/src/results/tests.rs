@@ -870,3 +870,28 @@ fn listing_args_is_none_when_the_flag_is_there_or_the_runner_lists_anyway() {
     }
     assert_eq!(listing_args(&[]), None);
 }
+
+#[test]
+fn jest_console_output_before_the_list_does_not_hide_its_tests() {
+    let out = "PASS src/log.test.js
+  ● Console
+
+    console.log
+      loading fixtures
+
+      at Object.log (src/log.test.js:2:9)
+
+  Loader
+    ✓ loads (2 ms)
+
+Tests:       1 passed, 1 total
+";
+    let r = parsed(out);
+    assert_eq!(r.passed, set(&["src/log.test.js › Loader › loads"]));
+    assert!(r.failed.is_empty() && r.first_failure.is_none());
+}
+
+#[test]
+fn a_word_like_pending_alone_is_not_mocha() {
+    assert_eq!(parse("uploading\n  2 pending\n  1 failing\n"), None);
+}
