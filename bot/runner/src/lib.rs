@@ -4,6 +4,8 @@
 //! `navin-action --mode verify` (a pull request's checkout in CI), so a command means
 //! the same wherever it proves a step.
 
+pub mod results;
+
 use std::io::Read;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
@@ -48,6 +50,10 @@ pub enum RunError {
 pub struct Ran {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// Stdout and stderr together, chunk by chunk in the order they were read, so a
+    /// failure's message stays beside the test line that printed it (two separate
+    /// streams lose that).
+    pub output: Vec<u8>,
     /// `None` when a signal ended the command, or the time limit did.
     pub exit_code: Option<i32>,
     pub timed_out: bool,
@@ -100,8 +106,9 @@ pub fn run_bounded(argv: &[String], dir: &Path, timeout: Duration) -> Result<Ran
         }
     };
     let (tx, rx) = mpsc::channel();
-    let stdout = drain(child.stdout.take(), tx.clone()).map_err(cannot_watch)?;
-    let stderr = drain(child.stderr.take(), tx.clone()).map_err(cannot_watch)?;
+    let combined = Arc::new(Mutex::new(Vec::new()));
+    let stdout = drain(child.stdout.take(), &combined, tx.clone()).map_err(cannot_watch)?;
+    let stderr = drain(child.stderr.take(), &combined, tx.clone()).map_err(cannot_watch)?;
     std::thread::Builder::new()
         .name("verify-wait".to_owned())
         .spawn(move || {
@@ -166,6 +173,7 @@ pub fn run_bounded(argv: &[String], dir: &Path, timeout: Duration) -> Result<Ran
     Ok(Ran {
         stdout: take(&stdout),
         stderr: take(&stderr),
+        output: take(&combined),
         exit_code: if timed_out { None } else { status.code() },
         timed_out,
     })
@@ -180,9 +188,11 @@ fn next(rx: &Receiver<Event>, until: Option<Instant>) -> Result<Event, RecvTimeo
 }
 
 /// Reads `pipe` to its end on a thread, into the returned buffer (readable at any time,
-/// so output is kept even from a pipe that never closes), then reports [`Event::Closed`].
+/// so output is kept even from a pipe that never closes) and into `combined`, shared
+/// with the other pipe's thread, then reports [`Event::Closed`].
 fn drain(
     pipe: Option<impl Read + Send + 'static>,
+    combined: &Arc<Mutex<Vec<u8>>>,
     done: Sender<Event>,
 ) -> std::io::Result<Arc<Mutex<Vec<u8>>>> {
     let buf = Arc::new(Mutex::new(Vec::new()));
@@ -191,6 +201,7 @@ fn drain(
         return Ok(buf);
     };
     let into = buf.clone();
+    let both = combined.clone();
     std::thread::Builder::new()
         .name("verify-output".to_owned())
         .spawn(move || {
@@ -198,10 +209,15 @@ fn drain(
             loop {
                 match pipe.read(&mut chunk) {
                     Ok(0) => break,
-                    Ok(n) => into
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .extend_from_slice(&chunk[..n]),
+                    Ok(n) => {
+                        // The combined lock is held across both appends, so the two
+                        // buffers never disagree about what has been read.
+                        let mut both = both.lock().unwrap_or_else(PoisonError::into_inner);
+                        both.extend_from_slice(&chunk[..n]);
+                        into.lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .extend_from_slice(&chunk[..n]);
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(_) => break,
                 }
@@ -275,4 +291,183 @@ pub fn tail(text: &str) -> String {
         cut += 1;
     }
     joined[cut..].to_owned()
+}
+
+/// At most this many failing tests are named at the head of [`keep`]'s excerpt, in at
+/// most [`KEEP_ID_BYTES`], so the first failure's message and the tail still fit.
+pub const KEEP_IDS: usize = 20;
+pub const KEEP_ID_BYTES: usize = 1200;
+
+/// A bounded excerpt of a run's output (at most [`TAIL_BYTES`]) for the record. The
+/// tail alone loses what a long run printed early, often the one failing test among
+/// thousands that passed; so when the output names failures, the excerpt opens with
+/// them (one per line, then `… and N more`) and the first failure's message, then
+/// as much of the tail as fits. Otherwise it is [`tail`].
+pub fn keep(output: &str) -> String {
+    let Some(report) = results::parse(output).filter(|r| !r.failed.is_empty()) else {
+        return tail(output);
+    };
+    let mut head = String::new();
+    let mut shown = 0;
+    for id in &report.failed {
+        if shown == KEEP_IDS || head.len() + id.len() >= KEEP_ID_BYTES {
+            break;
+        }
+        head.push_str(id);
+        head.push('\n');
+        shown += 1;
+    }
+    if shown < report.failed.len() {
+        head.push_str(&format!("… and {} more\n", report.failed.len() - shown));
+    }
+    if let Some(first) = &report.first_failure {
+        head.push('\n');
+        head.push_str(first);
+        head.push('\n');
+    }
+    const GAP: &str = "\n…\n";
+    let mut cut = TAIL_BYTES.min(head.len());
+    while !head.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    head.truncate(cut);
+    let rest = tail(output);
+    let room = TAIL_BYTES.saturating_sub(head.len() + GAP.len());
+    if room == 0 || rest.is_empty() {
+        return head;
+    }
+    let mut from = rest.len().saturating_sub(room);
+    while !rest.is_char_boundary(from) {
+        from += 1;
+    }
+    let mut kept = &rest[from..];
+    if from > 0 {
+        // Start on a whole line when one fits.
+        if let Some((_, whole)) = kept.split_once('\n') {
+            kept = whole;
+        }
+    }
+    format!("{head}{GAP}{kept}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Ran {
+        let argv = ["sh", "-c", script].map(str::to_owned);
+        run_bounded(&argv, Path::new("."), Duration::from_secs(20)).expect("sh runs")
+    }
+
+    #[test]
+    fn output_interleaves_stdout_and_stderr_in_the_order_they_were_written() {
+        let ran = sh(
+            "echo a; sleep 0.05; echo b >&2; sleep 0.05; echo c; sleep 0.05; \
+             echo d >&2; sleep 0.05; echo e",
+        );
+        assert_eq!(String::from_utf8_lossy(&ran.output), "a\nb\nc\nd\ne\n");
+        assert_eq!(String::from_utf8_lossy(&ran.stdout), "a\nc\ne\n");
+        assert_eq!(String::from_utf8_lossy(&ran.stderr), "b\nd\n");
+        assert_eq!(ran.exit_code, Some(0));
+        assert!(!ran.timed_out);
+    }
+
+    #[test]
+    fn output_keeps_everything_both_streams_printed() {
+        let ran = sh("for i in $(seq 1 2000); do echo out$i; echo err$i >&2; done; exit 3");
+        assert_eq!(ran.output.len(), ran.stdout.len() + ran.stderr.len());
+        assert_eq!(ran.exit_code, Some(3));
+    }
+
+    #[test]
+    fn output_of_a_timed_out_command_holds_what_it_printed_before_the_kill() {
+        let argv = ["sh", "-c", "echo started; echo warn >&2; sleep 30"].map(str::to_owned);
+        let ran = run_bounded(&argv, Path::new("."), Duration::from_millis(300)).expect("runs");
+        assert!(ran.timed_out);
+        let text = String::from_utf8_lossy(&ran.output);
+        assert!(text.contains("started") && text.contains("warn"), "{text}");
+    }
+
+    #[test]
+    fn tail_keeps_the_last_lines_within_the_byte_bound() {
+        let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let t = tail(&text);
+        assert!(t.starts_with("line 60") && t.ends_with("line 99"), "{t}");
+        let long = "x".repeat(10_000);
+        assert_eq!(tail(&long).len(), TAIL_BYTES);
+    }
+
+    /// A 10,000-line `cargo test` run whose one failure is named on line 3.
+    fn long_run() -> String {
+        let mut out = String::from("running 10001 tests\ntest early::breaks ... FAILED\n");
+        for i in 0..10_000 {
+            out.push_str(&format!("test many::case_{i} ... ok\n"));
+        }
+        out.push_str(
+            "\nfailures:\n\n---- early::breaks stdout ----\n\
+             thread 'early::breaks' panicked at src/early.rs:4:5:\n\
+             assertion failed: parsed.is_some()\n\n\
+             failures:\n    early::breaks\n\n\
+             test result: FAILED. 10000 passed; 1 failed; 0 ignored; 0 measured; \
+             0 filtered out; finished in 2.31s\n",
+        );
+        out
+    }
+
+    #[test]
+    fn keep_names_a_failing_test_printed_early_in_a_long_output() {
+        let out = long_run();
+        assert!(out.lines().count() > 10_000);
+        assert!(!tail(&out).contains("test early::breaks"));
+        let kept = keep(&out);
+        assert!(kept.len() <= TAIL_BYTES, "{}", kept.len());
+        assert!(kept.starts_with("early::breaks\n"), "{kept}");
+        assert!(
+            kept.contains("assertion failed: parsed.is_some()"),
+            "{kept}"
+        );
+        assert!(kept.ends_with("finished in 2.31s"), "{kept}");
+    }
+
+    #[test]
+    fn keep_lists_at_most_twenty_failures_then_how_many_more() {
+        let mut out = String::new();
+        for i in 0..50 {
+            out.push_str(&format!(
+                "--- FAIL: TestCase{i:02} (0.00s)\n    case_test.go:9: wrong\n"
+            ));
+        }
+        out.push_str("FAIL\nFAIL\texample.com/cases\t0.01s\nFAIL\n");
+        let kept = keep(&out);
+        assert!(kept.len() <= TAIL_BYTES);
+        let lines: Vec<&str> = kept.lines().collect();
+        assert_eq!(lines[0], "example.com/cases.TestCase00");
+        assert_eq!(lines[KEEP_IDS - 1], "example.com/cases.TestCase19");
+        assert_eq!(lines[KEEP_IDS], "… and 30 more");
+        assert!(kept.ends_with("FAIL"), "{kept}");
+    }
+
+    #[test]
+    fn keep_is_the_tail_when_nothing_failed_or_nothing_is_recognised() {
+        let passing = "running 1 test\ntest a ... ok\n\ntest result: ok. 1 passed; 0 failed; \
+                       0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+        assert_eq!(keep(passing), tail(passing));
+        let noise: String = (0..500).map(|i| format!("make[1]: step {i}\n")).collect();
+        assert_eq!(keep(&noise), tail(&noise));
+    }
+
+    #[test]
+    fn keep_stays_within_the_bound_with_huge_ids_and_messages() {
+        let mut out = String::new();
+        for i in 0..30 {
+            out.push_str(&format!("test t{i}_{} ... FAILED\n", "x".repeat(400)));
+        }
+        out.push_str(&format!(
+            "---- t0 stdout ----\n{}\n\nfailures:\n",
+            "é".repeat(3000)
+        ));
+        let kept = keep(&out);
+        assert!(kept.len() <= TAIL_BYTES, "{}", kept.len());
+        assert!(kept.starts_with("t0_xxx"), "{kept}");
+    }
 }
