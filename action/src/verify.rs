@@ -148,8 +148,6 @@ fn run_one(argv: &[String], line: &str, dir: &Path, timeout: Duration) -> Outcom
     match navin_runner::run_bounded(argv, dir, timeout) {
         Ok(ran) => {
             let secs = clock.elapsed().as_secs_f64();
-            let mut output = ran.stdout;
-            output.extend_from_slice(&ran.stderr);
             let how = match ran.exit_code {
                 _ if ran.timed_out => format!(
                     "timed out after {} s and was killed, with everything it started",
@@ -163,7 +161,8 @@ fn run_one(argv: &[String], line: &str, dir: &Path, timeout: Duration) -> Outcom
                 command: line.to_owned(),
                 ok: ran.exit_code == Some(0) && !ran.timed_out,
                 how,
-                tail: navin_runner::tail(&String::from_utf8_lossy(&output)),
+                // The failing tests and the first failure first, then the last lines.
+                tail: navin_runner::keep(&String::from_utf8_lossy(&ran.output)),
             }
         }
         Err(e) => Outcome {

@@ -114,6 +114,8 @@ pub enum RuleError {
         base: String,
         head: String,
     },
+    #[error("{step} was never started, so nothing records where its change starts; start it (`navin board start {step}`), make the change, commit and verify")]
+    NotStarted { step: String },
     #[error("{step}: the change since the step's base {base} was not measured; run the operation through `navin` in the checkout")]
     ChangeUnmeasured { step: String, base: String },
     #[error("{step}: the change touches files outside the step's scope ({files}), and evidence.scope is refuse; the scope is {scope}. Move that work to its own step or widen the scope")]
@@ -212,6 +214,7 @@ impl RuleError {
             RuleError::NotARecordedRun { .. } => "not_a_recorded_run",
             RuleError::NoChange { .. } => "no_change",
             RuleError::ChangeUnmeasured { .. } => "change_unmeasured",
+            RuleError::NotStarted { .. } => "not_started",
             RuleError::OutOfScope { .. } => "out_of_scope",
             RuleError::ResumeNeedsHuman { .. } => "resume_needs_human",
             RuleError::AgentPauseReason { .. } => "agent_pause_reason",

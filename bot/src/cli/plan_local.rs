@@ -386,6 +386,7 @@ pub(super) fn start(
         plan_id: Some(record.id.clone()),
     });
     init.budget = Some(convert::plan_budget(doc.plan(), config.budgets.to_budget()));
+    init.base = convert::plan_base(&record);
     let op = Operation::Init(init);
     Ok(store.transact(&op, ctx)?)
 }

@@ -18,7 +18,7 @@ use chrono::Utc;
 use navin_ledger::model::{CommandSource, Evidence, EvidenceKind, RunRecord, Validation};
 use navin_ledger::ops::{Checkout, Operation};
 use navin_ledger::store::Store;
-use navin_runner::{run_bounded, tail};
+use navin_runner::{keep, run_bounded, RunError};
 use sha2::{Digest as _, Sha256};
 
 use super::CliError;
@@ -276,8 +276,28 @@ fn run_one(
 ) -> Result<OneRun, CliError> {
     let started_at = Utc::now();
     let clock = Instant::now();
-    let run = run_bounded(&argv, tree.root(), Duration::from_secs(timeout_secs))
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let (run, unstarted) = match run_bounded(&argv, tree.root(), Duration::from_secs(timeout_secs))
+    {
+        Ok(run) => (run, None),
+        // A program that cannot be started (not installed, say) is a red run of this
+        // command, recorded with the runs before it, not an error that throws them away.
+        Err(RunError::Spawn { program, source }) => {
+            let why = if source.kind() == std::io::ErrorKind::NotFound {
+                format!("{program} is not installed (not found on PATH)")
+            } else {
+                format!("{program} could not be started: {source}")
+            };
+            let ran = navin_runner::Ran {
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                output: format!("navin: {why}\n").into_bytes(),
+                exit_code: None,
+                timed_out: false,
+            };
+            (ran, Some(why))
+        }
+        Err(e) => return Err(CliError::usage(e.to_string())),
+    };
     let duration_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
     let finished_at = Utc::now();
     let after = tree.checkout()?;
@@ -288,17 +308,16 @@ fn run_one(
         )));
     }
     let timed_out = run.timed_out;
-    let mut combined = run.stdout;
-    combined.extend_from_slice(&run.stderr);
-    let output_sha256 = hex::encode(Sha256::digest(&combined));
-    let output_tail = tail(&String::from_utf8_lossy(&combined));
+    let output_sha256 = hex::encode(Sha256::digest(&run.output));
+    let output_tail = keep(&String::from_utf8_lossy(&run.output));
     let exit_code = run.exit_code;
     let ok = exit_code == Some(0);
     let shown = argv.join(" ");
-    let exit = match exit_code {
+    let exit = match (exit_code, unstarted) {
+        (_, Some(why)) => format!("did not run: {why}"),
         _ if timed_out => format!("timed out after {timeout_secs} s"),
-        Some(c) => format!("exited {c}"),
-        None => "was killed by a signal".to_owned(),
+        (Some(c), None) => format!("exited {c}"),
+        (None, None) => "was killed by a signal".to_owned(),
     };
     let mut evidence = Evidence::run(
         kind,

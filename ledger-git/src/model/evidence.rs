@@ -101,9 +101,11 @@ pub struct RunRecord {
     pub started_at: DateTime<Utc>,
     pub finished_at: DateTime<Utc>,
     pub duration_ms: u64,
-    /// sha256 of the whole combined output (stdout then stderr), hex.
+    /// sha256 of the whole output, stdout and stderr interleaved as they were written
+    /// (stdout then stderr on runs recorded before), hex.
     pub output_sha256: String,
-    /// The last lines of the output, at most a few KB.
+    /// What matters of the output, at most a few KB: the failing tests and the first
+    /// failure's message when the runner's output names them, then the last lines.
     pub output_tail: String,
     /// The commit checked out when the command ran.
     pub head: String,

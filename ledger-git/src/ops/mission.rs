@@ -113,12 +113,17 @@ pub(super) fn init(
     })
 }
 
-/// `steps`, each starting from `base` unless it names its own.
+/// `steps`, each with no dependency starting from `base` unless it names its own: a
+/// step that waits for others starts from wherever they left the code, which its start
+/// records.
 fn with_base(steps: &[NewTask], base: Option<&str>) -> Vec<NewTask> {
     steps
         .iter()
         .map(|s| NewTask {
-            base: s.base.clone().or_else(|| base.map(str::to_owned)),
+            base: s
+                .base
+                .clone()
+                .or_else(|| base.filter(|_| s.depends_on.is_empty()).map(str::to_owned)),
             ..s.clone()
         })
         .collect()

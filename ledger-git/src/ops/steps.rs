@@ -375,13 +375,21 @@ fn listed(paths: &[String]) -> String {
 /// outside the step's scope, refused under [`ScopePolicy::Refuse`]. Front ends without
 /// a checkout (the App, judging a pull request) check the pull request's files instead.
 fn check_change(task: &Task, ctx: &Ctx) -> Result<Vec<String>, RuleError> {
-    let (Some(base), Some(checkout)) = (task.base.as_deref(), ctx.checkout.as_ref()) else {
+    let Some(checkout) = ctx.checkout.as_ref() else {
         return Ok(Vec::new());
     };
     if !task.validation.needs_run() {
         return Ok(Vec::new());
     }
     let step = task.id.clone();
+    let Some(base) = task.base.as_deref() else {
+        // An agent that skips `start` would leave no base to measure from. Steps
+        // started before bases were recorded keep the older rule.
+        if ctx.actor.is_agent() && task.status == TaskStatus::Planned {
+            return Err(RuleError::NotStarted { step });
+        }
+        return Ok(Vec::new());
+    };
     let Some(change) = checkout.change.as_ref().filter(|c| c.base == base) else {
         return Err(RuleError::ChangeUnmeasured {
             step,

@@ -55,6 +55,16 @@ pub fn plan_init(plan: &Plan, mode: MissionMode, knobs: &Knobs, now: DateTime<Ut
 /// The hand-off contract's terms as the mission's constraints (allowed tools, scope)
 /// and acceptance criteria (completion criteria), so execution is held to what was
 /// approved. A plan without a contract adds none.
+/// The commit the plan was made on, when its record names one: where the work of the
+/// mission's first steps starts.
+pub fn plan_base(record: &crate::plan::record::PlanRecord) -> Option<String> {
+    record
+        .run
+        .as_ref()
+        .map(|r| r.commit.clone())
+        .filter(|c| c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 pub fn plan_contract(plan: &Plan) -> (Vec<String>, Vec<String>) {
     let Some(h) = &plan.handoff else {
         return (Vec::new(), Vec::new());
@@ -222,6 +232,7 @@ pub fn plan_steps_in(plan: &Plan, toolchain: &Toolchain) -> Vec<NewTask> {
                         stage.files.iter().map(String::as_str),
                         &stage.title,
                     ),
+                    scope: stage.files.clone(),
                     ..NewTask::default()
                 }
             })
@@ -255,6 +266,7 @@ pub fn plan_steps_in(plan: &Plan, toolchain: &Toolchain) -> Vec<NewTask> {
                 acceptance: acceptance.clone(),
                 commands: commands.clone(),
                 destructive: destructive(plan, group.iter().map(|c| c.path.as_str()), ""),
+                scope: group.iter().map(|c| c.path.clone()).collect(),
                 ..NewTask::default()
             }
         })

@@ -358,7 +358,9 @@ impl Session<'_> {
                             toolchain: self.toolchain().await?,
                             ..config.plan_knobs()
                         };
-                        convert::plan_init(doc.plan(), mode, &knobs, self.now())
+                        let mut init = convert::plan_init(doc.plan(), mode, &knobs, self.now());
+                        init.base = convert::plan_base(&record);
+                        init
                     };
                     plan_doc = Some(doc);
                     init

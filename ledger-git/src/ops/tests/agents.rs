@@ -54,6 +54,12 @@ fn done_s1() -> Operation {
     }
 }
 
+/// S1 taken up by an agent outside any checkout (so no base is recorded: these tests
+/// are about which runs prove a step; the change a step needs is `change.rs`'s).
+fn started() -> Ledger {
+    run(&test_step(), Operation::Start { step: "S1".into() }, &sub("codex"))
+}
+
 fn test_step() -> Ledger {
     mission_with(vec![task("S1", &[], Validation::Test)])
 }
@@ -121,7 +127,7 @@ fn an_agent_cannot_hand_in_evidence_through_any_operation() {
 
 #[test]
 fn an_agent_closes_a_test_step_on_a_green_recorded_run_for_the_clean_head() {
-    let l = verified(&test_step(), EvidenceKind::TestRun, 0, HEAD, false);
+    let l = verified(&started(), EvidenceKind::TestRun, 0, HEAD, false);
     let done = run(&l, done_s1(), &at(sub("codex"), HEAD, false));
     assert_eq!(status(&done, "S1"), TaskStatus::Done);
     let shown = done.mission.progress.last_evidence.expect("last evidence");
@@ -131,7 +137,7 @@ fn an_agent_closes_a_test_step_on_a_green_recorded_run_for_the_clean_head() {
 #[test]
 fn a_red_run_after_a_green_one_on_the_same_commit_keeps_the_step_open() {
     // The first of two commands passed, the second failed: the newest run speaks.
-    let green = verified(&test_step(), EvidenceKind::TestRun, 0, HEAD, false);
+    let green = verified(&started(), EvidenceKind::TestRun, 0, HEAD, false);
     let red = verified(&green, EvidenceKind::TestRun, 1, HEAD, false);
     let err = refused(Some(&red), done_s1(), &at(sub("codex"), HEAD, false));
     assert!(matches!(err, RuleError::RedRun { .. }), "{err}");
@@ -149,7 +155,7 @@ fn a_red_run_after_a_green_one_on_the_same_commit_keeps_the_step_open() {
 
 #[test]
 fn an_agent_is_told_why_a_recorded_run_does_not_count() {
-    let l = verified(&test_step(), EvidenceKind::TestRun, 0, HEAD, false);
+    let l = verified(&started(), EvidenceKind::TestRun, 0, HEAD, false);
     let err = refused(Some(&l), done_s1(), &at(agent(), OTHER, false));
     assert!(matches!(err, RuleError::StaleRun { .. }), "{err}");
     assert!(
@@ -162,7 +168,7 @@ fn an_agent_is_told_why_a_recorded_run_does_not_count() {
     let err = refused(Some(&l), done_s1(), &agent());
     assert!(matches!(err, RuleError::EvidenceRequired { .. }), "{err}");
 
-    let dirty = verified(&test_step(), EvidenceKind::TestRun, 0, HEAD, true);
+    let dirty = verified(&started(), EvidenceKind::TestRun, 0, HEAD, true);
     let err = refused(Some(&dirty), done_s1(), &at(agent(), HEAD, false));
     assert!(
         matches!(err, RuleError::DirtyRun { .. }) && err.to_string().contains("uncommitted"),
@@ -172,10 +178,10 @@ fn an_agent_is_told_why_a_recorded_run_does_not_count() {
 
 #[test]
 fn red_wrong_kind_and_typed_runs_never_prove_an_agents_step() {
-    let red = verified(&test_step(), EvidenceKind::TestRun, 1, HEAD, false);
+    let red = verified(&started(), EvidenceKind::TestRun, 1, HEAD, false);
     let err = refused(Some(&red), done_s1(), &at(agent(), HEAD, false));
     assert!(matches!(err, RuleError::RedRun { .. }), "{err}");
-    let lint = verified(&test_step(), EvidenceKind::LintRun, 0, HEAD, false);
+    let lint = verified(&started(), EvidenceKind::LintRun, 0, HEAD, false);
     let err = refused(Some(&lint), done_s1(), &at(agent(), HEAD, false));
     assert!(matches!(err, RuleError::EvidenceRequired { .. }), "{err}");
     // A test_run a human typed in proves the step for that human, not for an agent.
@@ -322,7 +328,7 @@ fn a_run_of_a_command_typed_after_the_dashes_is_kept_but_proves_the_step_to_nobo
         run.source = CommandSource::Given;
     }
     let l = run(
-        &test_step(),
+        &started(),
         Operation::RecordRun {
             step: "S1".into(),
             evidence: given,

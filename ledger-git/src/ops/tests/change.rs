@@ -78,9 +78,9 @@ fn a_mission_from_a_plan_starts_every_step_at_the_plans_commit() {
         &human(),
     )
     .ledger;
-    for id in ["S1", "S2"] {
-        assert_eq!(l.board.task(id).expect("step").base.as_deref(), Some(BASE));
-    }
+    assert_eq!(l.board.task("S1").expect("S1").base.as_deref(), Some(BASE));
+    // S2 starts from wherever S1 leaves the code: its start records that.
+    assert_eq!(l.board.task("S2").expect("S2").base, None);
     // Starting later from another commit keeps the plan's base.
     let l = run(
         &l,
@@ -165,6 +165,20 @@ fn a_change_measured_from_another_base_or_not_at_all_proves_nothing() {
     assert_eq!(e.code(), "change_unmeasured");
     let e = refused(Some(&l), done_s1(), &from(codex(), HEAD, None));
     assert_eq!(e.code(), "change_unmeasured");
+}
+
+#[test]
+fn an_agent_cannot_close_a_step_it_never_started() {
+    let l = run(
+        &scoped_step(Validation::Test),
+        Operation::RecordRun {
+            step: "S1".into(),
+            evidence: recorded(EvidenceKind::TestRun, 0, HEAD, false),
+        },
+        &codex(),
+    );
+    let e = refused(Some(&l), done_s1(), &from(codex(), HEAD, None));
+    assert_eq!(e.code(), "not_started");
 }
 
 #[test]
