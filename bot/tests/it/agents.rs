@@ -40,7 +40,7 @@ pub(crate) fn ok_as(dir: &Path, actor: &str, args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("utf8")
 }
 
-fn refused_as(dir: &Path, actor: &str, args: &[&str]) -> String {
+pub(crate) fn refused_as(dir: &Path, actor: &str, args: &[&str]) -> String {
     let out = navin_as(dir, actor, args, "");
     assert_eq!(
         out.status.code(),
@@ -75,7 +75,7 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A checkout with one commit and a mission: S1 (validation test), S2 after S1.
-fn checkout(config: Option<&str>) -> tempfile::TempDir {
+pub(crate) fn checkout(config: Option<&str>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tmp");
     let d = dir.path();
     git(d, &["init", "-q"]);
@@ -127,7 +127,7 @@ pub(crate) fn started(config: Option<&str>) -> tempfile::TempDir {
     dir
 }
 
-fn status_of(dir: &Path, step: &str) -> String {
+pub(crate) fn status_of(dir: &Path, step: &str) -> String {
     let show: serde_json::Value = serde_json::from_str(&ok_as(
         dir,
         "human:maintainer",

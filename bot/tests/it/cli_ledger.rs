@@ -437,9 +437,9 @@ fn a_hand_committed_done_of_a_gated_step_is_refused_and_not_built_upon() {
             ],
         );
     };
-    // Harmless: a fact added by hand.
+    // Harmless: a step retitled by hand.
     edit(
-        &|m, _| m["facts"] = serde_json::json!(["added by hand"]),
+        &|_, b| b["tasks"][0]["title"] = "First, said better".into(),
         "carol",
         "hand edit",
     );

@@ -309,12 +309,16 @@ pub(crate) fn protected_change(before: Option<&Ledger>, after: &Ledger) -> Optio
 
 /// The first mission-level field an unsealed commit may not change: what the mission is
 /// for and what it may spend (goal, constraints, facts, acceptance criteria, budgets and
-/// what was spent against them) and its status, except the running ⇄ blocked swing the
-/// ledger recomputes after every operation (starting or failing a step moves it).
+/// what was spent against them) and its status. Two status moves pass: the running ⇄
+/// blocked swing the ledger recomputes after every operation (starting or failing a
+/// step moves it), and a pause, which only stops work (an agent's question pauses the
+/// mission from a job that holds no key). Resuming, closing and reopening do not.
 fn mission_change(before: &Ledger, after: &Ledger) -> Option<&'static str> {
-    use crate::model::MissionStatus::{Blocked, Running};
+    use crate::model::MissionStatus::{Blocked, Paused, Running};
     let (old, new) = (&before.mission, &after.mission);
+    let pausing = matches!((old.status, new.status), (Running | Blocked, Paused));
     let status_moved = old.status != new.status
+        && !pausing
         && !matches!(
             (old.status, new.status),
             (Running, Blocked) | (Blocked, Running)
@@ -338,7 +342,7 @@ fn mission_change(before: &Ledger, after: &Ledger) -> Option<&'static str> {
         ),
         (
             "pause",
-            old.pause_reason != new.pause_reason || old.paused_by != new.paused_by,
+            !pausing && (old.pause_reason != new.pause_reason || old.paused_by != new.paused_by),
         ),
         ("origin", old.origin != new.origin),
     ];

@@ -57,7 +57,11 @@ fn done_s1() -> Operation {
 /// S1 taken up by an agent outside any checkout (so no base is recorded: these tests
 /// are about which runs prove a step; the change a step needs is `change.rs`'s).
 fn started() -> Ledger {
-    run(&test_step(), Operation::Start { step: "S1".into() }, &sub("codex"))
+    run(
+        &test_step(),
+        Operation::Start { step: "S1".into() },
+        &sub("codex"),
+    )
 }
 
 fn test_step() -> Ledger {
