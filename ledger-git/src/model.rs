@@ -93,6 +93,12 @@ pub struct Mission {
     /// first (`questions.default_after`); each is also listed in `missing_info`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_defaults: Vec<PendingDefault>,
+    /// The repository's validation commands (`validation.commands` of
+    /// `.github/navin.yml` on the default branch) when the mission was made: what
+    /// `navin board verify` runs for a step that names none of its own, so no later edit
+    /// of a local branch or remote-tracking ref can choose the command that proves a step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands: Option<ConfiguredCommands>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub progress: Progress,
@@ -572,6 +578,30 @@ pub struct Task {
     /// the step closes, or refused under `evidence.scope: refuse`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scope: Vec<String>,
+}
+
+/// One command line per validation kind, as the repository configured them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfiguredCommands {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<String>,
+}
+
+impl ConfiguredCommands {
+    /// The command for a step of `validation`, if one was configured.
+    pub fn for_validation(&self, validation: Validation) -> Option<&str> {
+        match validation {
+            Validation::Test => self.test.as_deref(),
+            Validation::Lint => self.lint.as_deref(),
+            Validation::Verify => self.verify.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 /// `evidence.scope`: what closing a step with changes outside its scope does.

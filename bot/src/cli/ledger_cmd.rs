@@ -121,6 +121,9 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 constraints: constraints.clone(),
                 acceptance_criteria: acceptance.clone(),
                 replace: *replace,
+                commands: crate::local::default_branch_config(&cli.repo)
+                    .ok()
+                    .map(|(config, _)| config.validation.commands.recorded()),
                 ..InitArgs::default()
             }),
             LedgerCommand::Pause { reason } => {

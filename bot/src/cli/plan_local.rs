@@ -380,6 +380,9 @@ pub(super) fn start(
     };
     let mut init = convert::plan_init(doc.plan(), mode, &knobs, ctx.now);
     init.replace = replace;
+    init.commands = crate::local::default_branch_config(root)
+        .ok()
+        .map(|(config, _)| config.validation.commands.recorded());
     init.origin = Some(Origin {
         repository: None,
         issue: None,

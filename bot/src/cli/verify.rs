@@ -80,11 +80,13 @@ pub(super) fn verify(
         ))
     })?;
     let (config, branch) = tree.verification_config()?;
+    // The commands the mission recorded when it was made win over the default branch's
+    // config now: a local default branch or `origin/HEAD` is the agent's to move.
+    let recorded = ledger.mission.commands.as_ref();
     let configured: Vec<(String, CommandSource)> = if task.commands.is_empty() {
-        config
-            .validation
-            .commands
-            .for_validation(task.validation)
+        recorded
+            .map(|c| c.for_validation(task.validation))
+            .unwrap_or_else(|| config.validation.commands.for_validation(task.validation))
             .map(|c| vec![(c.to_owned(), CommandSource::Config)])
             .unwrap_or_default()
     } else {

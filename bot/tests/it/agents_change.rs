@@ -201,3 +201,38 @@ fn an_unsealed_raise_of_the_missions_budget_is_refused() {
     let err = String::from_utf8_lossy(&shown.stderr);
     assert!(err.contains("changes the mission's budget"), "{err}");
 }
+
+#[test]
+fn an_agent_that_relaxes_the_config_on_the_default_branch_itself_still_runs_the_missions_command() {
+    // The mission was made while the default branch's command failed.
+    let dir = started(Some(
+        "validation:\n  commands:\n    test: git no-such-command\n",
+    ));
+    let d = dir.path();
+    // The agent commits a command that always passes to the local default branch (the
+    // branch `navin board verify` used to read), and points a fake origin/HEAD at it.
+    std::fs::write(
+        d.join(".github/navin.yml"),
+        "validation:\n  commands:\n    test: \"true\"\n",
+    )
+    .expect("write");
+    commit_work(d);
+    let head = git(d, &["rev-parse", "HEAD"]).trim().to_owned();
+    git(d, &["update-ref", "refs/remotes/origin/main", &head]);
+    git(
+        d,
+        &[
+            "symbolic-ref",
+            "refs/remotes/origin/HEAD",
+            "refs/remotes/origin/main",
+        ],
+    );
+    let err = refused_as(d, AGENT, &["board", "verify", "S1"]);
+    assert!(err.contains("red test_run"), "{err}");
+    let show: Value =
+        serde_json::from_str(&ok_as(d, "human:maintainer", &["--json", "ledger", "show"]))
+            .expect("json");
+    let run = &show["board"]["tasks"][0]["evidence"][0]["run"];
+    assert_eq!(run["command"], json!(["git", "no-such-command"]), "{run}");
+    assert_eq!(status_of(d, "S1"), "in_progress");
+}

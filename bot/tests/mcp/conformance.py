@@ -114,6 +114,17 @@ async def agent_mode(s):
     check(chosen.returncode == 1 and "not ones of its choosing" in chosen.stderr, "an agent cannot choose the command that proves its step")
     run = navin("board", "verify", "S1", actor="subagent:conformance-agent")
     check(run.returncode == 0, f"navin board verify S1 records a green run: {run.stderr}")
+    unchanged = await s.call_tool("board_done", {"step": "S1"})
+    check(unchanged.is_error and error_code(unchanged) == "no_change", "a green run of the tree the step was handed does not close it")
+    # The step's work, committed; verified again on its own commit.
+    with open(os.path.join(REPO, "WORK.md"), "w") as f:
+        f.write("the step's change\n")
+    git_env = {**os.environ, "GIT_AUTHOR_NAME": "agent", "GIT_AUTHOR_EMAIL": "a@example.com",
+               "GIT_COMMITTER_NAME": "agent", "GIT_COMMITTER_EMAIL": "a@example.com"}
+    subprocess.run(["git", "-C", REPO, "add", "WORK.md"], env=git_env, check=True)
+    subprocess.run(["git", "-C", REPO, "commit", "-qm", "the work"], env=git_env, check=True)
+    run = navin("board", "verify", "S1", actor="subagent:conformance-agent")
+    check(run.returncode == 0, f"navin board verify S1 records a green run on the work: {run.stderr}")
     done = await s.call_tool("board_done", {"step": "S1"})
     check(not done.is_error, "board_done S1 after a green recorded run" + (": " + done.content[0].text if done.is_error else ""))
     check(any("S2" in line for line in done.structured_content["effects"]), "S2 becomes ready")

@@ -98,6 +98,7 @@ pub(super) fn init(
             .filter(|d| clean(&args.missing_info).contains(&d.question))
             .cloned()
             .collect(),
+        commands: args.commands.clone(),
         created_at: ctx.now,
         updated_at: ctx.now,
         progress,

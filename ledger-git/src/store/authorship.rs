@@ -324,7 +324,7 @@ fn mission_change(before: &Ledger, after: &Ledger) -> Option<&'static str> {
             (Running, Blocked) | (Blocked, Running)
         );
     let (op, np) = (&old.progress, &new.progress);
-    let fields: [(&'static str, bool); 9] = [
+    let fields: [(&'static str, bool); 10] = [
         ("status", status_moved),
         ("goal", old.goal != new.goal),
         ("constraints", old.constraints != new.constraints),
@@ -345,6 +345,7 @@ fn mission_change(before: &Ledger, after: &Ledger) -> Option<&'static str> {
             !pausing && (old.pause_reason != new.pause_reason || old.paused_by != new.paused_by),
         ),
         ("origin", old.origin != new.origin),
+        ("validation commands", old.commands != new.commands),
     ];
     fields
         .into_iter()

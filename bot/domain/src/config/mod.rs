@@ -164,6 +164,16 @@ pub struct ValidationCommands {
 }
 
 impl ValidationCommands {
+    /// What a mission records of them when it is made (see
+    /// [`navin_ledger::model::Mission::commands`]).
+    pub fn recorded(&self) -> navin_ledger::model::ConfiguredCommands {
+        navin_ledger::model::ConfiguredCommands {
+            test: self.test.clone(),
+            lint: self.lint.clone(),
+            verify: self.verify.clone(),
+        }
+    }
+
     /// The command for a step of `validation`, if configured.
     pub fn for_validation(&self, validation: navin_ledger::Validation) -> Option<&str> {
         match validation {
