@@ -372,7 +372,8 @@ fn a_commit_navin_sealed_for_another_repository_is_refused() {
 
 #[test]
 fn an_unsealed_change_of_the_missions_budget_goal_or_status_is_refused() {
-    let cases: [(&str, fn(&mut Ledger)); 4] = [
+    type Tweak = fn(&mut Ledger);
+    let cases: [(&str, Tweak); 4] = [
         ("changes the mission's budget", |l| {
             l.mission.progress.budget.max_retries = 99;
         }),
