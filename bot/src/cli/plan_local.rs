@@ -389,7 +389,10 @@ pub(super) fn start(
         plan_id: Some(record.id.clone()),
     });
     init.budget = Some(convert::plan_budget(doc.plan(), config.budgets.to_budget()));
-    init.base = convert::plan_base(&record);
+    // The plan's commit when its record names one, else the checkout's `HEAD` now: the
+    // first steps' work starts there either way.
+    init.base =
+        convert::plan_base(&record).or_else(|| crate::local::checkout(root).ok().map(|c| c.head));
     let op = Operation::Init(init);
     Ok(store.transact(&op, ctx)?)
 }

@@ -111,13 +111,16 @@ fn assert_runnable(tasks: &[Value], programs: &[&str]) {
     }
 }
 
-/// The agent's work lands as a commit, and `navin board verify` runs the step's own
-/// commands green on it.
+/// The agent's work lands as a commit (a step closes only on a change since its base),
+/// and `navin board verify` runs the step's own commands green on it.
 fn verify_green(d: &Path, step: &str) -> Value {
-    git(
-        d,
-        &["commit", "-q", "--allow-empty", "-m", "the agent's change"],
-    );
+    std::fs::write(
+        d.join("CHANGES.md"),
+        format!("- {step}: the agent's change\n"),
+    )
+    .expect("write");
+    git(d, &["add", "CHANGES.md"]);
+    git(d, &["commit", "-q", "-m", "the agent's change"]);
     let out: Value =
         serde_json::from_str(&ok(d, AGENT, &["--json", "board", "verify", step])).expect("json");
     assert_eq!(out["ok"], true, "{out}");

@@ -360,6 +360,7 @@ fn usage_job(w: &World, step: &str, run: &str, cost_usd: f64) {
             token: Some(token),
             // The Action job's `ledger-key`: the same key as the App's.
             seal_key: w.ledger_key(),
+            repository: w.seal_repository(),
             ..StoreConfig::default()
         },
     )

@@ -199,7 +199,7 @@ async fn commits_forged_as_navins_own_are_refused_by_their_missing_seal_naming_t
             .unwrap();
         let message = tip.message().unwrap().to_owned();
         assert!(
-            message.contains("\nNavin-Seal: v1 "),
+            message.contains("\nNavin-Seal: v2 "),
             "the server seals its commits: {message}"
         );
         message.lines().last().unwrap().to_owned()
@@ -345,7 +345,9 @@ async fn a_comment_whose_delivery_finally_fails_is_told_so_with_what_to_do() {
             && told.contains(&w.last_delivery()),
         "{told}"
     );
-    assert!(!told.contains("503"), "no internal detail: {told}");
+    // The delivery's id is random hex and may itself spell 503.
+    let without_id = told.replace(&w.last_delivery(), "");
+    assert!(!without_id.contains("503"), "no internal detail: {told}");
     assert_eq!(w.ledger_commits(), commits, "nothing landed");
     w.finish().await;
 }

@@ -371,6 +371,15 @@ impl World {
         Engine::new(self.server.github().clone(), self.engine_config.clone())
     }
 
+    /// What the App's ledger seals name for this repository (an Action job sharing the
+    /// App's key names the same, from GITHUB_REPOSITORY_ID).
+    pub fn seal_repository(&self) -> String {
+        navin_ledger::store::github_repository(
+            Some(self.fake().repo_id(OWNER, REPO)),
+            &format!("{OWNER}/{REPO}"),
+        )
+    }
+
     /// The repository as the engine's typed payloads carry it, and its installation.
     pub fn repository(&self) -> (navin_engine::event::Repository, u64) {
         let default_branch = self

@@ -1,6 +1,7 @@
 //! Pure ledger operations: `(ledger, operation, now, actor) -> (ledger', effects)`, no I/O.
 
 mod attempts;
+mod done_gate;
 mod mission;
 mod progress;
 mod steps;
