@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use navin_ledger::ops::{Change, Checkout};
 use navin_ledger::store::Store;
-use navin_ledger::{Effect, Operation};
+use navin_ledger::{Ctx, Effect, Operation};
 
 /// The repository's working tree: where commands run and `HEAD` is read.
 pub struct WorkTree {
@@ -119,32 +119,46 @@ pub struct BaseMissing {
     pub base: String,
 }
 
-/// The checkout an operation is judged from, when `repo` is a working tree: `HEAD`
-/// and dirtiness for every operation, and for `done` what `HEAD` changes since the
-/// step's base (read from the ledger now; the operation checks it is still the base).
-/// `Ok(None)` outside a working tree.
-pub fn checkout_for(
+/// `ctx` for `op` made in the checkout at `repo`, as the CLI and `navin mcp` both judge
+/// it. A `start` records the checkout's `HEAD` as the step's base. A `done` is judged
+/// against the checkout (an agent's recorded run counts only for the clean `HEAD` it
+/// ran on), with what `HEAD` changes since the step's base (read from the ledger now;
+/// the operation checks it is still the base) and `evidence.scope` from the default
+/// branch. Other operations, and a directory that is no working tree with a commit, are
+/// left as they are.
+pub fn in_checkout(
+    ctx: Ctx,
     repo: &Path,
     store: &Store,
     op: &Operation,
-) -> Result<Option<Checkout>, BaseMissing> {
-    let Ok(tree) = WorkTree::discover(repo) else {
-        return Ok(None);
+) -> Result<Ctx, BaseMissing> {
+    let step = match op {
+        Operation::Start { .. } => None,
+        Operation::Done { step, .. } => Some(step),
+        _ => return Ok(ctx),
     };
-    let Ok(mut checkout) = tree.checkout() else {
-        return Ok(None);
+    let Some((tree, mut checkout)) = WorkTree::discover(repo)
+        .ok()
+        .and_then(|tree| tree.checkout().ok().map(|c| (tree, c)))
+    else {
+        return Ok(ctx);
     };
-    if let Operation::Done { step, .. } = op {
-        let base = store
-            .read()
-            .ok()
-            .flatten()
-            .and_then(|s| s.ledger.board.task(step).and_then(|t| t.base.clone()));
-        if let Some(base) = base {
-            checkout.change = Some(tree.change_since(step, &base, &checkout.head)?);
-        }
+    let Some(step) = step else {
+        return Ok(ctx.with_checkout(checkout));
+    };
+    let base = store
+        .read()
+        .ok()
+        .flatten()
+        .and_then(|s| s.ledger.board.task(step).and_then(|t| t.base.clone()));
+    if let Some(base) = base {
+        checkout.change = Some(tree.change_since(step, &base, &checkout.head)?);
     }
-    Ok(Some(checkout))
+    let ctx = match default_branch_config(repo) {
+        Ok((config, _)) => ctx.with_scope_policy(config.evidence.scope),
+        Err(_) => ctx,
+    };
+    Ok(ctx.with_checkout(checkout))
 }
 
 /// The checkout at `repo`: `HEAD` and whether the tree is dirty.

@@ -25,7 +25,7 @@ pub use stages::{
     CheckpointMark, InfoBlock, PendingDefault, StageGate, StagePolicy, StageView, ASKED,
     CHECKPOINT_WINDOW,
 };
-pub use verification::{ConfiguredCommands, ScopePolicy};
+pub use verification::{ScopePolicy, ValidationCommands};
 
 /// The only schema version this build reads and writes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -100,7 +100,7 @@ pub struct Mission {
     /// `navin board verify` runs for a step that names none of its own, so no later edit
     /// of a local branch or remote-tracking ref can choose the command that proves a step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commands: Option<ConfiguredCommands>,
+    pub commands: Option<ValidationCommands>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub progress: Progress,

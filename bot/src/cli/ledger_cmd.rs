@@ -123,7 +123,7 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 replace: *replace,
                 commands: crate::local::default_branch_config(&cli.repo)
                     .ok()
-                    .map(|(config, _)| config.validation.commands.recorded()),
+                    .map(|(config, _)| config.validation.commands),
                 ..InitArgs::default()
             }),
             LedgerCommand::Pause { reason } => {
@@ -288,23 +288,11 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
             ))
         }
     };
-    let mut ctx = ctx(cli);
-    // Done is judged against the checkout: an agent's recorded run counts only for the
-    // commit it is on, on a clean tree, and the step needs a change since its base,
-    // which a start records.
-    if matches!(op, Operation::Done { .. } | Operation::Start { .. }) {
-        let checkout =
-            crate::local::checkout_for(&cli.repo, &store, &op).map_err(|e| CliError {
-                message: e.to_string(),
-                code: super::EXIT_REFUSED,
-            })?;
-        if let Some(checkout) = checkout {
-            ctx = ctx.with_checkout(checkout);
-        }
-        if let Ok((config, _)) = crate::local::default_branch_config(&cli.repo) {
-            ctx = ctx.with_scope_policy(config.evidence.scope);
-        }
-    }
+    let ctx =
+        crate::local::in_checkout(ctx(cli), &cli.repo, &store, &op).map_err(|e| CliError {
+            message: e.to_string(),
+            code: super::EXIT_REFUSED,
+        })?;
     let done = store.transact(&op, &ctx)?;
     report(cli.json, &done)?;
     if matches!(op, Operation::Update(_)) {

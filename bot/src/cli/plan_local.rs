@@ -382,7 +382,7 @@ pub(super) fn start(
     init.replace = replace;
     init.commands = crate::local::default_branch_config(root)
         .ok()
-        .map(|(config, _)| config.validation.commands.recorded());
+        .map(|(config, _)| config.validation.commands);
     init.origin = Some(Origin {
         repository: None,
         issue: None,

@@ -60,8 +60,8 @@ impl Desk<'_> {
         }
     }
 
-    fn write(&self, op: Operation, op_id: String, with_checkout: bool) -> Result<Value, ToolError> {
-        self.write_as(op, op_id, self.actor.clone(), with_checkout)
+    fn write(&self, op: Operation, op_id: String, in_checkout: bool) -> Result<Value, ToolError> {
+        self.write_as(op, op_id, self.actor.clone(), in_checkout)
     }
 
     fn write_as(
@@ -69,20 +69,16 @@ impl Desk<'_> {
         op: Operation,
         op_id: String,
         actor: Actor,
-        with_checkout: bool,
+        in_checkout: bool,
     ) -> Result<Value, ToolError> {
         let mut ctx = Ctx::new(Utc::now(), actor)
             .with_op_id(op_id)
             .with_retry_since(self.retry_since);
-        if with_checkout {
-            let checkout = crate::local::checkout_for(self.repo, self.store, &op)
+        // What CI proved on GitHub is recorded as GitHub judged it, not against this
+        // checkout; an agent's own start and done are judged here.
+        if in_checkout {
+            ctx = crate::local::in_checkout(ctx, self.repo, self.store, &op)
                 .map_err(|e| ToolError::new("base_missing", e.to_string()))?;
-            if let Some(checkout) = checkout {
-                ctx = ctx.with_checkout(checkout);
-            }
-            if let Ok((config, _)) = crate::local::default_branch_config(self.repo) {
-                ctx = ctx.with_scope_policy(config.evidence.scope);
-            }
         }
         Ok(committed_json(&self.store.transact(&op, &ctx)?))
     }

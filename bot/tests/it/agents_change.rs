@@ -87,8 +87,8 @@ fn board_done_over_mcp_refuses_a_step_with_no_change_and_closes_it_after_the_wor
 }
 
 /// Edits the ledger's two files at the branch tip through a worktree and commits them as
-/// `who`: what anyone with push access can do.
-fn hand_edit(d: &Path, who: &str, edit: impl Fn(&mut Value, &mut Value)) {
+/// `who` with `message`: what anyone with push access can do.
+pub(crate) fn hand_edit(d: &Path, who: &str, message: &str, edit: impl Fn(&mut Value, &mut Value)) {
     let tree = d.join(".git").join("hand-edit");
     git(
         d,
@@ -110,19 +110,19 @@ fn hand_edit(d: &Path, who: &str, edit: impl Fn(&mut Value, &mut Value)) {
         let text = serde_json::to_string_pretty(value).expect("json") + "\n";
         std::fs::write(path(name), text).expect("write");
     }
-    let name = format!("user.name={who}");
-    git(
-        &tree,
-        &[
-            "-c",
-            &name,
-            "-c",
-            "user.email=x@example.com",
-            "commit",
-            "-qam",
-            "tweak",
-        ],
-    );
+    // Committed as `who` (the helper `git` commits as a fixed test identity).
+    let committed = std::process::Command::new("git")
+        .args(["commit", "-qam", message])
+        .current_dir(&tree)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", who)
+        .env("GIT_AUTHOR_EMAIL", "x@example.com")
+        .env("GIT_COMMITTER_NAME", who)
+        .env("GIT_COMMITTER_EMAIL", "x@example.com")
+        .status()
+        .expect("git commit");
+    assert!(committed.success(), "git commit as {who}");
     git(
         d,
         &[
@@ -138,7 +138,7 @@ fn hand_edit(d: &Path, who: &str, edit: impl Fn(&mut Value, &mut Value)) {
 fn a_forged_done_under_a_thousand_empty_commits_is_refused_and_not_built_upon() {
     let dir = started(Some(GREEN));
     let d = dir.path();
-    hand_edit(d, "mallory", |m, b| {
+    hand_edit(d, "mallory", "tweak", |m, b| {
         b["tasks"][0]["status"] = "done".into();
         m["steps"][0]["status"] = "done".into();
     });
@@ -193,7 +193,7 @@ fn a_forged_done_under_a_thousand_empty_commits_is_refused_and_not_built_upon() 
 fn an_unsealed_raise_of_the_missions_budget_is_refused() {
     let dir = started(Some(GREEN));
     let d = dir.path();
-    hand_edit(d, "mallory", |m, _| {
+    hand_edit(d, "mallory", "tweak", |m, _| {
         m["progress"]["budget"]["max_retries"] = 50.into();
     });
     let shown = navin_as(d, "human:maintainer", &["ledger", "show"], "");

@@ -394,48 +394,7 @@ fn a_hand_committed_done_of_a_gated_step_is_refused_and_not_built_upon() {
     let edit = |files: &dyn Fn(&mut serde_json::Value, &mut serde_json::Value),
                 who: &str,
                 message: &str| {
-        let tree = d.join(format!("edit-{who}"));
-        git(
-            d,
-            &[
-                "worktree",
-                "add",
-                "-q",
-                tree.to_str().expect("utf8"),
-                "navin/ledger",
-            ],
-        );
-        let read = |name: &str| -> serde_json::Value {
-            let text = std::fs::read_to_string(tree.join(".navin/board").join(name)).expect("read");
-            serde_json::from_str(&text).expect("json")
-        };
-        let (mut mission, mut board) = (read("mission.json"), read("board.json"));
-        files(&mut mission, &mut board);
-        for (name, value) in [("mission.json", &mission), ("board.json", &board)] {
-            let text = serde_json::to_string_pretty(value).expect("json") + "\n";
-            std::fs::write(tree.join(".navin/board").join(name), text).expect("write");
-        }
-        git(
-            &tree,
-            &[
-                "-c",
-                &format!("user.name={who}"),
-                "-c",
-                "user.email=x@example.com",
-                "commit",
-                "-qam",
-                message,
-            ],
-        );
-        git(
-            d,
-            &[
-                "worktree",
-                "remove",
-                "--force",
-                tree.to_str().expect("utf8"),
-            ],
-        );
+        crate::agents_change::hand_edit(d, who, message, files);
     };
     // Harmless: a step retitled by hand.
     edit(

@@ -1,23 +1,26 @@
-//! What proves a step's change: the repository's validation commands a mission records, and the step's scope.
+//! What proves a step's change: the repository's validation commands (as configured, and as a mission records them), and the step's scope.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Task, Validation};
 
-/// One command line per validation kind, as the repository configured them.
+/// One command line per validation kind, run with no shell (words split as a POSIX
+/// shell would, but nothing expanded), so a step's evidence comes from the same command
+/// in every checkout: `validation.commands` of `.github/navin.yml`, and the copy a
+/// mission records of them when it is made.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ConfiguredCommands {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+#[serde(deny_unknown_fields, default)]
+pub struct ValidationCommands {
+    /// For steps with `validation: test` (`cargo test --workspace`). Default: none.
     pub test: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// For steps with `validation: lint` (`cargo clippy -- -D warnings`). Default: none.
     pub lint: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// For steps with `validation: verify`. Default: none.
     pub verify: Option<String>,
 }
 
-impl ConfiguredCommands {
+impl ValidationCommands {
     /// The command for a step of `validation`, if one was configured.
     pub fn for_validation(&self, validation: Validation) -> Option<&str> {
         match validation {

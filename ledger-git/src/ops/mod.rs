@@ -137,7 +137,7 @@ pub struct InitArgs {
     /// each question is also in `missing_info`.
     pub pending_defaults: Vec<crate::model::PendingDefault>,
     /// The repository's validation commands now (see [`crate::model::Mission::commands`]).
-    pub commands: Option<crate::model::ConfiguredCommands>,
+    pub commands: Option<crate::model::ValidationCommands>,
     /// The commit the work of every step without dependencies starts from, when the
     /// step names none: the plan's commit for a mission made from a plan.
     pub base: Option<String>,

@@ -60,8 +60,8 @@ pub struct StoreConfig {
     /// with push access can copy.
     pub seal_key: Option<SealKey>,
     /// The repository this ledger belongs to, as its seals name it ([`SealScope`]):
-    /// `github:<repository id>` for the App and the Action, the remote's URL (or a local
-    /// id) for the CLI. Writers that share a key and a ledger must agree on it.
+    /// `github:<repository id>` for the App and the Action, `local:<id>` for the CLI.
+    /// Writers that share a key and a ledger must agree on it.
     pub repository: String,
 }
 

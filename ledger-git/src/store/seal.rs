@@ -34,14 +34,15 @@ pub fn github_repository(id: Option<u64>, full_name: &str) -> String {
     }
 }
 
-/// Where a sealed commit belongs: the repository (`github:<id>` for GitHub's writers, the
-/// remote's URL or a local id for the CLI) and the ledger branch. A seal made for one
+/// Where a sealed commit belongs: the repository (`github:<id>` for GitHub's writers,
+/// `local:<id>` for the CLI) and the ledger branch. A seal made for one
 /// scope does not verify in another.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SealScope {
     pub repository: String,
     pub branch: String,
 }
+
 /// Shorter keys are refused: a guessable key is a forgeable seal.
 pub const MIN_KEY_BYTES: usize = 16;
 
@@ -100,19 +101,14 @@ impl SealKey {
         parents: &[Oid],
         message: &str,
     ) -> Hmac<Sha256> {
-        // `new_from_slice` accepts keys of any length for HMAC; the length was checked.
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
-            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+        let mut mac = self.keyed();
         match scope {
             None => mac.update(b"navin-ledger-seal-v1\0tree "),
             Some(scope) => {
-                // Lengths first, so no two scopes run together into the same bytes.
                 mac.update(b"navin-ledger-seal-v2\0repository ");
-                mac.update(&(scope.repository.len() as u64).to_be_bytes());
-                mac.update(scope.repository.as_bytes());
+                framed(&mut mac, scope.repository.as_bytes());
                 mac.update(b"\0branch ");
-                mac.update(&(scope.branch.len() as u64).to_be_bytes());
-                mac.update(scope.branch.as_bytes());
+                framed(&mut mac, scope.branch.as_bytes());
                 mac.update(b"\0tree ");
             }
         }
@@ -154,14 +150,18 @@ impl SealKey {
     }
 
     fn note_mac(&self, label: &str, parts: &[&[u8]]) -> Hmac<Sha256> {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
-            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+        let mut mac = self.keyed();
         mac.update(label.as_bytes());
         for part in parts {
-            mac.update(&(part.len() as u64).to_be_bytes());
-            mac.update(part);
+            framed(&mut mac, part);
         }
         mac
+    }
+
+    fn keyed(&self) -> Hmac<Sha256> {
+        // `new_from_slice` accepts keys of any length for HMAC; the length was checked.
+        <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"))
     }
 
     /// Whether `commit` carries a seal made with this key for its own tree, parents and
@@ -184,6 +184,13 @@ impl SealKey {
             .verify_slice(&tag)
             .is_ok()
     }
+}
+
+/// Feeds `bytes` to `mac` after their length, so no two sequences of fields run together
+/// into the same input.
+fn framed(mac: &mut Hmac<Sha256>, bytes: &[u8]) {
+    mac.update(&(bytes.len() as u64).to_be_bytes());
+    mac.update(bytes);
 }
 
 /// The signed part of a sealed message, the seal's version and its hex digits: the seal

@@ -146,43 +146,7 @@ impl RepoConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct ValidationConfig {
     /// One command line per validation kind. Default: none.
-    pub commands: ValidationCommands,
-}
-
-/// One command line per validation kind, run with no shell (words split as a POSIX
-/// shell would, but nothing expanded), so a step's evidence comes from the same command
-/// in every checkout.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct ValidationCommands {
-    /// For steps with `validation: test` (`cargo test --workspace`). Default: none.
-    pub test: Option<String>,
-    /// For steps with `validation: lint` (`cargo clippy -- -D warnings`). Default: none.
-    pub lint: Option<String>,
-    /// For steps with `validation: verify`. Default: none.
-    pub verify: Option<String>,
-}
-
-impl ValidationCommands {
-    /// What a mission records of them when it is made (see
-    /// [`navin_ledger::model::Mission::commands`]).
-    pub fn recorded(&self) -> navin_ledger::model::ConfiguredCommands {
-        navin_ledger::model::ConfiguredCommands {
-            test: self.test.clone(),
-            lint: self.lint.clone(),
-            verify: self.verify.clone(),
-        }
-    }
-
-    /// The command for a step of `validation`, if configured.
-    pub fn for_validation(&self, validation: navin_ledger::Validation) -> Option<&str> {
-        match validation {
-            navin_ledger::Validation::Test => self.test.as_deref(),
-            navin_ledger::Validation::Lint => self.lint.as_deref(),
-            navin_ledger::Validation::Verify => self.verify.as_deref(),
-            _ => None,
-        }
-    }
+    pub commands: navin_ledger::model::ValidationCommands,
 }
 
 /// Bounds on the work one comment can cause, so a long comment cannot flood the ledger

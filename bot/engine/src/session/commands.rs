@@ -369,7 +369,7 @@ impl Session<'_> {
             },
         };
         init.replace = replace;
-        init.commands = Some(config.validation.commands.recorded());
+        init.commands = Some(config.validation.commands.clone());
         init.origin = Some(origin);
         let configured = crate::cache::repo_config::budget(&config);
         init.budget = Some(match &plan_doc {

@@ -81,16 +81,7 @@ pub(crate) fn jest(lines: &[&str]) -> Option<Found> {
         } else if let Some(items) = t.strip_prefix("Tests:") {
             let items = tally_items(items, ",");
             if items.iter().any(|(_, w)| *w == "total") {
-                let mut counts = Counts::default();
-                for (n, word) in items {
-                    match word {
-                        "passed" => counts.passed += n,
-                        "failed" => counts.failed += n,
-                        "skipped" | "todo" => counts.skipped += n,
-                        _ => {}
-                    }
-                }
-                f.add_counts(counts);
+                f.add_counts(tally(items));
             }
             in_list = false;
         } else if let (true, Some(file)) = (in_list, file) {
@@ -186,16 +177,7 @@ pub(crate) fn vitest(lines: &[&str]) -> Option<Found> {
             let items = items.trim();
             if let Some((items, _total)) = items.rsplit_once(" (").filter(|_| items.ends_with(')'))
             {
-                let mut counts = Counts::default();
-                for (n, word) in tally_items(items, "|") {
-                    match word {
-                        "passed" => counts.passed += n,
-                        "failed" => counts.failed += n,
-                        "skipped" | "todo" => counts.skipped += n,
-                        _ => {}
-                    }
-                }
-                f.add_counts(counts);
+                f.add_counts(tally(tally_items(items, "|")));
             }
             continue;
         }
@@ -241,4 +223,18 @@ pub(crate) fn vitest(lines: &[&str]) -> Option<Found> {
         }
     }
     f.finish()
+}
+
+/// Jest's `Tests:` and vitest's `Tests` lines count in the same words.
+fn tally(items: Vec<(u64, &str)>) -> Counts {
+    let mut counts = Counts::default();
+    for (n, word) in items {
+        match word {
+            "passed" => counts.passed += n,
+            "failed" => counts.failed += n,
+            "skipped" | "todo" => counts.skipped += n,
+            _ => {}
+        }
+    }
+    counts
 }
