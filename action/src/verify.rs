@@ -4,12 +4,16 @@
 //! or the `step` input. Its commands come from the ledger, written when an approved plan
 //! became the mission, never from the pull request; they run in the checkout with no
 //! shell, one after another, each within the time limit, the same runner as
-//! `navin board verify`. Any that fails fails the job, and so the check.
+//! `navin board verify`, and, as there, once more on the step's base (its plan's commit,
+//! else the pull request's base) when the checkout has it: a command fails the job, and
+//! so the check, only for what fails on the head and not on the base.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+use navin_runner::baseline::{self, BaseRuns};
 
 use crate::commands;
 use crate::error::ActionError;
@@ -66,6 +70,23 @@ pub fn verify(run: &Run<'_>) -> Result<(), ActionError> {
         return Ok(());
     }
     let timeout = Duration::from_secs(timeout_secs(run)?);
+    let checkout = workspace_head(&run.env.workspace);
+    if let Err(why) = &checkout {
+        println!("{}", commands::notice(why));
+    }
+    // The commit the step started from (its plan's), else the pull request's base.
+    let base = checkout.as_ref().ok().and_then(|(repo, head)| {
+        let base = task.base.clone().or_else(|| pull_request_base(run))?;
+        (base != *head).then_some((repo, base))
+    });
+    // No key and no cache here: each job runs on a fresh machine.
+    let base_runs = checkout
+        .as_ref()
+        .ok()
+        .map(|(repo, _)| BaseRuns::new(repo.path(), &run.env.workspace, None, ""));
+    if let Some(runs) = &base_runs {
+        runs.sweep();
+    }
     let mut outcomes = Vec::new();
     for line in &task.commands {
         let argv = shlex::split(line).filter(|a| !a.is_empty()).ok_or_else(|| {
@@ -74,7 +95,12 @@ pub fn verify(run: &Run<'_>) -> Result<(), ActionError> {
             ))
         })?;
         println!("::group::{step}: {line}");
-        let outcome = run_one(&argv, line, &run.env.workspace, timeout);
+        let argv = navin_runner::results::listing_args(&argv).unwrap_or(argv);
+        let against = base
+            .as_ref()
+            .zip(base_runs.as_ref())
+            .map(|((repo, b), runs)| (runs, *repo, b.as_str()));
+        let outcome = run_one(&argv, line, &run.env.workspace, timeout, against);
         println!("{}", outcome.tail);
         println!("::endgroup::");
         println!("{line}: {}", outcome.how);
@@ -143,11 +169,62 @@ fn timeout_secs(run: &Run<'_>) -> Result<u64, ActionError> {
     }
 }
 
-fn run_one(argv: &[String], line: &str, dir: &Path, timeout: Duration) -> Outcome {
+/// The workspace's repository and the commit checked out in it; `None` (and the job
+/// judges by exit codes, saying why) when the workspace is no git checkout.
+fn workspace_head(dir: &Path) -> Result<(git2::Repository, String), String> {
+    let repo = git2::Repository::open(dir).map_err(|e| {
+        format!(
+            "{} is not a git checkout ({}), so nothing ran on the step's base",
+            dir.display(),
+            e.message()
+        )
+    })?;
+    let head = repo
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .map(|c| c.id().to_string())
+        .map_err(|e| format!("the checkout has no commit checked out ({})", e.message()))?;
+    Ok((repo, head))
+}
+
+/// The event's pull request base commit, when the event is a pull request's.
+fn pull_request_base(run: &Run<'_>) -> Option<String> {
+    let path = run.env.event_path.as_deref()?;
+    let payload: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    payload
+        .pointer("/pull_request/base/sha")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// Runs `argv` on the head and, with `against`, on the base too; red only for what the
+/// head breaks (see [`navin_ledger::model::run_passes`]).
+fn run_one(
+    argv: &[String],
+    line: &str,
+    dir: &Path,
+    timeout: Duration,
+    against: Option<(&BaseRuns<'_>, &git2::Repository, &str)>,
+) -> Outcome {
     let clock = Instant::now();
     match navin_runner::run_bounded(argv, dir, timeout) {
         Ok(ran) => {
             let secs = clock.elapsed().as_secs_f64();
+            let text = String::from_utf8_lossy(&ran.output);
+            let (held, note) = match against {
+                Some((runs, repo, base)) if !ran.timed_out => match runs.run(repo, base, argv, timeout) {
+                    Ok(on_base) => {
+                        let held = baseline::hold(navin_runner::results::parse(&text).as_ref(), &on_base);
+                        let said = baseline::describe(&held);
+                        (Some(held), said)
+                    }
+                    Err(e) => (
+                        None,
+                        format!("; not run on the base, so judged by its exit code: {e} (check out with `fetch-depth: 0` to compare)"),
+                    ),
+                },
+                _ => (None, String::new()),
+            };
             let how = match ran.exit_code {
                 _ if ran.timed_out => format!(
                     "timed out after {} s and was killed, with everything it started",
@@ -159,10 +236,10 @@ fn run_one(argv: &[String], line: &str, dir: &Path, timeout: Duration) -> Outcom
             };
             Outcome {
                 command: line.to_owned(),
-                ok: ran.exit_code == Some(0) && !ran.timed_out,
-                how,
+                ok: navin_ledger::model::run_passes(ran.exit_code, ran.timed_out, held.as_ref()),
+                how: format!("{how}{note}"),
                 // The failing tests and the first failure first, then the last lines.
-                tail: navin_runner::keep(&String::from_utf8_lossy(&ran.output)),
+                tail: navin_runner::keep(&text),
             }
         }
         Err(e) => Outcome {
@@ -182,7 +259,7 @@ fn summary(step: &str, outcomes: &[Outcome]) -> String {
         out.push_str(&format!(
             "| `{}` | {mark} {} |\n",
             o.command.replace('|', "\\|").replace('`', "'"),
-            o.how
+            o.how.replace('|', "\\|")
         ));
     }
     for o in outcomes.iter().filter(|o| !o.ok && !o.tail.is_empty()) {

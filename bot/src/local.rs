@@ -49,6 +49,11 @@ impl WorkTree {
         &self.root
     }
 
+    /// The repository the checkout belongs to.
+    pub fn repo(&self) -> &git2::Repository {
+        &self.repo
+    }
+
     /// `HEAD` and whether tracked or untracked (not ignored) files differ from it.
     pub fn checkout(&self) -> Result<Checkout, String> {
         let head = self

@@ -20,7 +20,7 @@ pub(crate) mod index;
 mod stages;
 mod verification;
 pub use attempts::{clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, FAILURE_EXCERPT_MAX};
-pub use evidence::{CommandSource, Evidence, EvidenceKind, RunRecord};
+pub use evidence::{run_passes, BaseRun, CommandSource, Evidence, EvidenceKind, RunRecord};
 pub use stages::{
     CheckpointMark, InfoBlock, PendingDefault, StageGate, StagePolicy, StageView, ASKED,
     CHECKPOINT_WINDOW,

@@ -287,3 +287,110 @@ fn a_destructive_step_taken_up_in_event_mode_is_checkpointed_before_it_starts() 
         Some("planned")
     );
 }
+
+/// `git ARGS` in `dir` with a clean config and a fixed identity; its stdout.
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+const PY_TESTS: &str = "from calc import parse\n\n\ndef test_adds():\n    assert 1 + 1 == 2\n\n\ndef test_known_broken():\n    assert False\n\n\ndef test_parses():\n    assert parse('2') == 2\n";
+
+/// The workspace checked out as actions/checkout would with `fetch-depth: 0`: a base
+/// commit where `test_known_broken` and `test_parses` fail, then the pull request's
+/// head with `calc.py` fixed and `tests` as given. The pull request event names the base.
+fn python_pull_request(job: &Job, tests: &str) -> std::path::PathBuf {
+    let ws = job.dir.path().join("workspace");
+    std::fs::create_dir_all(&ws).expect("workspace");
+    git(&ws, &["init", "-q"]);
+    std::fs::write(ws.join(".gitignore"), "__pycache__/\n.pytest_cache/\n").expect("write");
+    std::fs::write(
+        ws.join("calc.py"),
+        "def parse(s):\n    raise NotImplementedError\n",
+    )
+    .expect("write");
+    std::fs::write(ws.join("test_calc.py"), PY_TESTS).expect("write");
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-qm", "base"]);
+    let base = git(&ws, &["rev-parse", "HEAD"]);
+    std::fs::write(ws.join("calc.py"), "def parse(s):\n    return int(s)\n").expect("write");
+    std::fs::write(ws.join("test_calc.py"), tests).expect("write");
+    git(&ws, &["commit", "-qam", "parse numbers"]);
+    let event = serde_json::json!({
+        "action": "synchronize",
+        "number": 7,
+        "pull_request": {
+            "number": 7,
+            "body": "Navin-Step: S1\n",
+            "head": {"ref": "navin/S1-api", "sha": git(&ws, &["rev-parse", "HEAD"])},
+            "base": {"ref": "main", "sha": base},
+        },
+    });
+    job.write_event("pull_request", &event)
+}
+
+#[test]
+fn verify_passes_a_pull_request_whose_only_failure_fails_on_its_base_too_and_fails_a_regression() {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("pytest").is_file()));
+    assert!(
+        found,
+        "pytest is not on PATH: apt-get install python3-pytest, as .ci/run does"
+    );
+    let job = Job::for_events();
+    let issue = new_issue(&job);
+    seed(
+        &job,
+        issue,
+        verified(vec![("S1", vec!["pytest -q"])]),
+        vec![],
+    );
+    let event = python_pull_request(&job, PY_TESTS);
+    let r = job.run("verify", "pull_request", Some(&event), Some(&job.token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        r.summary
+            .contains("1 failing on the base already: test_calc.py::test_known_broken"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.summary
+            .contains("1 fail-to-pass: test_calc.py::test_parses"),
+        "{}",
+        r.summary
+    );
+
+    let job = Job::for_events();
+    let issue = new_issue(&job);
+    seed(
+        &job,
+        issue,
+        verified(vec![("S1", vec!["pytest -q"])]),
+        vec![],
+    );
+    let event = python_pull_request(&job, &PY_TESTS.replace("1 + 1 == 2", "1 + 1 == 3"));
+    let r = job.run("verify", "pull_request", Some(&event), Some(&job.token));
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(
+        r.summary
+            .contains("1 new failure(s): test_calc.py::test_adds"),
+        "{}",
+        r.summary
+    );
+}

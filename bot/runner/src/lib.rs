@@ -4,6 +4,7 @@
 //! `navin-action --mode verify` (a pull request's checkout in CI), so a command means
 //! the same wherever it proves a step.
 
+pub mod baseline;
 pub mod results;
 
 use std::io::Read;

@@ -45,7 +45,24 @@ impl Runner {
             Runner::Generic => "generic",
         }
     }
+
+    /// The runner [`Runner::name`] names.
+    pub fn from_name(name: &str) -> Option<Self> {
+        ALL_RUNNERS.into_iter().find(|r| r.name() == name)
+    }
 }
+
+const ALL_RUNNERS: [Runner; 9] = [
+    Runner::Pytest,
+    Runner::CargoTest,
+    Runner::Nextest,
+    Runner::GoTest,
+    Runner::Jest,
+    Runner::Vitest,
+    Runner::NodeTest,
+    Runner::Mocha,
+    Runner::Generic,
+];
 
 /// The tally a runner prints at the end; kept beside the names because without a
 /// verbose flag most runners name only the failures.

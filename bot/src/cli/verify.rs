@@ -9,6 +9,11 @@
 //! The command runs in a process group of its own, with a time limit (`--timeout`,
 //! NAVIN_VERIFY_TIMEOUT); past it the whole group is killed and the run is recorded red,
 //! as timed out.
+//!
+//! When the step has a base other than `HEAD`, the command runs on the base too (once;
+//! later verifies read the cached result), and the run is red only for what fails on the
+//! head and not on the base: a failure already there is named and does not block, and
+//! the tests the change repaired are recorded by id (`navin_runner::baseline`).
 
 use std::io::Write as _;
 use std::path::Path;
@@ -18,6 +23,7 @@ use chrono::Utc;
 use navin_ledger::model::{CommandSource, Evidence, EvidenceKind, RunRecord, Validation};
 use navin_ledger::ops::{Checkout, Operation};
 use navin_ledger::store::Store;
+use navin_runner::baseline::{self, BaseRuns};
 use navin_runner::{keep, run_bounded, RunError};
 use sha2::{Digest as _, Sha256};
 
@@ -39,6 +45,10 @@ impl WorkTree {
 
     fn root(&self) -> &Path {
         self.0.root()
+    }
+
+    fn repo(&self) -> &git2::Repository {
+        self.0.repo()
     }
 
     /// `.github/navin.yml` on the default branch (never the checkout's own), and the
@@ -151,10 +161,34 @@ pub(super) fn verify(
 
     let kind = run_kind(task.validation);
     let before = tree.checkout()?;
+    let base_runs = BaseRuns::new(
+        tree.repo().path(),
+        tree.root(),
+        store.seal_key(),
+        store.repository(),
+    );
+    base_runs.sweep();
+    // The base is held against only when it is another commit: on the base itself
+    // there is nothing to compare.
+    let base = task
+        .base
+        .as_deref()
+        .filter(|b| *b != before.head)
+        .map(|b| (&base_runs, b));
     let total = commands.len();
     let mut runs = Vec::with_capacity(total);
+    let mut notes = Vec::new();
     for (argv, source) in commands {
-        let run = run_one(tree, &before, kind, argv, source, timeout_secs)?;
+        let run = run_one(
+            tree,
+            &before,
+            kind,
+            argv,
+            source,
+            timeout_secs,
+            base,
+            &mut notes,
+        )?;
         let ok = run.ok;
         runs.push(run);
         if !ok {
@@ -184,6 +218,7 @@ pub(super) fn verify(
                     "command": r.shown, "ok": r.ok, "exit_code": r.exit_code,
                     "timed_out": r.timed_out, "source": r.source.as_str(),
                     "summary": r.evidence.summary,
+                    "baseline": r.evidence.run.as_ref().and_then(|run| run.baseline.as_ref()),
                 })
             })
             .collect();
@@ -202,6 +237,8 @@ pub(super) fn verify(
                 "summary": last.map(|r| r.evidence.summary.clone()),
                 "runs": each,
                 "skipped": total - runs.len(),
+                "notes": notes,
+                "base_trees": base_runs.trees(),
                 "version": version,
             })
         );
@@ -224,6 +261,9 @@ pub(super) fn verify(
             );
         }
         let _ = writeln!(out, "recorded {} run(s) at v{version}", runs.len());
+        for note in &notes {
+            let _ = writeln!(out, "note: {note}");
+        }
         if before.dirty {
             let _ = writeln!(
                 out,
@@ -267,7 +307,12 @@ struct OneRun {
     output_tail: String,
 }
 
-/// Runs `argv` in the checkout within the time limit and describes it as evidence.
+/// Runs `argv` in the checkout within the time limit and, when the step has a `base`
+/// other than the head, on the base too (or from its cache), and describes the run as
+/// evidence. The runners that name only failures by default are asked to name every
+/// test, on both sides, so a test the change repaired can be named; the argv that ran
+/// is the one recorded.
+#[allow(clippy::too_many_arguments)]
 fn run_one(
     tree: &WorkTree,
     before: &Checkout,
@@ -275,7 +320,10 @@ fn run_one(
     argv: Vec<String>,
     source: CommandSource,
     timeout_secs: u64,
+    base: Option<(&BaseRuns<'_>, &str)>,
+    notes: &mut Vec<String>,
 ) -> Result<OneRun, CliError> {
+    let argv = navin_runner::results::listing_args(&argv).unwrap_or(argv);
     let started_at = Utc::now();
     let clock = Instant::now();
     let (run, unstarted) = match run_bounded(&argv, tree.root(), Duration::from_secs(timeout_secs))
@@ -311,9 +359,27 @@ fn run_one(
     }
     let timed_out = run.timed_out;
     let output_sha256 = hex::encode(Sha256::digest(&run.output));
-    let output_tail = keep(&String::from_utf8_lossy(&run.output));
+    let text = String::from_utf8_lossy(&run.output);
+    let output_tail = keep(&text);
     let exit_code = run.exit_code;
-    let ok = exit_code == Some(0);
+    let baseline = match base {
+        Some((runs, base)) if !timed_out => {
+            match runs.run(tree.repo(), base, &argv, Duration::from_secs(timeout_secs)) {
+                Ok(on_base) => Some(baseline::hold(
+                    navin_runner::results::parse(&text).as_ref(),
+                    &on_base,
+                )),
+                Err(e) => {
+                    notes.push(format!(
+                        "`{}` was not run on the step's base, so its verdict is its exit code alone: {e}",
+                        argv.join(" ")
+                    ));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     let shown = argv.join(" ");
     let exit = match (exit_code, unstarted) {
         (_, Some(why)) => format!("did not run: {why}"),
@@ -321,19 +387,11 @@ fn run_one(
         (Some(c), None) => format!("exited {c}"),
         (None, None) => "was killed by a signal".to_owned(),
     };
-    let mut evidence = Evidence::run(
-        kind,
-        ok,
-        format!(
-            "`{}` {exit} in {:.1} s at {}{}",
-            navin_domain::render::text::truncate_chars(&shown, 200),
-            duration_ms as f64 / 1000.0,
-            &before.head[..before.head.len().min(12)],
-            if before.dirty { " (dirty tree)" } else { "" }
-        ),
-    );
-    evidence.head_sha = Some(before.head.clone());
-    evidence.run = Some(RunRecord {
+    let against = baseline
+        .as_ref()
+        .map(baseline::describe)
+        .unwrap_or_default();
+    let record = RunRecord {
         command: argv,
         source,
         exit_code,
@@ -345,7 +403,22 @@ fn run_one(
         head: before.head.clone(),
         dirty: before.dirty,
         timed_out,
-    });
+        baseline,
+    };
+    let ok = record.passed();
+    let mut evidence = Evidence::run(
+        kind,
+        ok,
+        format!(
+            "`{}` {exit} in {:.1} s at {}{}{against}",
+            navin_domain::render::text::truncate_chars(&shown, 200),
+            duration_ms as f64 / 1000.0,
+            &before.head[..before.head.len().min(12)],
+            if before.dirty { " (dirty tree)" } else { "" }
+        ),
+    );
+    evidence.head_sha = Some(before.head.clone());
+    evidence.run = Some(record);
     Ok(OneRun {
         evidence,
         shown,

@@ -9,6 +9,7 @@ mod server_support;
 mod world;
 
 mod agents;
+mod agents_baseline;
 mod agents_change;
 mod cli_app_create;
 mod cli_config;

@@ -114,6 +114,78 @@ pub struct RunRecord {
     /// The command ran past its time limit and was killed (with everything it started).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timed_out: bool,
+    /// The same command run on the step's base, and what holding this run against it
+    /// found. Absent when the step has no base, the base is this run's head, or the run
+    /// was recorded before verification compared with the base.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaseRun>,
+}
+
+impl RunRecord {
+    /// Whether this run proves its step green: it exited 0, or every test that failed
+    /// on the head failed on the base as well (read test by test from the runner's
+    /// output, on both sides, with the base run failing too). A run whose output could
+    /// not be read test by test is judged by its exit code alone; so is a run killed by
+    /// a signal or its time limit, which is never green.
+    pub fn passed(&self) -> bool {
+        run_passes(self.exit_code, self.timed_out, self.baseline.as_ref())
+    }
+}
+
+/// The verdict of [`RunRecord::passed`] for a run not (yet) recorded, so the Action's
+/// verify job and `navin board verify` judge alike.
+pub fn run_passes(exit_code: Option<i32>, timed_out: bool, baseline: Option<&BaseRun>) -> bool {
+    if timed_out {
+        return false;
+    }
+    match exit_code {
+        Some(0) => true,
+        Some(_) => baseline.is_some_and(BaseRun::excuses),
+        None => false,
+    }
+}
+
+/// A step's command run on the step's base commit (in a temporary tree), held against
+/// the run on the head: what the change broke, what was broken already and what it
+/// repaired.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BaseRun {
+    /// The base commit the command ran on.
+    pub base: String,
+    /// The base run's exit status; `None` when a signal or the time limit ended it.
+    pub exit_code: Option<i32>,
+    /// sha256 of the base run's whole output, hex.
+    pub output_sha256: String,
+    /// Taken from an earlier verify of the same base and command.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
+    /// The test runner both outputs were read as, test by test; `None` when either
+    /// could not be read, and the verdict fell back to exit codes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner: Option<String>,
+    /// Tests failing on the head and not on the base: what the change broke.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub new_failures: Vec<String>,
+    /// Tests failing on both: reported, not the change's fault.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pre_existing: Vec<String>,
+    /// Tests passing on the head that failed on the base or did not run there: what the
+    /// change repaired or added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_to_pass: Vec<String>,
+}
+
+impl BaseRun {
+    /// Whether a red head run is nonetheless green because its failures are all the
+    /// base's: both outputs read test by test, the base red too, nothing new failing,
+    /// and at least one failure to account for the head's exit status.
+    pub fn excuses(&self) -> bool {
+        self.runner.is_some()
+            && self.exit_code.is_some_and(|c| c != 0)
+            && self.new_failures.is_empty()
+            && !self.pre_existing.is_empty()
+    }
 }
 
 /// Where a recorded run's command came from.

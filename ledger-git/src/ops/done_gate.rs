@@ -25,7 +25,7 @@ fn agent_proof(e: &Evidence, checkout: Option<&super::Checkout>) -> AgentProof {
         EvidenceKind::CheckRun | EvidenceKind::WorkflowRun => AgentProof::Proves,
         EvidenceKind::Prose => AgentProof::Never,
         EvidenceKind::TestRun | EvidenceKind::LintRun | EvidenceKind::VerifyRun => {
-            let Some(run) = e.run.as_ref().filter(|r| r.exit_code == Some(0)) else {
+            let Some(run) = e.run.as_ref().filter(|r| r.passed()) else {
                 return AgentProof::Never;
             };
             let Some(checkout) = checkout else {

@@ -413,7 +413,7 @@ pub(super) fn record_run(
             step: step.to_string(),
         });
     };
-    if evidence.ok != (run.exit_code == Some(0)) {
+    if evidence.ok != run.passed() {
         return Err(RuleError::NotARecordedRun {
             step: step.to_string(),
         });

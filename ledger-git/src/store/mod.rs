@@ -199,6 +199,17 @@ impl Store {
         &self.cfg.branch
     }
 
+    /// The key this store seals with, for the notes Navin keeps beside the ledger
+    /// (a base run's cached result) that must be as hard to forge as the ledger.
+    pub fn seal_key(&self) -> Option<&SealKey> {
+        self.cfg.seal_key.as_ref()
+    }
+
+    /// The repository this store's seals name (`github:<id>`, `local:<id>`).
+    pub fn repository(&self) -> &str {
+        &self.cfg.repository
+    }
+
     /// What this store's seals name: its repository and branch.
     fn seal_scope(&self) -> seal::SealScope {
         seal::SealScope {

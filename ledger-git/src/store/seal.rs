@@ -140,12 +140,12 @@ impl SealKey {
     /// A MAC under this key of `label` and `parts` (each length-prefixed), as hex: how
     /// Navin authenticates the notes it keeps beside the ledger (the last vetted tip),
     /// so that whoever can write the git directory cannot make Navin skip a check.
-    pub(crate) fn tag(&self, label: &str, parts: &[&[u8]]) -> String {
+    pub fn tag(&self, label: &str, parts: &[&[u8]]) -> String {
         hex::encode(self.note_mac(label, parts).finalize().into_bytes())
     }
 
     /// Whether `tag` is [`SealKey::tag`] of the same label and parts (constant time).
-    pub(crate) fn tag_matches(&self, label: &str, parts: &[&[u8]], tag: &str) -> bool {
+    pub fn tag_matches(&self, label: &str, parts: &[&[u8]], tag: &str) -> bool {
         hex::decode(tag).is_ok_and(|tag| self.note_mac(label, parts).verify_slice(&tag).is_ok())
     }
 

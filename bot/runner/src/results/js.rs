@@ -41,7 +41,10 @@ fn jest_file(line: &str) -> Option<&str> {
     let rest = t
         .strip_prefix("PASS ")
         .or_else(|| t.strip_prefix("FAIL "))?;
+    // Jest writes a file at its root directory as `./a.test.js` and one below it as
+    // `src/a.test.js`; the id is the path either way.
     let path = without_time(rest.trim());
+    let path = path.strip_prefix("./").unwrap_or(path);
     let looks_like_path =
         !path.contains(char::is_whitespace) && !path.starts_with('[') && path.contains('.');
     looks_like_path.then_some(path)

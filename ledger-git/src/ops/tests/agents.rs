@@ -32,6 +32,7 @@ pub(super) fn recorded(kind: EvidenceKind, exit: i32, head: &str, dirty: bool) -
         head: head.into(),
         dirty,
         timed_out: false,
+        baseline: None,
     });
     e
 }
@@ -349,4 +350,80 @@ fn a_run_of_a_command_typed_after_the_dashes_is_kept_but_proves_the_step_to_nobo
     let own = verified(&l, EvidenceKind::TestRun, 0, HEAD, false);
     let done = run(&own, done_s1(), &at(sub("codex"), HEAD, false));
     assert_eq!(status(&done, "S1"), TaskStatus::Done);
+}
+
+/// A red run of S1 on `HEAD` held against its base, which failed `old` already.
+fn against_base(head_failed: &[&str], pre_existing: &[&str], runner: Option<&str>) -> Evidence {
+    let mut e = recorded(EvidenceKind::TestRun, 1, HEAD, false);
+    let run = e.run.as_mut().expect("a run record");
+    let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    run.baseline = Some(crate::model::BaseRun {
+        base: OTHER.into(),
+        exit_code: Some(1),
+        output_sha256: "cd".repeat(32),
+        cached: false,
+        runner: runner.map(str::to_owned),
+        new_failures: ids(head_failed),
+        pre_existing: ids(pre_existing),
+        fail_to_pass: ids(&["tests/test_x.py::test_new"]),
+    });
+    e.ok = run.passed();
+    e
+}
+
+#[test]
+fn a_red_run_whose_failures_all_fail_on_the_base_closes_the_step() {
+    let e = against_base(&[], &["tests/test_old.py::test_broken"], Some("pytest"));
+    assert!(e.ok, "only pre-existing failures: green");
+    let l = run(
+        &started(),
+        Operation::RecordRun {
+            step: "S1".into(),
+            evidence: e,
+        },
+        &sub("codex"),
+    );
+    let done = run(&l, done_s1(), &at(sub("codex"), HEAD, false));
+    assert_eq!(status(&done, "S1"), TaskStatus::Done);
+    let proof = done.mission.progress.last_evidence.expect("evidence");
+    let base = proof.run.and_then(|r| r.baseline).expect("the base run");
+    assert_eq!(base.fail_to_pass, vec!["tests/test_x.py::test_new"]);
+}
+
+#[test]
+fn a_new_failure_or_an_unread_output_keeps_a_red_run_red_whatever_it_claims() {
+    for e in [
+        against_base(
+            &["tests/test_y.py::test_regressed"],
+            &["t::old"],
+            Some("pytest"),
+        ),
+        // Exit codes only: the base failing too says nothing about which failures are new.
+        against_base(&[], &["t::old"], None),
+        // Nothing failed by name: the exit status has some other cause.
+        against_base(&[], &[], Some("pytest")),
+    ] {
+        assert!(!e.ok);
+        let mut lying = e.clone();
+        lying.ok = true;
+        let err = refused(
+            Some(&started()),
+            Operation::RecordRun {
+                step: "S1".into(),
+                evidence: lying,
+            },
+            &sub("codex"),
+        );
+        assert!(matches!(err, RuleError::NotARecordedRun { .. }), "{err}");
+        let l = run(
+            &started(),
+            Operation::RecordRun {
+                step: "S1".into(),
+                evidence: e,
+            },
+            &sub("codex"),
+        );
+        let err = refused(Some(&l), done_s1(), &at(sub("codex"), HEAD, false));
+        assert!(matches!(err, RuleError::RedRun { .. }), "{err}");
+    }
 }
