@@ -95,6 +95,16 @@ pub fn verify(run: &Run<'_>) -> Result<(), ActionError> {
             ))
         })?;
         println!("::group::{step}: {line}");
+        // Nothing runs that can never pass, or that would rewrite the tree it judges.
+        let argv = match navin_runner::checks::prepare(&argv, &run.env.workspace) {
+            Ok(argv) => argv,
+            Err(e) => {
+                println!("::endgroup::");
+                return Err(ActionError::Step(format!(
+                    "{step}'s command cannot run: {e}; fix the plan's verification"
+                )));
+            }
+        };
         let argv = navin_runner::results::listing_args(&argv).unwrap_or(argv);
         let against = base
             .as_ref()

@@ -160,10 +160,29 @@ pub fn in_checkout(
         checkout.change = Some(tree.change_since(step, &base, &checkout.head)?);
     }
     let ctx = match default_branch_config(repo) {
-        Ok((config, _)) => ctx.with_scope_policy(config.evidence.scope),
+        Ok((config, _)) => ctx
+            .with_scope_policy(config.evidence.scope)
+            .with_fail_to_pass(config.evidence.fail_to_pass),
         Err(_) => ctx,
     };
     Ok(ctx.with_checkout(checkout))
+}
+
+/// Checks the validation command lines a mission or step is about to record against the
+/// checkout at `root` (see `navin_runner::checks`): the first that can never run as
+/// written, named with its reason. `what` says where the lines come from.
+pub fn check_commands<'a>(
+    root: &Path,
+    what: &str,
+    lines: impl IntoIterator<Item = &'a str>,
+) -> Result<(), String> {
+    for line in lines {
+        let argv = shlex::split(line).ok_or_else(|| {
+            format!("{what}: {line:?} is not a valid command line (unbalanced quotes?)")
+        })?;
+        navin_runner::checks::prepare(&argv, root).map_err(|e| format!("{what}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// The checkout at `repo`: `HEAD` and whether the tree is dirty.

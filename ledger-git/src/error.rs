@@ -124,6 +124,8 @@ pub enum RuleError {
         files: String,
         scope: String,
     },
+    #[error("{step}: evidence.fail_to_pass is required, and the newest test_run for {head} names no test that fails on the step's base and passes now; add or repair the test that shows the change, commit and run `navin board verify {step}` again")]
+    NoFailToPass { step: String, head: String },
     #[error("{step}: a recorded run must be a test_run, lint_run or verify_run carrying its run record, and ok must match its exit status")]
     NotARecordedRun { step: String },
     #[error("the mission is paused ({reason}{by}); only a human may resume it. An agent may resume only a manual pause it made itself")]
@@ -216,6 +218,7 @@ impl RuleError {
             RuleError::ChangeUnmeasured { .. } => "change_unmeasured",
             RuleError::NotStarted { .. } => "not_started",
             RuleError::OutOfScope { .. } => "out_of_scope",
+            RuleError::NoFailToPass { .. } => "no_fail_to_pass",
             RuleError::ResumeNeedsHuman { .. } => "resume_needs_human",
             RuleError::AgentPauseReason { .. } => "agent_pause_reason",
             RuleError::AgentUpdate { .. } => "agent_update",

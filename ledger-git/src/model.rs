@@ -25,7 +25,7 @@ pub use stages::{
     CheckpointMark, InfoBlock, PendingDefault, StageGate, StagePolicy, StageView, ASKED,
     CHECKPOINT_WINDOW,
 };
-pub use verification::{ScopePolicy, ValidationCommands};
+pub use verification::{FailToPass, ScopePolicy, ValidationCommands};
 
 /// The only schema version this build reads and writes.
 pub const SCHEMA_VERSION: u32 = 1;

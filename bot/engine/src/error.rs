@@ -73,12 +73,9 @@ impl EngineError {
     /// Errors a person should be told about (a broken or rewritten ledger branch, a
     /// refused push) rather than retried: the message names what is wrong and holds no
     /// secret. Rule refusals are worded by the caller.
-    pub(crate) fn refusal(&self) -> Option<String> {
+    pub(crate) fn refusal(&self) -> Option<LedgerRefusal> {
         match self {
-            EngineError::Store(StoreError::Rule(rule)) => Some(match github_hint(rule) {
-                Some(hint) => format!("{rule}. {hint}"),
-                None => rule.to_string(),
-            }),
+            EngineError::Store(StoreError::Rule(rule)) => Some(LedgerRefusal::Rule(rule.clone())),
             EngineError::Store(
                 e @ (StoreError::Corrupt { .. }
                 | StoreError::ForcePushed { .. }
@@ -88,13 +85,36 @@ impl EngineError {
                 | StoreError::Foreign { .. }
                 | StoreError::Rewound(_)
                 | StoreError::VersionGap { .. }),
-            ) => Some(e.to_string()),
-            EngineError::Store(StoreError::Refused { .. }) => Some(
-                "Navin may not write the ledger branch: the git server refused its credentials. \
-                 Check that the App (or the workflow's token) has `contents: write` on this repository."
-                    .to_owned(),
-            ),
+            ) => Some(LedgerRefusal::Branch(e.to_string())),
+            EngineError::Store(StoreError::Refused { .. }) => Some(LedgerRefusal::WriteRefused),
             _ => None,
+        }
+    }
+}
+
+/// Why the ledger changed nothing, typed: a rule that refused the operation, a ledger
+/// branch Navin will not build on, or a git server that refused Navin's credentials.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum LedgerRefusal {
+    Rule(RuleError),
+    /// The branch's state (corrupt, rewound, forged…), in the store's own words, which
+    /// name the commit and what to do.
+    Branch(String),
+    WriteRefused,
+}
+
+impl std::fmt::Display for LedgerRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LedgerRefusal::Rule(rule) => match github_hint(rule) {
+                Some(hint) => write!(f, "{rule}. {hint}"),
+                None => write!(f, "{rule}"),
+            },
+            LedgerRefusal::Branch(why) => f.write_str(why),
+            LedgerRefusal::WriteRefused => f.write_str(
+                "Navin may not write the ledger branch: the git server refused its credentials. \
+                 Check that the App (or the workflow's token) has `contents: write` on this repository.",
+            ),
         }
     }
 }
@@ -124,7 +144,12 @@ mod tests {
             status: Some(403),
         });
         assert_eq!(refused.retry(), Retry::Never);
-        assert!(refused.refusal().unwrap().contains("contents: write"));
+        assert_eq!(refused.refusal(), Some(LedgerRefusal::WriteRefused));
+        assert!(refused
+            .refusal()
+            .unwrap()
+            .to_string()
+            .contains("contents: write"));
         assert_eq!(
             refused.missing_permission(),
             Some(Permission::CONTENTS_WRITE)
@@ -169,7 +194,8 @@ mod tests {
     #[test]
     fn rule_refusals_name_the_slash_command_to_use_not_the_cli() {
         let e = EngineError::Store(StoreError::Rule(RuleError::NoMission));
-        let text = e.refusal().unwrap();
+        assert_eq!(e.refusal(), Some(LedgerRefusal::Rule(RuleError::NoMission)));
+        let text = e.refusal().unwrap().to_string();
         assert!(text.contains("/mission GOAL"), "{text}");
         assert!(!text.contains("ledger init"), "{text}");
     }

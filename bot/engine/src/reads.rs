@@ -5,7 +5,7 @@ use navin_github::{ops, GitHubError, InstallationClient};
 use navin_ledger::{Operation, Task};
 
 use crate::config::{DoneOn, Drafts};
-use crate::evidence::{CheckObservation, CheckRunList, EvidencePolicy};
+use crate::evidence::{CheckObservation, CheckRunList, EvidencePolicy, Hold};
 
 /// Pages of check runs read per commit (100 each): more than any real CI reports.
 const MAX_CHECK_PAGES: u32 = 10;
@@ -46,27 +46,67 @@ pub async fn annotation_messages(
     Ok(annotation_lines(&list))
 }
 
-/// Under `evidence.drafts: wait`, the number of `task`'s pull request while it is an
-/// open draft, so CI on it is held; `None` otherwise, without a request when nothing
-/// could be held (no pull request, already merged, or drafts counted). Read from the
-/// API rather than remembered, so a `converted_to_draft` webhook that never came
-/// changes nothing.
-pub async fn open_draft(
+/// What `task`'s pull request, read from the API now, holds back: under
+/// `evidence.drafts: wait`, an open draft; and when the judgement would close a step
+/// that runs something (`closing`), a pull request that changes no file. No request
+/// when nothing could be held (no pull request, drafts counted and nothing closing).
+/// Read rather than remembered, so a `converted_to_draft` webhook that never came, or
+/// a force-push that emptied the diff, changes nothing.
+pub async fn pr_hold(
     client: &InstallationClient,
     repo: &str,
     task: &Task,
     policy: &EvidencePolicy,
-) -> Result<Option<u64>, GitHubError> {
+    closing: bool,
+) -> Result<Option<Hold>, GitHubError> {
     let Some(&number) = task.links.prs.last() else {
         return Ok(None);
     };
-    if policy.drafts != Drafts::Wait || task.links.merged_pr.is_some() {
+    let drafts = policy.drafts == Drafts::Wait && task.links.merged_pr.is_none();
+    let change = closing && task.validation.needs_run();
+    if !drafts && !change {
         return Ok(None);
     }
     let path = ops::pull_request(repo, number);
     let pr: crate::event::PullRequest = client.get_json(&path).await?;
     let open = pr.state.as_deref() != Some("closed");
-    Ok((open && pr.draft == Some(true)).then_some(number))
+    if drafts && open && pr.draft == Some(true) {
+        return Ok(Some(Hold::Draft(number)));
+    }
+    if change && pr.changed_files == Some(0) {
+        return Ok(Some(Hold::NoChange(number)));
+    }
+    Ok(None)
+}
+
+/// The one judgement of a step on GitHub that a CI completion, `/done` and MCP
+/// `board_done` all make: the runs on its head (`this`, the run that triggered the
+/// look, among them) judged by the evidence policy, then held back by what its pull
+/// request is now ([`pr_hold`]). The pull request is read only when the judgement could
+/// move the step (it would close or fail it, or the step is in progress); returns
+/// whether a draft held it, as a draft's red runs count no CI round either.
+#[allow(clippy::too_many_arguments)]
+pub async fn judge_step_on_github(
+    client: &InstallationClient,
+    repo: &str,
+    task: &Task,
+    board: &navin_ledger::Board,
+    runs: &[CheckObservation],
+    this: Option<&CheckObservation>,
+    policy: &EvidencePolicy,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(crate::evidence::Judged, bool), GitHubError> {
+    let judged = crate::evidence::judge_step(task, board, runs, this, policy, now);
+    let movable = matches!(
+        judged.decision,
+        crate::evidence::Decision::Done { .. } | crate::evidence::Decision::Fail { .. }
+    ) || task.status == navin_ledger::TaskStatus::InProgress;
+    let hold = match movable {
+        true => pr_hold(client, repo, task, policy, judged.closes()).await?,
+        false => None,
+    };
+    let draft = matches!(hold, Some(Hold::Draft(_)));
+    Ok((judged.held(hold), draft))
 }
 
 /// With `done_on: merged`, the `merged` operation for `task` when its pull request is

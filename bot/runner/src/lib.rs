@@ -5,6 +5,7 @@
 //! the same wherever it proves a step.
 
 pub mod baseline;
+pub mod checks;
 pub mod results;
 
 use std::io::Read;

@@ -116,16 +116,33 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 constraints,
                 acceptance,
                 replace,
-            } => Operation::Init(InitArgs {
-                goal: goal.clone(),
-                constraints: constraints.clone(),
-                acceptance_criteria: acceptance.clone(),
-                replace: *replace,
-                commands: crate::local::default_branch_config(&cli.repo)
+            } => {
+                let commands = crate::local::default_branch_config(&cli.repo)
                     .ok()
-                    .map(|(config, _)| config.validation.commands),
-                ..InitArgs::default()
-            }),
+                    .map(|(config, _)| config.validation.commands);
+                if let Some(c) = &commands {
+                    crate::local::check_commands(
+                        &cli.repo,
+                        "validation.commands in .github/navin.yml",
+                        [&c.test, &c.lint, &c.verify]
+                            .into_iter()
+                            .flatten()
+                            .map(String::as_str),
+                    )
+                    .map_err(|m| CliError {
+                        message: format!("{m}; fix it there, then run `navin ledger init` again"),
+                        code: super::EXIT_REFUSED,
+                    })?;
+                }
+                Operation::Init(InitArgs {
+                    goal: goal.clone(),
+                    constraints: constraints.clone(),
+                    acceptance_criteria: acceptance.clone(),
+                    replace: *replace,
+                    commands,
+                    ..InitArgs::default()
+                })
+            }
             LedgerCommand::Pause { reason } => {
                 let kind = if cli.actor.as_ref().is_none_or(Actor::is_human) {
                     PauseReason::Human
@@ -204,21 +221,32 @@ pub(super) fn run(cli: &Cli) -> Result<(), CliError> {
                 agent,
                 description,
                 commands,
-            } => Operation::AddSteps(vec![NewTask {
-                id: id.clone(),
-                title: title.clone(),
-                description: description.clone(),
-                depends_on: depends_on
-                    .iter()
-                    .map(|d| d.trim().to_string())
-                    .filter(|d| !d.is_empty())
-                    .collect(),
-                acceptance: acceptance.clone(),
-                validation: *validation,
-                agent: agent.clone(),
-                commands: commands.clone(),
-                ..NewTask::default()
-            }]),
+            } => {
+                crate::local::check_commands(
+                    &cli.repo,
+                    &format!("step {id}'s --command"),
+                    commands.iter().map(String::as_str),
+                )
+                .map_err(|m| CliError {
+                    message: m,
+                    code: super::EXIT_REFUSED,
+                })?;
+                Operation::AddSteps(vec![NewTask {
+                    id: id.clone(),
+                    title: title.clone(),
+                    description: description.clone(),
+                    depends_on: depends_on
+                        .iter()
+                        .map(|d| d.trim().to_string())
+                        .filter(|d| !d.is_empty())
+                        .collect(),
+                    acceptance: acceptance.clone(),
+                    validation: *validation,
+                    agent: agent.clone(),
+                    commands: commands.clone(),
+                    ..NewTask::default()
+                }])
+            }
             BoardCommand::Start { id } => {
                 if let Some(held) = crate::questions::hold_before_start(&store, id, Utc::now())? {
                     return Err(CliError {

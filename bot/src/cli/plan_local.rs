@@ -393,6 +393,29 @@ pub(super) fn start(
     // first steps' work starts there either way.
     init.base =
         convert::plan_base(&record).or_else(|| crate::local::checkout(root).ok().map(|c| c.head));
+    if let Some(c) = &init.commands {
+        crate::local::check_commands(
+            root,
+            "validation.commands in .github/navin.yml",
+            [&c.test, &c.lint, &c.verify]
+                .into_iter()
+                .flatten()
+                .map(String::as_str),
+        )
+        .map_err(|m| refused(format!("{m}; fix it there, then start the mission again")))?;
+    }
+    for step in &init.steps {
+        crate::local::check_commands(
+            root,
+            &format!("plan {id}, step {}", step.id),
+            step.commands.iter().map(String::as_str),
+        )
+        .map_err(|m| {
+            refused(format!(
+                "{m}; edit the plan's verification (`navin plan edit {id}`), then start the mission again"
+            ))
+        })?;
+    }
     let op = Operation::Init(init);
     Ok(store.transact(&op, ctx)?)
 }

@@ -137,6 +137,13 @@ pub(super) fn verify(
                         "step {id}'s validation command {line:?} is not a valid command line (unbalanced quotes?)"
                     ))
                 })?;
+                // Nothing runs that can never pass, or that would rewrite the tree it judges.
+                let argv = navin_runner::checks::prepare(&argv, tree.root()).map_err(|e| CliError {
+                    message: format!(
+                        "step {id}'s validation command cannot run: {e}; fix it in the plan or validation.commands, and verify again"
+                    ),
+                    code: super::EXIT_REFUSED,
+                })?;
                 Ok((argv, *source))
             })
             .collect::<Result<_, CliError>>()?
@@ -156,7 +163,11 @@ pub(super) fn verify(
                 code: super::EXIT_REFUSED,
             });
         }
-        vec![(given.to_vec(), CommandSource::Given)]
+        let argv = navin_runner::checks::prepare(given, tree.root()).map_err(|e| CliError {
+            message: format!("the command given after `--` cannot run: {e}"),
+            code: super::EXIT_REFUSED,
+        })?;
+        vec![(argv, CommandSource::Given)]
     };
 
     let kind = run_kind(task.validation);

@@ -125,16 +125,18 @@ impl GitHubCi {
                 &head,
             ))
             .map_err(|e| unavailable(&self.repo, &e, &format!("the check runs of {head}")))?;
-        let draft = handle
-            .block_on(navin_engine::reads::open_draft(
+        let (judged, _) = handle
+            .block_on(navin_engine::reads::judge_step_on_github(
                 &self.client,
                 &self.repo,
                 task,
+                &ledger.board,
+                &runs,
+                None,
                 &policy,
+                Utc::now(),
             ))
             .map_err(|e| unavailable(&self.repo, &e, "the pull request"))?;
-        let judged = evidence::judge_step(task, &ledger.board, &runs, None, &policy, Utc::now())
-            .held_for_draft(draft);
         if let Some(why) = evidence::not_done(task, &judged) {
             return Err(refusal(task, &why));
         }

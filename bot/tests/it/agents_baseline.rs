@@ -316,3 +316,86 @@ fn jest_tests_the_change_repaired_are_recorded_by_id() {
         ["calc.test.js › parse › reads numbers"]
     );
 }
+
+#[test]
+fn a_formatter_runs_in_check_mode_and_leaves_the_tree_as_it_was() {
+    let messy = "pub fn parse(  s:&str)->i64{ s.len() as i64 }\n";
+    let config = "validation:\n  commands:\n    lint: cargo fmt\n";
+    let dir = checkout(Some(config));
+    let d = dir.path();
+    ok_as(
+        d,
+        "human:maintainer",
+        &[
+            "board",
+            "add",
+            "L1",
+            "--title",
+            "tidy",
+            "--validation",
+            "lint",
+        ],
+    );
+    commit(
+        d,
+        &[
+            (".gitignore", "target/\nCargo.lock\n"),
+            (
+                "Cargo.toml",
+                "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            ),
+            ("src/lib.rs", messy),
+        ],
+        "messy code",
+    );
+    let out = navin_as(d, AGENT, &["--json", "board", "verify", "L1"], "");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(!out.status.success(), "unformatted code is red: {report}");
+    assert_eq!(
+        report["runs"][0]["command"], "cargo fmt --check",
+        "run in check mode"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("src/lib.rs")).expect("read"),
+        messy,
+        "nothing was rewritten"
+    );
+}
+
+#[test]
+fn a_command_that_can_never_run_is_refused_when_the_mission_is_made_and_at_verify() {
+    let broken = "validation:\n  commands:\n    test: go -C web test ./...\n";
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    git(d, &["init", "-q"]);
+    write(
+        d,
+        &[(".github/navin.yml", broken), ("go.mod", "module x\n")],
+    );
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "init"]);
+    let err = refused_as(d, "human:maintainer", &["ledger", "init", "--goal", "Ship"]);
+    assert!(
+        err.contains("\"web\"") && err.contains("does not have"),
+        "{err}"
+    );
+    // A step's own command is checked when it is added.
+    let dir = checkout(None);
+    let d = dir.path();
+    let err = refused_as(
+        d,
+        "human:maintainer",
+        &[
+            "board",
+            "add",
+            "S3",
+            "--title",
+            "api",
+            "--validation",
+            "test",
+            "--command",
+            "npm test --workspace api",
+        ],
+    );
+    assert!(err.contains("declares no workspaces"), "{err}");
+}

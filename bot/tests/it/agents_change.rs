@@ -134,6 +134,35 @@ pub(crate) fn hand_edit(d: &Path, who: &str, message: &str, edit: impl Fn(&mut V
     );
 }
 
+/// Puts `n` empty commits on `branch` of the repository at `dir` (a checkout or a bare
+/// repository), on top of `under`, made as git makes them (fast-import).
+pub(crate) fn bury(dir: &Path, branch: &str, under: &str, n: usize) {
+    let mut script = String::new();
+    for i in 0..n {
+        script.push_str(&format!(
+            "commit refs/heads/{branch}\ncommitter m <m@example.com> {} +0000\ndata 6\nchore\n",
+            1_700_000_000 + i
+        ));
+        if i == 0 {
+            script.push_str(&format!("from {under}\n"));
+        }
+        script.push('\n');
+    }
+    let mut child = std::process::Command::new("git")
+        .args(["fast-import", "--quiet", "--force"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("git fast-import");
+    std::io::Write::write_all(child.stdin.as_mut().expect("stdin"), script.as_bytes())
+        .expect("write");
+    // fast-import's commits carry the parent's tree when they name no files.
+    drop(child.stdin.take());
+    assert!(child.wait().expect("fast-import").success());
+    let count = git(dir, &["rev-list", "--count", &format!("{under}..{branch}")]);
+    assert_eq!(count.trim(), n.to_string());
+}
+
 #[test]
 fn a_forged_done_under_a_thousand_empty_commits_is_refused_and_not_built_upon() {
     let dir = started(Some(GREEN));
@@ -143,34 +172,7 @@ fn a_forged_done_under_a_thousand_empty_commits_is_refused_and_not_built_upon() 
         m["steps"][0]["status"] = "done".into();
     });
     let forged = git(d, &["rev-parse", "navin/ledger"]).trim().to_owned();
-    // A thousand empty commits on top, made as git makes them (fast-import).
-    let mut script = String::new();
-    for i in 0..1000 {
-        script.push_str(&format!(
-            "commit refs/heads/navin/ledger\ncommitter m <m@example.com> {} +0000\ndata 6\nchore\n",
-            1_700_000_000 + i
-        ));
-        if i == 0 {
-            script.push_str(&format!("from {forged}\n"));
-        }
-        script.push('\n');
-    }
-    let mut child = std::process::Command::new("git")
-        .args(["fast-import", "--quiet", "--force"])
-        .current_dir(d)
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .expect("git fast-import");
-    std::io::Write::write_all(child.stdin.as_mut().expect("stdin"), script.as_bytes())
-        .expect("write");
-    // fast-import's commits carry the parent's tree when they name no files.
-    drop(child.stdin.take());
-    assert!(child.wait().expect("fast-import").success());
-    let count = git(
-        d,
-        &["rev-list", "--count", &format!("{forged}..navin/ledger")],
-    );
-    assert_eq!(count.trim(), "1000");
+    bury(d, "navin/ledger", &forged, 1000);
     let shown = navin_as(d, "human:maintainer", &["ledger", "show"], "");
     assert_eq!(shown.status.code(), Some(2), "refused, not read");
     let err = String::from_utf8_lossy(&shown.stderr);

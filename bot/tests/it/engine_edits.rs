@@ -118,7 +118,8 @@ async fn writers_edit_the_task_ledger_and_roll_it_back_as_a_new_version() {
 /// consistent edit of both ledger files marking a `test` step done. Navin refuses to build
 /// on it and says so in the reply; the branch keeps the forged tip for a person to revert.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_done_forged_by_a_push_to_the_ledger_branch_is_reported_and_not_built_upon() {
+async fn a_done_forged_by_a_push_to_the_ledger_branch_and_buried_under_a_thousand_commits_is_reported_and_not_built_upon(
+) {
     let mut w = World::new().await;
     let issue = w.issue("Greetings", "");
     w.comment(
@@ -154,6 +155,11 @@ async fn a_done_forged_by_a_push_to_the_ledger_branch_is_reported_and_not_built_
         TaskStatus::Done,
         "the forged tip is there"
     );
+
+    // Buried under a thousand empty commits: the server vets back to its last seal,
+    // however far that is.
+    let bare = w.fake().git_dir_path("octo-org", "hello");
+    crate::agents_change::bury(&bare, "navin/ledger", &forged, 1000);
 
     let commits = w.ledger_commits();
     w.comment(issue, "alice", "/update fact the API is frozen")

@@ -525,3 +525,39 @@ async fn with_drafts_counted_a_red_run_on_a_draft_fails_an_attempt() {
     assert_eq!(s1.retry_count, 1);
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn green_ci_on_a_pull_request_that_changes_no_file_closes_nothing_until_the_work_is_pushed() {
+    let mut w = mission().await;
+    // An empty commit, pushed for green CI on the tree the step was handed.
+    let empty = PullSpec::new("feature-s1")
+        .author("alice")
+        .title("Work on S1")
+        .body("Navin-Step: S1\n");
+    let (pr, head) = w.open_pull(empty).await;
+    let run = w.ci(&head, "ci/test", "success").await;
+    let s1 = w.step("S1");
+    assert_eq!(s1.status, TaskStatus::InProgress, "{s1:?}");
+    assert!(
+        s1.evidence
+            .iter()
+            .any(|e| e.check_run_id == Some(run) && e.ok),
+        "the green run is kept: {s1:?}"
+    );
+    let issue = w
+        .ledger()
+        .and_then(|l| l.mission.origin.and_then(|o| o.issue))
+        .expect("the mission's issue");
+    w.comment(issue, "alice", "/done S1").await;
+    let why = w.reply().await;
+    assert!(why.contains(&format!("#{pr} changes no file")), "{why}");
+    assert_eq!(w.step("S1").status, TaskStatus::InProgress);
+
+    // The work pushed and green: done.
+    let worked = w
+        .push(pr, &[("src/s1.rs", "pub fn f() -> u8 { 1 }\n")])
+        .await;
+    w.ci(&worked, "ci/test", "success").await;
+    assert_eq!(w.step("S1").status, TaskStatus::Done);
+    w.finish().await;
+}

@@ -43,6 +43,19 @@ pub enum ScopePolicy {
     Refuse,
 }
 
+/// `evidence.fail_to_pass`: whether a test step needs a test the change repaired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FailToPass {
+    /// A green run (against the base) proves a test step.
+    #[default]
+    Off,
+    /// A test step closed from a checkout also needs at least one test that fails (or
+    /// does not exist) on the step's base and passes on its head, so a fix is shown to
+    /// fix something, not only to break nothing.
+    Required,
+}
+
 impl Task {
     /// The changed paths outside the step's scope (none when it has no scope): a path is
     /// inside when the scope names it or a directory above it.

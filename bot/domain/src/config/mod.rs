@@ -346,6 +346,10 @@ pub struct Evidence {
     /// files its plan proposes) does: `warn` (the default) closes it and names the files
     /// in the ledger's history; `refuse` keeps it open until the change stays inside.
     pub scope: navin_ledger::model::ScopePolicy,
+    /// Whether a test step closed from a checkout also needs a test the change repaired
+    /// (failing or absent on the step's base, passing on its head), as `navin board
+    /// verify` records it: `off` (the default) or `required`.
+    pub fail_to_pass: navin_ledger::model::FailToPass,
 }
 
 /// `evidence.drafts`: whether CI on a draft pull request moves its step.
@@ -381,6 +385,7 @@ impl Default for Evidence {
             done_on: DoneOn::Merged,
             drafts: Drafts::Wait,
             scope: navin_ledger::model::ScopePolicy::Warn,
+            fail_to_pass: navin_ledger::model::FailToPass::Off,
         }
     }
 }

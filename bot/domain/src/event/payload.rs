@@ -185,6 +185,11 @@ pub struct PullRequest {
     pub merged_at: Option<String>,
     #[serde(default)]
     pub html_url: Option<String>,
+    /// How many files the pull request changes; in the single pull request's shape
+    /// (`GET /pulls/{n}`, webhooks), not the list's. Zero for a head that changes
+    /// nothing against its base (an empty commit pushed for green CI).
+    #[serde(default)]
+    pub changed_files: Option<u64>,
 }
 
 /// A pull request's `head` or `base`. `repo` is null when a fork was deleted.

@@ -175,6 +175,23 @@ impl Decision {
         }
     }
 
+    /// The decision for a step whose pull request `pr` changes no file (an empty
+    /// commit pushed to get green CI on the unchanged tree): green runs are kept as
+    /// evidence but close nothing, as `no_change` refuses in a checkout. A red run still
+    /// counts: the failure is real whatever the diff.
+    pub fn held_for_no_change(self, pr: u64) -> Decision {
+        match self {
+            Decision::Done { evidence, .. } => Decision::Record {
+                evidence,
+                why: format!(
+                    "green, but #{pr} changes no file: a step is done when its pull request \
+                     makes the step's change; push the work to #{pr}"
+                ),
+            },
+            other => other,
+        }
+    }
+
     /// One line for logs and Action notices.
     pub fn describe(&self, step: &str) -> String {
         match self {

@@ -19,17 +19,35 @@ pub struct Judged {
     pub decision: Decision,
 }
 
+/// Why a step's pull request, as GitHub reports it now, holds a green judgement back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// The pull request is an open draft under `evidence.drafts: wait`.
+    Draft(u64),
+    /// The pull request changes no file.
+    NoChange(u64),
+}
+
 impl Judged {
-    /// The judgement for a step whose open pull request is the draft `draft` (see
-    /// [`Decision::held_for_draft`]); unchanged when `draft` is `None`.
-    pub fn held_for_draft(self, draft: Option<u64>) -> Judged {
-        match draft {
-            Some(pr) => Judged {
-                verdict: self.verdict,
-                decision: self.decision.held_for_draft(pr),
-            },
-            None => self,
+    /// The judgement for a step whose pull request holds it back (see
+    /// [`Decision::held_for_draft`], [`Decision::held_for_no_change`]); unchanged when
+    /// `hold` is `None`.
+    pub fn held(self, hold: Option<Hold>) -> Judged {
+        let decision = match hold {
+            Some(Hold::Draft(pr)) => self.decision.held_for_draft(pr),
+            Some(Hold::NoChange(pr)) => self.decision.held_for_no_change(pr),
+            None => return self,
+        };
+        Judged {
+            verdict: self.verdict,
+            decision,
         }
+    }
+
+    /// Whether this judgement would close the step, so whether its pull request's
+    /// change is worth a request to check.
+    pub fn closes(&self) -> bool {
+        matches!(self.decision, Decision::Done { .. })
     }
 }
 

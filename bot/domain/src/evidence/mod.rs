@@ -16,7 +16,7 @@ mod tests;
 pub use decide::{
     decide, drift_hold, find_step, pending_dependencies, policy_from, steps_on_head, Decision,
 };
-pub use judge::{judge_step, not_done, required_checks, unlinked, Judged, NotDone};
+pub use judge::{judge_step, not_done, required_checks, unlinked, Hold, Judged, NotDone};
 pub use link::{step_from_pr, step_from_pr_in};
 pub use message::missing_checks_message;
 pub use observation::{

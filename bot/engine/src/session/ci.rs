@@ -7,8 +7,7 @@ use navin_ledger::{Actor, Effect, Ledger, MissionStatus, TaskStatus};
 
 use super::{EngineError, Session};
 use crate::evidence::{
-    judge_step, policy_from, steps_on_head, CheckObservation, ConclusionClass, Decision, RunKind,
-    WorkflowRunPayload,
+    policy_from, steps_on_head, CheckObservation, ConclusionClass, RunKind, WorkflowRunPayload,
 };
 
 /// Red checks whose annotations one round reads (one request each).
@@ -178,24 +177,24 @@ impl Session<'_> {
             }
             let runs = by_head.get(&key).map(Vec::as_slice).unwrap_or_default();
             let this = this.filter(|r| r.head_sha.trim().eq_ignore_ascii_case(sha));
-            let judged = judge_step(task, &ledger.board, runs, this, &policy, self.now());
-            // Only a step that would move or count a round can be held for a draft: ask
-            // GitHub about its pull request then, and not for every extra check.
-            let movable = matches!(
-                judged.decision,
-                Decision::Done { .. } | Decision::Fail { .. }
-            ) || task.status == TaskStatus::InProgress;
-            let draft = match movable {
-                true => crate::reads::open_draft(&self.client, &self.repo, task, &policy).await?,
-                false => None,
-            };
-            let crate::evidence::Judged { verdict, decision } = judged.held_for_draft(draft);
+            let (judged, draft) = crate::reads::judge_step_on_github(
+                &self.client,
+                &self.repo,
+                task,
+                &ledger.board,
+                runs,
+                this,
+                &policy,
+                self.now(),
+            )
+            .await?;
+            let crate::evidence::Judged { verdict, decision } = judged;
             tracing::info!(repo = %self.repo, step = %id, "{}", decision.describe(&id));
             // The round goes on the progress ledger first (stall, loop, fingerprint); if
             // it escalated (a replan, a pause), the decision it was made with is stale.
             // Only a step in progress counts rounds: a done or waiting step's extra checks
             // would write commits that change nothing, and a draft's are work in progress.
-            let round = match task.status == TaskStatus::InProgress && draft.is_none() {
+            let round = match task.status == TaskStatus::InProgress && !draft {
                 true => {
                     let annotated = self.with_annotations(runs, &verdict).await?;
                     crate::evidence::ci_round(sha, &verdict, &annotated, &policy)

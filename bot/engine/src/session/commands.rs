@@ -466,10 +466,17 @@ impl Session<'_> {
             };
             let head = task.links.head_sha.clone().unwrap_or(head);
             let runs = self.check_runs(&head).await?;
-            let draft = crate::reads::open_draft(&self.client, &self.repo, task, &policy).await?;
-            let judged =
-                crate::evidence::judge_step(task, &ledger.board, &runs, None, &policy, self.now())
-                    .held_for_draft(draft);
+            let (judged, _) = crate::reads::judge_step_on_github(
+                &self.client,
+                &self.repo,
+                task,
+                &ledger.board,
+                &runs,
+                None,
+                &policy,
+                self.now(),
+            )
+            .await?;
             if !judged.verdict.is_green() {
                 return Ok(match crate::evidence::not_done(task, &judged) {
                     Some(why) => done_refusal(task, &why),
@@ -487,9 +494,17 @@ impl Session<'_> {
                 return Ok(Answer::React("+1"));
             }
             // Green but not done after writing: judged again on the ledger as it is now.
-            let again =
-                crate::evidence::judge_step(task, &after.board, &runs, None, &policy, self.now())
-                    .held_for_draft(draft);
+            let (again, _) = crate::reads::judge_step_on_github(
+                &self.client,
+                &self.repo,
+                task,
+                &after.board,
+                &runs,
+                None,
+                &policy,
+                self.now(),
+            )
+            .await?;
             let why = crate::evidence::not_done(task, &again).unwrap_or(
                 crate::evidence::NotDone::Waiting {
                     why: again.decision.describe(step),

@@ -5,15 +5,15 @@
 use crate::evidence::NotDone;
 
 /// A command that went through to Navin but changed nothing, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Refusal {
     /// The command's arguments did not parse; the parser's own words.
     Unparsed(String),
     /// `.github/navin.yml` on the default branch is invalid (why, in the loader's words).
     ConfigInvalid(String),
-    /// A ledger rule or the ledger branch's state refused the change (its own words,
-    /// with the slash command that fixes it when there is one).
-    Ledger(String),
+    /// A ledger rule or the ledger branch's state refused the change (worded with the
+    /// slash command that fixes it when there is one).
+    Ledger(crate::error::LedgerRefusal),
     /// More commands in one comment than `limits.max_commands_per_comment`.
     TooManyCommands {
         cap: usize,
@@ -96,9 +96,9 @@ impl Refusal {
     /// What went wrong, as the reply's first sentence.
     pub(crate) fn reason(&self) -> String {
         match self {
+            Refusal::Ledger(why) => why.to_string(),
             Refusal::Unparsed(why)
             | Refusal::ConfigInvalid(why)
-            | Refusal::Ledger(why)
             | Refusal::Plan(why)
             | Refusal::NeedsCodeOwner(why)
             | Refusal::EditConflict(why) => why.clone(),
@@ -271,7 +271,9 @@ mod rendered {
         vec![
             Refusal::Unparsed(format!("`/done` takes a step id, got {hostile}")),
             Refusal::ConfigInvalid("unknown key `foo` at line 3".to_owned()),
-            Refusal::Ledger("S1 is not ready. Start one with `/mission GOAL`.".to_owned()),
+            Refusal::Ledger(crate::error::LedgerRefusal::Branch(
+                "S1 is not ready. Start one with `/mission GOAL`.".to_owned(),
+            )),
             Refusal::TooManyCommands {
                 cap: 10,
                 skipped: 2,

@@ -427,3 +427,38 @@ fn a_new_failure_or_an_unread_output_keeps_a_red_run_red_whatever_it_claims() {
         assert!(matches!(err, RuleError::RedRun { .. }), "{err}");
     }
 }
+
+#[test]
+fn with_fail_to_pass_required_a_test_step_needs_a_test_the_change_repaired() {
+    let required = |ctx: Ctx| ctx.with_fail_to_pass(crate::model::FailToPass::Required);
+    let recorded_with = |repaired: &[&str]| {
+        let mut e = against_base(&[], &["t::old"], Some("pytest"));
+        let record = e.run.as_mut().expect("run");
+        if let Some(b) = record.baseline.as_mut() {
+            b.fail_to_pass = repaired.iter().map(|s| s.to_string()).collect();
+        }
+        run(
+            &started(),
+            Operation::RecordRun {
+                step: "S1".into(),
+                evidence: e,
+            },
+            &sub("codex"),
+        )
+    };
+    let none = recorded_with(&[]);
+    let err = refused(
+        Some(&none),
+        done_s1(),
+        &required(at(sub("codex"), HEAD, false)),
+    );
+    assert!(matches!(err, RuleError::NoFailToPass { .. }), "{err}");
+    assert_eq!(err.code(), "no_fail_to_pass");
+    // Off (the default), the same run closes the step.
+    let done = run(&none, done_s1(), &at(sub("codex"), HEAD, false));
+    assert_eq!(status(&done, "S1"), TaskStatus::Done);
+    // A repaired test named: done.
+    let some = recorded_with(&["t::test_parses"]);
+    let done = run(&some, done_s1(), &required(at(sub("codex"), HEAD, false)));
+    assert_eq!(status(&done, "S1"), TaskStatus::Done);
+}
