@@ -160,6 +160,39 @@ fn a_python_plan_becomes_one_step_whose_pytest_command_verify_runs_green() {
 }
 
 #[test]
+fn a_plan_verifies_with_the_command_the_repositorys_ci_workflow_runs() {
+    require("pytest");
+    let dir = project(&[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n",
+        ),
+        (
+            "greet/__init__.py",
+            "def greeting(name):\n    \"\"\"The greeting for name.\"\"\"\n    return f\"Hello, {name}!\"\n",
+        ),
+        (
+            "tests/test_greet.py",
+            "from greet import greeting\n\n\ndef test_greeting():\n    assert greeting(\"Ada\") == \"Hello, Ada!\"\n",
+        ),
+        ("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n"),
+        (
+            ".github/workflows/ci.yml",
+            "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: pip install -e .\n      - run: pytest -q tests | tee pytest.log\n      - run: pytest -q tests\n",
+        ),
+    ]);
+    let d = dir.path();
+    let (plan, tasks) = mission_from_plan(d, "make greeting accept a salutation argument");
+    let cmds: Vec<String> = tasks.iter().flat_map(commands).collect();
+    assert!(
+        cmds.iter().any(|c| c == "pytest -q tests"),
+        "CI's own command, not one guessed from pyproject.toml: {cmds:?}\n{plan}"
+    );
+    let step = tasks[0]["id"].as_str().expect("a step id").to_owned();
+    verify_green(d, &step);
+}
+
+#[test]
 fn a_go_plan_becomes_one_step_whose_go_test_command_verify_runs_green() {
     require("go");
     let dir = project(&[

@@ -117,6 +117,11 @@ fn scoped_test(map: &RepoMap, key: &str, files: &[&Chosen]) -> Option<String> {
     let module = map.modules.iter().find(|m| m.path == key)?;
     let tests = map.commands_of(RepoCommandKind::Test);
     let base = tests.first()?.command.clone();
+    // A module at the repository's root is the whole project: its command is the
+    // project's own (`go -C  test`, `--workspace <root package>` could never run).
+    if key.is_empty() || key == "." {
+        return None;
+    }
     let cmd = match module.kind.as_str() {
         "crate" if base.starts_with("cargo test") => format!("cargo test -p {}", module.name),
         "npm package" if base.starts_with("pnpm") => format!("pnpm --filter {} test", module.name),

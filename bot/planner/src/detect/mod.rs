@@ -10,6 +10,7 @@ pub(crate) mod scan;
 pub(crate) mod source;
 pub(crate) mod symbols;
 pub(crate) mod toolchain;
+pub(crate) mod workflows;
 
 #[cfg(test)]
 mod tests;
