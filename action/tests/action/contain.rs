@@ -1,7 +1,6 @@
 //! `mode: contain`: the agent's diff is checked before the write job pushes it; a workflow, local action, Navin config or hook change is refused unless the mission's plan proposes that file.
 
 use std::path::Path;
-use std::process::Command;
 
 use chrono::Utc;
 use navin_ledger::model::Origin;
@@ -10,23 +9,7 @@ use navin_ledger::plan::record::text_path;
 use navin_ledger::plan::{FileChange, Plan, PlanDocument};
 use navin_ledger::Actor;
 
-use crate::harness::Job;
-
-fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
+use crate::harness::{git, Job};
 
 /// The agent job's patch: `git add -A` and a binary diff after the agent wrote `files`
 /// into a checkout that has a CI workflow.

@@ -288,25 +288,11 @@ fn a_destructive_step_taken_up_in_event_mode_is_checkpointed_before_it_starts() 
     );
 }
 
-/// `git ARGS` in `dir` with a clean config and a fixed identity; its stdout.
+/// `git ARGS` in `dir`, its output as text.
 fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    String::from_utf8_lossy(&crate::harness::git(dir, args))
+        .trim()
+        .to_owned()
 }
 
 const PY_TESTS: &str = "from calc import parse\n\n\ndef test_adds():\n    assert 1 + 1 == 2\n\n\ndef test_known_broken():\n    assert False\n\n\ndef test_parses():\n    assert parse('2') == 2\n";
@@ -352,45 +338,29 @@ fn verify_passes_a_pull_request_whose_only_failure_fails_on_its_base_too_and_fai
         found,
         "pytest is not on PATH: apt-get install python3-pytest, as .ci/run does"
     );
-    let job = Job::for_events();
-    let issue = new_issue(&job);
-    seed(
-        &job,
-        issue,
-        verified(vec![("S1", vec!["pytest -q"])]),
-        vec![],
-    );
-    let event = python_pull_request(&job, PY_TESTS);
-    let r = job.run("verify", "pull_request", Some(&event), Some(&job.token));
+    // The pull request's verify job, on a fresh runner with a mission whose S1 runs pytest.
+    let verify = |tests: &str| {
+        let job = Job::for_events();
+        let issue = new_issue(&job);
+        seed(
+            &job,
+            issue,
+            verified(vec![("S1", vec!["pytest -q"])]),
+            vec![],
+        );
+        let event = python_pull_request(&job, tests);
+        job.run("verify", "pull_request", Some(&event), Some(&job.token))
+    };
+    let r = verify(PY_TESTS);
     assert_eq!(r.code, Some(0), "{r:?}");
-    assert!(
-        r.summary
-            .contains("1 failing on the base already: test_calc.py::test_known_broken"),
-        "{}",
-        r.summary
-    );
-    assert!(
-        r.summary
-            .contains("1 fail-to-pass: test_calc.py::test_parses"),
-        "{}",
-        r.summary
-    );
-
-    let job = Job::for_events();
-    let issue = new_issue(&job);
-    seed(
-        &job,
-        issue,
-        verified(vec![("S1", vec!["pytest -q"])]),
-        vec![],
-    );
-    let event = python_pull_request(&job, &PY_TESTS.replace("1 + 1 == 2", "1 + 1 == 3"));
-    let r = job.run("verify", "pull_request", Some(&event), Some(&job.token));
+    for said in [
+        "1 failing on the base already: test_calc.py::test_known_broken",
+        "1 fail-to-pass: test_calc.py::test_parses",
+    ] {
+        assert!(r.summary.contains(said), "{said}: {}", r.summary);
+    }
+    let r = verify(&PY_TESTS.replace("1 + 1 == 2", "1 + 1 == 3"));
     assert_eq!(r.code, Some(1), "{r:?}");
-    assert!(
-        r.summary
-            .contains("1 new failure(s): test_calc.py::test_adds"),
-        "{}",
-        r.summary
-    );
+    let said = "1 new failure(s): test_calc.py::test_adds";
+    assert!(r.summary.contains(said), "{}", r.summary);
 }

@@ -238,3 +238,76 @@ fn an_agent_that_relaxes_the_config_on_the_default_branch_itself_still_runs_the_
     assert_eq!(run["command"], json!(["git", "no-such-command"]), "{run}");
     assert_eq!(status_of(d, "S1"), "in_progress");
 }
+
+/// `navin ARGS` in `dir` for `repository` under the shared `key`, as a person running
+/// two repositories (or the App serving a fork and its parent) would.
+fn navin_for(dir: &Path, repository: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_navin"))
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("NAVIN_ACTOR", "human:maintainer")
+        .env("NAVIN_LEDGER_KEY", "k".repeat(40))
+        .env("NAVIN_REPOSITORY", repository)
+        .output()
+        .expect("navin runs")
+}
+
+#[test]
+fn a_commit_sealed_for_another_repository_under_the_same_key_is_refused() {
+    let parent = tempfile::tempdir().expect("tmp");
+    let p = parent.path();
+    git(p, &["init", "-q"]);
+    std::fs::write(p.join("README.md"), "hello\n").expect("write");
+    git(p, &["add", "-A"]);
+    git(p, &["commit", "-qm", "init"]);
+    // The parent's ledger, sealed for it.
+    let init = navin_for(p, "local:parent", &["ledger", "init", "--goal", "Ship"]);
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    // A fork shares that history; a write Navin seals there is for the fork.
+    let fork = tempfile::tempdir().expect("tmp");
+    let f = fork.path();
+    git(f, &["clone", "-q", &p.display().to_string(), "."]);
+    git(f, &["branch", "navin/ledger", "origin/navin/ledger"]);
+    let fact = navin_for(
+        f,
+        "local:fork",
+        &[
+            "ledger",
+            "update",
+            "--add-fact",
+            "the fork's fact",
+            "--reason",
+            "fork work",
+        ],
+    );
+    assert!(
+        fact.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fact.stderr)
+    );
+    let replayed = git(f, &["rev-parse", "navin/ledger"]).trim().to_owned();
+    // The fork's sealed commit, fast-forwarded onto the parent's ledger branch.
+    git(
+        p,
+        &[
+            "fetch",
+            "-q",
+            &f.display().to_string(),
+            "navin/ledger:navin/ledger",
+        ],
+    );
+    let shown = navin_for(p, "local:parent", &["ledger", "show"]);
+    assert_eq!(shown.status.code(), Some(2), "refused, not read");
+    let err = String::from_utf8_lossy(&shown.stderr);
+    assert!(err.contains(&replayed), "names the replayed commit: {err}");
+    // In the fork, where it was sealed, it reads.
+    assert!(navin_for(f, "local:fork", &["ledger", "show"])
+        .status
+        .success());
+}

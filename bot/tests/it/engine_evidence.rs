@@ -15,6 +15,13 @@ const PANEL: &str = "<!-- navin:panel";
 /// A running mission with two test steps, `S2` after `S1`, and the request log cleared.
 /// The repository closes a step as soon as its checks are green (`done_on: green`):
 /// these tests are about which runs count; merging is tested in engine_merge.
+/// The issue the mission runs on.
+fn mission_issue(w: &World) -> u64 {
+    w.ledger()
+        .and_then(|l| l.mission.origin.and_then(|o| o.issue))
+        .expect("the mission's issue")
+}
+
 async fn mission() -> World {
     let mut w = World::new().await;
     w.commit(&[(
@@ -483,10 +490,7 @@ async fn ci_on_a_draft_spends_no_attempt_and_closes_nothing_until_it_is_marked_r
     );
 
     // Asking to close it says why it waits.
-    let issue = w
-        .ledger()
-        .and_then(|l| l.mission.origin.and_then(|o| o.issue))
-        .expect("the mission's issue");
+    let issue = mission_issue(&w);
     w.comment(issue, "alice", "/done S1").await;
     let why = w.reply().await;
     assert!(
@@ -544,10 +548,7 @@ async fn green_ci_on_a_pull_request_that_changes_no_file_closes_nothing_until_th
             .any(|e| e.check_run_id == Some(run) && e.ok),
         "the green run is kept: {s1:?}"
     );
-    let issue = w
-        .ledger()
-        .and_then(|l| l.mission.origin.and_then(|o| o.issue))
-        .expect("the mission's issue");
+    let issue = mission_issue(&w);
     w.comment(issue, "alice", "/done S1").await;
     let why = w.reply().await;
     assert!(why.contains(&format!("#{pr} changes no file")), "{why}");
