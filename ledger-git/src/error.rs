@@ -124,7 +124,7 @@ pub enum RuleError {
         files: String,
         scope: String,
     },
-    #[error("{step}: evidence.fail_to_pass is required, and the newest test_run for {head} names no test that fails on the step's base and passes now; add or repair the test that shows the change, commit and run `navin board verify {step}` again")]
+    #[error("{step} needs a test that fails on the step's base and passes now (its plan pairs the change with its test, or evidence.fail_to_pass is required), and the newest test_run for {head} names none; add or repair the test that shows the change, commit and run `navin board verify {step}` again")]
     NoFailToPass { step: String, head: String },
     #[error("{step}: a recorded run must be a test_run, lint_run or verify_run carrying its run record, and ok must match its exit status")]
     NotARecordedRun { step: String },

@@ -580,6 +580,11 @@ pub struct Task {
     /// the step closes, or refused under `evidence.scope: refuse`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scope: Vec<String>,
+    /// The plan pairs a source change with its test in this step: closed from a
+    /// checkout, it needs a test that fails on its base and passes on its head, unless
+    /// `evidence.fail_to_pass` is `off`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fail_to_pass: bool,
 }
 
 /// Plan against actual on a step's linked head: what its pull request changes that the

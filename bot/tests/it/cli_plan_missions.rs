@@ -119,7 +119,7 @@ fn verify_green(d: &Path, step: &str) -> Value {
         format!("- {step}: the agent's change\n"),
     )
     .expect("write");
-    git(d, &["add", "CHANGES.md"]);
+    git(d, &["add", "-A"]);
     git(d, &["commit", "-q", "-m", "the agent's change"]);
     let out: Value =
         serde_json::from_str(&ok(d, AGENT, &["--json", "board", "verify", step])).expect("json");
@@ -153,8 +153,27 @@ fn a_python_plan_becomes_one_step_whose_pytest_command_verify_runs_green() {
     let cmds = commands(&tasks[0]);
     assert!(cmds.iter().any(|c| c.starts_with("pytest")), "{cmds:?}");
     assert_runnable(&tasks, &["pytest"]);
+    // The plan pairs the change with its test, so the step needs a test going green.
+    assert_eq!(tasks[0]["fail_to_pass"], true, "{}", tasks[0]);
+    // The agent's work: the salutation, and the test that shows it.
+    std::fs::write(
+        d.join("greet/__init__.py"),
+        "def greeting(name, salutation=\"Hello\"):\n    \"\"\"The greeting for name.\"\"\"\n    return f\"{salutation}, {name}!\"\n",
+    )
+    .expect("write");
+    std::fs::write(
+        d.join("tests/test_greet.py"),
+        "from greet import greeting\n\n\ndef test_greeting():\n    assert greeting(\"Ada\") == \"Hello, Ada!\"\n\n\ndef test_salutation():\n    assert greeting(\"Ada\", \"Hi\") == \"Hi, Ada!\"\n",
+    )
+    .expect("write");
     let run = verify_green(d, "C1");
     assert_eq!(run["source"], "step", "{run}");
+    let repaired = &run["runs"][0]["baseline"]["fail_to_pass"];
+    assert_eq!(
+        repaired,
+        &serde_json::json!(["tests/test_greet.py::test_salutation"]),
+        "{run}"
+    );
     // The run proves the step: the agent closes it.
     ok(d, AGENT, &["board", "done", "C1"]);
 }

@@ -43,17 +43,31 @@ pub enum ScopePolicy {
     Refuse,
 }
 
-/// `evidence.fail_to_pass`: whether a test step needs a test the change repaired.
+/// `evidence.fail_to_pass`: which test steps need a test the change repaired, that is,
+/// one that fails (or does not exist) on the step's base and passes on its head, so a
+/// fix is shown to fix something and not only to break nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FailToPass {
-    /// A green run (against the base) proves a test step.
+    /// The steps whose plan pairs a source change with its test ([`Task::fail_to_pass`]).
     #[default]
-    Off,
-    /// A test step closed from a checkout also needs at least one test that fails (or
-    /// does not exist) on the step's base and passes on its head, so a fix is shown to
-    /// fix something, not only to break nothing.
+    Auto,
+    /// Every test step closed from a checkout.
     Required,
+    /// None: a green run (against the base) proves a test step.
+    Off,
+}
+
+impl FailToPass {
+    /// Whether `task`, closed from a checkout, needs a fail-to-pass test.
+    pub fn applies_to(self, task: &Task) -> bool {
+        task.validation == super::Validation::Test
+            && match self {
+                FailToPass::Auto => task.fail_to_pass,
+                FailToPass::Required => true,
+                FailToPass::Off => false,
+            }
+    }
 }
 
 impl Task {

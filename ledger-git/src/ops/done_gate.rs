@@ -2,7 +2,7 @@
 
 use super::Ctx;
 use crate::error::RuleError;
-use crate::model::{Evidence, EvidenceKind, FailToPass, ScopePolicy, Task, TaskStatus, Validation};
+use crate::model::{Evidence, EvidenceKind, ScopePolicy, Task, TaskStatus, Validation};
 
 /// Why an agent's candidate evidence does not prove a step in its checkout.
 enum AgentProof {
@@ -122,10 +122,7 @@ pub(super) fn check_done_gate(
                     .and_then(|r| r.baseline.as_ref())
                     .is_some_and(|b| !b.fail_to_pass.is_empty())
             };
-            if ctx.fail_to_pass == FailToPass::Required
-                && task.validation == Validation::Test
-                && newest.is_some_and(|e| !repaired(e))
-            {
+            if ctx.fail_to_pass.applies_to(task) && newest.is_some_and(|e| !repaired(e)) {
                 return Err(RuleError::NoFailToPass {
                     step,
                     head: short(&checkout.head),

@@ -50,6 +50,7 @@ pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Arc<T
                 attempts: Vec::new(),
                 base: n.base.clone().filter(|b| !b.trim().is_empty()),
                 scope: n.scope.clone(),
+                fail_to_pass: n.fail_to_pass,
             }))
         })
         .collect()

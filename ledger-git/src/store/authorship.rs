@@ -375,10 +375,11 @@ fn changed_field(old: &Task, new: &Task) -> Option<&'static str> {
     let closed = old.attempts.iter().take_while(|a| !a.is_open()).count();
     let attempts_ok = new.attempts.len() >= old.attempts.len()
         && new.attempts[..closed] == old.attempts[..closed];
-    let fields: [(&'static str, bool); 8] = [
+    let fields: [(&'static str, bool); 9] = [
         ("validation", old.validation != new.validation),
         ("base commit", old.base != new.base && old.base.is_some()),
         ("scope", old.scope != new.scope),
+        ("fail_to_pass", old.fail_to_pass != new.fail_to_pass),
         ("verification commands", old.commands != new.commands),
         ("evidence and run records", !evidence_ok),
         ("attempts", !attempts_ok),

@@ -346,9 +346,10 @@ pub struct Evidence {
     /// files its plan proposes) does: `warn` (the default) closes it and names the files
     /// in the ledger's history; `refuse` keeps it open until the change stays inside.
     pub scope: navin_ledger::model::ScopePolicy,
-    /// Whether a test step closed from a checkout also needs a test the change repaired
+    /// Which test steps closed from a checkout also need a test the change repaired
     /// (failing or absent on the step's base, passing on its head), as `navin board
-    /// verify` records it: `off` (the default) or `required`.
+    /// verify` records it: `auto` (the default) those whose plan pairs a source change
+    /// with its test; `required` every test step; `off` none.
     pub fail_to_pass: navin_ledger::model::FailToPass,
 }
 
@@ -385,7 +386,7 @@ impl Default for Evidence {
             done_on: DoneOn::Merged,
             drafts: Drafts::Wait,
             scope: navin_ledger::model::ScopePolicy::Warn,
-            fail_to_pass: navin_ledger::model::FailToPass::Off,
+            fail_to_pass: navin_ledger::model::FailToPass::Auto,
         }
     }
 }

@@ -454,8 +454,18 @@ fn with_fail_to_pass_required_a_test_step_needs_a_test_the_change_repaired() {
     );
     assert!(matches!(err, RuleError::NoFailToPass { .. }), "{err}");
     assert_eq!(err.code(), "no_fail_to_pass");
-    // Off (the default), the same run closes the step.
+    // Under `auto` (the default) a step its plan did not pair with a test closes.
     let done = run(&none, done_s1(), &at(sub("codex"), HEAD, false));
+    assert_eq!(status(&done, "S1"), TaskStatus::Done);
+    // One it did pair needs the repaired test, unless fail_to_pass is off.
+    let mut paired = none.clone();
+    let mut s1 = (*paired.board.tasks[0]).clone();
+    s1.fail_to_pass = true;
+    paired.board.tasks[0] = std::sync::Arc::new(s1);
+    let err = refused(Some(&paired), done_s1(), &at(sub("codex"), HEAD, false));
+    assert!(matches!(err, RuleError::NoFailToPass { .. }), "{err}");
+    let off = at(sub("codex"), HEAD, false).with_fail_to_pass(crate::model::FailToPass::Off);
+    let done = run(&paired, done_s1(), &off);
     assert_eq!(status(&done, "S1"), TaskStatus::Done);
     // A repaired test named: done.
     let some = recorded_with(&["t::test_parses"]);
