@@ -479,3 +479,5 @@ pub(crate) type Outcomes = BTreeMap<String, bool>;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_js;
