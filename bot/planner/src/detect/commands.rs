@@ -28,14 +28,12 @@ pub struct DetectedCommand {
     pub source: String,
 }
 
-/// Derives verification commands: the workflows' own first, then root manifests. Commands for nested
+/// Derives verification commands, root manifests first. Commands for nested
 /// manifests that a root workspace already covers are not repeated; other
 /// nested projects get a `cd <dir> && …` prefix so each runs where it belongs.
 pub fn detect(scanned: &Scanned, manifests: &[Manifest]) -> Vec<DetectedCommand> {
-    // What the repository's own CI runs comes first: the project already trusts it.
-    let mut out: Vec<DetectedCommand> = crate::detect::workflows::detect(scanned);
-    let mut seen: BTreeSet<(RepoCommandKind, String)> =
-        out.iter().map(|c| (c.kind, c.command.clone())).collect();
+    let mut out: Vec<DetectedCommand> = Vec::new();
+    let mut seen: BTreeSet<(RepoCommandKind, String)> = BTreeSet::new();
     let mut push = |kind: RepoCommandKind, dir: &str, cmd: &str, source: &str| {
         let command = if dir.is_empty() {
             cmd.to_string()

@@ -110,7 +110,16 @@ impl RepoMap {
 pub fn build_map(scanned: &Scanned, graph: &Graph) -> RepoMap {
     let manifests = manifests::parse_all(scanned);
     let modules = modules(scanned, &manifests);
-    let commands = commands::detect(scanned, &manifests);
+    // What the repository's own CI runs comes first: the project already trusts it.
+    let mut commands = crate::detect::workflows::detect(scanned);
+    for implied in commands::detect(scanned, &manifests) {
+        if !commands
+            .iter()
+            .any(|c| c.kind == implied.kind && c.command == implied.command)
+        {
+            commands.push(implied);
+        }
+    }
     let ci = scanned
         .files
         .iter()
