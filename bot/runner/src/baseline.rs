@@ -96,7 +96,7 @@ impl<'a> BaseRuns<'a> {
     /// Outside the repository: runners skip anything under a `.git` directory (jest
     /// finds no tests there), and a tree inside the checkout would be crawled by the
     /// head's own run. One directory per repository, so a sweep touches only its own.
-    fn trees_dir(&self) -> PathBuf {
+    pub fn trees(&self) -> PathBuf {
         let id = hex::encode(Sha256::digest(self.git_dir.as_os_str().as_encoded_bytes()));
         std::env::temp_dir()
             .join("navin-base-trees")
@@ -110,16 +110,7 @@ impl<'a> BaseRuns<'a> {
     /// Removes base trees whose process is gone (a verify that crashed or was
     /// killed). Best effort: what cannot be removed now is tried again next time.
     pub fn sweep(&self) {
-        self.sweep_in(&self.trees_dir());
-    }
-
-    /// The directory base trees of this repository are written in.
-    pub fn trees(&self) -> PathBuf {
-        self.trees_dir()
-    }
-
-    fn sweep_in(&self, dir: &Path) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
+        let Ok(entries) = std::fs::read_dir(self.trees()) else {
             return;
         };
         for entry in entries.flatten() {
@@ -155,7 +146,7 @@ impl<'a> BaseRuns<'a> {
         if let Some(hit) = self.cached(base, argv) {
             return Ok(hit);
         }
-        let tree_dir = Scratch::create(&self.trees_dir(), base)?;
+        let tree_dir = Scratch::create(&self.trees(), base)?;
         write_tree(repo, &commit, tree_dir.path()).map_err(|e| match e {
             WriteError::Io(source) => BaseError::Write {
                 base: base.to_owned(),
@@ -198,7 +189,8 @@ impl<'a> BaseRuns<'a> {
 
     /// Links the checkout's untracked dependency directories into the base's tree.
     fn link_dependencies(&self, commit: &git2::Commit<'_>, tree_dir: &Path) {
-        let tracked = |name: &str| commit.tree().is_ok_and(|t| t.get_name(name).is_some());
+        let tree = commit.tree().ok();
+        let tracked = |name: &str| tree.as_ref().is_some_and(|t| t.get_name(name).is_some());
         for name in LINKED_DIRS {
             let from = self.checkout.join(name);
             if from.is_dir() && !tracked(name) && !tree_dir.join(name).exists() {
