@@ -96,7 +96,7 @@ pub fn verify(run: &Run<'_>) -> Result<(), ActionError> {
         })?;
         println!("::group::{step}: {line}");
         // Nothing runs that can never pass, or that would rewrite the tree it judges.
-        let argv = match navin_runner::checks::prepare(&argv, &run.env.workspace) {
+        let argv = match navin_runner::checks::prepare(&argv, run.env.workspace.as_path()) {
             Ok(argv) => argv,
             Err(e) => {
                 println!("::endgroup::");

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use navin_ledger::ops::{Change, Checkout};
+use navin_ledger::ops::{Change, ChangeFrom, Checkout};
 use navin_ledger::store::Store;
 use navin_ledger::{Ctx, Effect, Operation};
 
@@ -77,11 +77,7 @@ impl WorkTree {
             .statuses(Some(&mut opts))
             .map_err(|e| format!("reading the checkout's status: {e}"))?;
         let dirty = statuses.iter().any(|s| s.status() != git2::Status::CURRENT);
-        Ok(Checkout {
-            head,
-            dirty,
-            change: None,
-        })
+        Ok(Checkout { head, dirty })
     }
 
     /// The paths the commit `head` changes since `base` (`git diff --name-only base
@@ -110,7 +106,9 @@ impl WorkTree {
             .collect();
         Ok(Change {
             base: base.to_owned(),
+            head: head.to_owned(),
             files,
+            from: ChangeFrom::Checkout,
         })
     }
 }
@@ -142,7 +140,7 @@ pub fn in_checkout(
         Operation::Done { step, .. } => Some(step),
         _ => return Ok(ctx),
     };
-    let Some((tree, mut checkout)) = WorkTree::discover(repo)
+    let Some((tree, checkout)) = WorkTree::discover(repo)
         .ok()
         .and_then(|tree| tree.checkout().ok().map(|c| (tree, c)))
     else {
@@ -156,9 +154,10 @@ pub fn in_checkout(
         .ok()
         .flatten()
         .and_then(|s| s.ledger.board.task(step).and_then(|t| t.base.clone()));
-    if let Some(base) = base {
-        checkout.change = Some(tree.change_since(step, &base, &checkout.head)?);
-    }
+    let ctx = match base {
+        Some(base) => ctx.with_change(tree.change_since(step, &base, &checkout.head)?),
+        None => ctx,
+    };
     let ctx = match default_branch_config(repo) {
         Ok((config, _)) => ctx
             .with_scope_policy(config.evidence.scope)
@@ -177,10 +176,7 @@ pub fn check_commands<'a>(
     lines: impl IntoIterator<Item = &'a str>,
 ) -> Result<(), String> {
     for line in lines {
-        let argv = shlex::split(line).ok_or_else(|| {
-            format!("{what}: {line:?} is not a valid command line (unbalanced quotes?)")
-        })?;
-        navin_runner::checks::prepare(&argv, root).map_err(|e| format!("{what}: {e}"))?;
+        navin_runner::checks::check_line(line, root).map_err(|e| format!("{what}: {e}"))?;
     }
     Ok(())
 }

@@ -114,6 +114,10 @@ pub enum RuleError {
         base: String,
         head: String,
     },
+    /// The step's pull request changes no file: an empty commit pushed for green CI on
+    /// the tree the step was handed.
+    #[error("{step}: #{pr} changes no file; a step is done when its pull request makes the step's change: push the work to #{pr}")]
+    EmptyPullRequest { step: String, pr: u64 },
     #[error("{step} was never started, so nothing records where its change starts; start it (`navin board start {step}`), make the change, commit and verify")]
     NotStarted { step: String },
     #[error("{step}: the change since the step's base {base} was not measured; run the operation through `navin` in the checkout")]
@@ -214,7 +218,7 @@ impl RuleError {
             RuleError::DirtyRun { .. } => "dirty_run",
             RuleError::RedRun { .. } => "red_run",
             RuleError::NotARecordedRun { .. } => "not_a_recorded_run",
-            RuleError::NoChange { .. } => "no_change",
+            RuleError::NoChange { .. } | RuleError::EmptyPullRequest { .. } => "no_change",
             RuleError::ChangeUnmeasured { .. } => "change_unmeasured",
             RuleError::NotStarted { .. } => "not_started",
             RuleError::OutOfScope { .. } => "out_of_scope",

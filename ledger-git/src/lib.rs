@@ -13,6 +13,6 @@ pub use codec::{decode, encode, Corrupt};
 pub use error::RuleError;
 pub use model::*;
 pub use ops::{
-    apply, Applied, Ctx, Effect, InitArgs, NewTask, Operation, Outcome, ProgressArgs,
-    ReplanTrigger, UpdateArgs,
+    apply, close_step, Applied, Change, ChangeFrom, Checkout, Ctx, Effect, InitArgs, NewTask,
+    Operation, Outcome, ProgressArgs, ReplanTrigger, StepVerdict, UpdateArgs,
 };

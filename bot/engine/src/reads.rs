@@ -2,10 +2,11 @@
 
 use navin_github::{ops, GitHubError, InstallationClient};
 
-use navin_ledger::{Operation, Task};
+use navin_ledger::plan::policy::ChangedFile;
+use navin_ledger::{close_step, Actor, Change, ChangeFrom, Ctx, Operation, Task};
 
 use crate::config::{DoneOn, Drafts};
-use crate::evidence::{CheckObservation, CheckRunList, EvidencePolicy, Hold};
+use crate::evidence::{CheckObservation, CheckRunList, Decision, EvidencePolicy, Hold};
 
 /// Pages of check runs read per commit (100 each): more than any real CI reports.
 const MAX_CHECK_PAGES: u32 = 10;
@@ -46,45 +47,62 @@ pub async fn annotation_messages(
     Ok(annotation_lines(&list))
 }
 
-/// What `task`'s pull request, read from the API now, holds back: under
-/// `evidence.drafts: wait`, an open draft; and when the judgement would close a step
-/// that runs something (`closing`), a pull request that changes no file. No request
-/// when nothing could be held (no pull request, drafts counted and nothing closing).
-/// Read rather than remembered, so a `converted_to_draft` webhook that never came, or
-/// a force-push that emptied the diff, changes nothing.
-pub async fn pr_hold(
+/// Pages of a pull request's files read at most (GitHub lists up to 3000 files, 100 a
+/// page).
+pub const MAX_FILE_PAGES: usize = 30;
+
+/// The files pull request `number` changes, as the API lists them now, paged.
+pub async fn pull_request_files(
     client: &InstallationClient,
     repo: &str,
-    task: &Task,
-    policy: &EvidencePolicy,
-    closing: bool,
-) -> Result<Option<Hold>, GitHubError> {
-    let Some(&number) = task.links.prs.last() else {
-        return Ok(None);
-    };
-    let drafts = policy.drafts == Drafts::Wait && task.links.merged_pr.is_none();
-    let change = closing && task.validation.needs_run();
-    if !drafts && !change {
-        return Ok(None);
+    number: u64,
+) -> Result<Vec<ChangedFile>, GitHubError> {
+    let mut all = Vec::new();
+    let mut next = Some(ops::pull_request_files(repo, number));
+    let mut pages = 0;
+    while let Some(path) = next {
+        pages += 1;
+        let page = client.get(&path).await?;
+        let files: Vec<ChangedFile> = page.json(&path)?;
+        all.extend(files);
+        next = page.next_page().filter(|_| pages < MAX_FILE_PAGES);
     }
-    let path = ops::pull_request(repo, number);
-    let pr: crate::event::PullRequest = client.get_json(&path).await?;
-    let open = pr.state.as_deref() != Some("closed");
-    if drafts && open && pr.draft == Some(true) {
-        return Ok(Some(Hold::Draft(number)));
+    Ok(all)
+}
+
+/// A step judged on GitHub: the judgement, whether an open draft held it, and the
+/// change its pull request makes when the judgement would close it (what the ledger's
+/// `done` is then applied with, see [`OnGitHub::ctx`]).
+#[derive(Debug, Clone)]
+pub struct OnGitHub {
+    pub judged: crate::evidence::Judged,
+    pub draft: bool,
+    pub change: Option<Change>,
+    scope: navin_ledger::ScopePolicy,
+}
+
+impl OnGitHub {
+    /// `ctx` with the pull request's change and `evidence.scope`, so the ledger's `done`
+    /// checks the very change the judgement was made on, by the same rule.
+    pub fn ctx(&self, ctx: Ctx) -> Ctx {
+        let ctx = ctx.with_scope_policy(self.scope);
+        match &self.change {
+            Some(change) => ctx.with_change(change.clone()),
+            None => ctx,
+        }
     }
-    if change && pr.changed_files == Some(0) {
-        return Ok(Some(Hold::NoChange(number)));
-    }
-    Ok(None)
 }
 
 /// The one judgement of a step on GitHub that a CI completion, `/done` and MCP
 /// `board_done` all make: the runs on its head (`this`, the run that triggered the
-/// look, among them) judged by the evidence policy, then held back by what its pull
-/// request is now ([`pr_hold`]). The pull request is read only when the judgement could
-/// move the step (it would close or fail it, or the step is in progress); returns
-/// whether a draft held it, as a draft's red runs count no CI round either.
+/// look, among them) judged by the evidence policy; then, read from the API now (so a
+/// `converted_to_draft` webhook that never came, or a force-push that emptied the
+/// diff, changes nothing), what its pull request holds back: an open draft under
+/// `evidence.drafts: wait`, and for a judgement that would close the step, whatever
+/// [`close_step`] refuses of the pull request's change (no file changed; files outside
+/// the step's scope under `evidence.scope: refuse`). The pull request is read only when
+/// the judgement could move the step (it would close or fail it, or the step is in
+/// progress), its files only when it would close a step that runs something.
 #[allow(clippy::too_many_arguments)]
 pub async fn judge_step_on_github(
     client: &InstallationClient,
@@ -95,18 +113,73 @@ pub async fn judge_step_on_github(
     this: Option<&CheckObservation>,
     policy: &EvidencePolicy,
     now: chrono::DateTime<chrono::Utc>,
-) -> Result<(crate::evidence::Judged, bool), GitHubError> {
+) -> Result<OnGitHub, GitHubError> {
     let judged = crate::evidence::judge_step(task, board, runs, this, policy, now);
     let movable = matches!(
         judged.decision,
-        crate::evidence::Decision::Done { .. } | crate::evidence::Decision::Fail { .. }
+        Decision::Done { .. } | Decision::Fail { .. }
     ) || task.status == navin_ledger::TaskStatus::InProgress;
-    let hold = match movable {
-        true => pr_hold(client, repo, task, policy, judged.closes()).await?,
-        false => None,
+    let mut on = OnGitHub {
+        judged,
+        draft: false,
+        change: None,
+        scope: policy.scope,
     };
-    let draft = matches!(hold, Some(Hold::Draft(_)));
-    Ok((judged.held(hold), draft))
+    let Some(&number) = task.links.prs.last().filter(|_| movable) else {
+        return Ok(on);
+    };
+    let drafts = policy.drafts == Drafts::Wait && task.links.merged_pr.is_none();
+    let closing = on.judged.closes() && task.validation.needs_run();
+    if !drafts && !closing {
+        return Ok(on);
+    }
+    let path = ops::pull_request(repo, number);
+    let pr: crate::event::PullRequest = client.get_json(&path).await?;
+    let open = pr.state.as_deref() != Some("closed");
+    if drafts && open && pr.draft == Some(true) {
+        on.judged = on.judged.held(Hold::Draft(number));
+        on.draft = true;
+        return Ok(on);
+    }
+    if !closing {
+        return Ok(on);
+    }
+    // GitHub counts the changed files on the pull request itself; they are listed only
+    // when the step has a scope to hold them to.
+    let (changed_files, files) = match pr.changed_files {
+        Some(0) => (0, Vec::new()),
+        Some(n) if task.scope.is_empty() => (n, Vec::new()),
+        counted => {
+            let files = pull_request_files(client, repo, number).await?;
+            (counted.unwrap_or(files.len() as u64), files)
+        }
+    };
+    let change = Change {
+        base: pr.base.sha.trim().to_owned(),
+        head: pr.head.sha.trim().to_owned(),
+        files: files.into_iter().map(|f| f.path).collect(),
+        from: ChangeFrom::PullRequest {
+            number,
+            changed_files,
+        },
+    };
+    let ctx = Ctx::new(now, Actor::App("navin".to_owned()))
+        .with_scope_policy(policy.scope)
+        .with_change(change.clone());
+    let given = match &on.judged.decision {
+        Decision::Done { evidence, .. } => evidence.first(),
+        _ => None,
+    };
+    match close_step(task, given, &ctx) {
+        Ok(_) => on.change = Some(change),
+        Err(refused) => {
+            on.judged = on.judged.held(Hold::Refused {
+                pr: number,
+                why: refused,
+            })
+        }
+    }
+    Ok(on)
 }
 
 /// With `done_on: merged`, the `merged` operation for `task` when its pull request is

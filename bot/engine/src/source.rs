@@ -148,3 +148,118 @@ pub fn fetch_commit(
         .id();
     Ok(CommitTree::at(repo, commit)?)
 }
+
+/// A commit's tree as the files a command is checked against (`navin_runner::checks`):
+/// the App has no checkout, only the planned commit's objects.
+#[derive(Debug)]
+pub struct TreeFiles<'a>(pub &'a CommitTree);
+
+/// Most bytes of one file a command check reads (a `package.json`).
+const MAX_CHECKED_FILE: u64 = 1 << 20;
+
+impl navin_runner::checks::Files for TreeFiles<'_> {
+    fn is_dir(&self, dir: &str) -> bool {
+        self.0.is_dir(navin_runner::checks::normal(dir))
+    }
+
+    fn read(&self, file: &str) -> Option<String> {
+        use navin_planner::RepoSource as _;
+        let bytes = self
+            .0
+            .read(navin_runner::checks::normal(file), MAX_CHECKED_FILE)
+            .ok()??;
+        String::from_utf8(bytes).ok()
+    }
+
+    fn subdirs(&self, dir: &str) -> Vec<String> {
+        let dir = navin_runner::checks::normal(dir);
+        let prefix = match dir {
+            "" => String::new(),
+            dir => format!("{dir}/"),
+        };
+        let mut out: Vec<String> = self
+            .0
+            .entries()
+            .iter()
+            .filter_map(|e| {
+                let rest = e.path.strip_prefix(&prefix)?;
+                let (child, _) = rest.split_once('/')?;
+                Some(format!("{prefix}{child}"))
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use navin_runner::checks::{check_line, LineProblem};
+
+    use super::*;
+
+    /// A commit of `files` in a fresh repository, as its tree.
+    fn committed(files: &[(&str, &str)]) -> (tempfile::TempDir, CommitTree) {
+        let dir = tempfile::tempdir().expect("tmp");
+        let repo = Repository::init(dir.path()).expect("init");
+        let mut index = repo.index().expect("index");
+        for (path, text) in files {
+            let blob = repo.blob(text.as_bytes()).expect("blob");
+            let entry = git2::IndexEntry {
+                ctime: git2::IndexTime::new(0, 0),
+                mtime: git2::IndexTime::new(0, 0),
+                dev: 0,
+                ino: 0,
+                mode: 0o100644,
+                uid: 0,
+                gid: 0,
+                file_size: 0,
+                id: blob,
+                flags: 0,
+                flags_extended: 0,
+                path: path.as_bytes().to_vec(),
+            };
+            index.add(&entry).expect("add");
+        }
+        let tree = repo
+            .find_tree(index.write_tree().expect("tree"))
+            .expect("tree");
+        let sig = git2::Signature::now("T", "t@example.com").expect("sig");
+        let oid = repo
+            .commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
+            .expect("commit");
+        drop(tree);
+        (dir, CommitTree::at(repo, oid).expect("commit tree"))
+    }
+
+    #[test]
+    fn commands_are_checked_against_the_commits_directories_and_npm_workspaces() {
+        let (_dir, tree) = committed(&[
+            ("package.json", "{\"workspaces\": [\"packages/*\"]}"),
+            ("packages/api/package.json", "{\"name\": \"@acme/api\"}"),
+            ("svc/go.mod", "module svc\n"),
+        ]);
+        let files = TreeFiles(&tree);
+        for ok in [
+            "go -C svc test ./...",
+            "go -C ./svc/ vet ./...",
+            "npm test --workspace packages/api",
+            "npm test -w @acme/api",
+        ] {
+            assert!(check_line(ok, &files).is_ok(), "{ok}");
+        }
+        for (bad, why) in [
+            ("go -C web test ./...", "\"web\""),
+            ("npm test -w @acme/web", "@acme/web"),
+            ("go test \"./...", "not a valid command line"),
+        ] {
+            let err = check_line(bad, &files).expect_err(bad);
+            assert!(err.to_string().contains(why), "{bad}: {err}");
+        }
+        assert!(matches!(
+            check_line("cargo clippy --fix", &files),
+            Err(LineProblem::Command(_))
+        ));
+    }
+}

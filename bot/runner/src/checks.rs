@@ -9,12 +9,68 @@
 
 use std::path::Path;
 
+use navin_ledger::ops::InitArgs;
+
+/// The files a command is checked against: a checkout on disk (the CLI, `board verify`,
+/// the Action), or a commit's tree read from git objects (the App, which has no
+/// checkout). Paths are relative to the repository's root, `/`-separated.
+pub trait Files {
+    /// Whether `dir` is a directory of the tree (`""` and `"."` are the root).
+    fn is_dir(&self, dir: &str) -> bool;
+    /// The text of `file`, when the tree has it.
+    fn read(&self, file: &str) -> Option<String>;
+    /// The directories directly under `dir`, as paths from the root.
+    fn subdirs(&self, dir: &str) -> Vec<String>;
+}
+
+impl Files for Path {
+    fn is_dir(&self, dir: &str) -> bool {
+        self.join(dir).is_dir()
+    }
+
+    fn read(&self, file: &str) -> Option<String> {
+        std::fs::read_to_string(self.join(file)).ok()
+    }
+
+    fn subdirs(&self, dir: &str) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.join(dir)) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| e.file_name().to_str().map(|n| join(dir, n)))
+            .collect()
+    }
+}
+
+/// `dir/name`, with no leading `./` or doubled `/`.
+fn join(dir: &str, name: &str) -> String {
+    match normal(dir) {
+        "" => name.to_owned(),
+        dir => format!("{dir}/{name}"),
+    }
+}
+
+/// `dir` as a path from the root: `./api/` is `api`, `.` is the root (`""`).
+pub fn normal(dir: &str) -> &str {
+    let mut dir = dir.trim_end_matches('/');
+    while let Some(rest) = dir.strip_prefix("./") {
+        dir = rest.trim_start_matches('/');
+    }
+    if dir == "." {
+        ""
+    } else {
+        dir
+    }
+}
+
 /// Why a command cannot be run as given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CommandProblem {
     #[error("`{command}` has an empty argument (at position {position}): a variable that was not set? Write the argument out")]
     EmptyArgument { command: String, position: usize },
-    #[error("`{command}` names the directory {dir:?}, which the checkout does not have")]
+    #[error("`{command}` names the directory {dir:?}, which the repository does not have")]
     NoDirectory { command: String, dir: String },
     #[error(
         "`{command}` names the npm workspace {name:?}, but package.json declares no workspaces"
@@ -28,9 +84,12 @@ pub enum CommandProblem {
     Rewrites { command: String, why: &'static str },
 }
 
-/// `argv` as it should run in the checkout at `root`: the same command, or its check
-/// mode when it would rewrite files; an error when it can never be right.
-pub fn prepare(argv: &[String], root: &Path) -> Result<Vec<String>, CommandProblem> {
+/// `argv` as it should run in the tree `root`: the same command, or its check mode when
+/// it would rewrite files; an error when it can never be right.
+pub fn prepare<F: Files + ?Sized>(
+    argv: &[String],
+    root: &F,
+) -> Result<Vec<String>, CommandProblem> {
     let command = argv.join(" ");
     if let Some(position) = argv.iter().position(|a| a.trim().is_empty()) {
         return Err(CommandProblem::EmptyArgument { command, position });
@@ -46,7 +105,7 @@ pub fn prepare(argv: &[String], root: &Path) -> Result<Vec<String>, CommandProbl
     match program {
         "go" if word(1) == Some("-C") => {
             let dir = word(2).unwrap_or_default();
-            if !root.join(dir).is_dir() {
+            if !root.is_dir(dir) {
                 return Err(CommandProblem::NoDirectory {
                     command,
                     dir: dir.to_owned(),
@@ -114,11 +173,16 @@ fn workspace_named(argv: &[String]) -> Option<&str> {
     None
 }
 
-fn check_workspace(command: &str, name: &str, root: &Path) -> Result<(), CommandProblem> {
-    let manifest: Option<serde_json::Value> = std::fs::read_to_string(root.join("package.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
-    let patterns: Vec<String> = manifest
+fn check_workspace<F: Files + ?Sized>(
+    command: &str,
+    name: &str,
+    root: &F,
+) -> Result<(), CommandProblem> {
+    let manifest = |dir: &str| {
+        root.read(&join(dir, "package.json"))
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    };
+    let patterns: Vec<String> = manifest("")
         .as_ref()
         .and_then(|m| {
             let w = &m["workspaces"];
@@ -135,25 +199,19 @@ fn check_workspace(command: &str, name: &str, root: &Path) -> Result<(), Command
         });
     }
     // A workspace is named by its directory or its package name.
-    let dirs: Vec<std::path::PathBuf> = patterns
+    let dirs: Vec<String> = patterns
         .iter()
         .flat_map(|p| {
             let p = p.trim_end_matches('/');
             match p.strip_suffix("/*") {
-                Some(parent) => std::fs::read_dir(root.join(parent))
-                    .map(|r| r.flatten().map(|e| e.path()).collect::<Vec<_>>())
-                    .unwrap_or_default(),
-                None => vec![root.join(p)],
+                Some(parent) => root.subdirs(normal(parent)),
+                None => vec![normal(p).to_owned()],
             }
         })
-        .filter(|d| d.join("package.json").is_file())
         .collect();
-    let named = |d: &std::path::PathBuf| {
-        d.strip_prefix(root).is_ok_and(|rel| rel == Path::new(name))
-            || std::fs::read_to_string(d.join("package.json"))
-                .ok()
-                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                .is_some_and(|m| m["name"] == name)
+    let named = |d: &String| match manifest(d) {
+        Some(m) => d == normal(name) || m["name"] == name,
+        None => false,
     };
     if dirs.iter().any(named) {
         Ok(())
@@ -163,6 +221,57 @@ fn check_workspace(command: &str, name: &str, root: &Path) -> Result<(), Command
             name: name.to_owned(),
         })
     }
+}
+
+/// A command line of a mission about to be made that can never run as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineProblem {
+    #[error("{line:?} is not a valid command line (unbalanced quotes?)")]
+    Unparsable { line: String },
+    #[error(transparent)]
+    Command(#[from] CommandProblem),
+}
+
+/// Where a refused command line of a new mission comes from, so the refusal can say
+/// where to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineSource {
+    /// `validation.commands` in `.github/navin.yml`.
+    Config,
+    /// The verification of one step of the plan.
+    Step(String),
+}
+
+/// `line` split as the runner will run it (no shell) and checked against `root`.
+pub fn check_line<F: Files + ?Sized>(line: &str, root: &F) -> Result<Vec<String>, LineProblem> {
+    let argv = shlex::split(line).ok_or_else(|| LineProblem::Unparsable {
+        line: line.to_owned(),
+    })?;
+    Ok(prepare(&argv, root)?)
+}
+
+/// Every command line a new mission records (the configured validation commands, then
+/// each step's), checked against the tree it will run on: the first that can never run,
+/// with where it comes from. The CLI and the App both refuse the mission with it.
+pub fn check_init<F: Files + ?Sized>(
+    init: &InitArgs,
+    root: &F,
+) -> Result<(), (LineSource, LineProblem)> {
+    let configured = init
+        .commands
+        .iter()
+        .flat_map(|c| [&c.test, &c.lint, &c.verify])
+        .flatten()
+        .map(|line| (LineSource::Config, line));
+    let steps = init.steps.iter().flat_map(|step| {
+        step.commands
+            .iter()
+            .map(|line| (LineSource::Step(step.id.clone()), line))
+    });
+    for (source, line) in configured.chain(steps) {
+        check_line(line, root).map_err(|problem| (source, problem))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! `<id>.md`), so `plan_get`, briefs and the dashboard read a local plan like any other.
 //! Nothing here touches the working tree: a plan lives on the ledger branch only.
 
+use navin_runner::checks::LineSource;
 use std::io::Read as _;
 use std::path::Path;
 
@@ -393,28 +394,15 @@ pub(super) fn start(
     // first steps' work starts there either way.
     init.base =
         convert::plan_base(&record).or_else(|| crate::local::checkout(root).ok().map(|c| c.head));
-    if let Some(c) = &init.commands {
-        crate::local::check_commands(
-            root,
-            "validation.commands in .github/navin.yml",
-            [&c.test, &c.lint, &c.verify]
-                .into_iter()
-                .flatten()
-                .map(String::as_str),
-        )
-        .map_err(|m| refused(format!("{m}; fix it there, then start the mission again")))?;
-    }
-    for step in &init.steps {
-        crate::local::check_commands(
-            root,
-            &format!("plan {id}, step {}", step.id),
-            step.commands.iter().map(String::as_str),
-        )
-        .map_err(|m| {
-            refused(format!(
-                "{m}; edit the plan's verification (`navin plan edit {id}`), then start the mission again"
-            ))
-        })?;
+    if let Err((source, problem)) = navin_runner::checks::check_init(&init, root) {
+        return Err(refused(match source {
+            LineSource::Config => format!(
+                "validation.commands in .github/navin.yml: {problem}; fix it there, then start the mission again"
+            ),
+            LineSource::Step(step) => format!(
+                "plan {id}, step {step}: {problem}; edit the plan's verification (`navin plan edit {id}`), then start the mission again"
+            ),
+        }));
     }
     let op = Operation::Init(init);
     Ok(store.transact(&op, ctx)?)

@@ -71,15 +71,23 @@ impl Desk<'_> {
         actor: Actor,
         in_checkout: bool,
     ) -> Result<Value, ToolError> {
-        let mut ctx = Ctx::new(Utc::now(), actor)
-            .with_op_id(op_id)
-            .with_retry_since(self.retry_since);
+        let mut ctx = self.ctx(op_id, actor);
         // What CI proved on GitHub is recorded as GitHub judged it, not against this
         // checkout; an agent's own start and done are judged here.
         if in_checkout {
             ctx = crate::local::in_checkout(ctx, self.repo, self.store, &op)
                 .map_err(|e| ToolError::new("base_missing", e.to_string()))?;
         }
+        self.write_in(op, ctx)
+    }
+
+    fn ctx(&self, op_id: String, actor: Actor) -> Ctx {
+        Ctx::new(Utc::now(), actor)
+            .with_op_id(op_id)
+            .with_retry_since(self.retry_since)
+    }
+
+    fn write_in(&self, op: Operation, ctx: Ctx) -> Result<Value, ToolError> {
         Ok(committed_json(&self.store.transact(&op, &ctx)?))
     }
 
@@ -258,7 +266,7 @@ impl Desk<'_> {
                         // On GitHub CI is the proof, read now from the API with the
                         // config on the default branch (not the agent's checkout, which
                         // it could edit); Navin records it.
-                        let ops = github.judge(handle, &ledger, task)?;
+                        let (ops, on) = github.judge(handle, &ledger, task)?;
                         // The App (or the Action) seals this ledger with a key this job
                         // does not hold, so a record written here would be refused as
                         // forged: CI has proved the step, and the ledger's owner records
@@ -279,7 +287,8 @@ impl Desk<'_> {
                         let key = key(i.op_id);
                         let mut last = Value::Null;
                         for (n, op) in ops.into_iter().enumerate() {
-                            last = self.write_as(op, format!("{key}#{n}"), ci_actor(), false)?;
+                            let ctx = self.ctx(format!("{key}#{n}"), ci_actor());
+                            last = self.write_in(op, on.ctx(ctx))?;
                         }
                         return Ok(last);
                     }

@@ -12,6 +12,7 @@ use std::time::Duration;
 use chrono::Utc;
 use navin_engine::cache::repo_config::RepoConfigCache;
 use navin_engine::evidence;
+use navin_engine::reads::OnGitHub;
 use navin_github::{GitHubApp, GitHubConfig, InstallationClient, NoMetrics};
 use navin_ledger::{Actor, Ledger, Task};
 use secrecy::SecretString;
@@ -78,14 +79,15 @@ impl GitHubCi {
         &self.repo
     }
 
-    /// What CI proves for `task` now: the operations to record (as `app:navin`), or
+    /// What CI proves for `task` now: the operations to record (as `app:navin`) with
+    /// the judgement they come from (whose [`OnGitHub::ctx`] they are written under), or
     /// why the step is not done, as a tool error naming what is missing.
     pub fn judge(
         &self,
         handle: &tokio::runtime::Handle,
         ledger: &Ledger,
         task: &Task,
-    ) -> Result<Vec<navin_ledger::Operation>, ToolError> {
+    ) -> Result<(Vec<navin_ledger::Operation>, OnGitHub), ToolError> {
         let config = handle
             .block_on(self.configs.get(&self.client, &self.repo))
             .map_err(|e| unavailable(&self.repo, &e, "`.github/navin.yml` on the default branch"))?
@@ -125,7 +127,7 @@ impl GitHubCi {
                 &head,
             ))
             .map_err(|e| unavailable(&self.repo, &e, &format!("the check runs of {head}")))?;
-        let (judged, _) = handle
+        let on = handle
             .block_on(navin_engine::reads::judge_step_on_github(
                 &self.client,
                 &self.repo,
@@ -137,10 +139,10 @@ impl GitHubCi {
                 Utc::now(),
             ))
             .map_err(|e| unavailable(&self.repo, &e, "the pull request"))?;
-        if let Some(why) = evidence::not_done(task, &judged) {
+        if let Some(why) = evidence::not_done(task, &on.judged) {
             return Err(refusal(task, &why));
         }
-        let decision = judged.decision;
+        let decision = &on.judged.decision;
         let ops: Vec<_> = merged_now
             .into_iter()
             .chain(decision.operations(&task.id))
@@ -151,7 +153,7 @@ impl GitHubCi {
                 decision.describe(&task.id),
             ));
         }
-        Ok(ops)
+        Ok((ops, on))
     }
 }
 

@@ -20,6 +20,10 @@ pub struct Ctx {
     /// The checkout the actor works in, when there is one. An agent's recorded run proves
     /// a step only for this `HEAD` of a clean tree.
     pub checkout: Option<Checkout>,
+    /// What the step the operation is about changes, measured by the front end: in a
+    /// checkout, `HEAD` against the step's base; on GitHub, the step's pull request.
+    /// `None` when nothing was measured.
+    pub change: Option<Change>,
     /// Whether closing a step with changes outside its scope is refused or reported
     /// (`evidence.scope`).
     pub scope_policy: crate::model::ScopePolicy,
@@ -34,16 +38,39 @@ pub struct Ctx {
 pub struct Checkout {
     pub head: String,
     pub dirty: bool,
-    /// What `HEAD` changes since the step's base, measured by the front end (which has
-    /// git) for the step the operation is about; `None` when nothing was measured.
-    pub change: Option<Change>,
 }
 
-/// The files `HEAD` changes since `base`, as `git diff --name-only base HEAD` lists them.
+/// The files a step's work changes from `base` to `head`, as `git diff --name-only base
+/// head` lists them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     pub base: String,
+    pub head: String,
+    /// The changed paths. A pull request's are listed only for a step with a scope to
+    /// hold them to; its [`ChangeFrom::PullRequest`] says how many there are either way.
     pub files: Vec<String>,
+    pub from: ChangeFrom,
+}
+
+impl Change {
+    /// Whether the change changes nothing.
+    pub fn is_empty(&self) -> bool {
+        match self.from {
+            ChangeFrom::PullRequest { changed_files, .. } => changed_files == 0,
+            ChangeFrom::Checkout => self.files.is_empty(),
+        }
+    }
+}
+
+/// Where a [`Change`] was measured, which decides the base it must start from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeFrom {
+    /// A checkout's `HEAD` against the step's recorded base (the CLI, `navin mcp`): it
+    /// counts only when `base` is that recorded base.
+    Checkout,
+    /// The step's pull request against its base branch, as GitHub reports it: the pull
+    /// request is the step's change whatever the step's recorded base.
+    PullRequest { number: u64, changed_files: u64 },
 }
 
 impl Ctx {
@@ -54,17 +81,19 @@ impl Ctx {
             op_id: None,
             retry_since: None,
             checkout: None,
+            change: None,
             scope_policy: crate::model::ScopePolicy::default(),
             fail_to_pass: crate::model::FailToPass::default(),
         }
     }
 
-    /// Closing a step with changes outside its scope follows `policy`.
+    /// A test step closed from a checkout needs a fail-to-pass test under `policy`.
     pub fn with_fail_to_pass(mut self, policy: crate::model::FailToPass) -> Self {
         self.fail_to_pass = policy;
         self
     }
 
+    /// Closing a step with changes outside its scope follows `policy`.
     pub fn with_scope_policy(mut self, policy: crate::model::ScopePolicy) -> Self {
         self.scope_policy = policy;
         self
@@ -73,6 +102,12 @@ impl Ctx {
     /// The operation is made from `checkout` (see [`Ctx::checkout`]).
     pub fn with_checkout(mut self, checkout: Checkout) -> Self {
         self.checkout = Some(checkout);
+        self
+    }
+
+    /// The step's change was measured as `change` (see [`Ctx::change`]).
+    pub fn with_change(mut self, change: Change) -> Self {
+        self.change = Some(change);
         self
     }
 

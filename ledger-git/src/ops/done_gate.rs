@@ -1,8 +1,8 @@
-//! The done gate: what a step needs before it may be marked done, the evidence that proves it and the change it made.
+//! The done gate: the evidence a step needs before it may be marked done.
 
 use super::Ctx;
 use crate::error::RuleError;
-use crate::model::{Evidence, EvidenceKind, ScopePolicy, Task, TaskStatus, Validation};
+use crate::model::{Evidence, EvidenceKind, Task, Validation};
 
 /// Why an agent's candidate evidence does not prove a step in its checkout.
 enum AgentProof {
@@ -63,12 +63,14 @@ pub(super) fn short(sha: &str) -> String {
     sha.chars().take(12).collect()
 }
 
-/// The hard gate: what evidence a step needs before it may be marked done.
+/// The hard gate: what evidence a step needs before it may be marked done. Returns the
+/// evidence that proves it, when one does (a step with nothing to run and no acceptance
+/// needs none).
 pub(super) fn check_done_gate(
     task: &Task,
     given: Option<&Evidence>,
     ctx: &Ctx,
-) -> Result<(), RuleError> {
+) -> Result<Option<Evidence>, RuleError> {
     let step = task.id.clone();
     if let Some(e) = given {
         if !e.ok {
@@ -129,8 +131,8 @@ pub(super) fn check_done_gate(
                 });
             }
         }
-        if candidates().any(|e| e.kind.proves(task.validation)) {
-            return Ok(());
+        if let Some(proof) = candidates().find(|e| e.kind.proves(task.validation)) {
+            return Ok(Some(proof.clone()));
         }
         if agent {
             // Say why the newest recorded run of the right kind does not count.
@@ -186,8 +188,8 @@ pub(super) fn check_done_gate(
     }
     let manual = task.validation == Validation::Manual;
     let acceptable = |e: &Evidence| e.kind != EvidenceKind::Prose || (human && manual);
-    if candidates().any(acceptable) {
-        return Ok(());
+    if let Some(proof) = candidates().find(|e| acceptable(e)) {
+        return Ok(Some(proof.clone()));
     }
     if task.has_acceptance() || (manual && !human) {
         if given.is_some_and(|e| e.kind == EvidenceKind::Prose) || candidates().next().is_some() {
@@ -204,68 +206,5 @@ pub(super) fn check_done_gate(
             actor: ctx.actor.to_string(),
         });
     }
-    Ok(())
-}
-
-/// At most ten paths, then how many more.
-pub(super) fn listed(paths: &[String]) -> String {
-    let mut shown = paths
-        .iter()
-        .take(10)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if paths.len() > 10 {
-        shown.push_str(&format!(" and {} more", paths.len() - 10));
-    }
-    shown
-}
-
-/// A step whose work is code (its validation runs something), closed from a checkout,
-/// must change something between its base and the checkout's `HEAD`: a green run of the
-/// tree the step was handed proves the suite, not the step. Returns the changed paths
-/// outside the step's scope, refused under [`ScopePolicy::Refuse`]. Front ends without
-/// a checkout (the App, judging a pull request) check the pull request's files instead.
-pub(super) fn check_change(task: &Task, ctx: &Ctx) -> Result<Vec<String>, RuleError> {
-    let Some(checkout) = ctx.checkout.as_ref() else {
-        return Ok(Vec::new());
-    };
-    if !task.validation.needs_run() {
-        return Ok(Vec::new());
-    }
-    let step = task.id.clone();
-    let Some(base) = task.base.as_deref() else {
-        // An agent that skips `start` would leave no base to measure from. Steps
-        // started before bases were recorded keep the older rule.
-        if ctx.actor.is_agent() && task.status == TaskStatus::Planned {
-            return Err(RuleError::NotStarted { step });
-        }
-        return Ok(Vec::new());
-    };
-    let Some(change) = checkout.change.as_ref().filter(|c| c.base == base) else {
-        return Err(RuleError::ChangeUnmeasured {
-            step,
-            base: short(base),
-        });
-    };
-    if change.files.is_empty() {
-        return Err(RuleError::NoChange {
-            step,
-            base: short(base),
-            head: short(&checkout.head),
-        });
-    }
-    let outside: Vec<String> = task
-        .outside_scope(&change.files)
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    if !outside.is_empty() && ctx.scope_policy == ScopePolicy::Refuse {
-        return Err(RuleError::OutOfScope {
-            step,
-            files: listed(&outside),
-            scope: listed(&task.scope),
-        });
-    }
-    Ok(outside)
+    Ok(None)
 }

@@ -1,6 +1,7 @@
 //! Pure ledger operations: `(ledger, operation, now, actor) -> (ledger', effects)`, no I/O.
 
 mod attempts;
+mod close;
 mod ctx;
 mod done_gate;
 mod mission;
@@ -8,7 +9,8 @@ mod progress;
 mod steps;
 
 pub use attempts::next_number as next_attempt_number;
-pub use ctx::{Change, Checkout, Ctx};
+pub use close::{close_step, StepVerdict};
+pub use ctx::{Change, ChangeFrom, Checkout, Ctx};
 
 use crate::error::RuleError;
 use crate::model::{

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use super::attempts;
-use super::done_gate::{check_change, check_done_gate, listed, short};
+use super::close::{close_step, listed};
+use super::done_gate::short;
 use super::{position, require_reason, Ctx, Effect, NewTask, ReplanTrigger, Tx};
 use crate::error::RuleError;
 use crate::model::index::GraphError;
@@ -190,8 +191,7 @@ pub(super) fn done(
     if !ctx.actor.is_human() {
         require_released(tx, pos)?;
     }
-    check_done_gate(&tx.ledger.board.tasks[pos], evidence, ctx)?;
-    let outside = check_change(&tx.ledger.board.tasks[pos], ctx)?;
+    let outside = close_step(&tx.ledger.board.tasks[pos], evidence, ctx)?.outside_scope;
     let task = tx.ledger.board.task_mut(pos);
     task.status = TaskStatus::Done;
     let recorded = evidence.map(|e| stamp(e, ctx));

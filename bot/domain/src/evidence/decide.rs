@@ -28,6 +28,7 @@ pub fn policy_from(config: &RepoConfig) -> EvidencePolicy {
         min_ci_time: (!e.min_ci_time.is_zero()).then_some(e.min_ci_time),
         done_on: e.done_on,
         drafts: e.drafts,
+        scope: e.scope,
     }
 }
 
@@ -175,18 +176,17 @@ impl Decision {
         }
     }
 
-    /// The decision for a step whose pull request `pr` changes no file (an empty
-    /// commit pushed to get green CI on the unchanged tree): green runs are kept as
-    /// evidence but close nothing, as `no_change` refuses in a checkout. A red run still
-    /// counts: the failure is real whatever the diff.
-    pub fn held_for_no_change(self, pr: u64) -> Decision {
+    /// The decision for a step whose pull request's change the ledger would refuse to
+    /// close it with (it changes no file: an empty commit pushed for green CI on the
+    /// unchanged tree; or files outside the step's scope under `evidence.scope:
+    /// refuse`): green runs are kept as evidence but close nothing, as the same rule
+    /// refuses in a checkout. A red run still counts: the failure is real whatever the
+    /// diff.
+    pub fn held_by_refusal(self, why: &navin_ledger::RuleError) -> Decision {
         match self {
             Decision::Done { evidence, .. } => Decision::Record {
                 evidence,
-                why: format!(
-                    "green, but #{pr} changes no file: a step is done when its pull request \
-                     makes the step's change; push the work to #{pr}"
-                ),
+                why: format!("green, but {why}"),
             },
             other => other,
         }

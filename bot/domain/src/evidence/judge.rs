@@ -20,23 +20,25 @@ pub struct Judged {
 }
 
 /// Why a step's pull request, as GitHub reports it now, holds a green judgement back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Hold {
     /// The pull request is an open draft under `evidence.drafts: wait`.
     Draft(u64),
-    /// The pull request changes no file.
-    NoChange(u64),
+    /// Closing the step with the pull request's change is refused (it changes no file,
+    /// or files outside the step's scope under `evidence.scope: refuse`).
+    Refused {
+        pr: u64,
+        why: navin_ledger::RuleError,
+    },
 }
 
 impl Judged {
     /// The judgement for a step whose pull request holds it back (see
-    /// [`Decision::held_for_draft`], [`Decision::held_for_no_change`]); unchanged when
-    /// `hold` is `None`.
-    pub fn held(self, hold: Option<Hold>) -> Judged {
+    /// [`Decision::held_for_draft`], [`Decision::held_by_refusal`]).
+    pub fn held(self, hold: Hold) -> Judged {
         let decision = match hold {
-            Some(Hold::Draft(pr)) => self.decision.held_for_draft(pr),
-            Some(Hold::NoChange(pr)) => self.decision.held_for_no_change(pr),
-            None => return self,
+            Hold::Draft(pr) => self.decision.held_for_draft(pr),
+            Hold::Refused { why, .. } => self.decision.held_by_refusal(&why),
         };
         Judged {
             verdict: self.verdict,

@@ -48,6 +48,8 @@ pub struct EvidencePolicy {
     pub done_on: crate::config::DoneOn,
     /// Whether CI on a draft pull request moves its step.
     pub drafts: crate::config::Drafts,
+    /// Whether a pull request changing files outside its step's scope closes it.
+    pub scope: navin_ledger::ScopePolicy,
 }
 
 impl Default for EvidencePolicy {
@@ -58,6 +60,7 @@ impl Default for EvidencePolicy {
             min_ci_time: None,
             done_on: crate::config::DoneOn::Merged,
             drafts: crate::config::Drafts::Wait,
+            scope: navin_ledger::ScopePolicy::Warn,
         }
     }
 }

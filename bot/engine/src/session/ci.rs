@@ -177,7 +177,7 @@ impl Session<'_> {
             }
             let runs = by_head.get(&key).map(Vec::as_slice).unwrap_or_default();
             let this = this.filter(|r| r.head_sha.trim().eq_ignore_ascii_case(sha));
-            let (judged, draft) = crate::reads::judge_step_on_github(
+            let on = crate::reads::judge_step_on_github(
                 &self.client,
                 &self.repo,
                 task,
@@ -188,7 +188,8 @@ impl Session<'_> {
                 self.now(),
             )
             .await?;
-            let crate::evidence::Judged { verdict, decision } = judged;
+            let draft = on.draft;
+            let crate::evidence::Judged { verdict, decision } = on.judged.clone();
             tracing::info!(repo = %self.repo, step = %id, "{}", decision.describe(&id));
             // The round goes on the progress ledger first (stall, loop, fingerprint); if
             // it escalated (a replan, a pause), the decision it was made with is stale.
@@ -216,7 +217,9 @@ impl Session<'_> {
             }
             for (i, op) in decision.operations(&id).into_iter().enumerate() {
                 let op_id = format!("{}#{id}#{i}", self.delivery.id);
-                if let Some((after, effects)) = self.transact(op, &op_id, ci_actor()).await? {
+                // A `done` is written with the change it was judged on.
+                let ctx = on.ctx(self.ledger_ctx(ci_actor(), &op_id));
+                if let Some((after, effects)) = self.transact_in(op, ctx).await? {
                     ledger = after;
                     written = true;
                     for effect in effects {

@@ -148,8 +148,17 @@ impl Session<'_> {
         op_id: &str,
         actor: Actor,
     ) -> Result<Option<(Ledger, Vec<Effect>)>, EngineError> {
-        let store = self.store().await?;
         let ctx = self.ledger_ctx(actor, op_id);
+        self.transact_in(op, ctx).await
+    }
+
+    /// Writes one operation under `ctx` (see [`Session::transact`]).
+    pub(crate) async fn transact_in(
+        &self,
+        op: Operation,
+        ctx: navin_ledger::Ctx,
+    ) -> Result<Option<(Ledger, Vec<Effect>)>, EngineError> {
+        let store = self.store().await?;
         blocking(move || match store.transact(&op, &ctx)? {
             Committed::Written {
                 ledger, effects, ..
@@ -336,6 +345,17 @@ impl Session<'_> {
             plan_id: None,
         };
         let config = self.repo_config();
+        // The commands the mission will record are checked against the default branch,
+        // read when there are any: a plan's verification, or configured commands.
+        let configured = &config.validation.commands;
+        let tree = match goal.is_none()
+            || configured.test.is_some()
+            || configured.lint.is_some()
+            || configured.verify.is_some()
+        {
+            true => self.default_tree().await?,
+            false => None,
+        };
         let mut plan_doc = None;
         let mut init = match goal {
             Some(goal) => {
@@ -354,8 +374,12 @@ impl Session<'_> {
                 Some((record, doc)) => {
                     origin.plan_id = Some(record.id.clone());
                     let init = {
+                        let toolchain = match &tree {
+                            Some(tree) => self.toolchain(tree).await?,
+                            None => None,
+                        };
                         let knobs = convert::Knobs {
-                            toolchain: self.toolchain().await?,
+                            toolchain,
                             ..config.plan_knobs()
                         };
                         let mut init = convert::plan_init(doc.plan(), mode, &knobs, self.now());
@@ -376,6 +400,17 @@ impl Session<'_> {
             Some(doc) => convert::plan_budget(doc.plan(), configured),
             None => configured,
         });
+        if let Some(tree) = &tree {
+            if let Some((source, problem)) = self.unrunnable_command(tree, &init).await? {
+                return Ok(Answer::Refuse(Refusal::CommandCannotRun {
+                    step: match source {
+                        navin_runner::checks::LineSource::Config => None,
+                        navin_runner::checks::LineSource::Step(step) => Some(step),
+                    },
+                    problem: problem.to_string(),
+                }));
+            }
+        }
         let op = Operation::Init(init);
         self.apply(op, op_id).await?;
         Ok(Answer::React("+1"))
@@ -466,7 +501,7 @@ impl Session<'_> {
             };
             let head = task.links.head_sha.clone().unwrap_or(head);
             let runs = self.check_runs(&head).await?;
-            let (judged, _) = crate::reads::judge_step_on_github(
+            let judged = crate::reads::judge_step_on_github(
                 &self.client,
                 &self.repo,
                 task,
@@ -476,7 +511,8 @@ impl Session<'_> {
                 &policy,
                 self.now(),
             )
-            .await?;
+            .await?
+            .judged;
             if !judged.verdict.is_green() {
                 return Ok(match crate::evidence::not_done(task, &judged) {
                     Some(why) => done_refusal(task, &why),
@@ -494,7 +530,7 @@ impl Session<'_> {
                 return Ok(Answer::React("+1"));
             }
             // Green but not done after writing: judged again on the ledger as it is now.
-            let (again, _) = crate::reads::judge_step_on_github(
+            let again = crate::reads::judge_step_on_github(
                 &self.client,
                 &self.repo,
                 task,
@@ -504,7 +540,8 @@ impl Session<'_> {
                 &policy,
                 self.now(),
             )
-            .await?;
+            .await?
+            .judged;
             let why = crate::evidence::not_done(task, &again).unwrap_or(
                 crate::evidence::NotDone::Waiting {
                     why: again.decision.describe(step),

@@ -18,8 +18,7 @@ use crate::Cx;
 use navin_ledger::plan::record::pr_plan_id;
 use navin_ledger::plan::record::{CountedReview, PlanRecord};
 
-/// Pages of PR files read at most (GitHub lists up to 3000 files, 100 a page).
-const MAX_FILE_PAGES: usize = 30;
+use crate::reads::MAX_FILE_PAGES;
 
 impl Engine {
     /// `pull_request` opened/synchronize/reopened/edited: the `navin/plan` check on the
@@ -287,17 +286,7 @@ impl Session<'_> {
 
     /// The files the pull request changes, paged.
     pub(crate) async fn changed_files(&self, number: u64) -> Result<Vec<ChangedFile>, EngineError> {
-        let mut all = Vec::new();
-        let mut next = Some(ops::pull_request_files(&self.repo, number));
-        let mut pages = 0;
-        while let Some(path) = next {
-            pages += 1;
-            let page = self.client.get(&path).await?;
-            let files: Vec<ChangedFile> = page.json(&path)?;
-            all.extend(files);
-            next = page.next_page().filter(|_| pages < MAX_FILE_PAGES);
-        }
-        Ok(all)
+        Ok(crate::reads::pull_request_files(&self.client, &self.repo, number).await?)
     }
 
     /// The gate: a PR with its own plan gets that plan's check; a PR carrying a step of a

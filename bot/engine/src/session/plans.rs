@@ -10,13 +10,15 @@ use super::{blocking, comments, Answer, EngineError, Refusal, Session};
 use crate::config::Fallback;
 use crate::render::{plan_comment, Marker, PlanCommentInfo};
 use crate::rules::plan_policy;
-use crate::source::{fetch_commit, SourceError, Want};
+use crate::source::{fetch_commit, SourceError, TreeFiles, Want};
 pub(crate) use navin_ledger::plan::record::{
     ApprovalEntry, PlanRecord, RecordStatus, RejectionEntry,
 };
 use navin_planner::external::{plan_commit, Planned};
 use navin_planner::CommitTree;
+use navin_runner::checks::{self, LineProblem, LineSource};
 use secrecy::ExposeSecret as _;
+use std::sync::Arc;
 
 const SOURCE: &str = "built-in planner";
 
@@ -150,30 +152,47 @@ impl Session<'_> {
         }))
     }
 
-    /// The programs the default branch's manifests, scripts and commands run, which a
-    /// plan's verification may call. `None` when the branch cannot be read (logged): the
-    /// conversion then keeps the well-known programs.
-    pub(crate) async fn toolchain(
-        &self,
-    ) -> Result<Option<navin_ledger::plan::commands::Toolchain>, EngineError> {
+    /// The default branch's tree, fetched by git; `None` when it cannot be read (logged):
+    /// what needs it then falls back (the well-known programs, no command checks).
+    pub(crate) async fn default_tree(&self) -> Result<Option<Arc<CommitTree>>, EngineError> {
         let want = Want::Branch(self.default_branch.clone());
         match self.fetch_source(want).await? {
-            Ok(tree) => {
-                blocking(move || {
-                    Ok(navin_planner::repository_toolchain(
-                        &tree,
-                        &navin_planner::PlannerOptions::default(),
-                    )
-                    .map_err(|e| tracing::warn!(error = %e, "cannot map the toolchain"))
-                    .ok())
-                })
-                .await
-            }
+            Ok(tree) => Ok(Some(Arc::new(tree))),
             Err(e) => {
-                tracing::warn!(repo = %self.repo, error = %e, "cannot read the default branch for its toolchain");
+                tracing::warn!(repo = %self.repo, error = %e, "cannot read the default branch");
                 Ok(None)
             }
         }
+    }
+
+    /// The programs the default branch's manifests, scripts and commands run, which a
+    /// plan's verification may call. `None` when they cannot be mapped (logged).
+    pub(crate) async fn toolchain(
+        &self,
+        tree: &Arc<CommitTree>,
+    ) -> Result<Option<navin_ledger::plan::commands::Toolchain>, EngineError> {
+        let tree = Arc::clone(tree);
+        blocking(move || {
+            Ok(navin_planner::repository_toolchain(
+                tree.as_ref(),
+                &navin_planner::PlannerOptions::default(),
+            )
+            .map_err(|e| tracing::warn!(error = %e, "cannot map the toolchain"))
+            .ok())
+        })
+        .await
+    }
+
+    /// The first command line of the mission about to be made that can never run on
+    /// `tree` (see `navin_runner::checks`), with where it comes from.
+    pub(crate) async fn unrunnable_command(
+        &self,
+        tree: &Arc<CommitTree>,
+        init: &navin_ledger::InitArgs,
+    ) -> Result<Option<(LineSource, LineProblem)>, EngineError> {
+        let tree = Arc::clone(tree);
+        let init = init.clone();
+        blocking(move || Ok(checks::check_init(&init, &TreeFiles(tree.as_ref())).err())).await
     }
 
     /// The planned commit, fetched by git with a fresh installation token.

@@ -55,6 +55,12 @@ pub(crate) enum Refusal {
     },
     /// `/mission` without a goal on an issue with no approved plan.
     NoApprovedPlan,
+    /// `/mission` would record a command that can never run on the default branch
+    /// (`step`: the plan's step whose verification it is; `None`: `validation.commands`).
+    CommandCannotRun {
+        step: Option<String>,
+        problem: String,
+    },
     NoStep {
         step: String,
     },
@@ -151,6 +157,10 @@ impl Refusal {
                 goal,
             } => format!("a mission is already {status} on {place}: {goal:?}."),
             Refusal::NoApprovedPlan => "`/mission` without a goal starts from this issue's approved plan, and there is none.".to_owned(),
+            Refusal::CommandCannotRun { step, problem } => match step {
+                Some(step) => format!("the plan's verification for {step} can never run on the default branch: {problem}."),
+                None => format!("`validation.commands` in `.github/navin.yml` can never run on the default branch: {problem}."),
+            },
             Refusal::NoStep { step } => format!("there is no step `{step}` on the board."),
             Refusal::ManualNeedsNote { step } => {
                 format!("`{step}` is a manual step: closing it needs a word on what was checked.")
@@ -205,6 +215,8 @@ impl Refusal {
             Refusal::NoOpenQuestion { .. } => "Answer with `/answer <n> <text>`, n as the panel numbers the missing info.".to_owned(),
             Refusal::MissionLive { .. } => "Close it there with `/mission close`, or replace it with `/mission --replace <goal>`.".to_owned(),
             Refusal::NoApprovedPlan => "Give a goal (`/mission <goal>`), or ask for a plan with `/plan <request>` and `/approve` it.".to_owned(),
+            Refusal::CommandCannotRun { step: Some(_), .. } => "Correct the command in the plan's verification with `/plan edit`, have it approved, then `/mission` again.".to_owned(),
+            Refusal::CommandCannotRun { step: None, .. } => "Correct `validation.commands` in `.github/navin.yml` on the default branch, then `/mission` again.".to_owned(),
             Refusal::NoStep { .. } => "`/status` shows the steps.".to_owned(),
             Refusal::ManualNeedsNote { step } => format!("Type `/done {step} <what you checked>`."),
             Refusal::NotDone { step, why, .. } => match why {
@@ -307,6 +319,14 @@ mod rendered {
                 goal: hostile.to_owned(),
             },
             Refusal::NoApprovedPlan,
+            Refusal::CommandCannotRun {
+                step: Some("S2".to_owned()),
+                problem: "`go -C web test ./...` names the directory \"web\", which the checkout does not have".to_owned(),
+            },
+            Refusal::CommandCannotRun {
+                step: None,
+                problem: hostile.to_owned(),
+            },
             Refusal::NoStep {
                 step: "S9".to_owned(),
             },

@@ -14,7 +14,6 @@ fn at(ctx: Ctx, head: &str, dirty: bool) -> Ctx {
     ctx.with_checkout(Checkout {
         head: head.into(),
         dirty,
-        change: None,
     })
 }
 

@@ -11,14 +11,19 @@ fn codex() -> Ctx {
 }
 
 fn from(ctx: Ctx, head: &str, change: Option<(&str, &[&str])>) -> Ctx {
-    ctx.with_checkout(Checkout {
+    let ctx = ctx.with_checkout(Checkout {
         head: head.into(),
         dirty: false,
-        change: change.map(|(base, files)| Change {
+    });
+    match change {
+        Some((base, files)) => ctx.with_change(Change {
             base: base.into(),
+            head: head.into(),
             files: files.iter().map(|f| f.to_string()).collect(),
+            from: ChangeFrom::Checkout,
         }),
-    })
+        None => ctx,
+    }
 }
 
 fn scoped_step(validation: Validation) -> Ledger {
@@ -194,4 +199,66 @@ fn a_manual_step_needs_no_change() {
     };
     let l = run(&l, done, &from(human(), BASE, Some((BASE, &[]))));
     assert_eq!(status(&l, "S1"), TaskStatus::Done);
+}
+
+#[test]
+fn close_step_returns_the_change_the_files_outside_the_scope_and_the_proof() {
+    let l = started_and_verified(&scoped_step(Validation::Test));
+    let task = l.board.task("S1").expect("S1");
+    let ctx = from(
+        codex(),
+        HEAD,
+        Some((BASE, &["src/parse.rs", "tests/parse.rs", "README.md"])),
+    );
+    let verdict = close_step(task, None, &ctx).expect("S1 closes");
+    assert_eq!(verdict.step, "S1");
+    assert_eq!(verdict.outside_scope, ["README.md"]);
+    assert!(verdict.baseline().is_none() && verdict.fail_to_pass().is_empty());
+    let change = verdict.change.expect("the change");
+    assert_eq!((change.base.as_str(), change.files.len()), (BASE, 3));
+    let proof = verdict.proof.expect("the recorded run proves it");
+    assert_eq!(proof.kind, EvidenceKind::TestRun);
+    assert!(proof.run.is_some(), "the proof carries its run record");
+}
+
+fn pull(files: &[&str]) -> Ctx {
+    navin().with_change(Change {
+        base: BASE.into(),
+        head: HEAD.into(),
+        files: files.iter().map(|f| f.to_string()).collect(),
+        from: ChangeFrom::PullRequest {
+            number: 7,
+            changed_files: files.len() as u64,
+        },
+    })
+}
+
+#[test]
+fn on_github_the_pull_request_is_the_change_whatever_the_steps_recorded_base() {
+    // Never started from a checkout: no recorded base, and none is needed.
+    let l = scoped_step(Validation::Test);
+    let task = l.board.task("S1").expect("S1");
+    let ci = green(EvidenceKind::CheckRun);
+    let e = close_step(task, Some(&ci), &pull(&[])).expect_err("an empty pull request");
+    assert_eq!(e.code(), "no_change");
+    assert!(e.to_string().contains("#7 changes no file"), "{e}");
+
+    let verdict = close_step(task, Some(&ci), &pull(&["src/parse.rs", "docs/x.md"]))
+        .expect("a pull request with the change");
+    assert_eq!(verdict.outside_scope, ["docs/x.md"]);
+    assert_eq!(verdict.proof.map(|e| e.check_run_id), Some(Some(41)));
+
+    let strict = pull(&["docs/x.md"]).with_scope_policy(ScopePolicy::Refuse);
+    let e = close_step(task, Some(&ci), &strict).expect_err("outside the scope");
+    assert_eq!(e.code(), "out_of_scope");
+    let l = run(&l, Operation::Start { step: "S1".into() }, &navin());
+    let e = refused(
+        Some(&l),
+        Operation::Done {
+            step: "S1".into(),
+            evidence: Some(ci),
+        },
+        &pull(&[]),
+    );
+    assert_eq!(e.code(), "no_change", "the ledger's done is the same rule");
 }
