@@ -4,9 +4,9 @@
 # expressions in a script.
 set -euo pipefail
 case "${INPUT_MODE:-}" in
-  event | ready-matrix | summary | evidence | brief | progress | verify) ;;
+  event | ready-matrix | summary | evidence | brief | progress | verify | contain) ;;
   *)
-    echo "::error title=navin::input 'mode' must be one of event, ready-matrix, summary, evidence, brief, progress, verify"
+    echo "::error title=navin::input 'mode' must be one of event, ready-matrix, summary, evidence, brief, progress, verify, contain"
     exit 1
     ;;
 esac

@@ -10,7 +10,7 @@ pub enum ActionError {
     #[error("{0} is not set: navin-action must run inside a GitHub Actions job")]
     MissingEnv(&'static str),
     #[error(
-        "unknown mode {0:?}: use event, ready-matrix, summary, evidence, brief, progress or verify"
+        "unknown mode {0:?}: use event, ready-matrix, summary, evidence, brief, progress, verify or contain"
     )]
     UnknownMode(String),
     /// The token lacks a scope; `scope` is what to add to `permissions:`.

@@ -13,5 +13,7 @@ mod planner;
 mod progress;
 mod read_modes;
 mod rewind;
+mod run_sh;
 mod stages;
+mod third_party;
 mod startup;
