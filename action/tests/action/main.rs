@@ -15,5 +15,5 @@ mod read_modes;
 mod rewind;
 mod run_sh;
 mod stages;
-mod third_party;
 mod startup;
+mod third_party;

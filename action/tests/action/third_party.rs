@@ -128,7 +128,8 @@ fn problems(u: &Use) -> Vec<String> {
             ));
         }
     }
-    let dispatched = u.on.get("workflow_dispatch").is_some() || u.on.as_str() == Some("workflow_dispatch");
+    let dispatched =
+        u.on.get("workflow_dispatch").is_some() || u.on.as_str() == Some("workflow_dispatch");
     match u.action.as_str() {
         // Agent mode checks the actor is human unless it is listed in `allowed_bots`,
         // and without `github_token` it asks for its App's token over OIDC.
@@ -138,14 +139,19 @@ fn problems(u: &Use) -> Vec<String> {
             }
             let oidc = u.job["permissions"]["id-token"].as_str() == Some("write");
             if !u.with.contains("github_token") && !oidc {
-                out.push(format!("{}: claude-code-action needs `github_token` (or `id-token: write`)", u.place));
+                out.push(format!(
+                    "{}: claude-code-action needs `github_token` (or `id-token: write`)",
+                    u.place
+                ));
             }
         }
         // A run whose actor has no write access is refused unless bots are allowed.
-        "openai/codex-action" => {
-            if dispatched && !u.with.contains("allow-bots") && !u.with.contains("allow-bot-users") {
-                out.push(format!("{}: codex-action refuses a run a bot dispatched unless `allow-bots` or `allow-bot-users` allows it", u.place));
-            }
+        "openai/codex-action"
+            if dispatched
+                && !u.with.contains("allow-bots")
+                && !u.with.contains("allow-bot-users") =>
+        {
+            out.push(format!("{}: codex-action refuses a run a bot dispatched unless `allow-bots` or `allow-bot-users` allows it", u.place));
         }
         _ => {}
     }
@@ -201,13 +207,22 @@ jobs:
       - uses: openai/codex-action@v1
 "#;
     let doc: Value = serde_yaml_ng::from_str(workflow).expect("yaml");
-    let found: Vec<String> = uses_in("test.yml", &doc).iter().flat_map(problems).collect();
+    let found: Vec<String> = uses_in("test.yml", &doc)
+        .iter()
+        .flat_map(problems)
+        .collect();
     let text = found.join("\n");
     assert!(text.contains("declares no input `depth`"), "{text}");
     assert!(text.contains("`allowed_bots`"), "{text}");
     assert!(text.contains("needs `github_token`"), "{text}");
-    assert!(text.contains("openai/codex-action@v1 is not pinned"), "{text}");
-    assert!(!text.contains("fetch-depth"), "a declared input passes: {text}");
+    assert!(
+        text.contains("openai/codex-action@v1 is not pinned"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("fetch-depth"),
+        "a declared input passes: {text}"
+    );
 }
 
 #[test]
@@ -218,7 +233,9 @@ fn the_examples_turn_on_the_agent_loop_and_the_seal() {
     )
     .expect("yaml");
     assert!(
-        event["on"]["schedule"].as_sequence().is_some_and(|s| !s.is_empty()),
+        event["on"]["schedule"]
+            .as_sequence()
+            .is_some_and(|s| !s.is_empty()),
         "the event workflow runs Navin's clock on a schedule"
     );
     let job = &event["jobs"]["event"];
@@ -234,7 +251,10 @@ fn the_examples_turn_on_the_agent_loop_and_the_seal() {
             serde_yaml_ng::from_str(&std::fs::read_to_string(&path).expect("read")).expect("yaml");
         for (name, job) in doc["jobs"].as_mapping().into_iter().flatten() {
             for step in job["steps"].as_sequence().into_iter().flatten() {
-                if !step["uses"].as_str().is_some_and(|u| u.starts_with("OWNER/REPO")) {
+                if !step["uses"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("OWNER/REPO"))
+                {
                     continue;
                 }
                 assert_eq!(

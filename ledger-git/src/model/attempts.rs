@@ -45,6 +45,10 @@ pub struct Attempt {
     /// and cost caps could not see it. The panel warns.
     #[serde(default, skip_serializing_if = "is_false")]
     pub spend_unreported: bool,
+    /// The step was replanned after this attempt ended: the next attempt starts over
+    /// from the default branch, whatever pull request this one left open.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub start_over: bool,
 }
 
 fn is_false(b: &bool) -> bool {

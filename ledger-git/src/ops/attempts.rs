@@ -82,7 +82,20 @@ fn push(tx: &mut Tx, pos: usize, agent: &str, pr: Option<u64>, ctx: &Ctx) {
         failure: None,
         note: None,
         spend_unreported: false,
+        start_over: false,
     });
+}
+
+/// A replan of the task at `pos`: its open attempt ends as replanned; with none open, the
+/// last one is marked so the next attempt starts over rather than continuing its pull
+/// request (a `/replan` after red CI is a new start, not a fix).
+pub(super) fn replanned(tx: &mut Tx, pos: usize, note: &str, ctx: &Ctx) {
+    let task = tx.ledger.board.task_mut(pos);
+    match task.attempts.last_mut() {
+        Some(open) if open.is_open() => end(tx, pos, AttemptOutcome::Replanned, note, ctx),
+        Some(last) => last.start_over = true,
+        None => {}
+    }
 }
 
 /// Ends the open attempt of the task at `pos`, if there is one.

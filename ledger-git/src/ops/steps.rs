@@ -336,7 +336,7 @@ pub(super) fn local_replan(tx: &mut Tx, pos: usize, trigger: ReplanTrigger, why:
     let affected = board.index.with_dependents(pos);
     let mut reset = Vec::with_capacity(affected.len());
     for &i in &affected {
-        attempts::end(tx, i, AttemptOutcome::Replanned, why, ctx);
+        attempts::replanned(tx, i, why, ctx);
     }
     let board = &mut tx.ledger.board;
     for i in affected {

@@ -123,6 +123,7 @@ mod tests {
             }),
             note: None,
             spend_unreported: false,
+            start_over: false,
         }
     }
 

@@ -186,8 +186,27 @@ pub fn step_brief(
     (title, body)
 }
 
-/// The branch a step's work goes on: `navin/<step>-<slug of the title>`.
+/// The branch a step's current attempt works on. An attempt that continues a pull
+/// request (after red CI) keeps that pull request's branch; otherwise the first attempt
+/// works on `navin/<step>-<slug of the title>` and attempt n on
+/// `navin/<step>-a<n>-<slug>`, so starting over (after a replan, a closed pull request)
+/// never brings an earlier attempt's commits back. Every form is a `navin/<step>-…`
+/// branch, which links its pull request to the step.
 pub fn step_branch(task: &Task) -> String {
+    if crate::rules::attempts::continues(task).is_some() {
+        if let Some(branch) = task
+            .links
+            .branch
+            .as_deref()
+            .filter(|b| !b.trim().is_empty())
+        {
+            return branch.to_owned();
+        }
+    }
+    let attempt = match task.attempts.last() {
+        Some(open) if open.is_open() => open.number,
+        _ => navin_ledger::ops::next_attempt_number(&task.attempts),
+    };
     let mut slug = String::new();
     for c in task.title.chars().flat_map(char::to_lowercase) {
         if c.is_ascii_alphanumeric() {
@@ -200,10 +219,14 @@ pub fn step_branch(task: &Task) -> String {
         }
     }
     let slug = slug.trim_end_matches('-');
+    let prefix = match attempt {
+        0 | 1 => format!("navin/{}", task.id),
+        n => format!("navin/{}-a{n}", task.id),
+    };
     if slug.is_empty() {
-        format!("navin/{}", task.id)
+        prefix
     } else {
-        format!("navin/{}-{slug}", task.id)
+        format!("{prefix}-{slug}")
     }
 }
 
@@ -391,6 +414,54 @@ mod tests {
         assert_eq!(step_branch(&task), "navin/C1-edit-src-cli-history-rs");
         task.title = "!!!".into();
         assert_eq!(step_branch(&task), "navin/C1");
+    }
+
+    #[test]
+    fn an_attempt_that_starts_over_gets_a_branch_of_its_own_and_a_continued_one_keeps_its_pull_requests(
+    ) {
+        use navin_ledger::model::{Attempt, AttemptOutcome};
+        let l = ledger();
+        let mut task = l.board.task("C1").unwrap().clone();
+        let at = chrono::Utc.with_ymd_and_hms(2026, 12, 1, 9, 0, 0).unwrap();
+        let attempt = |number: u32, outcome: Option<AttemptOutcome>, pr: Option<u64>| Attempt {
+            number,
+            agent: "workflow".into(),
+            started_at: at,
+            ended_at: outcome.map(|_| at),
+            outcome,
+            pr,
+            tokens: 0,
+            cost_usd: 0.0,
+            failure: None,
+            note: None,
+            spend_unreported: false,
+            start_over: false,
+        };
+        task.links.branch = Some("feature/history".into());
+        task.links.prs = vec![12];
+        // Red CI on attempt 1: attempt 2 goes on with #12, on its branch.
+        task.attempts = vec![attempt(1, Some(AttemptOutcome::CiRed), Some(12))];
+        assert_eq!(step_branch(&task), "feature/history");
+        // Replanned since: attempt 2 starts over on a branch no attempt used.
+        task.attempts[0].start_over = true;
+        assert_eq!(step_branch(&task), "navin/C1-a2-edit-src-cli-history-rs");
+        // #13 closed: attempt 3 (open now) starts over too.
+        task.attempts = vec![
+            attempt(1, Some(AttemptOutcome::CiRed), Some(12)),
+            attempt(2, Some(AttemptOutcome::Closed), Some(13)),
+            attempt(3, None, None),
+        ];
+        assert_eq!(step_branch(&task), "navin/C1-a3-edit-src-cli-history-rs");
+        let (_, body) = step_brief(
+            &l,
+            &task,
+            &RepoRef::new("o/r", "https://github.com"),
+            BriefOptions::default(),
+        );
+        assert!(
+            body.contains("`navin/C1-a3-edit-src-cli-history-rs`"),
+            "the brief names the attempt's branch: {body}"
+        );
     }
 
     #[test]

@@ -150,7 +150,7 @@ fn due_on(task: &Task, ready: bool, agents: &Agents, now: DateTime<Utc>) -> Opti
 /// last ended attempt's, for the brief.
 pub fn continues(task: &Task) -> Option<u64> {
     let last = task.attempts.iter().rev().find(|a| !a.is_open())?;
-    if last.outcome == Some(AttemptOutcome::Replanned) {
+    if last.outcome == Some(AttemptOutcome::Replanned) || last.start_over {
         return None;
     }
     continued(task, last)

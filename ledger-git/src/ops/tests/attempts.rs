@@ -155,6 +155,41 @@ fn a_replan_ends_the_open_attempts_of_the_steps_it_resets() {
 }
 
 #[test]
+fn a_replan_after_an_attempt_ended_marks_it_so_the_next_one_starts_over() {
+    let l = dispatched(&chain(), "S1", "workflow");
+    let l = run(
+        &l,
+        Operation::Fail {
+            step: "S1".into(),
+            evidence: None,
+            reason: "ci/test failed".into(),
+            outcome: AttemptOutcome::CiRed,
+        },
+        &navin(),
+    );
+    assert_eq!(attempts(&l, "S1")[0].outcome, Some(AttemptOutcome::CiRed));
+    assert!(
+        !attempts(&l, "S1")[0].start_over,
+        "red CI alone is continued"
+    );
+    let l = run(
+        &l,
+        Operation::Replan {
+            step: "S1".into(),
+            reason: "wrong approach".into(),
+        },
+        &human(),
+    );
+    let a = attempts(&l, "S1");
+    assert_eq!(
+        a[0].outcome,
+        Some(AttemptOutcome::CiRed),
+        "what happened stays"
+    );
+    assert!(a[0].start_over, "{a:?}");
+}
+
+#[test]
 fn a_pause_cuts_off_the_open_attempt_and_a_paused_mission_starts_nothing() {
     let l = dispatched(&chain(), "S1", "workflow");
     let l = run(
