@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs navin-action for the Action (action.yml and the root action.yml run
-# it): the release tarball for this runner, checked against its .sha256, or,
-# when there is no release asset, a build of the action's own source.
+# it), or `navin` for an agent job (NAVIN_INSTALL_BIN=navin): the release
+# tarball for this runner, checked against its .sha256, or, when there is no
+# release asset, a build of the action's own source.
 #
 # Environment (all optional):
+#   NAVIN_INSTALL_BIN        `navin-action` (default) or `navin` (the CLI and
+#                            MCP server an agent job runs)
 #   NAVIN_VERSION            release tag, e.g. v0.1.0; empty: v + the workspace
 #                            version of the source next to this script
 #   NAVIN_BUILD_FROM_SOURCE  `true`: skip the download and build with cargo
@@ -13,8 +16,8 @@
 #                            default https://github.com/<repo>/releases/download
 #                            (https only; plain http only to a loopback host)
 #   NAVIN_TARGET             target triple; default from RUNNER_OS/RUNNER_ARCH
-#   NAVIN_INSTALL_DIR        where navin-action is put; default
-#                            $RUNNER_TEMP/navin-action/bin
+#   NAVIN_INSTALL_DIR        where the binary is put; default
+#                            $RUNNER_TEMP/<binary>/bin
 #   NAVIN_ACTION_CARGO       the cargo command for building from source
 #                            (default `cargo`)
 #   NAVIN_INSTALL_PHASE      empty: download, else build (one call does all);
@@ -33,7 +36,16 @@ to_unix_path() {
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 src="$(cd "$script_dir/.." && pwd)"
 temp="$(to_unix_path "${RUNNER_TEMP:-${TMPDIR:-/tmp}}")"
-work="$temp/navin-action"
+bin="${NAVIN_INSTALL_BIN:-navin-action}"
+case "$bin" in
+  navin-action) package=navin-action ;;
+  navin) package=navin-bot ;;
+  *)
+    echo "::error title=navin::NAVIN_INSTALL_BIN must be navin-action or navin"
+    exit 1
+    ;;
+esac
+work="$temp/$bin"
 install_dir="$(to_unix_path "${NAVIN_INSTALL_DIR:-$work/bin}")"
 cargo="${NAVIN_ACTION_CARGO:-cargo}"
 mkdir -p "$work" "$install_dir"
@@ -50,8 +62,8 @@ if [ -z "$target" ]; then
     *) target="" ;;
   esac
 fi
-exe=navin-action
-case "$target" in *-windows-*) exe=navin-action.exe ;; esac
+exe="$bin"
+case "$target" in *-windows-*) exe="$bin.exe" ;; esac
 
 # The workspace version of the action source this ref points at.
 source_version="v$(sed -n '/^\[workspace\.package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' "$src/Cargo.toml" | head -n 1)"
@@ -140,13 +152,13 @@ if [ "$phase" = build ]; then
   stamp="$(source_hash)"
   if [ -x "$built/$exe" ] && [ "$(cat "$built/source" 2>/dev/null)" = "$stamp" ]; then
     cp "$built/$exe" "$installed"
-    echo "reused navin-action built from this source (build cache)"
+    echo "reused $bin built from this source (build cache)"
   else
     if ! command -v "$cargo" >/dev/null 2>&1; then
-      echo "::error title=navin::cargo is needed to build navin-action from source but is not installed"
+      echo "::error title=navin::cargo is needed to build $bin from source but is not installed"
       exit 1
     fi
-    "$cargo" build --release --locked -p navin-action \
+    "$cargo" build --release --locked -p "$package" \
       --manifest-path "$src/Cargo.toml" --target-dir "$work/target"
     mkdir -p "$built"
     cp "$work/target/release/$exe" "$built/$exe"
@@ -161,13 +173,13 @@ fi
 rm -f "$installed"
 from_release=false
 if [ "${NAVIN_BUILD_FROM_SOURCE:-false}" = true ]; then
-  echo "build-from-source is true: building navin-action with cargo"
+  echo "build-from-source is true: building $bin with cargo"
 elif [ -z "$target" ]; then
-  echo "::warning title=navin::no navin-action release for ${RUNNER_OS:-this OS}/${RUNNER_ARCH:-this architecture}; building from source"
+  echo "::warning title=navin::no $bin release for ${RUNNER_OS:-this OS}/${RUNNER_ARCH:-this architecture}; building from source"
 elif [ -z "$base" ]; then
   echo "::warning title=navin::the action's repository is unknown (a local action?); building from source"
 else
-  asset="navin-action-$target.tar.gz"
+  asset="$bin-$target.tar.gz"
   url="$base/$version/$asset"
   download="$(mktemp -d "$work/download.XXXXXX")"
   if fetch "$url" "$download/$asset" && fetch "$url.sha256" "$download/$asset.sha256"; then
@@ -191,7 +203,7 @@ else
     from_release=true
   else
     rm -rf "$download"
-    echo "::warning title=navin::no release asset $asset for $version at $base; building navin-action from source"
+    echo "::warning title=navin::no release asset $asset for $version at $base; building $bin from source"
   fi
 fi
 
@@ -203,19 +215,19 @@ if [ "$from_release" != true ]; then
     # The build comes in the next step, after the cache of earlier builds is restored:
     # exact for this source, else the newest for this lock file (dependencies built).
     lock="$(sha256_of "$src/Cargo.lock" | cut -c1-16)"
-    prefix="navin-action-${target:-${RUNNER_OS:-os}-${RUNNER_ARCH:-arch}}-$lock-"
+    prefix="$bin-${target:-${RUNNER_OS:-os}-${RUNNER_ARCH:-arch}}-$lock-"
     output "build=true"
     output "cache-key=$prefix$(source_hash | cut -c1-16)"
     output "cache-restore-key=$prefix"
     output "cache-dir=$work"
-    echo "navin-action will be built from source (build cache key $prefix…)"
+    echo "$bin will be built from source (build cache key $prefix…)"
     exit 0
   fi
   if ! command -v "$cargo" >/dev/null 2>&1; then
-    echo "::error title=navin::cargo is needed to build navin-action from source but is not installed"
+    echo "::error title=navin::cargo is needed to build $bin from source but is not installed"
     exit 1
   fi
-  "$cargo" build --release --locked -p navin-action \
+  "$cargo" build --release --locked -p "$package" \
     --manifest-path "$src/Cargo.toml" --target-dir "$work/target"
   cp "$work/target/release/$exe" "$installed"
 fi

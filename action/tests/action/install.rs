@@ -132,12 +132,14 @@ impl Install {
             &t.join("stub-cargo"),
             &format!(
                 "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\n\
+                 exe=navin-action\n\
                  while [ $# -gt 0 ]; do\n\
                  if [ \"$1\" = --target-dir ]; then dir=\"$2\"; fi\n\
+                 if [ \"$1\" = -p ] && [ \"$2\" = navin-bot ]; then exe=navin; fi\n\
                  shift\ndone\n\
                  mkdir -p \"$dir/release\"\n\
-                 printf '#!/bin/sh\\necho navin-action built from source\\n' > \"$dir/release/navin-action\"\n\
-                 chmod +x \"$dir/release/navin-action\"\n",
+                 printf '#!/bin/sh\\necho %s built from source\\n' \"$exe\" > \"$dir/release/$exe\"\n\
+                 chmod +x \"$dir/release/$exe\"\n",
                 log = t.join("cargo.log").display()
             ),
         );
@@ -500,4 +502,43 @@ fn a_second_job_on_the_same_source_reuses_the_cached_build_without_cargo() {
     );
     assert_eq!(third.code, Some(0), "{}", third.log());
     assert_eq!(third.cargo_calls().len(), 1, "{}", third.log());
+}
+
+#[test]
+fn an_agent_job_installs_navin_from_the_release_or_builds_it_when_there_is_none() {
+    // No release at all: the agent job still gets `navin`, built from this source.
+    let root = tempfile::tempdir().expect("tempdir");
+    let server = FileServer::start(root.path());
+    let run = Install::run(&server.base, &[("NAVIN_INSTALL_BIN", "navin")]);
+    assert_eq!(run.code, Some(0), "{}", run.log());
+    let installed = run.temp.path().join("navin/bin/navin");
+    assert_eq!(
+        run.output_path().as_deref(),
+        Some(installed.to_str().expect("utf-8"))
+    );
+    let calls = run.cargo_calls();
+    assert!(
+        calls.len() == 1 && calls[0].contains("-p navin-bot"),
+        "{calls:?}"
+    );
+    assert!(
+        server
+            .requests()
+            .contains(&format!("/{VERSION}/navin-x86_64-unknown-linux-gnu.tar.gz")),
+        "the release asset of navin is tried first: {:?}",
+        server.requests()
+    );
+    let out = Command::new(&installed).output().expect("run navin");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "navin built from source"
+    );
+
+    let bogus = Install::run(&server.base, &[("NAVIN_INSTALL_BIN", "rm")]);
+    assert_ne!(bogus.code, Some(0), "only navin and navin-action install");
+    assert!(
+        bogus.stdout.contains("NAVIN_INSTALL_BIN must be"),
+        "{}",
+        bogus.log()
+    );
 }
