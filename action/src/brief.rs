@@ -42,6 +42,7 @@ pub fn brief(run: &Run<'_>, config: &RepoConfig) -> Result<(), ActionError> {
         required_checks: policy.required_for(task.validation),
         model,
         plan_edits: edits.as_deref(),
+        checkout: false,
     };
     let (title, body) = step_brief(&ledger, task, &repo, options);
     println!("brief for {step} (mission v{}):", ledger.mission.version);

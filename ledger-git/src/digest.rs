@@ -15,6 +15,8 @@ pub const MAX_CHARS: usize = 1500;
 const MAX_READY: usize = 8;
 /// Open missing-info entries named before "and N more".
 const MAX_MISSING: usize = 3;
+/// Facts named in the digest, newest first; the brief lists them all.
+const MAX_FACTS: usize = 5;
 
 /// The seed's orchestrator protocol, condensed to one line per step.
 pub const PROTOCOL: [&str; 7] = [
@@ -47,6 +49,8 @@ pub struct Digest {
     pub cost_used_usd: f64,
     pub max_cost_usd: Option<f64>,
     pub missing_info: Vec<String>,
+    /// Facts and answers people gave, newest first: what the agent is to use, not guess.
+    pub facts: Vec<String>,
     pub last_reason: Option<String>,
     pub steps_done: usize,
     pub steps_total: usize,
@@ -87,6 +91,7 @@ pub fn digest(ledger: &Ledger) -> Digest {
         cost_used_usd: p.cost_used_usd,
         max_cost_usd: p.budget.max_cost_usd,
         missing_info: m.missing_info.clone(),
+        facts: m.facts.iter().rev().cloned().collect(),
         last_reason: m.history.last().map(|h| h.reason.clone()),
         steps_done,
         steps_total: ledger.board.tasks.len(),
@@ -156,6 +161,7 @@ fn render(d: &Digest) -> String {
             list(&d.missing_info, MAX_MISSING, 120)
         ));
     }
+    let facts_at = lines.len();
     if let Some(reason) = &d.last_reason {
         lines.push(format!("Last change: {}", line(reason, 160)));
     }
@@ -163,8 +169,48 @@ fn render(d: &Digest) -> String {
     for (i, step) in PROTOCOL.iter().enumerate() {
         lines.push(format!("{}. {step}", i + 1));
     }
+    // The facts get what room the rest leaves, so they never push the protocol out.
+    if !d.facts.is_empty() {
+        let used = lines.iter().map(|l| l.chars().count() + 1).sum::<usize>();
+        let room = MAX_CHARS.saturating_sub(used + 1);
+        if let Some(facts) = facts_line(&d.facts, room) {
+            lines.insert(facts_at, facts);
+        }
+    }
     let text = lines.join("\n");
     cut(&text, MAX_CHARS)
+}
+
+/// The facts line in at most `room` characters: as many facts (newest first, each cut
+/// to 120 characters) as fit, then how many more; `None` when not even one fits.
+fn facts_line(facts: &[String], room: usize) -> Option<String> {
+    const PREFIX: &str = "Facts from people (use them): ";
+    let mut shown: Vec<String> = Vec::new();
+    for fact in facts.iter().take(MAX_FACTS) {
+        let mut next = shown.clone();
+        next.push(line(fact, 120));
+        let rest = facts.len() - next.len();
+        let more = if rest > 0 {
+            format!(", and {rest} more")
+        } else {
+            String::new()
+        };
+        let candidate = format!("{PREFIX}{}{more}", next.join(", "));
+        if candidate.chars().count() > room {
+            break;
+        }
+        shown = next;
+    }
+    if shown.is_empty() {
+        return None;
+    }
+    let rest = facts.len() - shown.len();
+    let more = if rest > 0 {
+        format!(", and {rest} more")
+    } else {
+        String::new()
+    };
+    Some(format!("{PREFIX}{}{more}", shown.join(", ")))
 }
 
 /// `items` joined, each cut to `each` characters, at most `max` named.

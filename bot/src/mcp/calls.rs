@@ -340,6 +340,10 @@ impl Desk<'_> {
                     false,
                 )
             }
+            "board_retry" => {
+                let i: StepInput = input(tool.name, args)?;
+                self.write(Operation::Retry { step: i.step }, key(i.op_id), false)
+            }
             "ledger_replan" => {
                 let i: ReplanInput = input(tool.name, args)?;
                 self.write(
@@ -536,6 +540,13 @@ pub fn brief(
         required_checks: policy.required_for(task.validation),
         model: config.models.for_mode(ledger.mission.mode),
         plan_edits: edits.as_deref(),
+        // A mission made in a checkout has no pull requests or CI behind it.
+        checkout: ledger
+            .mission
+            .origin
+            .as_ref()
+            .and_then(|o| o.repository.as_ref())
+            .is_none(),
     };
     let at = local_repo_ref(ledger, store.branch());
     Ok(navin_domain::render::step_brief(ledger, task, &at, options))

@@ -51,6 +51,10 @@ pub const TOOLS: &[ToolSpec] = &[
         "Record a failed attempt on a step (retry within max_retries, then a local replan).",
     ),
     ToolSpec::write(
+        "board_retry",
+        "Retry a failed step: it goes back to planned for its next attempt, within max_retries (past them, ledger_replan). Read board_brief first: it carries the last failure.",
+    ),
+    ToolSpec::write(
         "ledger_replan",
         "Local replan: the step and its dependents go back to planned; completed upstream steps stay done.",
     ),
@@ -104,7 +108,9 @@ impl ToolSpec {
     /// The JSON Schema of this tool's input.
     pub fn input_schema(&self) -> serde_json::Map<String, serde_json::Value> {
         let schema = match self.name {
-            "board_brief" | "board_start" | "board_done" => schemars::schema_for!(StepInput),
+            "board_brief" | "board_start" | "board_done" | "board_retry" => {
+                schemars::schema_for!(StepInput)
+            }
             "plan_get" => schemars::schema_for!(PlanGetInput),
             "ledger_progress" => schemars::schema_for!(ProgressInput),
             "board_fail" => schemars::schema_for!(FailInput),

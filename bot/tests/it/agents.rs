@@ -225,6 +225,14 @@ fn a_red_verify_run_is_recorded_and_exits_1() {
         .contains("no-such-command"));
     let err = refused_as(d, AGENT, &["board", "done", "S1"]);
     assert!(err.contains("navin board verify"), "{err}");
+    // The next brief carries the red run: the command, how it ended, its output.
+    let brief = ok_as(d, AGENT, &["board", "brief", "S1"]);
+    assert!(
+        brief.contains("### Last recorded run")
+            && brief.contains("`git no-such-command` exited 1")
+            && brief.contains("no-such-command"),
+        "{brief}"
+    );
 }
 
 #[test]
@@ -482,11 +490,25 @@ fn digest_and_brief_read_the_ledger_and_the_digest_leads_with_a_pause() {
         "### Done when",
         "### Do not",
         "### Validation",
-        "Navin-Step: S1",
         "`navin/S1-write-it`",
         "    Mission v4 [running]",
+        // A mission made in a checkout is worked there: a commit, proven by verify.
+        "committed in this checkout",
+        "`navin board verify S1` records a green run",
+        "ask with `ask_user`",
     ] {
         assert!(brief.contains(part), "brief lacks {part:?}:\n{brief}");
+    }
+    for github in [
+        "pull request",
+        "Navin-Step",
+        "https://github.com",
+        "this issue",
+    ] {
+        assert!(
+            !brief.contains(github),
+            "a local brief speaks of {github:?}:\n{brief}"
+        );
     }
     ok_as(
         d,

@@ -19,7 +19,7 @@ from mcp.types import Implementation
 NAVIN, REPO = sys.argv[1], sys.argv[2]
 READ_TOOLS = {"ledger_get", "board_digest", "ledger_digest", "board_next", "board_brief", "plan_get"}
 WRITE_TOOLS = {
-    "board_start", "ledger_progress", "board_done", "board_fail", "ledger_replan",
+    "board_start", "ledger_progress", "board_done", "board_fail", "board_retry", "ledger_replan",
     "ledger_pause", "ledger_resume", "ledger_update", "ledger_init", "ask_user",
 }
 
@@ -78,7 +78,7 @@ async def plan_mode(s):
 
 async def agent_mode(s):
     tools = {t.name for t in (await s.list_tools()).tools}
-    check(tools == READ_TOOLS | WRITE_TOOLS, "agent mode lists all sixteen tools")
+    check(tools == READ_TOOLS | WRITE_TOOLS, "agent mode lists all seventeen tools")
     before = (await s.call_tool("ledger_get", {})).structured_content["mission"]["version"]
     bad = await s.call_tool("ledger_progress", {"step": "S1", "real_progress": "yes"})
     check(bad.is_error and error_code(bad) == "invalid_input" and "real_progress" in bad.content[0].text, "wrong types name the field")
@@ -154,6 +154,26 @@ async def agent_mode(s):
     check(answered.returncode == 0, f"a person answers from the CLI: {answered.stderr}")
     mission = (await s.call_tool("ledger_get", {})).structured_content["mission"]
     check(any("yes, both grammars" in f for f in mission["facts"]) and not mission["missing_info"], "the answer is a fact")
+    digest = (await s.call_tool("board_digest", {})).structured_content["text"]
+    check("yes, both grammars" in digest, "the answer reaches the digest")
+
+    # A failed attempt, retried over MCP: the step is ready again and its brief says why.
+    resumed = navin("ledger", "resume", "--reason", "reviewed", actor="human:maintainer")
+    check(resumed.returncode == 0, f"the human resumes their pause: {resumed.stderr}")
+    started = await s.call_tool("board_start", {"step": "S2"})
+    check(not started.is_error, "board_start S2" + (": " + started.content[0].text if started.is_error else ""))
+    failed = await s.call_tool("board_fail", {"step": "S2", "reason": "the grammar test hangs"})
+    check(not failed.is_error, "board_fail S2")
+    retried = await s.call_tool("board_retry", {"step": "S2"})
+    check(not retried.is_error, "board_retry S2" + (": " + retried.content[0].text if retried.is_error else ""))
+    ready = (await s.call_tool("board_next", {})).structured_content["ready"]
+    check(any(t.get("id") == "S2" for t in ready), f"S2 is ready again: {ready}")
+    again = await s.call_tool("board_retry", {"step": "S2"})
+    check(again.is_error and error_code(again) == "invalid_transition", "a step that has not failed is not retried")
+    brief = (await s.call_tool("board_brief", {"step": "S2"})).structured_content["brief"]
+    check("This is attempt 2" in brief and "the grammar test hangs" in brief, "the brief names the failed attempt")
+    check("yes, both grammars" in brief, "the answer reaches the brief")
+
     live = await s.call_tool("ledger_init", {"goal": "Something else"})
     check(live.is_error and error_code(live) == "mission_live", "ledger_init refuses to replace a live mission")
 

@@ -173,6 +173,9 @@ fn digest_stays_within_its_bound_for_huge_goals_and_boards() {
             add_missing_info: (0..50)
                 .map(|i| format!("{i} {}", "q".repeat(500)))
                 .collect(),
+            add_facts: (0..50)
+                .map(|i| format!("{i} {}", "f".repeat(500)))
+                .collect(),
             reason: "r".repeat(5000),
             ..UpdateArgs::default()
         }),
@@ -186,4 +189,33 @@ fn digest_stays_within_its_bound_for_huge_goals_and_boards() {
         "the protocol survives the cut"
     );
     assert_eq!(digest(&l), d, "deterministic");
+}
+
+#[test]
+fn a_persons_answers_reach_the_digest_newest_first() {
+    let init = Operation::Init(InitArgs {
+        goal: "Parse dates".into(),
+        steps: vec![step("S1", &[])],
+        ..InitArgs::default()
+    });
+    let mut l = then(None, init, Actor::Human("alice".into()));
+    for fact in ["Dates are ISO 8601", "Keep the v1 grammar"] {
+        l = then(
+            Some(&l),
+            Operation::Update(UpdateArgs {
+                add_facts: vec![fact.into()],
+                reason: "answered".into(),
+                ..UpdateArgs::default()
+            }),
+            Actor::Human("alice".into()),
+        );
+    }
+    let d = digest(&l);
+    assert_eq!(d.facts, ["Keep the v1 grammar", "Dates are ISO 8601"]);
+    assert!(
+        d.text
+            .contains("Facts from people (use them): Keep the v1 grammar, Dates are ISO 8601"),
+        "{}",
+        d.text
+    );
 }

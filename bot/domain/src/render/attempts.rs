@@ -1,4 +1,4 @@
-//! The brief's account of earlier attempts: what the last one left (continue its pull request or start over), what failed and how, and what each attempt tried.
+//! The brief's account of earlier attempts: what the last one left (continue its pull request or start over), what failed and how (in CI, or in the last run `navin board verify` recorded), and what each attempt tried.
 
 use navin_ledger::model::{Attempt, Task};
 
@@ -79,6 +79,74 @@ pub fn previous_attempts(task: &Task) -> String {
     out.push_str(
         "\nA failure whose fingerprint repeats counts as a loop: try something different from the attempts above.\n\n",
     );
+    out
+}
+
+/// Output of a red recorded run shown in the brief, at most (its tail: the end of a
+/// test run names the failures).
+const RUN_EXCERPT: usize = 1_500;
+
+/// The "Last recorded run" section of `task`'s brief when the newest run Navin recorded
+/// for it (`navin board verify`, the Action's verify mode) is red: the command, how it
+/// ended, the tests it broke, and its output's tail. Nothing when that run is green or
+/// there is none: CI failures are in "Previous attempts".
+pub fn last_red_run(task: &Task) -> String {
+    let Some((e, run)) = task
+        .evidence
+        .iter()
+        .rev()
+        .find_map(|e| e.run.as_ref().map(|r| (e, r)))
+    else {
+        return String::new();
+    };
+    if e.ok {
+        return String::new();
+    }
+    let ended = match (run.timed_out, run.exit_code) {
+        (true, _) => "timed out".to_owned(),
+        (false, Some(code)) => format!("exited {code}"),
+        (false, None) => "was killed".to_owned(),
+    };
+    let mut out = String::from(
+        "### Last recorded run
+",
+    );
+    out.push_str(&format!(
+        "{} {ended} on {}{}.\n",
+        code(&run.command.join(" ")),
+        code(&run.head.chars().take(12).collect::<String>()),
+        if run.dirty {
+            " (with uncommitted changes)"
+        } else {
+            ""
+        }
+    ));
+    if let Some(base) = &run.baseline {
+        if !base.new_failures.is_empty() {
+            let ids: Vec<String> = base.new_failures.iter().take(10).map(|t| code(t)).collect();
+            out.push_str(&format!(
+                "Failing since the step's base: {}.\n",
+                ids.join(", ")
+            ));
+        }
+        if !base.pre_existing.is_empty() {
+            out.push_str(&format!(
+                "{} test(s) also fail on the base: not this step's to fix.\n",
+                base.pre_existing.len()
+            ));
+        }
+    }
+    let tail: String = {
+        let chars: Vec<char> = run.output_tail.chars().collect();
+        chars[chars.len().saturating_sub(RUN_EXCERPT)..]
+            .iter()
+            .collect()
+    };
+    if !tail.trim().is_empty() {
+        out.push('\n');
+        out.push_str(&fenced(&tail));
+    }
+    out.push('\n');
     out
 }
 

@@ -40,6 +40,10 @@ pub struct BriefOptions<'a> {
     /// The plan's edits since it was first proposed, as Markdown
     /// (`PlanRecord::binding_edits`): binding on the agent.
     pub plan_edits: Option<&'a str>,
+    /// The agent works in a local checkout of a mission with no GitHub behind it
+    /// (`navin board brief`, `navin mcp` on a mission made locally): its work is a commit
+    /// proven by `navin board verify`, not a pull request proven by CI.
+    pub checkout: bool,
 }
 
 /// Issue title and body for `task`.
@@ -58,19 +62,24 @@ pub fn step_brief(
     body.push_str(&step_marker(ledger, &task.id));
     body.push('\n');
     body.push_str(&format!(
-        "Step {} of the mission **{}** (v{}). This issue is the whole brief: it does not assume you saw the conversation that planned the mission.\n\n",
+        "Step {} of the mission **{}** (v{}). This {} is the whole brief: it does not assume you saw the conversation that planned the mission.\n\n",
         code(&task.id),
         inline(&ledger.mission.goal, 200),
-        ledger.mission.version
+        ledger.mission.version,
+        if options.checkout { "text" } else { "issue" }
     ));
 
     body.push_str(&super::attempts::previous_attempts(task));
+    body.push_str(&super::attempts::last_red_run(task));
 
     body.push_str("### Role\n");
-    body.push_str(&format!(
-        "Implementer of one step in {}: change the code for this step only, in one pull request.\n\n",
-        code(&repo.full_name)
-    ));
+    body.push_str(&match options.checkout {
+        true => "Implementer of one step: change the code for this step only, committed in this checkout.\n\n".to_owned(),
+        false => format!(
+            "Implementer of one step in {}: change the code for this step only, in one pull request.\n\n",
+            code(&repo.full_name)
+        ),
+    });
 
     body.push_str("### Goal\n");
     body.push_str(&inline(&task.title, 300));
@@ -101,17 +110,29 @@ pub fn step_brief(
         .and_then(|o| o.plan_id.as_deref())
     {
         let path = format!("{}/{plan}.md", navin_ledger::store::PLANS_DIR);
-        body.push_str(&format!(
-            "- The approved plan: [{}]({})\n",
-            code(&path).trim_matches('`'),
-            repo.ledger_blob_url(&path)
-        ));
+        body.push_str(&match options.checkout {
+            true => format!(
+                "- The approved plan: {}\n",
+                code(&format!("git show {}:{path}", repo.ledger_branch))
+            ),
+            false => format!(
+                "- The approved plan: [{}]({})\n",
+                code(&path).trim_matches('`'),
+                repo.ledger_blob_url(&path)
+            ),
+        });
     }
     body.push('\n');
 
     body.push_str("### Constraints\n");
     for c in &ledger.mission.constraints {
         body.push_str(&format!("- {}\n", inline(c, 300)));
+    }
+    for fact in &ledger.mission.facts {
+        body.push_str(&format!(
+            "- Fact (a person's word): {}\n",
+            inline(fact, 500)
+        ));
     }
     if !task.depends_on.is_empty() {
         let deps: Vec<String> = task.depends_on.iter().map(|d| code(d)).collect();
@@ -129,6 +150,68 @@ pub fn step_brief(
     if let Some(a) = task.acceptance.as_deref().filter(|a| !a.trim().is_empty()) {
         body.push_str(&format!("- Acceptance: {}\n", inline(a, 1000)));
     }
+    if options.checkout {
+        done_in_checkout(&mut body, task);
+    } else {
+        done_on_github(&mut body, task, required_checks);
+    }
+    body.push('\n');
+
+    body.push_str("### Do not\n");
+    let ask = match options.checkout {
+        true => "with `ask_user`",
+        false => "on this issue",
+    };
+    body.push_str(&format!(
+        "- Do not work on other steps or widen the scope; ask {ask} instead.\n"
+    ));
+    body.push_str(&format!(
+        "- Do not write to the ledger branch {} or claim the step done {}.\n",
+        code(&repo.ledger_branch),
+        match options.checkout {
+            true => "before `navin board verify` records a green run: only that run proves it",
+            false => "in a comment: only green checks prove it",
+        }
+    ));
+    body.push_str(&format!(
+        "- Do not invent facts: when information is missing, {} and wait.\n",
+        match options.checkout {
+            true => "ask with `ask_user`",
+            false => "say what on this issue",
+        }
+    ));
+    body.push('\n');
+    if let Some(edits) = options.plan_edits.filter(|e| !e.trim().is_empty()) {
+        body.push_str("### Plan edits (binding)\n");
+        body.push_str("The plan was edited after it was first proposed. These edits are binding: added entries are part of the work, removed entries are not to be done, and answered questions are the answers to use.\n\n");
+        body.push_str(edits.trim_end());
+        body.push_str("\n\n");
+    }
+    report_back(&mut body, ledger, task, options);
+    (title, body)
+}
+
+/// "Done when" for a step worked in a local checkout: a commit, proven by `navin board
+/// verify`.
+fn done_in_checkout(body: &mut String, task: &Task) {
+    match task.validation {
+        Validation::Test | Validation::Lint | Validation::Verify => {
+            body.push_str(&format!(
+                "- A commit in this checkout makes the step's change (since the commit the step was started from), on a clean tree.\n- Validation `{}`: `navin board verify {}` records a green run for that `HEAD`; then `board_done` closes the step.\n",
+                task.validation, task.id
+            ));
+        }
+        Validation::Manual => body.push_str(
+            "- Validation `manual`: a person checks the change and closes the step with `navin board done`.\n",
+        ),
+        Validation::None => body.push_str(
+            "- Validation `none`: the change is committed; `board_done` closes the step.\n",
+        ),
+    }
+}
+
+/// "Done when" for a step worked through a pull request on GitHub.
+fn done_on_github(body: &mut String, task: &Task, required_checks: &[String]) {
     body.push_str(&format!(
         "- A pull request with the line `Navin-Step: {}` in its body (or a branch named `navin/{}-…`) is open.\n",
         task.id, task.id
@@ -164,26 +247,6 @@ pub fn step_brief(
             "- Validation `none`: a maintainer closes the step with `/done` once the pull request is merged.\n",
         ),
     }
-    body.push('\n');
-
-    body.push_str("### Do not\n");
-    body.push_str("- Do not work on other steps or widen the scope; ask on this issue instead.\n");
-    body.push_str(&format!(
-        "- Do not write to the ledger branch {} or claim the step done in a comment: only green checks prove it.\n",
-        code(&repo.ledger_branch)
-    ));
-    body.push_str(
-        "- Do not invent facts: when information is missing, say what on this issue and wait.\n",
-    );
-    body.push('\n');
-    if let Some(edits) = options.plan_edits.filter(|e| !e.trim().is_empty()) {
-        body.push_str("### Plan edits (binding)\n");
-        body.push_str("The plan was edited after it was first proposed. These edits are binding: added entries are part of the work, removed entries are not to be done, and answered questions are the answers to use.\n\n");
-        body.push_str(edits.trim_end());
-        body.push_str("\n\n");
-    }
-    report_back(&mut body, ledger, task, options.model);
-    (title, body)
 }
 
 /// The branch a step's current attempt works on. An attempt that continues a pull
@@ -232,11 +295,11 @@ pub fn step_branch(task: &Task) -> String {
 
 /// How to validate locally and report back, plus the digest: the same for the issue an
 /// agent is handed, `navin board brief` and the MCP `board_brief` tool.
-fn report_back(body: &mut String, ledger: &Ledger, task: &Task, model: Option<&str>) {
+fn report_back(body: &mut String, ledger: &Ledger, task: &Task, options: BriefOptions<'_>) {
     if !task.commands.is_empty() || task.validation.needs_run() {
         validation(body, task);
     }
-    report(body, ledger, task, model);
+    report(body, ledger, task, options);
 }
 
 fn validation(body: &mut String, task: &Task) {
@@ -265,20 +328,27 @@ fn validation(body: &mut String, task: &Task) {
     body.push('\n');
 }
 
-fn report(body: &mut String, ledger: &Ledger, task: &Task, model: Option<&str>) {
+fn report(body: &mut String, ledger: &Ledger, task: &Task, options: BriefOptions<'_>) {
     body.push_str("### Report back\n");
-    if let Some(model) = model {
+    if let Some(model) = options.model {
         body.push_str(&format!(
             "- Model: {} (this {} mission's choice in `.github/navin.yml` `models`).\n",
             code(model),
             ledger.mission.mode.as_str()
         ));
     }
-    body.push_str(&format!(
-        "- Work on the branch {} and open one pull request whose body has the line `Navin-Step: {}`.\n",
-        code(&step_branch(task)),
-        task.id
-    ));
+    body.push_str(&match options.checkout {
+        true => format!(
+            "- Work on the branch {} in this checkout and commit the change; `navin board verify {}` runs the step's validation and records it.\n",
+            code(&step_branch(task)),
+            task.id
+        ),
+        false => format!(
+            "- Work on the branch {} and open one pull request whose body has the line `Navin-Step: {}`.\n",
+            code(&step_branch(task)),
+            task.id
+        ),
+    });
     body.push_str("- With Navin's MCP server (`navin mcp`): `board_start`, then `ledger_progress` each turn (real_progress, fingerprint, tokens, cost), `board_done` once the run is green, `board_fail` or `ledger_pause` when stuck. You never hand in evidence: Navin looks it up.\n\n");
     // Indented, not fenced: a goal holding a fence cannot end the block early.
     body.push_str("### Mission digest\n\n");

@@ -215,6 +215,7 @@ impl Session<'_> {
             required_checks: policy.required_for(start.task.validation),
             model: config.models.for_mode(ledger.mission.mode),
             plan_edits: edits.as_deref(),
+            checkout: false,
         };
         let (_, brief) = step_brief(ledger, start.task, &self.repo_ref(), options);
         let body = format!("{headline}\n\n{brief}");

@@ -114,6 +114,7 @@ impl Session<'_> {
                         required_checks: policy.required_for(task.validation),
                         model,
                         plan_edits: edits.as_deref(),
+                        checkout: false,
                     };
                     let (title, body) = step_brief(&ledger, task, &self.repo_ref(), options);
                     let number = self
