@@ -247,7 +247,7 @@ impl Work<'_> {
         }
         // The engine answered a refused call with an error reply: still a failure of
         // this job, and the permission it lacked is what to fix.
-        if let Some(e) = failure::from_setbacks(&report.setbacks()) {
+        if let Some(e) = failure::from_setbacks(&report.setbacks(), &self.branch) {
             return Err(e);
         }
         let url = github.git_remote_url(self.repo);

@@ -41,10 +41,15 @@ fn refused_call(p: Permission, e: &EngineError) -> String {
 /// A permission refusal the engine met while still finishing the event (it answered
 /// the command with an error reply, or fell back to defaults): the job fails naming
 /// the scope, since the fix is the workflow's `permissions:`.
-pub fn from_setbacks(setbacks: &[Setback]) -> Option<ActionError> {
-    setbacks.iter().find_map(|s| {
-        s.permission
-            .map(|p| permission(p, format!("{} ({})", p.purpose(), s.what)))
+pub fn from_setbacks(setbacks: &[Setback], branch: &str) -> Option<ActionError> {
+    setbacks.iter().find_map(|s| match s.permission {
+        Some(p) => Some(permission(p, format!("{} ({})", p.purpose(), s.what))),
+        // The job was given no `ledger-key` on a sealed ledger: the error names the input.
+        None if s.needs_ledger_key => Some(ActionError::Ledger {
+            branch: branch.to_owned(),
+            message: s.message.clone(),
+        }),
+        None => None,
     })
 }
 

@@ -261,3 +261,48 @@ fn update_and_rollback_comments_edit_the_ledger_in_event_mode() {
     assert_eq!(ledger.mission.goal, "ship the widget API");
     assert_eq!(ledger.mission.version, started + 3);
 }
+
+#[test]
+fn a_job_without_the_ledger_key_writes_nothing_on_a_sealed_ledger_and_says_which_input_to_set() {
+    let job = Job::for_events();
+    let issue = new_issue(&job, "- [ ] write the API\n");
+    let key = ("INPUT_LEDGER_KEY", "a shared ledger key of 32 bytes!");
+    // A job with the key makes the mission: the ledger is sealed.
+    let (_, event) = job.comment_event(issue, "alice", "/mission ship the widget API");
+    let r = job.run_with(
+        "event",
+        "issue_comment",
+        Some(&event),
+        Some(&job.token),
+        &[key],
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let tip = job.ledger_tip();
+
+    // A job that was not given the key writes nothing, and says what to set.
+    let (_, event) = job.comment_event(issue, "alice", "/pause lunch");
+    let r = job.run("event", "issue_comment", Some(&event), Some(&job.token));
+    assert_eq!(job.ledger_tip(), tip, "nothing was written: {r:?}");
+    let said = format!("{}{}", r.stdout, r.stderr);
+    assert_ne!(r.code, Some(0), "the job fails: {said}");
+    assert!(
+        r.lines_starting("::error")
+            .iter()
+            .any(|l| l.contains("`ledger-key` input") && l.contains("NAVIN_LEDGER_KEY")),
+        "{said}"
+    );
+    let reply = job.navin_comments(issue).pop().unwrap_or_default();
+    assert!(reply.contains("`ledger-key` input"), "{reply}");
+
+    // The same command from a job with the key applies, and the ledger stays readable.
+    let r = job.run_with(
+        "event",
+        "issue_comment",
+        Some(&event),
+        Some(&job.token),
+        &[key],
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let ledger = job.ledger().expect("ledger");
+    assert_eq!(ledger.mission.status.to_string(), "paused");
+}

@@ -70,6 +70,11 @@ impl EngineError {
         }
     }
 
+    /// The ledger is sealed and this writer has no key ([`StoreError::KeylessOnSealed`]).
+    pub fn needs_ledger_key(&self) -> bool {
+        matches!(self, EngineError::Store(StoreError::KeylessOnSealed { .. }))
+    }
+
     /// Errors a person should be told about (a broken or rewritten ledger branch, a
     /// refused push) rather than retried: the message names what is wrong and holds no
     /// secret. Rule refusals are worded by the caller.
@@ -83,6 +88,7 @@ impl EngineError {
                 | StoreError::Diverged { .. }
                 | StoreError::Rewritten { .. }
                 | StoreError::Foreign { .. }
+                | StoreError::KeylessOnSealed { .. }
                 | StoreError::Rewound(_)
                 | StoreError::VersionGap { .. }),
             ) => Some(LedgerRefusal::Branch(e.to_string())),

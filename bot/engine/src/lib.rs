@@ -112,6 +112,9 @@ pub struct Setback {
     pub what: String,
     /// The permission GitHub refused the call for lack of, if that was the cause.
     pub permission: Option<Permission>,
+    /// The ledger is sealed and this writer was given no ledger key: a setting to add,
+    /// never something a retry fixes.
+    pub needs_ledger_key: bool,
     /// The error as logged (no secrets: GitHub errors carry none).
     pub message: String,
 }
@@ -125,20 +128,32 @@ pub struct Report {
 
 impl Report {
     pub(crate) fn github(&self, what: &str, error: &GitHubError) {
-        self.push(what, error.missing_permission(), error);
+        self.push(what, error.missing_permission(), false, error);
     }
 
     pub(crate) fn engine(&self, what: &str, error: &EngineError) {
-        self.push(what, error.missing_permission(), error);
+        self.push(
+            what,
+            error.missing_permission(),
+            error.needs_ledger_key(),
+            error,
+        );
     }
 
-    fn push(&self, what: &str, permission: Option<Permission>, error: &dyn std::fmt::Display) {
+    fn push(
+        &self,
+        what: &str,
+        permission: Option<Permission>,
+        needs_ledger_key: bool,
+        error: &dyn std::fmt::Display,
+    ) {
         self.setbacks
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(Setback {
                 what: what.to_owned(),
                 permission,
+                needs_ledger_key,
                 message: error.to_string(),
             });
     }

@@ -194,6 +194,28 @@ impl Store {
         Ok(false)
     }
 
+    /// A store that pushes, has no key, and finds the branch's tip sealed: refused before
+    /// anything is written ([`StoreError::KeylessOnSealed`]). Only the tip is read: a
+    /// sealed ledger's writers all seal, so its tip carries a seal unless it is already
+    /// refused as foreign. A store that never pushes (an agent's `navin mcp` on a fetched
+    /// ledger, whose writes are journaled and replayed by a job that has the key) writes.
+    pub(super) fn refuse_keyless_on_sealed(
+        &self,
+        repo: &Repository,
+        tip: Option<Oid>,
+    ) -> Result<(), StoreError> {
+        let (Some(tip), None, Some(_)) = (tip, &self.cfg.seal_key, &self.cfg.remote) else {
+            return Ok(());
+        };
+        let commit = repo.find_commit(tip)?;
+        if commit.message().is_ok_and(seal::has_seal_line) {
+            return Err(StoreError::KeylessOnSealed {
+                branch: self.cfg.branch.clone(),
+            });
+        }
+        Ok(())
+    }
+
     fn made_by_navin(&self, commit: &git2::Commit<'_>) -> bool {
         let committer = commit.committer();
         let name = committer.name().unwrap_or_default();

@@ -69,6 +69,11 @@ pub enum StoreError {
         /// committer's name and trailers.
         sealed_ledger: bool,
     },
+    /// A writer without a ledger key asked to write a sealed ledger: its unsealed commit
+    /// would be refused as forged by every writer that holds the key (the App, the other
+    /// jobs), which would then build on nothing. Nothing is written.
+    #[error("the ledger branch {branch} is sealed with a ledger key and this writer has none, so what it wrote would be refused as forged; nothing was written. Give every writer the same key: one secret (`openssl rand -hex 32`) as the workflows' `ledger-key` input (a repository secret such as `NAVIN_LEDGER_KEY`) and the App's `NAVIN_LEDGER_KEY`")]
+    KeylessOnSealed { branch: String },
     /// The branch's tip does not contain a commit the remote itself says was on it.
     #[error(transparent)]
     Rewound(Box<Rewind>),

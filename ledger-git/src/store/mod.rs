@@ -377,6 +377,7 @@ impl Store {
         loop {
             attempt += 1;
             let base = self.base_tip(&repo)?;
+            self.refuse_keyless_on_sealed(&repo, base)?;
             let current = match base {
                 Some(oid) if has_ledger(&repo, oid)? => Some(self.load(&repo, oid)?),
                 _ => None,

@@ -165,7 +165,7 @@ impl Session<'_> {
             Ok(answer) => answer,
             Err(e) => match e.refusal() {
                 Some(reason) => {
-                    if e.missing_permission().is_some() {
+                    if e.missing_permission().is_some() || e.needs_ledger_key() {
                         self.report.engine("write the ledger", &e);
                     }
                     Answer::Refuse(Refusal::Ledger(reason))
