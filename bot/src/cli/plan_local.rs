@@ -230,7 +230,7 @@ pub(super) fn approve(
         }
         if navin_domain::rules::approvals::own_plan(&record.requested_by, &who, allow_author) {
             return Err(format!(
-                "{who} asked for plan {id}, and people do not approve their own plans unless `approval.allow_author_approval: true` is set in .github/navin.yml; another person approves it (`navin plan approve {id} --actor human:LOGIN`)"
+                "{who} asked for plan {id}, and people do not approve their own plans: working alone, set `approval.allow_author_approval: true` in the checkout's .github/navin.yml, then approve; otherwise another person approves it as themselves (`navin plan approve {id}` in their checkout)"
             ));
         }
         let approval = ApprovalEntry::new(&who, &record.hash, now, None);
