@@ -370,6 +370,11 @@ impl DashboardPlan {
         engine: Option<Arc<navin_engine::Engine>>,
     ) -> Result<Option<Router>, ServeError> {
         let Some(config) = self.config else {
+            // Said once at start: without it `/` is a bare 404 and nothing explains why.
+            tracing::info!(
+                "dashboard off: set NAVIN_DASHBOARD_URL (its public address), NAVIN_CLIENT_ID \
+                 and NAVIN_CLIENT_SECRET_FILE (the App's OAuth client) to serve it"
+            );
             return Ok(None);
         };
         let engine = engine.ok_or_else(|| {

@@ -196,7 +196,10 @@ fn only_a_person_decides_a_plan_and_only_an_approved_plan_starts_a_mission() {
         err.contains("alice asked for plan") && err.contains("approval.allow_author_approval"),
         "{err}"
     );
-    assert!(!err.contains("--actor"), "never suggests acting as someone else: {err}");
+    assert!(
+        !err.contains("--actor"),
+        "never suggests acting as someone else: {err}"
+    );
     assert_eq!(ledger_tip(d), tip, "refused decisions change nothing");
 
     ok(d, REVIEWER, &["plan", "approve", &id]);

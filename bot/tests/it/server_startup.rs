@@ -143,6 +143,17 @@ async fn serve_logs_a_warning_at_start_for_each_installed_ledger_branch_anyone_c
         logs.contains("start-up check of ledger branch protection done"),
         "{logs}"
     );
+    // Started without the dashboard's settings, it says so once, naming them.
+    let off: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains("dashboard off"))
+        .collect();
+    assert!(
+        off.len() == 1
+            && off[0].contains("NAVIN_DASHBOARD_URL")
+            && off[0].contains("NAVIN_CLIENT_SECRET_FILE"),
+        "{logs}"
+    );
     assert!(!fake
         .requests_to("GET", "/installation/repositories")
         .is_empty());
