@@ -7,7 +7,7 @@
 use navin_ledger::model::{Ledger, Task, Validation};
 
 use super::repo::RepoRef;
-use super::text::{code, inline, truncate_chars};
+use super::text::{code, inline, prose, truncate_chars};
 
 /// Longest title GitHub shows comfortably; ours stay well under its 256 limit.
 const TITLE_CHARS: usize = 120;
@@ -64,7 +64,7 @@ pub fn step_brief(
     body.push_str(&format!(
         "Step {} of the mission **{}** (v{}). This {} is the whole brief: it does not assume you saw the conversation that planned the mission.\n\n",
         code(&task.id),
-        inline(&ledger.mission.goal, 200),
+        prose(&ledger.mission.goal, 200),
         ledger.mission.version,
         if options.checkout { "text" } else { "issue" }
     ));
@@ -82,7 +82,7 @@ pub fn step_brief(
     });
 
     body.push_str("### Goal\n");
-    body.push_str(&inline(&task.title, 300));
+    body.push_str(&prose(&task.title, 300));
     body.push('\n');
     if let Some(d) = task.description.as_deref().filter(|d| !d.trim().is_empty()) {
         body.push('\n');
@@ -126,13 +126,10 @@ pub fn step_brief(
 
     body.push_str("### Constraints\n");
     for c in &ledger.mission.constraints {
-        body.push_str(&format!("- {}\n", inline(c, 300)));
+        body.push_str(&format!("- {}\n", prose(c, 300)));
     }
     for fact in &ledger.mission.facts {
-        body.push_str(&format!(
-            "- Fact (a person's word): {}\n",
-            inline(fact, 500)
-        ));
+        body.push_str(&format!("- Fact (a person's word): {}\n", prose(fact, 500)));
     }
     if !task.depends_on.is_empty() {
         let deps: Vec<String> = task.depends_on.iter().map(|d| code(d)).collect();
@@ -148,7 +145,7 @@ pub fn step_brief(
 
     body.push_str("### Done when\n");
     if let Some(a) = task.acceptance.as_deref().filter(|a| !a.trim().is_empty()) {
-        body.push_str(&format!("- Acceptance: {}\n", inline(a, 1000)));
+        body.push_str(&format!("- Acceptance: {}\n", prose(a, 1000)));
     }
     if options.checkout {
         done_in_checkout(&mut body, task);

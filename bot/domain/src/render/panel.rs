@@ -11,7 +11,7 @@ use super::mermaid;
 use super::repo::RepoRef;
 use super::table::{self, FOLD_AT};
 use super::text::{
-    closers_for, code, inline, link, prefix_bytes, short_sha, thousands, COMMENT_BUDGET,
+    closers_for, code, inline, link, prefix_bytes, prose, short_sha, thousands, COMMENT_BUDGET,
 };
 
 /// What the panel needs besides the ledger: where links point.
@@ -138,7 +138,7 @@ fn summary(ledger: &Ledger, ready: &[&Task], limits: Limits) -> String {
         }
     );
     let _ = writeln!(out, "### 🧭 Navin mission\n");
-    let _ = writeln!(out, "**Goal:** {}\n", inline(&m.goal, limits.goal));
+    let _ = writeln!(out, "**Goal:** {}\n", prose(&m.goal, limits.goal));
     let _ = writeln!(out, "{}\n", badges(ledger).join(" · "));
     if let Some(last) = m.history.last() {
         let _ = writeln!(
@@ -233,7 +233,7 @@ fn stage_line(ledger: &Ledger) -> Option<String> {
             .tasks
             .iter()
             .find(|t| t.stage == Some(n))
-            .map(|t| inline(&t.title, 80))
+            .map(|t| prose(&t.title, 80))
             .unwrap_or_default()
     };
     let mut line = format!(
@@ -601,7 +601,7 @@ fn numbered_list(out: &mut String, title: &str, items: &[String], limits: Limits
     }
     let _ = writeln!(out, "**{title}:**\n");
     for (i, item) in items.iter().take(limits.items).enumerate() {
-        let _ = writeln!(out, "{}. {}", i + 1, inline(item, limits.item_chars));
+        let _ = writeln!(out, "{}. {}", i + 1, prose(item, limits.item_chars));
     }
     if items.len() > limits.items {
         let _ = writeln!(
@@ -619,7 +619,7 @@ fn list(out: &mut String, title: &str, items: &[String], limits: Limits) {
     }
     let _ = writeln!(out, "**{title}:**\n");
     for item in items.iter().take(limits.items) {
-        let _ = writeln!(out, "- {}", inline(item, limits.item_chars));
+        let _ = writeln!(out, "- {}", prose(item, limits.item_chars));
     }
     if items.len() > limits.items {
         let _ = writeln!(

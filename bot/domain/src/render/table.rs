@@ -7,7 +7,7 @@ use navin_ledger::model::{Evidence, EvidenceKind, Ledger, Task, TaskStatus};
 
 use super::mermaid::class_of;
 use super::repo::RepoRef;
-use super::text::{code, inline, link, short_sha};
+use super::text::{code, inline, link, prose_cell, short_sha};
 
 /// Steps beyond this many fold the table and the graph into `<details>`, so
 /// the panel's first screen stays the summary.
@@ -125,7 +125,7 @@ fn row(task: &Task, ready: &HashSet<&str>, repo: &RepoRef) -> String {
     format!(
         "| {} | {} | {} | {} | {} | {}/{} | {} |\n",
         code(&task.id),
-        inline(&task.title, TITLE_CHARS),
+        prose_cell(&task.title, TITLE_CHARS),
         status_cell(task, ready),
         ids(&task.depends_on),
         task.validation,

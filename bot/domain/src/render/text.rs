@@ -55,6 +55,16 @@ pub fn inline(text: &str, max: usize) -> String {
 /// literal backticks on GitHub. Code spans are safe whatever they hold (no markup, no
 /// HTML, no mentions inside); a backtick with no partner is escaped as before.
 pub fn prose(text: &str, max: usize) -> String {
+    prose_with(text, max, false)
+}
+
+/// [`prose`] for a table cell: a `|` splits the cell even inside a code span, so there it
+/// is escaped too (GitHub shows `\|` in a table's code span as `|`).
+pub fn prose_cell(text: &str, max: usize) -> String {
+    prose_with(text, max, true)
+}
+
+fn prose_with(text: &str, max: usize, cell: bool) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let cut = truncate_chars(&flat, max);
     let mut out = String::with_capacity(cut.len() + 8);
@@ -74,7 +84,11 @@ pub fn prose(text: &str, max: usize) -> String {
         });
         match close.filter(|&i| i > 0) {
             Some(i) => {
-                out.push_str(&from[..ticks + i + ticks]);
+                let span = &from[..ticks + i + ticks];
+                match cell {
+                    true => out.push_str(&span.replace('|', "\\|")),
+                    false => out.push_str(span),
+                }
                 rest = &after[i + ticks..];
                 prev = Some('`');
             }

@@ -2,8 +2,8 @@
 //! GFM tables, strikethrough and task lists): commands and keys show as code, never as
 //! literal backticks, and no heading is written twice.
 
-use navin_ledger::model::Validation;
-use navin_ledger::ops::Operation;
+use navin_ledger::model::{Ledger, Validation};
+use navin_ledger::ops::{InitArgs, Operation, UpdateArgs};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use super::fixture::*;
@@ -70,8 +70,13 @@ fn every_kind() -> Vec<(&'static str, String)> {
     );
     let step = ledger.board.task("S9").expect("S9").clone();
     let (_, brief) = step_brief(&ledger, &step, &repo, Default::default());
+    let coded = coded();
+    let coded_step = coded.board.task("S1").expect("S1").clone();
+    let (_, coded_brief) = step_brief(&coded, &coded_step, &repo, Default::default());
     vec![
         ("panel", mission_panel(&small(), &ctx())),
+        ("panel, texts with code", mission_panel(&coded, &ctx())),
+        ("brief, texts with code", coded_brief),
         ("plan comment, approved", plan_comment(&doc, &approved)),
         ("plan comment, pending", plan_comment(&doc, &pending)),
         ("brief", brief),
@@ -120,4 +125,70 @@ fn every_comment_kind_shows_code_as_code_and_no_heading_twice() {
             seen.push(w);
         }
     }
+}
+
+/// A mission whose goal, step titles, stage, acceptance, constraints and facts name code,
+/// as plans and people write them.
+fn coded() -> Ledger {
+    let mut s1 = task(
+        "S1",
+        "Add `--format json` to `todo export`",
+        &[],
+        Validation::Test,
+    );
+    s1.acceptance = Some("`pytest tests/test_export.py` passes".into());
+    s1.stage = Some(1);
+    let mut s2 = task("S2", "Split rows on `a|b`", &["S1"], Validation::Test);
+    s2.stage = Some(2);
+    let ledger = run(
+        None,
+        Operation::Init(InitArgs {
+            goal: "Make `todo export` print JSON".into(),
+            constraints: vec!["Keep `todo list` as it is".into()],
+            steps: vec![s1, s2],
+            ..InitArgs::default()
+        }),
+    );
+    run(
+        Some(&ledger),
+        Operation::Update(UpdateArgs {
+            add_facts: vec!["Use `serde_json`, already a dependency".into()],
+            reason: "answered".into(),
+            ..UpdateArgs::default()
+        }),
+    )
+}
+
+#[test]
+fn code_in_goals_titles_stages_acceptance_and_facts_renders_as_code() {
+    let coded = coded();
+    let repo = RepoRef::new("octo/widgets", "https://github.com");
+    let step = coded.board.task("S1").expect("S1").clone();
+    let (_, brief) = step_brief(&coded, &step, &repo, Default::default());
+    let options = Options::ENABLE_TABLES;
+    for (kind, markdown) in [("panel", mission_panel(&coded, &ctx())), ("brief", brief)] {
+        let spans: Vec<String> = Parser::new_ext(&markdown, options)
+            .filter_map(|e| match e {
+                Event::Code(c) => Some(c.into_string()),
+                _ => None,
+            })
+            .collect();
+        for wanted in ["todo export", "--format json", "serde_json"] {
+            assert!(
+                spans.iter().any(|c| c == wanted),
+                "{kind}: `{wanted}` is not code: {spans:?}\n{markdown}"
+            );
+        }
+        assert!(
+            !markdown.contains("\\`"),
+            "{kind}: an escaped backtick\n{markdown}"
+        );
+    }
+    // In the panel's table a `|` inside code stays in its cell.
+    let panel = mission_panel(&coded, &ctx());
+    let row = panel
+        .lines()
+        .find(|l| l.starts_with("| `S2`"))
+        .expect("S2's row");
+    assert!(row.contains("`a\\|b`"), "{row}");
 }
