@@ -36,7 +36,7 @@ impl GitHubCi {
         _handle: &tokio::runtime::Handle,
         _ledger: &Ledger,
         _task: &Task,
-    ) -> Result<Vec<navin_ledger::Operation>, ToolError> {
+    ) -> Result<(Vec<navin_ledger::Operation>, OnGitHub), ToolError> {
         match *self {}
     }
 
@@ -67,5 +67,16 @@ mod tests {
         let err = GitHubCi::from_env(env).unwrap_err();
         assert!(err.contains("`github` feature"), "{err}");
         assert!(GitHubCi::from_env(|_| None).unwrap().is_none());
+    }
+}
+
+/// The GitHub judgement a `board_done` is written under; none without the `github`
+/// feature.
+#[derive(Debug, Clone, Copy)]
+pub enum OnGitHub {}
+
+impl OnGitHub {
+    pub fn ctx(&self, _ctx: navin_ledger::Ctx) -> navin_ledger::Ctx {
+        match *self {}
     }
 }
