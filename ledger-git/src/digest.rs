@@ -184,33 +184,18 @@ fn render(d: &Digest) -> String {
 /// The facts line in at most `room` characters: as many facts (newest first, each cut
 /// to 120 characters) as fit, then how many more; `None` when not even one fits.
 fn facts_line(facts: &[String], room: usize) -> Option<String> {
-    const PREFIX: &str = "Facts from people (use them): ";
-    let mut shown: Vec<String> = Vec::new();
-    for fact in facts.iter().take(MAX_FACTS) {
-        let mut next = shown.clone();
-        next.push(line(fact, 120));
-        let rest = facts.len() - next.len();
-        let more = if rest > 0 {
-            format!(", and {rest} more")
-        } else {
-            String::new()
+    let shown = |n: usize| {
+        let named: Vec<String> = facts.iter().take(n).map(|f| line(f, 120)).collect();
+        let more = match facts.len() - n {
+            0 => String::new(),
+            rest => format!(", and {rest} more"),
         };
-        let candidate = format!("{PREFIX}{}{more}", next.join(", "));
-        if candidate.chars().count() > room {
-            break;
-        }
-        shown = next;
-    }
-    if shown.is_empty() {
-        return None;
-    }
-    let rest = facts.len() - shown.len();
-    let more = if rest > 0 {
-        format!(", and {rest} more")
-    } else {
-        String::new()
+        format!("Facts from people (use them): {}{more}", named.join(", "))
     };
-    Some(format!("{PREFIX}{}{more}", shown.join(", ")))
+    (1..=facts.len().min(MAX_FACTS))
+        .rev()
+        .map(shown)
+        .find(|text| text.chars().count() <= room)
 }
 
 /// `items` joined, each cut to `each` characters, at most `max` named.

@@ -16,6 +16,14 @@ pub const REPO: &str = "hello";
 pub const BRANCH: &str = "navin/ledger";
 pub const STEP_BRANCH: &str = "navin/S1-api";
 
+/// The repository's root: where the shipped workflows, `action.yml` and fixtures live.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace")
+        .to_path_buf()
+}
+
 /// Names each run's files apart, also for runs started at once from two threads.
 static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 

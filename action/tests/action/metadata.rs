@@ -8,12 +8,7 @@ use navin_engine::command::{is_bot_author, parse_comment};
 use serde_json::{json, Value};
 use serde_yaml_ng::Value as Yaml;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace")
-        .to_path_buf()
-}
+use crate::harness::workspace;
 
 fn yaml(path: &Path) -> Yaml {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -1,15 +1,10 @@
 //! `action/run.sh`, the composite action's last step, passes every mode the action documents
 //! (its `mode` input) and every shipped workflow uses, and the binary accepts each.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace")
-        .to_path_buf()
-}
+use crate::harness::workspace;
 
 /// The modes `action.yml`'s `mode` input describes: each is written as `` `name` (``.
 fn documented_modes() -> Vec<String> {

@@ -4,16 +4,11 @@
 //! state for a workflow Navin dispatches as a bot.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_yaml_ng::Value;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace")
-        .to_path_buf()
-}
+use crate::harness::workspace;
 
 /// The shipped files that use actions: the examples, this repository's workflows and the
 /// two composite actions.
