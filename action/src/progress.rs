@@ -184,11 +184,16 @@ pub fn progress(run: &Run<'_>) -> Result<(), ActionError> {
         }
     }
 
-    // The same report applies once, whichever job attempt carries it; with no report,
-    // one per run attempt.
+    // The same report applies once per workflow run, whichever job attempt (re-run)
+    // carries it; two runs reporting the same figures (two attempts of a fixed-cost
+    // agent) are two debits. With no report, one per run attempt.
     let run_id = run.env.run_id.as_deref().unwrap_or("local");
     let op_id = match &report {
-        Some(text) => format!("usage#{step}#{}", short_hash(text)),
+        Some(text) => format!(
+            "{}#usage#{step}#{}",
+            crate::event::delivery_id(run_id),
+            short_hash(text)
+        ),
         None => format!(
             "{}-a{}#usage#{step}",
             crate::event::delivery_id(run_id),

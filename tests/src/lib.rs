@@ -8,6 +8,7 @@ pub mod llm;
 pub mod postgres;
 pub mod scenario;
 pub mod webhook;
+pub mod workflow;
 
 pub use fake::{FakeGitHub, Fault};
 pub use keys::AppKey;

@@ -2,11 +2,14 @@
 
 mod harness;
 
+mod actions;
+
 mod agent_loop;
 mod contain;
 mod event;
 mod evidence;
 mod install;
+mod journey_action;
 mod metadata;
 mod other_events;
 mod planner;
@@ -17,3 +20,4 @@ mod run_sh;
 mod stages;
 mod startup;
 mod third_party;
+mod workflow_runner;

@@ -10,6 +10,7 @@ mod handle;
 pub mod http;
 pub mod log;
 pub mod model;
+mod pushes;
 pub mod render;
 mod routes_apps;
 mod routes_branches;
@@ -21,6 +22,7 @@ mod routes_pulls;
 mod routes_repos;
 mod routes_teams;
 mod routes_user;
+pub use pushes::Synchronized;
 mod seed;
 
 use std::path::PathBuf;

@@ -66,7 +66,9 @@ impl Session<'_> {
     /// step for the next change to retry: it never undoes or fails the command that
     /// made the step ready.
     /// Then every attempt that is due starts (the closed agent loop, `attempts`).
+    /// A mission whose every step is done closes first (`finish`).
     pub(crate) async fn dispatch_ready(&self, ledger: Ledger) -> Ledger {
+        let ledger = self.finish_if_done(ledger).await;
         self.track_for_sweeps(&ledger);
         let ledger = self.hold_for_answers(ledger).await;
         let config = self.repo_config();

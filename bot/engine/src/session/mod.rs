@@ -7,6 +7,7 @@ mod ci;
 mod commands;
 mod config_check;
 mod dispatch;
+mod finish;
 mod gate;
 mod links;
 mod origin;
