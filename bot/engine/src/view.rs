@@ -41,6 +41,9 @@ pub struct RepoView {
     /// The mission, none, or the reason the ledger cannot be read (a damaged file, a
     /// rewound branch): shown as such, the branch is never rewritten by a reader.
     pub ledger: Result<Option<Ledger>, String>,
+    /// When `ledger` is a refused commit: the state below it, the last Navin trusts,
+    /// shown read-only beside the refusal.
+    pub trusted: Option<Ledger>,
     pub plans: Vec<PlanEntry>,
 }
 
@@ -108,6 +111,7 @@ impl Engine {
             ledger_branch: session.repo_config().ledger_branch.clone(),
             commit: view.commit,
             ledger: view.ledger.map_err(|e: StoreError| e.to_string()),
+            trusted: view.trusted,
             plans: plan_entries(view.plan_files),
         })
     }

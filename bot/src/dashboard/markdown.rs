@@ -39,6 +39,20 @@ pub fn to_html(text: &str) -> String {
     out
 }
 
+/// [`to_html`] for one line of Navin's own words that may hold code spans and links
+/// (a refusal, the reason a ledger cannot be read): inline, without the paragraph.
+pub fn inline(text: &str) -> String {
+    let html = to_html(text);
+    let trimmed = html.trim_end();
+    match trimmed
+        .strip_prefix("<p>")
+        .and_then(|rest| rest.strip_suffix("</p>"))
+    {
+        Some(inner) if !inner.contains("<p>") => inner.to_owned(),
+        _ => html,
+    }
+}
+
 fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
     if is_safe_url(&url) {
         url

@@ -45,6 +45,7 @@ mod engine_planner;
 mod engine_plans;
 mod engine_progress;
 mod engine_protection;
+mod engine_refused;
 mod engine_scope;
 mod engine_stages;
 mod mcp_crash;

@@ -89,15 +89,31 @@ impl Store {
                 None => None,
             };
             if let Some(change) = change {
+                // The commit below passed (everything older did), so it is a state
+                // Navin trusts. When the tip holds nothing Navin alone records beyond
+                // it, the refused commit was undone (reverted, or restored over by
+                // `/rollback`) before anything was built on it.
+                let below = commit.parent_id(0).ok();
+                if below.is_some_and(|base| undone(repo, base, tip).unwrap_or(false)) {
+                    break;
+                }
                 let by = commit
                     .committer()
                     .name()
                     .map_or_else(|_| "someone".to_owned(), str::to_owned);
+                let trusted_version = match below {
+                    Some(b) if has_ledger(repo, b)? => {
+                        Some(read_ledger_at(repo, b)?.mission.version)
+                    }
+                    _ => None,
+                };
                 return Err(StoreError::Foreign {
                     commit: oid_str(commit.id()),
                     by,
                     change,
                     sealed_ledger: found_seal,
+                    below: below.map(oid_str),
+                    trusted_version,
                 });
             }
         }
@@ -224,6 +240,39 @@ impl Store {
                 .message()
                 .is_ok_and(|m| m.contains("\nNavin-Operation: ") || m.contains("\nNavin-Plan: "))
     }
+}
+
+/// Whether `tip` holds nothing Navin alone records that `base` (a trusted commit below
+/// it) does not: the same plan records, and no protected change to the ledger. Then the
+/// commits between, a forged one among them, were undone before anything was built on
+/// them, and the tip is as safe to read as one harmless commit on `base` would be.
+fn undone(repo: &Repository, base: Oid, tip: Oid) -> Result<bool, StoreError> {
+    let (base_commit, tip_commit) = (repo.find_commit(base)?, repo.find_commit(tip)?);
+    let mut options = git2::DiffOptions::new();
+    options.pathspec(super::PLANS_DIR);
+    let diff = repo.diff_tree_to_tree(
+        Some(&base_commit.tree()?),
+        Some(&tip_commit.tree()?),
+        Some(&mut options),
+    )?;
+    let plan_records_moved = diff.deltas().any(|d| {
+        d.new_file()
+            .path()
+            .or_else(|| d.old_file().path())
+            .and_then(|p| p.to_str())
+            .is_some_and(|p| p.ends_with(".json"))
+    });
+    if plan_records_moved {
+        return Ok(false);
+    }
+    Ok(match (has_ledger(repo, base)?, has_ledger(repo, tip)?) {
+        (true, true) => {
+            let before = read_ledger_at(repo, base)?;
+            protected_change(Some(&before), &read_ledger_at(repo, tip)?).is_none()
+        }
+        (false, false) => true,
+        _ => false,
+    })
 }
 
 /// How far back along first parents the previous version is looked for (plan commits

@@ -61,15 +61,29 @@ impl Store {
         }
     }
 
-    /// The ledger as it was at `version`: from its checkpoint ref, else by walking the branch.
+    /// The ledger as it was at `version`: from its checkpoint ref, else by walking the
+    /// branch. Below a refused tip, only the history under the refused commit counts:
+    /// a checkpoint outside it, or the refused commit's own version, is not Navin's.
     pub fn read_version(&self, version: u64) -> Result<Ledger, StoreError> {
         let repo = self.repo()?;
-        if let Ok(oid) = repo.refname_to_id(&checkpoint_ref(version)) {
-            return read_ledger_at(&repo, oid);
-        }
         let tip = self.tip(&repo)?.ok_or(RuleError::NoMission)?;
+        let start = match self.vet(&repo, tip) {
+            Err(StoreError::Foreign {
+                below: Some(below), ..
+            }) => Oid::from_str(&below)?,
+            _ => tip,
+        };
+        if let Ok(oid) = repo.refname_to_id(&checkpoint_ref(version)) {
+            let inside = oid == start || repo.graph_descendant_of(start, oid)?;
+            if inside {
+                let ledger = read_ledger_at(&repo, oid)?;
+                if ledger.mission.version == version {
+                    return Ok(ledger);
+                }
+            }
+        }
         let mut walk = repo.revwalk()?;
-        walk.push(tip)?;
+        walk.push(start)?;
         walk.simplify_first_parent()?;
         for oid in walk {
             let oid = oid?;
@@ -79,7 +93,7 @@ impl Store {
                 return read_ledger_at(&repo, oid);
             }
         }
-        let current = self.load(&repo, tip)?.mission.version;
+        let current = read_ledger_at(&repo, start)?.mission.version;
         Err(RuleError::UnknownVersion { version, current }.into())
     }
 

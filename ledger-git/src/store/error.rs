@@ -58,8 +58,9 @@ pub enum StoreError {
     /// A commit Navin did not make (no valid seal, or, without a key, not Navin's
     /// committer and trailers) changes what proves a step: its status, validation,
     /// commands, evidence, run records, attempts or retry budget. The ledger is not built
-    /// on until a person looks (roll back, or revert the commit).
-    #[error("the ledger commit {commit} by {by} was not made by Navin{} and {change}, which only Navin records; refusing to build on it (revert it, or roll back with /rollback)", if *sealed_ledger { " (it carries no valid Navin seal)" } else { "" })]
+    /// on until a person looks: `/rollback v<trusted_version>` writes the last state
+    /// Navin trusts on top, or a revert of the commit undoes it.
+    #[error("the ledger commit {commit} by {by} was not made by Navin{} and {change}, which only Navin records; refusing to build on it ({})", if *sealed_ledger { " (it carries no valid Navin seal)" } else { "" }, recovery(*trusted_version))]
     Foreign {
         commit: String,
         by: String,
@@ -68,6 +69,12 @@ pub enum StoreError {
         /// Whether the check was by seal (a key is configured) rather than by the
         /// committer's name and trailers.
         sealed_ledger: bool,
+        /// The commit below it (its first parent): vetted, so the last state Navin
+        /// trusts; `None` when the refused commit has no parent.
+        below: Option<String>,
+        /// The mission version at `below`, when it holds a ledger: what `/rollback`
+        /// restores.
+        trusted_version: Option<u64>,
     },
     /// A writer without a ledger key asked to write a sealed ledger: its unsealed commit
     /// would be refused as forged by every writer that holds the key (the App, the other
@@ -156,4 +163,14 @@ pub fn transient_git_error(e: &git2::Error) -> bool {
             e.class(),
             ErrorClass::Net | ErrorClass::Http | ErrorClass::Ssl | ErrorClass::Os
         )
+}
+
+/// What to do about a refused commit, in the words the error ends with.
+fn recovery(trusted_version: Option<u64>) -> String {
+    match trusted_version {
+        Some(v) => format!(
+            "revert it on the branch, or comment `/rollback v{v}` to write v{v}, the last version Navin trusts, on top"
+        ),
+        None => "revert it on the branch".to_owned(),
+    }
 }

@@ -22,7 +22,7 @@ pub use seal::{github_repository, SealKey, SealScope, ShortKey, SEAL_TRAILER};
 mod tips;
 mod tree;
 mod view;
-pub use view::BranchView;
+pub use view::{BranchView, Reading};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -376,12 +376,26 @@ impl Store {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let base = self.base_tip(&repo)?;
-            self.refuse_keyless_on_sealed(&repo, base)?;
-            let current = match base {
-                Some(oid) if has_ledger(&repo, oid)? => Some(self.load(&repo, oid)?),
-                _ => None,
+            let (base, current) = match self.base_tip(&repo) {
+                Ok(base) => {
+                    let current = match base {
+                        Some(oid) if has_ledger(&repo, oid)? => Some(self.load(&repo, oid)?),
+                        _ => None,
+                    };
+                    (base, current)
+                }
+                // The one write a refused tip allows: a rollback, built from the last
+                // state Navin trusts and committed (sealed) on top of the refused commit,
+                // which then lies below Navin's seal and is history, not the ledger.
+                Err(StoreError::Foreign {
+                    below: Some(below), ..
+                }) if matches!(op, Operation::Rollback { .. }) => {
+                    let below = Oid::from_str(&below)?;
+                    (self.tip(&repo)?, Some(read_ledger_at(&repo, below)?))
+                }
+                Err(e) => return Err(e),
             };
+            self.refuse_keyless_on_sealed(&repo, base)?;
             // A retried delivery's op may lie past the history window: the log says.
             // Checked before the rules, which could refuse a replay (pausing twice).
             if let (Some(id), Some(since), Some(tip)) = (&ctx.op_id, ctx.retry_since, base) {
@@ -784,6 +798,8 @@ fn backoff(attempt: u32) {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_refused;
 #[cfg(test)]
 mod tests_seal;
 #[cfg(test)]

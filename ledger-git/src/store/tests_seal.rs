@@ -8,7 +8,7 @@ use crate::model::{TaskStatus, Validation};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef";
 
-fn sealed_cfg() -> StoreConfig {
+pub(super) fn sealed_cfg() -> StoreConfig {
     StoreConfig {
         seal_key: Some(SealKey::from_text(KEY).expect("key")),
         ..StoreConfig::default()
@@ -17,7 +17,7 @@ fn sealed_cfg() -> StoreConfig {
 
 /// Commits `change` of the tip's ledger as `committer` with `message`, as anyone with
 /// push access could: both files edited consistently.
-fn forge(
+pub(super) fn forge(
     repo: &Repository,
     committer: &str,
     message: &str,
@@ -54,7 +54,7 @@ fn forge(
     .expect("commit")
 }
 
-fn set_s1(ledger: &mut Ledger, f: impl FnOnce(&mut crate::model::Task)) {
+pub(super) fn set_s1(ledger: &mut Ledger, f: impl FnOnce(&mut crate::model::Task)) {
     let mut s1 = (*ledger.board.tasks[0]).clone();
     f(&mut s1);
     ledger.board.tasks[0] = std::sync::Arc::new(s1);

@@ -3,7 +3,7 @@
 use git2::Repository;
 
 use super::files::plans_tree;
-use super::{has_ledger, oid_str, Store, StoreError};
+use super::{has_ledger, oid_str, read_ledger_at, Snapshot, Store, StoreError};
 use crate::model::Ledger;
 
 /// The branch at one tip. A damaged ledger is carried as its error, so a reader can
@@ -16,6 +16,18 @@ pub struct BranchView {
     pub ledger: Result<Option<Ledger>, StoreError>,
     /// Every file under [`PLANS_DIR`](super::PLANS_DIR) (name, content), sorted by name.
     pub plan_files: Vec<(String, Vec<u8>)>,
+    /// When `ledger` is a refused commit ([`StoreError::Foreign`]): the ledger below it,
+    /// the last state Navin trusts, to show read-only beside the refusal.
+    pub trusted: Option<Ledger>,
+}
+
+/// The ledger for a reader that must answer even when the tip is refused.
+#[derive(Debug)]
+pub struct Reading {
+    /// The ledger at the tip, or below a refused commit (then `refused` says why).
+    pub snapshot: Option<Snapshot>,
+    /// The refusal ([`StoreError::Foreign`]) when `snapshot` is the state below it.
+    pub refused: Option<StoreError>,
 }
 
 impl Store {
@@ -33,6 +45,7 @@ impl Store {
                 commit: None,
                 ledger: Ok(None),
                 plan_files: Vec::new(),
+                trusted: None,
             });
         };
         let ledger = if has_ledger(&repo, oid)? {
@@ -42,12 +55,56 @@ impl Store {
         } else {
             Ok(None)
         };
+        let trusted = match &ledger {
+            Err(e) => trusted_below(&repo, e)?.map(|s| s.ledger),
+            Ok(_) => None,
+        };
         Ok(BranchView {
             commit: Some(oid_str(oid)),
             ledger,
             plan_files: plan_files_at(&repo, oid)?,
+            trusted,
         })
     }
+
+    /// [`Store::read`] for `/status` and other read-only answers: a tip holding a commit
+    /// Navin refuses yields the ledger below that commit beside the refusal, instead of
+    /// nothing at all. Every other error is returned as `read` returns it.
+    pub fn read_or_trusted(&self) -> Result<Reading, StoreError> {
+        match self.read() {
+            Ok(snapshot) => Ok(Reading {
+                snapshot,
+                refused: None,
+            }),
+            Err(e @ StoreError::Foreign { .. }) => {
+                let repo = self.repo()?;
+                let snapshot = trusted_below(&repo, &e)?;
+                Ok(Reading {
+                    snapshot,
+                    refused: Some(e),
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The ledger at the commit below a refused one, when it holds one.
+fn trusted_below(repo: &Repository, refused: &StoreError) -> Result<Option<Snapshot>, StoreError> {
+    let StoreError::Foreign {
+        below: Some(below), ..
+    } = refused
+    else {
+        return Ok(None);
+    };
+    let oid = git2::Oid::from_str(below)?;
+    if !has_ledger(repo, oid)? {
+        return Ok(None);
+    }
+    Ok(Some(Snapshot {
+        ledger: read_ledger_at(repo, oid)?,
+        commit: below.clone(),
+    }))
 }
 
 fn plan_files_at(repo: &Repository, oid: git2::Oid) -> Result<Vec<(String, Vec<u8>)>, StoreError> {

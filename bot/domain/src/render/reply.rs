@@ -56,6 +56,22 @@ pub fn accepted(summary: &str) -> String {
     marked(ReplyKind::Accepted, &format!("✅ {}", prose(summary, 600)))
 }
 
+/// `/status` when the ledger branch's tip holds a commit Navin refuses: why (the
+/// store's words, naming the commit and the fix), and the state Navin last trusted,
+/// which it shows read-only and builds nothing on until a writer restores it.
+pub fn read_only(why: &str, trusted: &str) -> String {
+    marked(
+        ReplyKind::Error,
+        &format!(
+            "⚠️ The ledger is read-only: {}
+
+As Navin last trusted it: {}",
+            prose(why, 700),
+            prose(trusted, 400)
+        ),
+    )
+}
+
 /// The only thing a user sees of an internal failure. It names no cause
 /// (errors may carry paths, tokens or API bodies); `reference` (a delivery id)
 /// lets an operator find the logged chain.

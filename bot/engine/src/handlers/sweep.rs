@@ -28,9 +28,21 @@ impl Engine {
         if session.config.is_err() {
             return Ok(());
         }
-        let Some(ledger) = session.read_ledger().await? else {
-            self.sweeps.forget(&event.repository.full_name);
-            return Ok(());
+        let ledger = match session.read_ledger().await {
+            Ok(Some(ledger)) => ledger,
+            Ok(None) => {
+                self.sweeps.forget(&event.repository.full_name);
+                return Ok(());
+            }
+            // A branch Navin will not build on (a forged commit, a rewound history)
+            // stays so until a person acts, and their command re-tracks the repository:
+            // ticking meanwhile would fail a delivery every interval.
+            Err(e) if matches!(e.refusal(), Some(crate::error::LedgerRefusal::Branch(_))) => {
+                tracing::warn!(repo = %event.repository.full_name, error = %e, "the ledger branch is refused; sweeps of this repository stop until a command reads it again");
+                self.sweeps.forget(&event.repository.full_name);
+                return Ok(());
+            }
+            Err(e) => return Err(e),
         };
         let after = session.dispatch_ready(ledger).await;
         // Changed by this tick, or since the last one by a writer that sends no webhook.

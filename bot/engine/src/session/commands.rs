@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use navin_ledger::model::MissionMode;
-use navin_ledger::store::{Committed, Store};
+use navin_ledger::store::{Committed, Reading, Store};
 use navin_ledger::{
     Actor, Effect, Evidence, InitArgs, Ledger, MissionStatus, NewTask, Operation, Origin,
     PauseReason, TaskStatus, UpdateArgs,
@@ -195,6 +195,13 @@ impl Session<'_> {
         blocking(move || Ok(store.read()?.map(|s| s.ledger))).await
     }
 
+    /// [`Session::read_ledger`] for the read-only answers (`/status`) and `/rollback`:
+    /// a tip holding a commit Navin refuses yields the state below it and the refusal.
+    pub(crate) async fn read_ledger_or_trusted(&self) -> Result<Reading, EngineError> {
+        let store: Arc<Store> = self.store().await?;
+        blocking(move || Ok(store.read_or_trusted()?)).await
+    }
+
     /// The issue carrying the mission's panel: its origin when it lives in this
     /// repository, else the issue the command came from.
     pub(crate) fn panel_issue(&self, ledger: &Ledger) -> u64 {
@@ -271,9 +278,33 @@ impl Session<'_> {
     }
 
     async fn status(&self) -> Result<Answer, EngineError> {
-        let Some(ledger) = self.read_ledger().await? else {
-            return Ok(no_mission());
+        let reading = self.read_ledger_or_trusted().await?;
+        let Some(ledger) = reading.snapshot.map(|s| s.ledger) else {
+            return match reading.refused {
+                Some(e) => Err(EngineError::Store(e)),
+                None => Ok(no_mission()),
+            };
         };
+        if let Some(refused) = reading.refused {
+            // Read-only: the panel and the answer show what Navin last trusted.
+            self.refresh_panel(&ledger).await?;
+            let done = ledger
+                .board
+                .tasks
+                .iter()
+                .filter(|t| t.status == TaskStatus::Done)
+                .count();
+            let trusted = format!(
+                "v{} ({}), {done}/{} steps done.",
+                ledger.mission.version,
+                ledger.mission.status,
+                ledger.board.tasks.len()
+            );
+            return Ok(Answer::Reply(reply::read_only(
+                &refused.to_string(),
+                &trusted,
+            )));
+        }
         self.refresh_panel(&ledger).await?;
         let panel = self.panel_issue(&ledger);
         if panel == self.origin.issue {
@@ -418,8 +449,10 @@ impl Session<'_> {
 
     /// `/rollback v<N>`: the content of version N written as a new version, by the
     /// writer who asked; ready steps are handed out and the panel refreshed.
+    /// Also the way back from a refused tip: the store writes the trusted version's
+    /// content on top of the refused commit (see `read_ledger_or_trusted`).
     async fn rollback(&self, version: u64, op_id: &str) -> Result<Answer, EngineError> {
-        if self.read_ledger().await?.is_none() {
+        if self.read_ledger_or_trusted().await?.snapshot.is_none() {
             return Ok(no_mission());
         }
         let store = self.store().await?;

@@ -91,7 +91,7 @@ pub fn render(chrome: &Chrome<'_>, rows: &[MissionRow], truncated: bool) -> Mark
                                     td { "v" (ledger.mission.version) }
                                 }
                                 Err(problem) => {
-                                    td colspan="4" { span.badge.bad { "unreadable" } " " (problem) }
+                                    td colspan="4" { span.badge.bad { "unreadable" } " " (maud::PreEscaped(crate::dashboard::markdown::inline(problem))) }
                                 }
                                 Ok(None) => {}
                             }

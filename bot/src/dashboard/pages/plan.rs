@@ -40,7 +40,7 @@ pub fn render(
         @match &entry.record {
             Err(problem) => {
                 h1 { "Plan " (entry.id) }
-                div.flash.bad { "This plan's record cannot be read: " (problem) }
+                div.flash.bad { "This plan's record cannot be read: " (maud::PreEscaped(crate::dashboard::markdown::inline(problem))) }
             }
             Ok(record) => {
                 h1 { "Plan " (entry.id) " " (badge(record.status.word())) }
@@ -152,7 +152,7 @@ pub fn render_list(chrome: &Chrome<'_>, rows: &[PlanListRow<'_>]) -> Markup {
                         td { a href=(chrome.path(&format!("/r/{}/plans/{}", row.repo, row.entry.id))) { (row.entry.id) } }
                         @match &row.entry.record {
                             Ok(r) => { td { (badge(r.status.word())) } td { (r.approver_count()) } td { (r.request) } td { (r.updated_at.format("%Y-%m-%d %H:%M UTC")) } }
-                            Err(p) => { td colspan="4" { span.badge.bad { "unreadable" } " " (p) } }
+                            Err(p) => { td colspan="4" { span.badge.bad { "unreadable" } " " (maud::PreEscaped(crate::dashboard::markdown::inline(p))) } }
                         }
                     }
                 } }

@@ -45,7 +45,7 @@ pub fn render(
     let body = html! {
         h1 { (view.repository) }
         @if let Some(flash) = flash {
-            div #flash class=(if flash.ok { "flash" } else { "flash bad" }) { (flash.text) }
+            div #flash class=(if flash.ok { "flash" } else { "flash bad" }) { (maud::PreEscaped(crate::dashboard::markdown::inline(&flash.text))) }
         }
         p.muted {
             a href=(links.repo_url) { "On GitHub" }
@@ -56,8 +56,13 @@ pub fn render(
             Err(problem) => {
                 div.flash.bad #ledger-problem {
                     strong { "The ledger branch cannot be read. " }
-                    (problem)
-                    " Navin does not write on top of it; fix or roll back the branch (the panel on GitHub says how)."
+                    (maud::PreEscaped(crate::dashboard::markdown::inline(problem)))
+                    " Navin does not write on top of it until a writer restores it."
+                }
+                // What Navin last trusted, shown read-only: no action acts on it.
+                @if let Some(trusted) = &view.trusted {
+                    p.muted #trusted-state { "As Navin last trusted it (v" (trusted.mission.version) "), read-only:" }
+                    (mission(chrome, &view.repository, trusted, links, None))
                 }
             }
             Ok(None) => { p.muted #no-mission { "No mission in this repository. Start one with " code { "/mission <goal>" } " on an issue." } }
@@ -81,7 +86,7 @@ pub fn render(
                                     td { (record.updated_at.format("%Y-%m-%d %H:%M UTC")) }
                                     @if let Some(acts) = acts { td { (decide(chrome, acts, &entry.id, record.status, links)) } }
                                 }
-                                Err(problem) => { td colspan="4" { span.badge.bad { "unreadable" } " " (problem) } }
+                                Err(problem) => { td colspan="4" { span.badge.bad { "unreadable" } " " (maud::PreEscaped(crate::dashboard::markdown::inline(problem))) } }
                             }
                         }
                     }
