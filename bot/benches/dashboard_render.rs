@@ -126,6 +126,7 @@ fn main() {
         ledger_branch: "navin/ledger".into(),
         commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
         ledger: Ok(Some(ledger(500))),
+        trusted: None,
         plans: Vec::new(),
     };
     let links = GitHubLinks {

@@ -162,11 +162,20 @@ async fn the_dashboard_shows_a_refused_ledger_read_only_with_the_fix_as_code() {
         .and_then(|rest| rest.split("</div>").next())
         .expect("the ledger problem banner");
     assert!(problem.contains(&forged[..12]), "{problem}");
-    assert!(problem.contains("<code>/rollback v2</code>"), "the fix renders as code: {problem}");
+    assert!(
+        problem.contains("<code>/rollback v2</code>"),
+        "the fix renders as code: {problem}"
+    );
     assert!(!problem.contains('`'), "no raw backticks: {problem}");
     // The state Navin trusts, read-only: the mission and its step, no action buttons.
     assert!(body.contains("id=\"trusted-state\""), "{body}");
-    assert!(body.contains("configurable greetings") && body.contains("0/1 steps done"), "{body}");
-    assert!(!body.contains("name=\"action\""), "no action on a refused ledger: {body}");
+    assert!(
+        body.contains("configurable greetings") && body.contains("0/1 steps done"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("name=\"action\""),
+        "no action on a refused ledger: {body}"
+    );
     w.finish().await;
 }

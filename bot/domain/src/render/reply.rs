@@ -17,6 +17,22 @@ pub fn refusal(reason: &str, what_to_do: &str) -> String {
     marked(ReplyKind::Refusal, &body)
 }
 
+/// A [`refusal`] whose reason Navin rendered as Markdown itself, every quoted part
+/// already escaped (the evidence messages: check names through `code`, links through
+/// `link`): escaping it again would show its links as literal `[text](url)`. Still one
+/// line and capped.
+pub fn refusal_rendered(reason_markdown: &str, what_to_do: &str) -> String {
+    let flat: String = reason_markdown
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut body = format!("🚫 Nothing changed: {}", truncate_chars(&flat, 900));
+    if !what_to_do.trim().is_empty() {
+        body.push_str(&format!("\n\n👉 {}", prose(what_to_do, 600)));
+    }
+    marked(ReplyKind::Refusal, &body)
+}
+
 /// A [`refusal`] addressed to `login` (mentioned, so GitHub notifies them) about
 /// `what` they did: for actions that leave no comment to answer, such as a click on a
 /// check run's button. A login GitHub would not issue is not mentioned.

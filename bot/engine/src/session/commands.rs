@@ -199,7 +199,7 @@ impl Session<'_> {
     /// a tip holding a commit Navin refuses yields the state below it and the refusal.
     pub(crate) async fn read_ledger_or_trusted(&self) -> Result<Reading, EngineError> {
         let store: Arc<Store> = self.store().await?;
-        blocking(move || Ok(store.read_or_trusted()?)).await
+        blocking(move || store.read_or_trusted()).await
     }
 
     /// The issue carrying the mission's panel: its origin when it lives in this

@@ -235,9 +235,7 @@ impl Session<'_> {
                     seen = true;
                     bodies.push(body);
                 }
-                Answer::Refuse(refusal) => {
-                    bodies.push(reply::refusal(&refusal.reason(), &refusal.todo()))
-                }
+                Answer::Refuse(refusal) => bodies.push(refusal.reply()),
             }
         }
         if seen {

@@ -3,6 +3,7 @@
 //! never on the text.
 
 use crate::evidence::NotDone;
+use crate::render::reply;
 
 /// A command that went through to Navin but changed nothing, and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +100,18 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
+    /// The whole reply: its reason escaped as prose, except a reason Navin rendered as
+    /// Markdown itself (a failed or missing check's message, whose links must stay links).
+    pub(crate) fn reply(&self) -> String {
+        match self {
+            Refusal::NotDone {
+                why: NotDone::Failed { message } | NotDone::NotGreen { message },
+                ..
+            } => reply::refusal_rendered(message, &self.todo()),
+            _ => reply::refusal(&self.reason(), &self.todo()),
+        }
+    }
+
     /// What went wrong, as the reply's first sentence.
     pub(crate) fn reason(&self) -> String {
         match self {
@@ -380,7 +393,7 @@ mod rendered {
     #[test]
     fn every_refusal_renders_its_commands_as_code_and_no_escaped_backticks() {
         for refusal in every_kind() {
-            let body = reply::refusal(&refusal.reason(), &refusal.todo());
+            let body = refusal.reply();
             let (text, code, headings) = seen(&body);
             assert!(!text.contains("\\`"), "{refusal:?} shows \\` in {text:?}");
             assert!(
@@ -400,13 +413,35 @@ mod rendered {
     }
 
     #[test]
+    fn a_failed_check_refusal_keeps_its_link_a_link() {
+        let refusal = Refusal::NotDone {
+            step: "S1".to_owned(),
+            validation: "test".to_owned(),
+            why: NotDone::Failed {
+                message: "Step `S1` is not done: required checks failed on `abc1234`: [test](https://github.com/o/r/runs/1) (failure).".to_owned(),
+            },
+        };
+        let body = refusal.reply();
+        let links: Vec<String> = Parser::new_ext(&body, Options::all())
+            .filter_map(|e| match e {
+                Event::Start(pulldown_cmark::Tag::Link { dest_url, .. }) => {
+                    Some(dest_url.to_string())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(links, ["https://github.com/o/r/runs/1"], "{body}");
+        assert!(!body.contains("\\["), "{body}");
+    }
+
+    #[test]
     fn hostile_text_in_a_refusal_opens_no_html_link_emphasis_or_mention() {
         let refusal = Refusal::MissionLive {
             status: "active".to_owned(),
             place: "o/r#1".to_owned(),
             goal: "@octocat **bold** [link](http://e.x) <b>hi</b> <!-- hide".to_owned(),
         };
-        let body = reply::refusal(&refusal.reason(), &refusal.todo());
+        let body = refusal.reply();
         for event in Parser::new_ext(&body, Options::all()) {
             match event {
                 Event::Html(h) | Event::InlineHtml(h) => {
