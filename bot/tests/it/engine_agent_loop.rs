@@ -437,23 +437,29 @@ async fn copilot_continues_a_red_pull_request_from_a_mention_and_is_reassigned_a
     };
     assert_eq!(sessions(&w), 1, "Copilot starts on the step's issue");
 
-    // Red CI on Copilot's pull request: a mention on it carries the failure.
+    // Red CI on Copilot's pull request: a mention on it carries the failure, posted with
+    // the user token (dora, a writer), since Copilot ignores an App's mention.
     let (pr, head) = w.open_pull(agent_pr("S1", 1)).await;
     w.ci_run(red(&head, "lex::empty")).await;
-    let mention = w.reply().await;
+    let on_pr: Vec<_> = w
+        .fake()
+        .comments("octo-org", "hello", pr)
+        .into_iter()
+        .filter(|c| c.body.starts_with("@copilot"))
+        .collect();
+    assert_eq!(on_pr.len(), 1, "on the pull request, once: {on_pr:?}");
+    let mention = &on_pr[0].body;
     assert!(
         mention.starts_with("@copilot **Attempt 2 of step `S1`**"),
         "{mention}"
     );
     assert!(mention.contains("lex::empty"), "{mention}");
-    let on_pr: Vec<String> = w
-        .fake()
-        .comments("octo-org", "hello", pr)
-        .into_iter()
-        .map(|c| c.body)
-        .filter(|b| b.starts_with("@copilot"))
-        .collect();
-    assert_eq!(on_pr.len(), 1, "on the pull request, once");
+    assert_eq!(on_pr[0].author, "dora", "posted as the agent token's user");
+    let pr_sessions = w.fake().issue("octo-org", "hello", pr).copilot_sessions;
+    assert_eq!(
+        pr_sessions, 1,
+        "Copilot took the mention up on its pull request"
+    );
     assert_eq!(sessions(&w), 1, "the same session goes on");
 
     // The pull request is closed unmerged: Copilot is unassigned and assigned again,

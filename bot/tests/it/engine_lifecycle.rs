@@ -129,11 +129,15 @@ async fn plan_review_mission_and_green_ci_close_every_step_in_dependency_order()
     assert_eq!(evidence.conclusion.as_deref(), Some("success"));
     assert_eq!(evidence.app_id, Some(GITHUB_ACTIONS_APP_ID));
 
-    // The mission closes as done; the ledger and the panel show it.
-    let close = w.comment(pr, "alice", "/mission close").await;
-    assert!(w.reactions(close).contains(&"+1".to_owned()));
+    // The last green run closed the mission as done, with nobody commenting
+    // `/mission close`; the ledger and the panel show it.
     let closed = w.ledger().unwrap().mission;
     assert_eq!(closed.status, MissionStatus::Done, "{closed:#?}");
+    let finish = closed.history.last().expect("history");
+    assert_eq!(
+        (finish.operation.as_str(), finish.reason.as_str()),
+        ("close", "mission closed as done: every step is done")
+    );
     let panel = w.edited("<!-- navin:panel");
     assert!(panel.contains("done"), "{panel}");
     w.finish().await;

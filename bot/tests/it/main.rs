@@ -26,6 +26,7 @@ mod dashboard_deliveries;
 mod dashboard_editors;
 mod deploy_files;
 mod deploy_manifest;
+mod docs_blocks;
 mod engine_agent_loop;
 mod engine_codeowners;
 mod engine_commands;

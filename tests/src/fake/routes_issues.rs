@@ -251,8 +251,21 @@ async fn create_comment(
         return Err(ApiError::not_found());
     }
     let full = r.full_name();
+    // The Copilot coding agent takes up an `@copilot` mention only from a person with
+    // write access; an App's or a bot's mention is ignored.
+    let copilot_answers = text.to_ascii_lowercase().contains("@copilot")
+        && !is_bot(&caller)
+        && access(&model, &caller, &owner, &repo, "contents", "write").is_ok();
     let author = caller.login(&model);
     model.user(&author);
+    if copilot_answers {
+        if let Some(issue) = model
+            .repo_mut(&owner, &repo)
+            .and_then(|r| r.issues.get_mut(&number))
+        {
+            issue.copilot_sessions += 1;
+        }
+    }
     let id = model.next_id();
     let now = Utc::now();
     let comment = Comment {

@@ -160,8 +160,18 @@ impl Session<'_> {
                     start.task.id,
                     previous_attempts(start.task)
                 );
-                comments::reply_once(&self.client, &self.repo, pr, start.op_id, &body, recheck)
-                    .await?;
+                // Copilot takes up a mention only from a person with write access, so it
+                // goes out on the engine's user token (the one that assigns Copilot); the
+                // App's own comment would be ignored. Without one, the App posts it for
+                // the people reading the pull request, and the log says why nothing moves.
+                let client = match self.agent_client() {
+                    Some(agent) => agent,
+                    None => {
+                        tracing::warn!(repo = %self.repo, pr, "no user token: Copilot ignores the App's mention; give Navin an agent token");
+                        self.client.clone()
+                    }
+                };
+                comments::reply_once(&client, &self.repo, pr, start.op_id, &body, recheck).await?;
             }
             (AgentKind::Copilot, None) => {
                 self.post_brief(ledger, &start, issue, &headline, recheck)

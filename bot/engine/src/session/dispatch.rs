@@ -232,7 +232,7 @@ impl Session<'_> {
 
     /// The installation's client on the engine's user token, which GitHub requires for
     /// Copilot assignments; `None` without one.
-    fn agent_client(&self) -> Option<InstallationClient> {
+    pub(super) fn agent_client(&self) -> Option<InstallationClient> {
         self.engine
             .agent_app()
             .map(|agent| agent.installation(self.client.installation_id()))
