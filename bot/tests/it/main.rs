@@ -49,6 +49,7 @@ mod engine_protection;
 mod engine_refused;
 mod engine_scope;
 mod engine_stages;
+mod journey_local;
 mod mcp_crash;
 mod mcp_github;
 mod mcp_journal;

@@ -8,9 +8,19 @@ use crate::rules::attempts::continues;
 /// Attempts listed in the brief's table, newest last.
 const LISTED: usize = 6;
 
+/// Where the step's work lives, so the brief tells the next attempt where to start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workplace {
+    /// On GitHub: each attempt is a pull request.
+    PullRequests,
+    /// A local checkout (`navin board brief`, `navin mcp` on a local mission): each
+    /// attempt is commits proven by `navin board verify`.
+    Checkout,
+}
+
 /// The "Previous attempts" section of `task`'s brief, or nothing before its second
 /// attempt. Written for the next agent: it did not see the earlier runs.
-pub fn previous_attempts(task: &Task) -> String {
+pub fn previous_attempts(task: &Task, place: Workplace) -> String {
     let ended: Vec<&Attempt> = task.attempts.iter().filter(|a| !a.is_open()).collect();
     let Some(last) = ended.last() else {
         return String::new();
@@ -28,8 +38,11 @@ pub fn previous_attempts(task: &Task) -> String {
         out.push_str(&format!(" ({})", inline(note, 300)));
     }
     out.push_str("\n\n");
-    match continues(task) {
-        Some(pr) => out.push_str(&format!(
+    match (place, continues(task)) {
+        (Workplace::Checkout, _) => out.push_str(
+            "**Start over** from the step's base in this checkout: revert or rework the last attempt's commits rather than build on them, then `navin board verify` again.\n\n",
+        ),
+        (Workplace::PullRequests, Some(pr)) => out.push_str(&format!(
             "**Continue pull request #{pr}**{}: push the fix to its branch; do not open a second pull request.\n\n",
             task.links
                 .branch
@@ -37,7 +50,7 @@ pub fn previous_attempts(task: &Task) -> String {
                 .map(|b| format!(" (branch {})", code(b)))
                 .unwrap_or_default()
         )),
-        None => out.push_str(
+        (Workplace::PullRequests, None) => out.push_str(
             "**Start over** from the default branch in a new pull request: the last attempt's work is not to be built on.\n\n",
         ),
     }
@@ -58,7 +71,12 @@ pub fn previous_attempts(task: &Task) -> String {
         }
         out.push('\n');
     }
-    out.push_str("| # | by | ended | pull request | failure |\n|---|---|---|---|---|\n");
+    let on_github = place == Workplace::PullRequests;
+    out.push_str(if on_github {
+        "| # | by | ended | pull request | failure |\n|---|---|---|---|---|\n"
+    } else {
+        "| # | by | ended | failure |\n|---|---|---|---|\n"
+    });
     let skip = ended.len().saturating_sub(LISTED);
     for a in ended.iter().skip(skip) {
         let fingerprint = a
@@ -67,12 +85,15 @@ pub fn previous_attempts(task: &Task) -> String {
             .and_then(|f| f.fingerprint.as_deref())
             .map(code)
             .unwrap_or_else(|| "–".to_owned());
+        let pr = match on_github {
+            true => format!(" {} |", a.pr.map_or("–".to_owned(), |n| format!("#{n}"))),
+            false => String::new(),
+        };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} |{pr} {} |\n",
             a.number,
             inline(&a.agent, 40),
             a.outcome.map_or("–", |o| o.describe()),
-            a.pr.map_or("–".to_owned(), |n| format!("#{n}")),
             fingerprint
         ));
     }
@@ -166,8 +187,13 @@ fn fenced(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use chrono::{TimeZone, Utc};
     use navin_ledger::model::{AttemptFailure, AttemptOutcome};
+
+    fn previous_attempts_on_github(task: &Task) -> String {
+        previous_attempts(task, Workplace::PullRequests)
+    }
 
     fn attempt(number: u32, outcome: Option<AttemptOutcome>, failure: Option<&str>) -> Attempt {
         let at = Utc
@@ -209,7 +235,7 @@ mod tests {
 
     #[test]
     fn the_second_brief_carries_the_first_failure_and_says_to_continue_the_red_pull_request() {
-        let text = previous_attempts(&task_with(vec![attempt(
+        let text = previous_attempts_on_github(&task_with(vec![attempt(
             1,
             Some(AttemptOutcome::CiRed),
             Some("test: failure\n```\nassertion failed: left == right @alice"),
@@ -226,16 +252,24 @@ mod tests {
 
     #[test]
     fn a_closed_pull_request_means_start_over_and_a_first_attempt_has_no_section() {
-        let text = previous_attempts(&task_with(vec![attempt(
+        let text = previous_attempts_on_github(&task_with(vec![attempt(
             1,
             Some(AttemptOutcome::Closed),
             None,
         )]));
         assert!(text.contains("Start over"), "{text}");
         assert_eq!(
-            previous_attempts(&task_with(vec![attempt(1, None, None)])),
+            previous_attempts_on_github(&task_with(vec![attempt(1, None, None)])),
             ""
         );
-        assert_eq!(previous_attempts(&task_with(vec![])), "");
+        assert_eq!(previous_attempts_on_github(&task_with(vec![])), "");
+    }
+
+    #[test]
+    fn a_local_brief_starts_over_in_the_checkout_and_lists_no_pull_requests() {
+        let ended = attempt(1, Some(AttemptOutcome::CiRed), Some("1 failed"));
+        let text = previous_attempts(&task_with(vec![ended]), Workplace::Checkout);
+        assert!(text.contains("in this checkout"), "{text}");
+        assert!(!text.to_lowercase().contains("pull request"), "{text}");
     }
 }

@@ -69,7 +69,11 @@ pub fn step_brief(
         if options.checkout { "text" } else { "issue" }
     ));
 
-    body.push_str(&super::attempts::previous_attempts(task));
+    let place = match options.checkout {
+        true => super::attempts::Workplace::Checkout,
+        false => super::attempts::Workplace::PullRequests,
+    };
+    body.push_str(&super::attempts::previous_attempts(task, place));
     body.push_str(&super::attempts::last_red_run(task));
 
     body.push_str("### Role\n");

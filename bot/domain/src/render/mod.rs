@@ -17,7 +17,7 @@ pub mod text;
 #[cfg(test)]
 mod tests;
 
-pub use attempts::previous_attempts;
+pub use attempts::{previous_attempts, Workplace};
 pub use brief::{context_paths, step_branch, step_brief, step_marker, BriefOptions};
 pub use marker::{parse_marker, Marker, ReplyKind, PANEL_FORMAT};
 pub use mermaid::{label as mermaid_label, MAX_GRAPH_EDGES, MAX_GRAPH_NODES};

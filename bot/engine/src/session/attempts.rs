@@ -14,7 +14,7 @@ use serde_json::json;
 use super::{EngineError, Session};
 use crate::config::AgentKind;
 use crate::effects::comments;
-use crate::render::{previous_attempts, step_brief, BriefOptions};
+use crate::render::{previous_attempts, step_brief, BriefOptions, Workplace};
 use crate::rules::attempts::{due, Due, StartWhy};
 use navin_github::ops;
 
@@ -158,7 +158,7 @@ impl Session<'_> {
                 let body = format!(
                     "@copilot {headline} Keep working in this pull request and fix what failed; the line `Navin-Step: {}` stays in its body.\n\n{}",
                     start.task.id,
-                    previous_attempts(start.task)
+                    previous_attempts(start.task, Workplace::PullRequests)
                 );
                 // Copilot takes up a mention only from a person with write access, so it
                 // goes out on the engine's user token (the one that assigns Copilot); the
