@@ -303,3 +303,126 @@ fn all_logs(actions: &Actions) -> String {
     out.push_str(&format!("##### navin/ledger\n{history}"));
     out
 }
+
+/// A store as the App keeps the ledger: its key, its committer, its seal scope.
+fn app_store(job: &Job, key: &str) -> (navin_ledger::store::Store, tempfile::TempDir) {
+    use navin_ledger::store::{SealKey, Store, StoreConfig};
+    let dir = tempfile::tempdir().expect("tmp");
+    let repo = git2::Repository::init_bare(dir.path()).expect("init");
+    repo.remote("origin", &job.fake.git_remote_url(OWNER, REPO))
+        .expect("remote");
+    let token = job
+        .fake
+        .actions_token(OWNER, REPO, &[("contents", "write")]);
+    let store = Store::open(
+        dir.path(),
+        StoreConfig {
+            branch: "navin/ledger".into(),
+            remote: Some("origin".into()),
+            token: Some(token),
+            committer_name: "navin[bot]".into(),
+            seal_key: Some(SealKey::from_text(key).expect("key")),
+            repository: navin_ledger::store::github_repository(
+                Some(job.fake.repo_id(OWNER, REPO)),
+                &format!("{OWNER}/{REPO}"),
+            ),
+            ..StoreConfig::default()
+        },
+    )
+    .expect("store");
+    (store, dir)
+}
+
+#[test]
+fn the_app_and_the_action_share_one_sealed_ledger_through_one_key_and_a_job_without_it_writes_nothing(
+) {
+    use navin_ledger::model::{Actor, Origin, Validation};
+    use navin_ledger::{Ctx, InitArgs, NewTask, Operation};
+    let job = Job::for_events();
+    let fake = job.fake.clone();
+    let key = "9e".repeat(32);
+    let issue = fake.create_issue(OWNER, REPO, "Widget API", "", "alice");
+    // The App started the mission: a sealed ledger.
+    let (app, _app_dir) = app_store(&job, &key);
+    let ctx = Ctx::new(chrono::Utc::now(), Actor::Human("alice".into()));
+    app.transact(
+        &Operation::Init(InitArgs {
+            goal: "Ship the widget API".into(),
+            steps: vec![NewTask {
+                id: "S1".into(),
+                title: "Build it".into(),
+                validation: Validation::Test,
+                ..NewTask::default()
+            }],
+            origin: Some(Origin {
+                repository: Some(format!("{OWNER}/{REPO}")),
+                issue: Some(issue),
+                plan_id: None,
+            }),
+            ..InitArgs::default()
+        }),
+        &ctx,
+    )
+    .expect("the App writes");
+
+    let navin = example("navin.yml").replace("planner: llm", "planner: builtin");
+    let mut actions = Actions::new(
+        job,
+        vec![("navin.yml", navin)],
+        Arc::new(ScriptedAgent::default()),
+    );
+    actions.runner.secret("NAVIN_LEDGER_KEY", &key);
+    let comment = |actions: &Actions, body: &str| {
+        let id = fake.add_comment(OWNER, REPO, issue, "alice", body);
+        actions
+            .job
+            .fixture("issue_comment.created")
+            .number(issue)
+            .comment_id(id)
+            .comment_body(body)
+            .comment_author("alice", fake.user_id("alice"), UserKind::User)
+            .sender("alice", fake.user_id("alice"), UserKind::User)
+            .into_json()
+    };
+
+    // The Action, given the same key as its `ledger-key`, writes on the App's ledger,
+    // and the App reads what it wrote as its own.
+    let event = comment(&actions, "/update fact the API is frozen");
+    actions.deliver("issue_comment", event, "alice", None);
+    let run = actions.runs.last().expect("a run");
+    assert_eq!(run.job("event").result, Outcome::Success, "{}", run.log());
+    let read = app
+        .read()
+        .expect("the App reads the Action's commit")
+        .expect("ledger");
+    assert!(
+        read.ledger
+            .mission
+            .facts
+            .iter()
+            .any(|f| f.contains("frozen")),
+        "{:?}",
+        read.ledger.mission.facts
+    );
+    let tip = fake.branch_sha(OWNER, REPO, "navin/ledger");
+
+    // A workflow whose `ledger-key` secret is missing writes nothing and says which
+    // setting to add; the App's ledger is untouched and still its own.
+    actions.runner.secret("NAVIN_LEDGER_KEY", "");
+    let event = comment(&actions, "/pause lunch");
+    actions.deliver("issue_comment", event, "alice", None);
+    let run = actions.runs.last().expect("a run");
+    assert_eq!(run.job("event").result, Outcome::Failure, "{}", run.log());
+    assert!(
+        run.log().contains("`ledger-key` input") && run.log().contains("NAVIN_LEDGER_KEY"),
+        "{}",
+        run.log()
+    );
+    assert_eq!(
+        fake.branch_sha(OWNER, REPO, "navin/ledger"),
+        tip,
+        "nothing written"
+    );
+    let read = app.read().expect("still the App's").expect("ledger");
+    assert_ne!(read.ledger.mission.status.as_str(), "paused");
+}
