@@ -127,17 +127,19 @@ pub fn svg(tasks: &[std::sync::Arc<Task>]) -> String {
     for (i, task) in tasks.iter().enumerate() {
         let (c, r) = layout.cells[i];
         let (x, y) = (x_of(c), y_of(r));
-        let label: String = if task.title.chars().count() > LABEL_CHARS {
-            let cut: String = task.title.chars().take(LABEL_CHARS - 1).collect();
+        // SVG text has no code spans: their backticks go, the words stay.
+        let plain = task.title.replace('`', "");
+        let label: String = if plain.chars().count() > LABEL_CHARS {
+            let cut: String = plain.chars().take(LABEL_CHARS - 1).collect();
             format!("{cut}…")
         } else {
-            task.title.clone()
+            plain.clone()
         };
         let _ = write!(
             out,
             r##"<a href="#step-{id}"><g class="node {class}"><title>{id}: {title} ({status})</title><rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="5"/><text x="{tx}" y="{ty}">{id} {label}</text></g></a>"##,
             id = escape(&task.id),
-            title = escape(&task.title),
+            title = escape(&plain),
             status = task.status.as_str(),
             class = task.status.as_str(),
             tx = x + 8,

@@ -82,7 +82,7 @@ pub fn render(chrome: &Chrome<'_>, rows: &[MissionRow], truncated: bool) -> Mark
                             @match &row.ledger {
                                 Ok(Some(ledger)) => {
                                     @let (done, total, width) = progress(ledger);
-                                    td { (ledger.mission.goal) }
+                                    td { (super::spans::text(&ledger.mission.goal)) }
                                     td {
                                         (badge(&status_word(ledger.mission.status)))
                                         @for (text, class) in badges(ledger) { span class=(format!("badge {class}")) { (text) } }

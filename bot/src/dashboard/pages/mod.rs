@@ -7,5 +7,8 @@ pub mod layout;
 pub mod missions;
 pub mod plan;
 pub mod repo;
+pub mod spans;
+#[cfg(test)]
+mod tests;
 
 pub use layout::Chrome;

@@ -45,7 +45,7 @@ pub fn render(
             Ok(record) => {
                 h1 { "Plan " (entry.id) " " (badge(record.status.word())) }
                 p {
-                    "Asked by @" (record.requested_by) ": " em { (record.request) }
+                    "Asked by @" (record.requested_by) ": " em { (super::spans::text(&record.request)) }
                     br;
                     span.muted { "Created " (record.created_at.format("%Y-%m-%d %H:%M UTC")) " · updated " (record.updated_at.format("%Y-%m-%d %H:%M UTC")) " · hash " code #plan-hash { (record.hash) } }
                 }
@@ -151,7 +151,7 @@ pub fn render_list(chrome: &Chrome<'_>, rows: &[PlanListRow<'_>]) -> Markup {
                         td { a href=(chrome.path(&format!("/r/{}", row.repo))) { (row.repo) } }
                         td { a href=(chrome.path(&format!("/r/{}/plans/{}", row.repo, row.entry.id))) { (row.entry.id) } }
                         @match &row.entry.record {
-                            Ok(r) => { td { (badge(r.status.word())) } td { (r.approver_count()) } td { (r.request) } td { (r.updated_at.format("%Y-%m-%d %H:%M UTC")) } }
+                            Ok(r) => { td { (badge(r.status.word())) } td { (r.approver_count()) } td { (super::spans::text(&r.request)) } td { (r.updated_at.format("%Y-%m-%d %H:%M UTC")) } }
                             Err(p) => { td colspan="4" { span.badge.bad { "unreadable" } " " (maud::PreEscaped(crate::dashboard::markdown::inline(p))) } }
                         }
                     }

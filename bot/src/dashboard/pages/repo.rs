@@ -82,7 +82,7 @@ pub fn render(
                                 Ok(record) => {
                                     td { (badge(record.status.word())) }
                                     td { (record.approver_count()) }
-                                    td { (clip(&record.request, 120)) }
+                                    td { (super::spans::text(&clip(&record.request, 120))) }
                                     td { (record.updated_at.format("%Y-%m-%d %H:%M UTC")) }
                                     @if let Some(acts) = acts { td { (decide(chrome, acts, &entry.id, record.status, links)) } }
                                 }
@@ -170,7 +170,7 @@ fn mission(
     html! {
         section #mission {
             h2 { "Mission" }
-            p.goal { strong { (m.goal) } }
+            p.goal { strong { (super::spans::text(&m.goal)) } }
             p {
                 (badge(&m.status.to_string()))
                 @for (text, class) in badges(ledger) { span class=(format!("badge {class}")) { (text) } }
@@ -194,7 +194,7 @@ fn mission(
                         @for t in tasks {
                             tr id=(format!("step-{}", t.id)) data-status=(t.status.as_str()) {
                                 td { code { (t.id) } @if let Some(stage) = t.stage { span.muted { " stage " (stage) } } }
-                                td { (t.title) @if let Some(agent) = &t.agent { span.muted { " · " (agent) } } }
+                                td { (super::spans::text(&t.title)) @if let Some(agent) = &t.agent { span.muted { " · " (agent) } } }
                                 td { (badge(t.status.as_str())) }
                                 td { @for d in &t.depends_on { a href=(format!("#step-{d}")) { (d) } " " } }
                                 td { @for pr in &t.links.prs { a href=(links.pull(*pr)) { "#" (pr) } " " }
@@ -223,27 +223,27 @@ fn mission(
             }
             @if !m.missing_info.is_empty() || !m.facts.is_empty() || !m.constraints.is_empty() || !m.acceptance_criteria.is_empty() {
                 h2 { "What is known" }
-                @if !m.missing_info.is_empty() { h3 { "Open questions" } ol #questions { @for (i, q) in m.missing_info.iter().enumerate() { li { (q)
+                @if !m.missing_info.is_empty() { h3 { "Open questions" } ol #questions { @for (i, q) in m.missing_info.iter().enumerate() { li { (super::spans::text(q))
                     @if let Some(acts) = acts {
                         @let n = (i + 1).to_string();
                         " " (acts.form(chrome, &Form { key: &format!("answer-{n}"), action: "answer", hidden: &[("question", n.as_str())], text: Some(("your answer", true)), label: "Answer", primary: false }))
                     }
                 } } } }
-                @if !m.facts.is_empty() { h3 { "Facts" } ul { @for f in &m.facts { li { (f) } } } }
-                @if !m.constraints.is_empty() { h3 { "Constraints" } ul { @for c in &m.constraints { li { (c) } } } }
-                @if !m.acceptance_criteria.is_empty() { h3 { "Acceptance criteria" } ul { @for c in &m.acceptance_criteria { li { (c) } } } }
+                @if !m.facts.is_empty() { h3 { "Facts" } ul { @for f in &m.facts { li { (super::spans::text(f)) } } } }
+                @if !m.constraints.is_empty() { h3 { "Constraints" } ul { @for c in &m.constraints { li { (super::spans::text(c)) } } } }
+                @if !m.acceptance_criteria.is_empty() { h3 { "Acceptance criteria" } ul { @for c in &m.acceptance_criteria { li { (super::spans::text(c)) } } } }
             }
             @if !m.checkpoints.is_empty() {
                 h2 { "Checkpoints" }
                 ul #checkpoints { @for c in m.checkpoints.iter().rev() {
-                    li { code { "v" (c.version) } " " (c.reason) span.muted { " · " (c.at.format("%Y-%m-%d %H:%M UTC")) } }
+                    li { code { "v" (c.version) } " " (super::spans::text(&c.reason)) span.muted { " · " (c.at.format("%Y-%m-%d %H:%M UTC")) } }
                 } }
             }
             h2 { "History" }
             table #history {
                 thead { tr { th { "Version" } th { "When" } th { "Who" } th { "Operation" } th { "Why" } } }
                 tbody { @for h in m.history.iter().rev() {
-                    tr { td { "v" (h.version) } td { (h.at.format("%Y-%m-%d %H:%M UTC")) } td { (h.actor.to_string()) } td { code { (h.operation) } } td { (h.reason) } }
+                    tr { td { "v" (h.version) } td { (h.at.format("%Y-%m-%d %H:%M UTC")) } td { (h.actor.to_string()) } td { code { (h.operation) } } td { (super::spans::text(&h.reason)) } }
                 } }
             }
         }

@@ -8,7 +8,9 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use super::fixture::*;
 use crate::command::help_text;
-use crate::render::reply::{accepted, agent_question, error, given_up, help, refusal};
+use crate::render::reply::{
+    accepted, agent_question, error, given_up, help, read_only, refusal, refusal_rendered,
+};
 use crate::render::{
     mission_panel, plan_comment, step_brief, PlanCommentInfo, PlanStatus, RepoRef,
 };
@@ -104,6 +106,20 @@ fn every_kind() -> Vec<(&'static str, String)> {
             "agent question",
             agent_question("subagent:codex", "Which `locale` first?", 2),
         ),
+        (
+            "refusal with a link to the failed check",
+            refusal_rendered(
+                "Step `S1` is not done: required checks failed on `8f14e45`: [test](https://github.com/octo/widgets/runs/7) (failure).",
+                "Navin marks the step done when the checks pass.",
+            ),
+        ),
+        (
+            "read-only status",
+            read_only(
+                "the ledger commit 3f2a by mallory was not made by Navin and marks S1 done; comment `/rollback v2` to restore v2",
+                "v2 (running), 0/1 steps done.",
+            ),
+        ),
     ]
 }
 
@@ -114,6 +130,10 @@ fn every_comment_kind_shows_code_as_code_and_no_heading_twice() {
         assert!(
             !prose.contains('`'),
             "{kind}: a literal backtick outside code in {prose:?}\n{markdown}"
+        );
+        assert!(
+            !prose.contains("](") && !prose.contains("\\["),
+            "{kind}: literal link syntax in {prose:?}\n{markdown}"
         );
         let mut seen: Vec<String> = Vec::new();
         for heading in &headings {
