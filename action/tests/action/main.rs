@@ -15,6 +15,7 @@ mod other_events;
 mod planner;
 mod progress;
 mod read_modes;
+mod release_workflow;
 mod rewind;
 mod run_sh;
 mod stages;

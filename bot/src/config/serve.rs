@@ -105,6 +105,13 @@ pub struct ServeArgs {
     #[arg(long, env = "NAVIN_MAX_BODY_BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
 
+    /// Addresses of reverse proxies in front of Navin (comma-separated IPs, e.g.
+    /// `127.0.0.1` behind Caddy on the same host). Only a request from one of them has
+    /// its sender read from `X-Forwarded-For`, which anyone else could forge; every
+    /// sender gets its own share of the webhook body budget by that address.
+    #[arg(long, env = "NAVIN_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+
     /// Deliveries handled at once (always one at a time per repository).
     #[arg(long, env = "NAVIN_WORKERS", default_value_t = 8)]
     pub workers: usize,

@@ -79,12 +79,14 @@ pub fn safe_return(dashboard: &Dashboard, wanted: Option<&str>) -> String {
 /// browser with a short cookie, and sends the browser to GitHub.
 pub async fn login(
     State(dashboard): State<Arc<Dashboard>>,
+    client: Option<axum::Extension<crate::server::ClientAddr>>,
     Query(query): Query<LoginQuery>,
 ) -> Response {
     let verifier = random_token();
     let challenge = pkce_challenge(&verifier);
     let return_to = safe_return(&dashboard, query.return_to.as_deref());
-    let state = dashboard.sessions.start_login(verifier, return_to);
+    let client = client.map(|axum::Extension(c)| c.0);
+    let state = dashboard.sessions.start_login(verifier, return_to, client);
     let web = dashboard.config.web_url.trim_end_matches('/');
     let url = format!(
         "{web}/login/oauth/authorize?client_id={}&redirect_uri={}&state={state}&code_challenge={challenge}&code_challenge_method=S256",

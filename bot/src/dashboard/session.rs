@@ -25,8 +25,12 @@ pub const LOGIN_TTL: Duration = Duration::from_secs(600);
 /// Sessions kept at most; the oldest go first.
 const MAX_SESSIONS: usize = 10_000;
 /// Sign-ins started and not finished: anyone can start one, so they are bounded in
-/// count as well as in age ([`LOGIN_TTL`]); past the bound the oldest is dropped.
+/// count as well as in age ([`LOGIN_TTL`]); past the bound the busiest client's oldest
+/// is dropped.
 const MAX_PENDING_LOGINS: usize = 2_000;
+/// Sign-ins one client address may have pending; its next drops its own oldest, so a
+/// flood from one address never evicts another person's sign-in.
+const MAX_PENDING_PER_CLIENT: usize = 16;
 
 /// Who is signed in, and the token GitHub gave us for them.
 #[derive(Debug, Clone)]
@@ -45,6 +49,8 @@ pub struct PendingLogin {
     pub verifier: String,
     pub return_to: String,
     pub created: Instant,
+    /// Who started it (`None`: an in-process caller with no address).
+    pub client: Option<std::net::IpAddr>,
 }
 
 /// Sessions and pending sign-ins. One process's memory: several replicas behind a load
@@ -115,17 +121,40 @@ impl Sessions {
         Some(id.to_owned())
     }
 
-    /// Starts a sign-in: returns its `state`.
-    pub fn start_login(&self, verifier: String, return_to: String) -> String {
+    /// Starts a sign-in for `client`: returns its `state`. A client at its bound drops
+    /// its own oldest sign-in; at the overall bound the busiest client's oldest goes.
+    pub fn start_login(
+        &self,
+        verifier: String,
+        return_to: String,
+        client: Option<std::net::IpAddr>,
+    ) -> String {
         let state = random_token();
         let mut pending = lock(&self.pending);
         pending.retain(|_, p| p.created.elapsed() < LOGIN_TTL);
-        while pending.len() >= MAX_PENDING_LOGINS {
-            let Some(oldest) = pending
+        let oldest_of = |pending: &HashMap<String, PendingLogin>, who: Option<std::net::IpAddr>| {
+            pending
                 .iter()
+                .filter(|(_, p)| p.client == who)
                 .min_by_key(|(_, p)| p.created)
                 .map(|(k, _)| k.clone())
-            else {
+        };
+        if client.is_some() {
+            while pending.values().filter(|p| p.client == client).count() >= MAX_PENDING_PER_CLIENT
+            {
+                let Some(oldest) = oldest_of(&pending, client) else {
+                    break;
+                };
+                pending.remove(&oldest);
+            }
+        }
+        while pending.len() >= MAX_PENDING_LOGINS {
+            let mut counts: HashMap<Option<std::net::IpAddr>, usize> = HashMap::new();
+            for p in pending.values() {
+                *counts.entry(p.client).or_default() += 1;
+            }
+            let busiest = counts.into_iter().max_by_key(|(_, n)| *n).map(|(c, _)| c);
+            let Some(oldest) = busiest.and_then(|c| oldest_of(&pending, c)) else {
                 break;
             };
             pending.remove(&oldest);
@@ -136,6 +165,7 @@ impl Sessions {
                 verifier,
                 return_to,
                 created: Instant::now(),
+                client,
             },
         );
         state
@@ -219,7 +249,7 @@ mod tests {
     #[test]
     fn a_sign_in_state_is_used_once() {
         let sessions = Sessions::new(b"k");
-        let state = sessions.start_login("verifier".into(), "/".into());
+        let state = sessions.start_login("verifier".into(), "/".into(), None);
         assert!(sessions.finish_login(&state).is_some());
         assert!(sessions.finish_login(&state).is_none());
     }
@@ -227,10 +257,10 @@ mod tests {
     #[test]
     fn pending_sign_ins_are_bounded_and_the_oldest_goes_first() {
         let sessions = Sessions::new(b"k");
-        let first = sessions.start_login("v0".into(), "/".into());
-        let second = sessions.start_login("v1".into(), "/".into());
+        let first = sessions.start_login("v0".into(), "/".into(), None);
+        let second = sessions.start_login("v1".into(), "/".into(), None);
         for n in 0..MAX_PENDING_LOGINS + 500 {
-            sessions.start_login(format!("flood-{n}"), "/".into());
+            sessions.start_login(format!("flood-{n}"), "/".into(), None);
         }
         assert_eq!(lock(&sessions.pending).len(), MAX_PENDING_LOGINS);
         assert!(
@@ -238,10 +268,29 @@ mod tests {
             "the oldest was dropped"
         );
         assert!(sessions.finish_login(&second).is_none());
-        let fresh = sessions.start_login("mine".into(), "/".into());
+        let fresh = sessions.start_login("mine".into(), "/".into(), None);
         assert!(
             sessions.finish_login(&fresh).is_some(),
             "a new sign-in still works"
+        );
+    }
+
+    #[test]
+    fn five_thousand_sign_ins_from_one_address_evict_only_that_address_s_own() {
+        let sessions = Sessions::new(b"k");
+        let ip = |s: &str| Some(s.parse::<std::net::IpAddr>().expect("ip"));
+        let alice = sessions.start_login("alice".into(), "/".into(), ip("198.51.100.7"));
+        for n in 0..5_000 {
+            sessions.start_login(format!("flood-{n}"), "/".into(), ip("203.0.113.9"));
+        }
+        let flood = lock(&sessions.pending)
+            .values()
+            .filter(|p| p.client == ip("203.0.113.9"))
+            .count();
+        assert_eq!(flood, MAX_PENDING_PER_CLIENT);
+        assert!(
+            sessions.finish_login(&alice).is_some(),
+            "alice's sign-in survived the flood"
         );
     }
 

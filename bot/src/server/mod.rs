@@ -3,8 +3,10 @@
 
 mod delivery_log;
 mod http;
+pub use http::ClientAddr;
 pub mod ingress;
 pub mod metrics;
+mod quiet;
 pub mod readiness;
 pub mod signature;
 pub mod webhook;
@@ -50,6 +52,8 @@ struct StateInner {
     metrics_token: std::sync::OnceLock<secrecy::SecretString>,
     /// What unauthenticated bodies may hold at once.
     ingress: std::sync::OnceLock<ingress::IngressLimits>,
+    /// Rate limit on the warnings unauthenticated requests cause.
+    quiet: quiet::Quiet,
 }
 
 /// Parts of an [`AppState`]; tests build one around a temporary queue.
@@ -77,6 +81,7 @@ impl AppState {
             github: std::sync::OnceLock::new(),
             metrics_token: std::sync::OnceLock::new(),
             ingress: std::sync::OnceLock::new(),
+            quiet: quiet::Quiet::default(),
         }))
     }
 
@@ -84,6 +89,11 @@ impl AppState {
     /// before the first request, which fixes them.
     pub fn set_ingress(&self, limits: ingress::IngressLimits) {
         let _ = self.0.ingress.set(limits);
+    }
+
+    /// Whether a warning for `cause` may be logged now (`Some(count left out)`).
+    pub(crate) fn warn_allowed(&self, cause: &'static str) -> Option<u64> {
+        self.0.quiet.allow(cause, std::time::Instant::now())
     }
 
     pub(crate) fn ingress(&self) -> &ingress::IngressLimits {
@@ -501,12 +511,18 @@ async fn start_inner(
         }
     });
     let grace = args.shutdown_grace();
+    let trusted_proxies = args.trusted_proxies.clone();
     let task_queue = queue.clone();
     let mut http_stopped = stopped;
     let task = tokio::spawn(async move {
-        let served = http::serve(listener, app_with(state, dashboard), async move {
-            let _ = http_stopped.wait_for(|stop| *stop).await;
-        })
+        let served = http::serve(
+            listener,
+            app_with(state, dashboard),
+            trusted_proxies,
+            async move {
+                let _ = http_stopped.wait_for(|stop| *stop).await;
+            },
+        )
         .await;
         on_start.abort();
         let report = workers.shutdown(grace).await;

@@ -143,18 +143,24 @@ impl FromRequest<AppState> for VerifiedWebhook {
         // Checked before anything is logged: the headers are unauthenticated input.
         if !valid_event_name(event) {
             metrics.reject("headers");
-            tracing::warn!(
-                length = event.len(),
-                "webhook with a malformed X-GitHub-Event refused"
-            );
+            if let Some(more) = state.warn_allowed("event_name") {
+                tracing::warn!(
+                    length = event.len(),
+                    more,
+                    "webhook with a malformed X-GitHub-Event refused"
+                );
+            }
             return Err(Rejection::BadEventName);
         }
         if !valid_delivery_id(delivery_id) {
             metrics.reject("headers");
-            tracing::warn!(
-                length = delivery_id.len(),
-                "webhook with a malformed X-GitHub-Delivery refused"
-            );
+            if let Some(more) = state.warn_allowed("delivery_id") {
+                tracing::warn!(
+                    length = delivery_id.len(),
+                    more,
+                    "webhook with a malformed X-GitHub-Delivery refused"
+                );
+            }
             return Err(Rejection::BadDeliveryId);
         }
         // GitHub sends `application/json` when the hook's content type is JSON (Navin
@@ -163,7 +169,9 @@ impl FromRequest<AppState> for VerifiedWebhook {
             let essence = kind.split(';').next().unwrap_or_default().trim();
             if !essence.eq_ignore_ascii_case("application/json") {
                 metrics.reject("media_type");
-                tracing::warn!(delivery = %delivery_id, "webhook content type is not JSON");
+                if let Some(more) = state.warn_allowed("media_type") {
+                    tracing::warn!(delivery = %delivery_id, more, "webhook content type is not JSON");
+                }
                 return Err(Rejection::UnsupportedMediaType);
             }
         }
@@ -172,15 +180,30 @@ impl FromRequest<AppState> for VerifiedWebhook {
         let declared = header_str(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|len| len > cap as u64) {
             metrics.reject("too_large");
-            tracing::warn!(delivery = %delivery_id, "webhook body over the size cap");
+            if let Some(more) = state.warn_allowed("too_large") {
+                tracing::warn!(delivery = %delivery_id, more, "webhook body over the size cap");
+            }
             return Err(Rejection::TooLarge);
         }
         // A slot before reading, and the bytes as they arrive: past the budgets, anyone's
         // slow or huge bodies would crowd out GitHub's.
-        let Some(mut admission) = state.ingress().admit() else {
-            metrics.reject("busy");
-            tracing::warn!(delivery = %delivery_id, "webhook refused: too many bodies being read");
-            return Err(Rejection::Busy);
+        let sender = parts.extensions.get::<super::ClientAddr>().map(|c| c.0);
+        let mut admission = match state.ingress().admit(sender) {
+            Ok(admission) => admission,
+            Err(refused) => {
+                let (reason, what) = match refused {
+                    super::ingress::Refused::Full => ("busy", "too many bodies being read"),
+                    super::ingress::Refused::SenderShare => (
+                        "sender_busy",
+                        "this sender holds its share of the bodies being read",
+                    ),
+                };
+                metrics.reject(reason);
+                if let Some(more) = state.warn_allowed(reason) {
+                    tracing::warn!(delivery = %delivery_id, client = ?sender, more, "webhook refused: {what}");
+                }
+                return Err(Rejection::Busy);
+            }
         };
         // Chunked or lying bodies are cut off at the cap while streaming, slow ones at
         // the read deadline.
@@ -198,12 +221,16 @@ impl FromRequest<AppState> for VerifiedWebhook {
                     _ => "body",
                 };
                 metrics.reject(reason);
-                tracing::warn!(delivery = %delivery_id, reason, "webhook body refused");
+                if let Some(more) = state.warn_allowed("body") {
+                    tracing::warn!(delivery = %delivery_id, reason, more, "webhook body refused");
+                }
                 return Err(rejection);
             }
             Err(_) => {
                 metrics.reject("slow_body");
-                tracing::warn!(delivery = %delivery_id, "webhook body not received in time");
+                if let Some(more) = state.warn_allowed("slow_body") {
+                    tracing::warn!(delivery = %delivery_id, more, "webhook body not received in time");
+                }
                 return Err(Rejection::SlowBody);
             }
         };
@@ -211,7 +238,9 @@ impl FromRequest<AppState> for VerifiedWebhook {
         if let Err(why) = state.secrets().verify(signature, &body) {
             metrics.reject("signature");
             // Only the delivery id is logged: the body is unauthenticated input.
-            tracing::warn!(delivery = %delivery_id, reason = %why, "webhook signature rejected");
+            if let Some(more) = state.warn_allowed("signature") {
+                tracing::warn!(delivery = %delivery_id, reason = %why, more, "webhook signature rejected");
+            }
             return Err(Rejection::BadSignature);
         }
         let kept = KEPT_HEADERS

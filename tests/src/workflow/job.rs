@@ -9,7 +9,7 @@ use serde_yaml_ng::Value as Yaml;
 
 use super::expr::{self, Context};
 use super::{
-    parse_key_values, standins, JobRun, Outcome, Runner, StepRun, Trigger, NAVIN_PLACEHOLDER,
+    parse_key_values, plan, standins, JobRun, Outcome, Runner, StepRun, Trigger, NAVIN_PLACEHOLDER,
 };
 
 /// One workflow run in progress.
@@ -72,114 +72,65 @@ impl Cx {
     }
 }
 
-/// Scopes a `permissions:` block grants, in the fake's names (`pull_requests`); GitHub's
-/// default for a workflow without one is write to everything the job token can hold.
-fn permissions(block: Option<&Yaml>) -> (Vec<(String, String)>, bool) {
-    const ALL: [&str; 9] = [
-        "actions",
-        "checks",
-        "contents",
-        "deployments",
-        "issues",
-        "packages",
-        "pull-requests",
-        "statuses",
-        "discussions",
-    ];
-    let mut out = Vec::new();
-    let mut id_token = false;
-    match block {
-        None => {
-            for s in ALL {
-                out.push((s.replace('-', "_"), "write".to_owned()));
-            }
-        }
-        Some(Yaml::String(all)) => {
-            let level = if all == "write-all" { "write" } else { "read" };
-            for s in ALL {
-                out.push((s.replace('-', "_"), level.to_owned()));
-            }
-            id_token = all == "write-all";
-        }
-        Some(Yaml::Mapping(m)) => {
-            for (k, v) in m {
-                let (Some(k), Some(v)) = (k.as_str(), v.as_str()) else {
-                    continue;
-                };
-                if k == "id-token" {
-                    id_token = v == "write";
-                } else if v != "none" {
-                    out.push((k.replace('-', "_"), v.to_owned()));
-                }
-            }
-        }
-        Some(_) => {}
-    }
-    (out, id_token)
-}
-
 impl RunScope<'_> {
-    fn order(&self) -> Vec<(String, Yaml)> {
-        let mut pending: Vec<(String, Yaml)> = self.doc["jobs"]
-            .as_mapping()
-            .into_iter()
-            .flatten()
-            .filter_map(|(k, v)| Some((k.as_str()?.to_owned(), v.clone())))
-            .collect();
-        let mut done: Vec<(String, Yaml)> = Vec::new();
-        while !pending.is_empty() {
-            let ready = pending
-                .iter()
-                .position(|(_, job)| needs(job).iter().all(|n| done.iter().any(|(d, _)| d == n)));
-            let Some(i) = ready else {
-                panic!(
-                    "{}: jobs whose needs never finish: {:?}",
-                    self.file,
-                    pending.iter().map(|p| &p.0).collect::<Vec<_>>()
-                )
-            };
-            done.push(pending.remove(i));
-        }
-        done
-    }
-
     pub fn run_jobs(&self) -> Vec<JobRun> {
         let mut finished: Vec<JobRun> = Vec::new();
-        for (id, job) in self.order() {
-            let needed = needs(&job);
-            let needs_value: Map<String, Value> = finished
-                .iter()
-                .filter(|j| needed.contains(&j.id))
-                .map(|j| {
-                    (
-                        j.id.clone(),
-                        json!({"result": j.result.as_str(), "outputs": j.outputs}),
-                    )
-                })
-                .collect();
-            let ok = finished
-                .iter()
-                .filter(|j| needed.contains(&j.id))
-                .all(|j| j.result == Outcome::Success);
-            let mut cx = self.base_cx(&job, "", ok);
-            cx.values.insert("needs".into(), Value::Object(needs_value));
-            let run = match job.get("if") {
-                Some(cond) => expr::condition(&cx.yaml_text_raw(cond), &cx)
-                    .unwrap_or_else(|e| panic!("{}: job {id}: {e}", self.file)),
-                None => ok,
-            };
-            if !run {
-                finished.push(JobRun {
-                    id: id.clone(),
-                    name: id.clone(),
-                    result: Outcome::Skipped,
-                    outputs: BTreeMap::new(),
-                    steps: Vec::new(),
-                    permissions: Vec::new(),
-                });
+        for (id, job) in plan::order(self.doc, self.file) {
+            if self
+                .runner
+                .only_jobs
+                .as_ref()
+                .is_some_and(|only| !only.contains(&id))
+            {
                 continue;
             }
-            finished.push(self.run_job(&id, &job, cx));
+            let needed = plan::needs(&job);
+            let mut needs_value: Map<String, Value> = Map::new();
+            let mut ok = true;
+            for n in &needed {
+                // A matrix job is one need: success only when every instance succeeded.
+                let runs: Vec<&JobRun> = finished.iter().filter(|j| &j.id == n).collect();
+                let result = if runs.iter().any(|j| j.result == Outcome::Failure) {
+                    Outcome::Failure
+                } else if !runs.is_empty() && runs.iter().all(|j| j.result == Outcome::Skipped) {
+                    Outcome::Skipped
+                } else {
+                    Outcome::Success
+                };
+                ok &= result == Outcome::Success;
+                let mut outputs = BTreeMap::new();
+                for j in &runs {
+                    outputs.extend(j.outputs.clone());
+                }
+                needs_value.insert(
+                    n.clone(),
+                    json!({"result": result.as_str(), "outputs": outputs}),
+                );
+            }
+            for matrix in plan::matrix_instances(&job, self.runner.only_matrix.as_ref()) {
+                let mut cx = self.base_cx(&job, "", ok);
+                cx.values
+                    .insert("needs".into(), Value::Object(needs_value.clone()));
+                cx.values
+                    .insert("matrix".into(), Value::Object(matrix.clone()));
+                let run = match job.get("if") {
+                    Some(cond) => expr::condition(&cx.yaml_text_raw(cond), &cx)
+                        .unwrap_or_else(|e| panic!("{}: job {id}: {e}", self.file)),
+                    None => ok,
+                };
+                if !run {
+                    finished.push(JobRun {
+                        id: id.clone(),
+                        name: id.clone(),
+                        result: Outcome::Skipped,
+                        outputs: BTreeMap::new(),
+                        steps: Vec::new(),
+                        permissions: Vec::new(),
+                    });
+                    continue;
+                }
+                finished.push(self.run_job(&id, &job, cx));
+            }
         }
         finished
     }
@@ -227,6 +178,7 @@ impl RunScope<'_> {
                 "token": token,
                 "sha": self.sha(),
                 "ref": self.git_ref(),
+                "ref_name": self.git_ref().trim_start_matches("refs/heads/").trim_start_matches("refs/tags/"),
                 "run_id": self.id.to_string(),
                 "run_number": self.number.to_string(),
                 "run_attempt": "1",
@@ -238,7 +190,7 @@ impl RunScope<'_> {
             "secrets": secrets,
             "vars": {},
             "matrix": {},
-            "runner": {"os": "Linux", "arch": runner_arch(), "temp": ""},
+            "runner": {"os": "Linux", "arch": plan::runner_arch(), "temp": ""},
             "env": {},
         });
         let Value::Object(values) = values else {
@@ -276,13 +228,16 @@ impl RunScope<'_> {
         let block = job
             .get("permissions")
             .or_else(|| self.doc.get("permissions"));
-        let (scopes, id_token) = permissions(block);
+        let (scopes, id_token) = plan::permissions(block);
         let pairs: Vec<(&str, &str)> = scopes
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
         let token = r.fake.actions_token(&r.owner, &r.repo, &pairs);
-        let dir = self.dir.join(id);
+        // Each job, matrix instances included, gets directories of its own.
+        static JOBS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = JOBS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = self.dir.join(format!("{id}-{n}"));
         let work = dir.join("work").join(&r.repo);
         let temp = dir.join("temp");
         let home = dir.join("home");
@@ -303,7 +258,12 @@ impl RunScope<'_> {
             job_id: id.to_owned(),
             cx: with_token,
             env,
-            path: vec![standins::gh_dir(r)],
+            path: r
+                .tool_path
+                .iter()
+                .cloned()
+                .chain(std::iter::once(standins::gh_dir(r)))
+                .collect(),
             work,
             temp,
             home,
@@ -350,25 +310,6 @@ impl Cx {
             Yaml::Bool(b) => b.to_string(),
             other => panic!("an `if:` must be a string, found {other:?}"),
         }
-    }
-}
-
-fn needs(job: &Yaml) -> Vec<String> {
-    match &job["needs"] {
-        Yaml::String(s) => vec![s.clone()],
-        Yaml::Sequence(items) => items
-            .iter()
-            .filter_map(|i| i.as_str().map(str::to_owned))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn runner_arch() -> &'static str {
-    if cfg!(target_arch = "aarch64") {
-        "ARM64"
-    } else {
-        "X64"
     }
 }
 
@@ -535,6 +476,7 @@ impl JobState<'_> {
             ("GITHUB_RUN_ATTEMPT", "1".to_owned()),
             ("GITHUB_SHA", g("sha")),
             ("GITHUB_REF", g("ref")),
+            ("GITHUB_REF_NAME", g("ref_name")),
             ("GITHUB_ACTOR", scope.trigger.actor.clone()),
             ("GITHUB_TRIGGERING_ACTOR", scope.trigger.actor.clone()),
             ("GITHUB_JOB", self.job_id.clone()),
@@ -545,7 +487,7 @@ impl JobState<'_> {
             ("GITHUB_STEP_SUMMARY", files[3].display().to_string()),
             ("RUNNER_TEMP", self.temp.display().to_string()),
             ("RUNNER_OS", "Linux".to_owned()),
-            ("RUNNER_ARCH", runner_arch().to_owned()),
+            ("RUNNER_ARCH", plan::runner_arch().to_owned()),
             ("HOME", self.home.display().to_string()),
             ("PATH", path.join(":")),
             ("GIT_TERMINAL_PROMPT", "0".to_owned()),

@@ -12,6 +12,7 @@
 
 pub mod expr;
 mod job;
+mod plan;
 pub mod release;
 pub mod standins;
 
@@ -185,6 +186,13 @@ pub struct Runner {
     artifacts: Mutex<BTreeMap<(u64, String), PathBuf>>,
     caches: Mutex<BTreeMap<String, PathBuf>>,
     runs: AtomicU64,
+    /// Only these jobs run (the others are left out, not skipped); `None`: all.
+    only_jobs: Option<Vec<String>>,
+    /// Only matrix instances whose value for the key is this run, as a runner that
+    /// serves one platform would.
+    only_matrix: Option<(String, String)>,
+    /// Directories first on every job's PATH: the tools this machine's runner has.
+    tool_path: Vec<PathBuf>,
 }
 
 /// Names each runner's directories apart.
@@ -221,6 +229,9 @@ impl Runner {
             artifacts: Mutex::new(BTreeMap::new()),
             caches: Mutex::new(BTreeMap::new()),
             runs: AtomicU64::new(0),
+            only_jobs: None,
+            only_matrix: None,
+            tool_path: Vec::new(),
         };
         runner.install_navin_action(&releases.version());
         runner
@@ -250,6 +261,39 @@ impl Runner {
     pub fn agent(&mut self, agent: Arc<dyn Agent>) -> &mut Runner {
         self.agent = Some(agent);
         self
+    }
+
+    /// A variable every job sees, as a runner's `.env` sets it.
+    pub fn env(&mut self, key: &str, value: &str) -> &mut Runner {
+        self.machine_env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Runs only `jobs` of each workflow from now on (their `needs` must be among them).
+    pub fn only_jobs(&mut self, jobs: &[&str]) -> &mut Runner {
+        self.only_jobs = Some(jobs.iter().map(|j| (*j).to_owned()).collect());
+        self
+    }
+
+    /// Runs only the matrix instances whose `key` is `value` (this machine's target).
+    pub fn only_matrix(&mut self, key: &str, value: &str) -> &mut Runner {
+        self.only_matrix = Some((key.into(), value.into()));
+        self
+    }
+
+    /// Puts `dir` first on every job's PATH, as a runner's tool cache is.
+    pub fn tool_dir(&mut self, dir: &Path) -> &mut Runner {
+        self.tool_path.push(dir.to_path_buf());
+        self
+    }
+
+    /// Where run `run`'s artifact `name` was kept, when it was uploaded.
+    pub fn artifact(&self, run: u64, name: &str) -> Option<PathBuf> {
+        self.artifacts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(run, name.to_owned()))
+            .cloned()
     }
 
     /// Where remote actions live: `<root>/_actions/<owner>/<repo>/<ref>`, as on a runner.

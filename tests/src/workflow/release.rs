@@ -67,6 +67,26 @@ impl Releases {
         for (bin, name) in binaries {
             pack(bin, name, &at).unwrap_or_else(|e| panic!("packing {name}: {e}"));
         }
+        Self::serve(version, dir)
+    }
+
+    /// Serves the files in `assets` (a release workflow's `dist/`) as release `version`.
+    pub fn of_files(version: &str, assets: &Path) -> Releases {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("release dir: {e}"));
+        let at = dir.path().join(version);
+        std::fs::create_dir_all(&at).unwrap_or_else(|e| panic!("release dir: {e}"));
+        for entry in
+            std::fs::read_dir(assets).unwrap_or_else(|e| panic!("{}: {e}", assets.display()))
+        {
+            let path = entry.unwrap_or_else(|e| panic!("entry: {e}")).path();
+            if let Some(name) = path.file_name() {
+                std::fs::copy(&path, at.join(name)).unwrap_or_else(|e| panic!("copy: {e}"));
+            }
+        }
+        Self::serve(version, dir)
+    }
+
+    fn serve(version: &str, dir: tempfile::TempDir) -> Releases {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind: {e}"));
         let base = format!(
             "http://{}",

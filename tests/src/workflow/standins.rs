@@ -190,7 +190,10 @@ fn checkout(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done
     if depth != "0" {
         args.extend(["--depth", depth, "--single-branch"]);
         if let Some(b) = &git_ref {
-            branch = b.trim_start_matches("refs/heads/").to_owned();
+            branch = b
+                .trim_start_matches("refs/heads/")
+                .trim_start_matches("refs/tags/")
+                .to_owned();
             args.extend(["--branch", branch.as_str()]);
         }
     }
@@ -337,32 +340,58 @@ fn upload(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
     )
 }
 
-/// `actions/download-artifact`: an artifact of this run, into `path`.
+/// `actions/download-artifact`: an artifact of this run by `name`, or every one whose
+/// name matches `pattern` (a `*` glob), into `path`.
 fn download(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
     let name = inputs.get("name").cloned().unwrap_or_default();
-    let found = state
+    let pattern = inputs.get("pattern").cloned().unwrap_or_default();
+    let run = state.run_id();
+    let found: Vec<PathBuf> = state
         .runner()
         .artifacts
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .get(&(state.run_id(), name.clone()))
-        .cloned();
-    let Some(from) = found else {
+        .iter()
+        .filter(|((r, n), _)| {
+            *r == run
+                && if name.is_empty() {
+                    glob(&pattern, n)
+                } else {
+                    *n == name
+                }
+        })
+        .map(|(_, p)| p.clone())
+        .collect();
+    if found.is_empty() {
         return fail(format!(
-            "Unable to download artifact(s): Artifact not found for name: {name}"
+            "Unable to download artifact(s): Artifact not found for name: {name}{pattern}"
         ));
-    };
+    }
     // A relative path is under GITHUB_WORKSPACE, as the action resolves it.
     let to = match inputs.get("path").filter(|p| !p.is_empty()) {
         Some(p) => state.work.join(p),
         None => state.work.clone(),
     };
-    match copy_tree(&from, &to) {
-        Ok(n) => ok(
-            &[("download-path", to.display().to_string())],
-            format!("downloaded {n} files"),
-        ),
-        Err(e) => fail(e.to_string()),
+    let mut count = 0;
+    for from in &found {
+        match copy_tree(from, &to) {
+            Ok(n) => count += n,
+            Err(e) => return fail(e.to_string()),
+        }
+    }
+    ok(
+        &[("download-path", to.display().to_string())],
+        format!("downloaded {count} files"),
+    )
+}
+
+/// Whether `name` matches `pattern`, whose `*` stands for any text.
+fn glob(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, tail)) => {
+            name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail)
+        }
     }
 }
 

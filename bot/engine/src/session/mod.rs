@@ -273,11 +273,16 @@ impl Session<'_> {
             )
             .await?;
         }
+        // Reactions come last and are best effort: the commands have applied and the
+        // reply is posted, so a reaction GitHub refuses is logged, never a failed
+        // delivery (whose retry would only try the reaction again).
         if let Some(id) = self.origin.comment_id {
             let mut done: Vec<&str> = Vec::new();
             for content in reactions {
                 if !done.contains(&content) {
-                    comments::react(&self.client, &self.repo, id, content).await?;
+                    if let Err(e) = comments::react(&self.client, &self.repo, id, content).await {
+                        tracing::warn!(repo = %self.repo, comment = id, content, error = %e, "reaction not posted; the commands applied");
+                    }
                     done.push(content);
                 }
             }
