@@ -32,6 +32,8 @@ fi
 out="target/$NAVIN_TEST_TARGET/release"
 mkdir -p "$out"
 cp "$NAVIN_TEST_BINS/navin" "$NAVIN_TEST_BINS/navin-action" "$out/"
+# CARGO_PROFILE_RELEASE_STRIP=symbols: what cargo would hand over is stripped.
+strip --strip-all "$out/navin" "$out/navin-action"
 "#;
 
 struct NoAgent;
@@ -134,8 +136,8 @@ fn a_release_tag_builds_packages_that_install_sh_verifies_and_installs() {
             .env("NAVIN_VERSION", tag)
             .env("NAVIN_ACTION_REPOSITORY", format!("{OWNER}/{REPO}"))
             .env("NAVIN_DOWNLOAD_BASE_URL", releases.base_url())
-            .env("NAVIN_INSTALL_DIR", into.path())
-            .env("RUNNER_TEMP", into.path())
+            .env("NAVIN_INSTALL_DIR", into.path().join("bin"))
+            .env("RUNNER_TEMP", into.path().join("temp"))
             .env("RUNNER_OS", "Linux")
             .env(
                 "RUNNER_ARCH",
@@ -157,7 +159,7 @@ fn a_release_tag_builds_packages_that_install_sh_verifies_and_installs() {
             out.status.success() && said.contains("verified"),
             "{bin}: {said}"
         );
-        assert!(into.path().join(bin).is_file(), "{bin}: {said}");
+        assert!(into.path().join("bin").join(bin).is_file(), "{bin}: {said}");
     }
 }
 

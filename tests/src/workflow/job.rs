@@ -249,6 +249,10 @@ impl RunScope<'_> {
             "needs".into(),
             cx.values.remove("needs").unwrap_or(Value::Null),
         );
+        with_token.values.insert(
+            "matrix".into(),
+            cx.values.remove("matrix").unwrap_or(Value::Null),
+        );
         with_token.values["runner"]["temp"] = json!(temp.display().to_string());
         let mut env: BTreeMap<String, String> = BTreeMap::new();
         env.extend(with_token.mapping(&self.doc["env"]));
