@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use serde_yaml_ng::Value as Yaml;
 
 use super::expr::{self, Context};
+use super::host::{Done, Host};
 use super::{
     parse_key_values, plan, standins, JobRun, Outcome, Runner, StepRun, Trigger, NAVIN_PLACEHOLDER,
 };
@@ -336,26 +337,48 @@ pub(crate) struct JobState<'a> {
     n: u64,
 }
 
-/// What one step did: its outcome, output lines and log.
-pub(crate) struct Done {
-    pub ok: bool,
-    pub outputs: BTreeMap<String, String>,
-    pub log: String,
-}
-
-impl JobState<'_> {
-    pub fn runner(&self) -> &Runner {
+impl Host for JobState<'_> {
+    fn runner(&self) -> &Runner {
         self.scope.runner
     }
 
-    pub fn run_id(&self) -> u64 {
+    fn run_id(&self) -> u64 {
         self.scope.id
     }
 
-    pub fn trigger(&self) -> &Trigger {
+    fn trigger(&self) -> &Trigger {
         self.scope.trigger
     }
 
+    fn work(&self) -> &Path {
+        &self.work
+    }
+
+    fn temp(&self) -> &Path {
+        &self.temp
+    }
+
+    fn home(&self) -> &Path {
+        &self.home
+    }
+
+    fn id_token(&self) -> bool {
+        self.id_token
+    }
+
+    fn expr_text(&self, value: &Yaml) -> String {
+        self.cx.yaml_text(value)
+    }
+
+    fn github(&self, key: &str) -> String {
+        self.cx.values["github"][key]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+impl JobState<'_> {
     fn step(&mut self, step: &Yaml, index: usize) {
         self.cx
             .values

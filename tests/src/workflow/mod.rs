@@ -11,6 +11,7 @@
 //! server ([`release`]) by its real `install.sh`.
 
 pub mod expr;
+mod host;
 mod job;
 mod plan;
 pub mod release;

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_yaml_ng::Value as Yaml;
 
-use super::job::{Done, JobState};
+use super::host::{Done, Host};
 use super::{AgentTask, Runner, NAVIN_PLACEHOLDER};
 
 /// The `gh` stand-in's directory (first on every job's PATH, as GitHub's runners ship `gh`).
@@ -63,7 +63,7 @@ fn ok(outputs: &[(&str, String)], log: impl Into<String>) -> Done {
 
 /// Runs the stand-in for `action@pin` with `with`, after checking them against its metadata.
 pub(super) fn run(
-    state: &mut JobState<'_>,
+    state: &dyn Host,
     action: &str,
     pin: &str,
     with: &BTreeMap<String, String>,
@@ -93,7 +93,7 @@ pub(super) fn run(
                 return fail(format!("Input required and not supplied: {k}"));
             }
             None => {
-                inputs.insert(k.to_owned(), state.cx.yaml_text(&spec["default"]));
+                inputs.insert(k.to_owned(), state.expr_text(&spec["default"]));
             }
         }
     }
@@ -134,12 +134,12 @@ fn git(dir: &Path, args: &[&str], home: &Path) -> Result<String, String> {
 /// default), `fetch-depth: 0` bringing every branch, credentials kept in the clone's
 /// config only with `persist-credentials: true`. Navin's own repository (the examples'
 /// placeholder) is the release the runner installed.
-fn checkout(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
+fn checkout(state: &dyn Host, inputs: &BTreeMap<String, String>) -> Done {
     let r = state.runner();
     let repository = inputs.get("repository").cloned().unwrap_or_default();
     let target = match inputs.get("path").filter(|p| !p.is_empty()) {
-        Some(p) => state.work.join(p),
-        None => state.work.clone(),
+        Some(p) => state.work().join(p),
+        None => state.work().to_path_buf(),
     };
     if repository == NAVIN_PLACEHOLDER {
         let version = inputs.get("ref").cloned().unwrap_or_default();
@@ -168,13 +168,12 @@ fn checkout(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done
         .cloned()
         .or_else(|| {
             own.then(|| {
-                let g = &state.cx.values["github"];
                 let key = if state.trigger().event.starts_with("pull_request") {
                     "sha"
                 } else {
                     "ref"
                 };
-                g[key].as_str().unwrap_or_default().to_owned()
+                state.github(key)
             })
         });
     let by_sha = git_ref
@@ -198,10 +197,10 @@ fn checkout(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done
         }
     }
     args.extend([url.as_str(), dest.as_str()]);
-    let home = state.home.clone();
+    let home = state.home().to_path_buf();
     let mut log = String::new();
     let result = (|| -> Result<(), String> {
-        log.push_str(&git(&state.work, &args, &home)?);
+        log.push_str(&git(state.work(), &args, &home)?);
         if depth == "0" {
             if let Some(b) = &git_ref {
                 log.push_str(&git(
@@ -270,7 +269,7 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<u64> {
 }
 
 /// `actions/upload-artifact`: the files under `path`, kept for this workflow run.
-fn upload(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
+fn upload(state: &dyn Host, inputs: &BTreeMap<String, String>) -> Done {
     let name = inputs
         .get("name")
         .cloned()
@@ -304,7 +303,7 @@ fn upload(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
         .unwrap_or_default()
         .lines()
     {
-        let p = state.work.join(line.trim());
+        let p = state.work().join(line.trim());
         let p = p.as_path();
         if line.trim().is_empty() || !p.exists() {
             continue;
@@ -342,7 +341,7 @@ fn upload(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
 
 /// `actions/download-artifact`: an artifact of this run by `name`, or every one whose
 /// name matches `pattern` (a `*` glob), into `path`.
-fn download(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
+fn download(state: &dyn Host, inputs: &BTreeMap<String, String>) -> Done {
     let name = inputs.get("name").cloned().unwrap_or_default();
     let pattern = inputs.get("pattern").cloned().unwrap_or_default();
     let run = state.run_id();
@@ -369,8 +368,8 @@ fn download(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done
     }
     // A relative path is under GITHUB_WORKSPACE, as the action resolves it.
     let to = match inputs.get("path").filter(|p| !p.is_empty()) {
-        Some(p) => state.work.join(p),
-        None => state.work.clone(),
+        Some(p) => state.work().join(p),
+        None => state.work().to_path_buf(),
     };
     let mut count = 0;
     for from in &found {
@@ -396,7 +395,7 @@ fn glob(pattern: &str, name: &str) -> bool {
 }
 
 /// `actions/cache/restore`: the paths saved under `key` (or a `restore-keys` prefix).
-fn cache_restore(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
+fn cache_restore(state: &dyn Host, inputs: &BTreeMap<String, String>) -> Done {
     let key = inputs.get("key").cloned().unwrap_or_default();
     let caches = state
         .runner()
@@ -441,7 +440,7 @@ fn cache_restore(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) ->
 }
 
 /// `actions/cache/save`: the paths, under `key`.
-fn cache_save(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
+fn cache_save(state: &dyn Host, inputs: &BTreeMap<String, String>) -> Done {
     let key = inputs.get("key").cloned().unwrap_or_default();
     let dir = state.runner().root.path().join("caches").join(format!(
         "{}",
@@ -481,7 +480,7 @@ fn bot_name(actor: &str) -> Option<&str> {
 
 /// The agent stand-ins' shared part: hand the checkout and prompt to the scripted agent.
 fn agent(
-    state: &mut JobState<'_>,
+    state: &dyn Host,
     action: &str,
     prompt: String,
     mcp: Option<PathBuf>,
@@ -492,7 +491,7 @@ fn agent(
     };
     let task = AgentTask {
         action: action.into(),
-        workspace: state.work.clone(),
+        workspace: state.work().to_path_buf(),
         prompt,
         mcp_config: mcp,
         model,
@@ -505,13 +504,13 @@ fn agent(
 /// Anthropic key, a GitHub token (`github_token`, or OIDC with `id-token: write` to
 /// exchange for its App's token, which no test can reach), and refuses a bot actor
 /// unless `allowed_bots` lists it.
-fn claude(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
+fn claude(state: &dyn Host, inputs: &BTreeMap<String, String>) -> Done {
     let given = |k: &str| inputs.get(k).filter(|v| !v.trim().is_empty()).cloned();
     if given("anthropic_api_key").is_none() && given("claude_code_oauth_token").is_none() {
         return fail("Error: Either ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN is required");
     }
     if given("github_token").is_none() {
-        let why = if state.id_token {
+        let why = if state.id_token() {
             "OIDC: exchanging the job's ID token for the Claude App's token needs api.anthropic.com, which no test reaches; pass `github_token`"
         } else {
             "Could not fetch an OIDC token. Did you remember to add `id-token: write` to your workflow permissions?"
@@ -557,7 +556,7 @@ fn claude(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
         after("--model"),
     ) {
         Ok(spend) => {
-            let file = state.temp.join("claude-execution-output.json");
+            let file = state.temp().join("claude-execution-output.json");
             let report = serde_json::json!([
                 {"type": "system", "subtype": "init"},
                 {"type": "result", "subtype": "success", "total_cost_usd": spend.cost_usd,
@@ -579,7 +578,7 @@ fn claude(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
 
 /// `openai/codex-action`: an OpenAI key, a prompt or prompt file, and for a run a bot
 /// started, `allow-bots` (github-actions[bot]) or `allow-bot-users` naming it.
-fn codex(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
+fn codex(state: &dyn Host, inputs: &BTreeMap<String, String>) -> Done {
     let given = |k: &str| inputs.get(k).filter(|v| !v.trim().is_empty()).cloned();
     if given("openai-api-key").is_none() && given("responses-api-endpoint").is_none() {
         return fail("openai-api-key is required");
@@ -605,7 +604,7 @@ fn codex(state: &mut JobState<'_>, inputs: &BTreeMap<String, String>) -> Done {
         },
         (None, None) => return fail("Either `prompt` or `prompt-file` must be provided."),
     };
-    let home = state.home.join(".codex/config.toml");
+    let home = state.home().join(".codex/config.toml");
     let mcp = home.exists().then_some(home);
     match agent(state, "openai/codex-action", prompt, mcp, given("model")) {
         Ok(spend) => {

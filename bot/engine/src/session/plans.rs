@@ -443,7 +443,12 @@ impl Session<'_> {
                     old.source = fresh.source.clone();
                     old.run = fresh.run.clone();
                     old.request = fresh.request.clone();
-                    old.requested_by = fresh.requested_by.clone();
+                    // A `/reject` regenerates the same request: whoever rejected it
+                    // does not become its requester, or the original requester could
+                    // approve their own plan alone. A new `/plan` is a new request.
+                    if rejection.is_none() {
+                        old.requested_by = fresh.requested_by.clone();
+                    }
                     old.original = None;
                     old.diff = None;
                     old
