@@ -35,19 +35,36 @@ pub struct ActForm {
 }
 
 impl ActForm {
-    fn action(&self) -> Result<Action, DashboardError> {
-        // The page writes the key; anything else in it is a damaged or hand-made form.
-        let key_ok = !self.act_id.is_empty()
-            && self.act_id.len() <= 100
-            && self
-                .act_id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
-        if !key_ok {
-            return Err(DashboardError::BadRequest(
+    /// The form's key, once its signature shows the server made it for this very
+    /// action and target on `repo`.
+    fn checked_key(&self, dashboard: &Dashboard, repo: &str) -> Result<String, DashboardError> {
+        let damaged = || {
+            DashboardError::BadRequest(
                 "This form is damaged; reload the page and try again.".into(),
-            ));
+            )
+        };
+        let (key, signature) = self.act_id.rsplit_once('.').ok_or_else(damaged)?;
+        let key_ok = !key.is_empty()
+            && key.len() <= 100
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '-'));
+        let question = self.question.map(|q| q.to_string()).unwrap_or_default();
+        let binding = super::pages::actions::act_binding(
+            repo,
+            key,
+            &self.action,
+            &self.plan,
+            self.step.trim(),
+            &question,
+        );
+        if !key_ok || !super::session::same_token(&dashboard.sessions.sign(&binding), signature) {
+            return Err(damaged());
         }
+        Ok(key.to_owned())
+    }
+
+    fn action(&self) -> Result<Action, DashboardError> {
         let text = self.text.clone();
         Ok(match self.action.as_str() {
             "approve" => Action::Approve,
@@ -128,6 +145,7 @@ pub async fn act(
     who.check_csrf(form.csrf.as_deref())?;
     let access = who.access(&dashboard).await?;
     let repo = readable(&access, &owner, &name)?;
+    let key = form.checked_key(&dashboard, &repo.full_name)?;
     let action = form.action()?;
     let view = view_of(&dashboard, &repo).await?;
     let issue = issue_for(&action, &form, &view)?;
@@ -141,7 +159,7 @@ pub async fn act(
             action,
             actor: who.user.login.clone(),
             actor_id: who.user.user_id,
-            act_id: form.act_id.clone(),
+            act_id: key,
         })
         .await?;
     let (status, flash) = match outcome {
@@ -164,9 +182,11 @@ pub async fn act(
     let view = view_of(&dashboard, &repo).await?;
     let chrome = who.chrome(&dashboard, &access);
     let token = random_token();
+    let sign = |binding: &str| dashboard.sessions.sign(binding);
     let acts = (repo.role >= Role::Write).then_some(Acts {
         repo: &repo.full_name,
         token: &token,
+        sign: &sign,
     });
     let links = links(&dashboard, &repo);
     let page = pages::repo::render(&chrome, &view, &links, acts, Some(&flash));

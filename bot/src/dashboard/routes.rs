@@ -201,10 +201,12 @@ async fn repository(
     let (access, repo, view) = readable_view(&dashboard, &who, &owner, &name).await?;
     let chrome = who.chrome(&dashboard, &access);
     let token = random_token();
+    let sign = |binding: &str| dashboard.sessions.sign(binding);
     // Forms for writers; the action itself checks the role on GitHub again.
     let acts = (repo.role >= Role::Write).then_some(Acts {
         repo: &repo.full_name,
         token: &token,
+        sign: &sign,
     });
     let page = pages::repo::render(&chrome, &view, &links(&dashboard, &repo), acts, None);
     Ok(Html(page.into_string()).into_response())

@@ -98,7 +98,8 @@ impl Sessions {
         }
     }
 
-    fn sign(&self, value: &str) -> String {
+    /// The MAC of `value` under this server's key (URL-safe base64).
+    pub fn sign(&self, value: &str) -> String {
         let mut mac =
             <HmacSha256 as Mac>::new_from_slice(&self.key).unwrap_or_else(|_| unreachable_hmac());
         mac.update(value.as_bytes());

@@ -214,8 +214,9 @@ async fn a_reader_sees_no_forms_and_a_forged_post_is_refused_and_a_resent_form_a
                 ],
             )
             .await;
-        assert_eq!(answer.status, 403, "{action}: {}", answer.body);
-        assert!(answer.body.contains("write access"), "{}", answer.body);
+        // A key the server did not sign for this form: refused before anything runs.
+        assert_eq!(answer.status, 400, "{action}: {}", answer.body);
+        assert!(answer.body.contains("damaged"), "{}", answer.body);
     }
     assert_eq!(w.ledger_commits(), commits, "nothing written");
     assert_eq!(w.step("S3").status, TaskStatus::Failed);
@@ -253,10 +254,25 @@ async fn a_reader_sees_no_forms_and_a_forged_post_is_refused_and_a_resent_form_a
     assert!(damaged.body.contains("damaged"), "{}", damaged.body);
     assert_ne!(status(&w), MissionStatus::Paused);
 
+    // The pause form's key, sent with another action (resume), is refused: the key is
+    // bound to its action, so it cannot pass for "already done".
+    let pause_key = WebUser::act_id_of(&page.body, "pause");
+    let misused = maya
+        .post_form(
+            &act,
+            &[
+                ("csrf", csrf.as_str()),
+                ("act_id", pause_key.as_str()),
+                ("action", "resume"),
+            ],
+        )
+        .await;
+    assert_eq!(misused.status, 400, "{}", misused.body);
+
     // A writer's form sent twice (a double click, a reload) pauses once and replies once.
     let fields = [
         ("csrf", csrf.as_str()),
-        ("act_id", "tok-pause"),
+        ("act_id", pause_key.as_str()),
         ("action", "pause"),
     ];
     for _ in 0..2 {
@@ -272,16 +288,21 @@ async fn a_reader_sees_no_forms_and_a_forged_post_is_refused_and_a_resent_form_a
         "one reply for two sends"
     );
 
-    // A refusal by the rules (resuming a running mission) is shown, not posted.
+    // A refusal by the rules (resuming a running mission) is shown, not posted. Two
+    // page views give two resume forms with their own keys.
+    let first = maya.get(&repo_path).await;
+    let second = maya.get(&repo_path).await;
+    let resume_key = WebUser::act_id_of(&first.body, "resume");
     let resume = [
         ("csrf", csrf.as_str()),
-        ("act_id", "tok-resume"),
+        ("act_id", resume_key.as_str()),
         ("action", "resume"),
     ];
     assert_eq!(maya.post_form(&act, &resume).await.status, 200);
+    let resume_again = WebUser::act_id_of(&second.body, "resume");
     let again = [
         ("csrf", csrf.as_str()),
-        ("act_id", "tok-resume-2"),
+        ("act_id", resume_again.as_str()),
         ("action", "resume"),
     ];
     let refused = maya.post_form(&act, &again).await;
@@ -295,9 +316,11 @@ async fn a_reader_sees_no_forms_and_a_forged_post_is_refused_and_a_resent_form_a
 
     // Rejecting alice's plan with feedback: recorded as maya's rejection, and said on #1.
     let plan = format!("issue-{plan_issue}");
+    let page = maya.get(&repo_path).await;
+    let reject_key = WebUser::act_id_of(&page.body, &format!("reject-{plan}"));
     let reject = [
         ("csrf", csrf.as_str()),
-        ("act_id", "tok-reject"),
+        ("act_id", reject_key.as_str()),
         ("action", "reject"),
         ("plan", plan.as_str()),
         ("text", "too broad,\nleave the CLI alone"),

@@ -173,6 +173,14 @@ impl WebUser {
     pub fn csrf_of(page: &str) -> String {
         attr_after(page, "name=\"csrf-token\" content=\"").unwrap()
     }
+
+    /// The signed key of the form `act-<form>` on `page`, as the page wrote it.
+    pub fn act_id_of(page: &str, form: &str) -> String {
+        let from = page
+            .find(&format!("id=\"act-{form}\""))
+            .unwrap_or_else(|| panic!("no form act-{form} on the page"));
+        attr_after(&page[from..], "name=\"act_id\" value=\"").unwrap()
+    }
 }
 
 /// The editor page's form, as loaded.

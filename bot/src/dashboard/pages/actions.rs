@@ -6,13 +6,40 @@ use navin_ledger::{Ledger, MissionStatus, TaskStatus};
 use super::layout::Chrome;
 
 /// Set on a repository page shown to someone who may act on it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Acts<'a> {
     /// `owner/name`.
     pub repo: &'a str,
     /// A fresh random token per page view: each form's idempotency key starts with it,
     /// so a form sent twice acts once and two forms of one page never share a key.
     pub token: &'a str,
+    /// The server's MAC, which binds each form's key to its action and target (see
+    /// [`act_binding`]): a key sent with another action is refused, not taken as that
+    /// action already done.
+    pub sign: &'a dyn Fn(&str) -> String,
+}
+
+impl std::fmt::Debug for Acts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Acts")
+            .field("repo", &self.repo)
+            .field("token", &self.token)
+            .finish()
+    }
+}
+
+/// What a form's key is bound to: the repository, the key itself, the action and its
+/// target fields (absent ones empty), one per line. The page signs it; the server
+/// signs it again from what was posted.
+pub fn act_binding(
+    repo: &str,
+    key: &str,
+    action: &str,
+    plan: &str,
+    step: &str,
+    question: &str,
+) -> String {
+    format!("navin act v1\n{repo}\n{key}\n{action}\nplan={plan}\nstep={step}\nquestion={question}")
 }
 
 /// One form's fields besides the token.
@@ -38,7 +65,10 @@ impl Acts<'_> {
         html! {
             form.act.inline id=(format!("act-{key}")) method="post" action=(chrome.path(&format!("/r/{}/act", self.repo))) {
                 input type="hidden" name="csrf" value=(chrome.csrf);
-                input type="hidden" name="act_id" value=(format!("{}-{key}", self.token));
+                @let id = format!("{}-{key}", self.token);
+                @let field = |name: &str| form.hidden.iter().find(|(n, _)| *n == name).map_or("", |(_, v)| *v);
+                @let signature = (self.sign)(&act_binding(self.repo, &id, form.action, field("plan"), field("step"), field("question")));
+                input type="hidden" name="act_id" value=(format!("{id}.{signature}"));
                 input type="hidden" name="action" value=(form.action);
                 @for (name, value) in form.hidden { input type="hidden" name=(name) value=(value); }
                 @if let Some((placeholder, required)) = form.text {
