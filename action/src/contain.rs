@@ -1,4 +1,4 @@
-//! `contain` mode: an agent's diff checked before the write job pushes it: no change to workflows, local actions, Navin's config or git hooks unless the plan names the file.
+//! `contain` mode: an agent's diff checked before the write job pushes it: no change to workflows, local actions, what workflows run, agents' instruction files, Navin's config or git hooks unless the plan names the file.
 //!
 //! The agent job runs with a read-only token and uploads its work as a patch; the job
 //! that holds the push token runs this first. A workflow or local action the agent
@@ -102,9 +102,12 @@ pub fn contain(run: &Run<'_>) -> Result<(), ActionError> {
             path.display()
         ))
     })?;
+    // What the default branch's workflows run (scripts, tool configs, local actions)
+    // and the files agents read as instructions, from the checkout this job has.
+    let ci = crate::ci_files::CiFiles::read(&run.env.workspace);
     let touched: Vec<&String> = paths
         .iter()
-        .filter(|p| protected(p, &run.env.config))
+        .filter(|p| protected(p, &run.env.config) || ci.covers(p))
         .collect();
     let planned = if touched.is_empty() {
         BTreeSet::new()
@@ -128,7 +131,7 @@ pub fn contain(run: &Run<'_>) -> Result<(), ActionError> {
     run.outputs(&[("files", files.join("\n")), ("refused", refused.join("\n"))])?;
     if !refused.is_empty() {
         return Err(ActionError::Step(format!(
-            "the agent's diff changes {}, which only a plan that names them may change (workflows and local actions run with the repository's secrets, `.github/navin.yml` sets the rules that judge the step, hooks run on people's machines); nothing was pushed. Edit the plan to propose the file, or do that change by hand",
+            "the agent's diff changes {}, which only a plan that names them may change (workflows, local actions and the scripts and tool configs they run execute with the repository's secrets, instruction files steer the next agent, `.github/navin.yml` sets the rules that judge the step, hooks run on people's machines); nothing was pushed. Edit the plan to propose the file, or do that change by hand",
             refused.join(", ")
         )));
     }

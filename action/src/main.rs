@@ -2,6 +2,7 @@
 
 mod brief;
 mod capture;
+mod ci_files;
 mod commands;
 mod contain;
 mod env;
