@@ -30,6 +30,10 @@ pub enum EngineError {
 pub enum Retry {
     /// GitHub 5xx, rate limits, a lost compare-and-swap race, a network blip.
     Later,
+    /// The local disk failed (full, or an I/O error of the data directory): it passes
+    /// once the disk is back, so it is retried for as long as that takes, without
+    /// spending the delivery's attempts, and nobody is told to try again.
+    Storage,
     /// A malformed payload, a refused credential, a bug: the same input fails again.
     Never,
 }
@@ -42,6 +46,9 @@ impl From<NoInstallation> for EngineError {
 
 impl EngineError {
     pub fn retry(&self) -> Retry {
+        if matches!(self, EngineError::Store(e) if e.is_storage()) {
+            return Retry::Storage;
+        }
         let later = match self {
             EngineError::GitHub(e) => e.is_transient(),
             // A refused push, a missing object or a broken branch fail the same way
@@ -57,7 +64,7 @@ impl EngineError {
     }
 
     pub fn is_transient(&self) -> bool {
-        self.retry() == Retry::Later
+        self.retry() != Retry::Never
     }
 
     /// The job-token or App permission whose absence caused this error, when GitHub (or

@@ -21,6 +21,10 @@ pub enum HandlerError {
     /// Will never succeed (malformed payload, a bug): marked failed without retrying.
     #[error("permanent: {0}")]
     Permanent(String),
+    /// The data directory's disk failed (full, an I/O error): retried with backoff for
+    /// as long as it lasts, never marked failed for it.
+    #[error("storage: {0}")]
+    Storage(String),
 }
 
 pub type HandlerFuture<'a> = Pin<Box<dyn Future<Output = Result<(), HandlerError>> + Send + 'a>>;
@@ -107,6 +111,7 @@ impl EngineHandler {
             }
             Err(e) => Err(match e.retry() {
                 Retry::Later => HandlerError::Transient(e.to_string()),
+                Retry::Storage => HandlerError::Storage(e.to_string()),
                 Retry::Never => HandlerError::Permanent(e.to_string()),
             }),
         }

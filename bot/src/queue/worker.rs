@@ -72,6 +72,12 @@ fn verdict(
             let delay = i64::try_from(retry_delay(config, attempt).as_millis()).unwrap_or(i64::MAX);
             Outcome::RetryAt(now_ms.saturating_add(delay), msg)
         }
+        // However many attempts it took: the disk coming back is not the delivery's
+        // fault, and everything it carries applies once then.
+        Err(HandlerError::Storage(msg)) => {
+            let delay = i64::try_from(retry_delay(config, attempt).as_millis()).unwrap_or(i64::MAX);
+            Outcome::RetryAt(now_ms.saturating_add(delay), format!("storage: {msg}"))
+        }
     }
 }
 
@@ -314,6 +320,11 @@ impl Scheduler {
             .handler_seconds
             .observe(info.started.elapsed().as_secs_f64());
         let now = now_ms();
+        match &result {
+            Err(HandlerError::Storage(why)) => self.metrics.storage_failed(why),
+            Ok(()) => self.metrics.storage_ok(),
+            Err(_) => {}
+        }
         let outcome = match verdict(&self.config, info.tries, result, now) {
             Outcome::Done => {
                 self.metrics.attempt("done");
@@ -403,5 +414,17 @@ mod tests {
         let v = verdict(&c, 1, Err(HandlerError::Permanent("bad payload".into())), 0);
         assert_eq!(v, Outcome::Failed("bad payload".to_owned()));
         assert_eq!(verdict(&c, 1, Ok(()), 0), Outcome::Done);
+    }
+
+    #[test]
+    fn a_full_disk_is_retried_past_the_last_attempt_and_never_failed() {
+        let c = config();
+        let err = || Err(HandlerError::Storage("no space left on device".to_owned()));
+        for attempt in [1, 3, 50] {
+            assert!(
+                matches!(verdict(&c, attempt, err(), 0), Outcome::RetryAt(_, m) if m.starts_with("storage:")),
+                "attempt {attempt}"
+            );
+        }
     }
 }

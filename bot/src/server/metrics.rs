@@ -72,6 +72,10 @@ pub struct Metrics {
     pub attempts: Family<Labels, Counter>,
     /// Redeliveries the reconciler asked GitHub for.
     pub redeliveries_requested: Counter,
+    /// Delivery attempts the data directory's disk failed (full, an I/O error).
+    pub storage_errors: Counter,
+    /// The disk's last failure, until an attempt succeeds again: `/readyz` reports it.
+    storage_trouble: std::sync::Mutex<Option<(std::time::Instant, String)>>,
     pub github: Arc<GitHubMetrics>,
     /// 1, labelled with the version and the commit it was built from.
     pub build_info: Family<Labels, Gauge>,
@@ -93,6 +97,7 @@ impl Metrics {
         let delivery_latency_seconds = Histogram::new(exponential_buckets(0.01, 2.0, 18));
         let attempts = Family::<Labels, Counter>::default();
         let redeliveries_requested = Counter::default();
+        let storage_errors = Counter::default();
         let github = Arc::new(GitHubMetrics::default());
         let build_info = Family::<Labels, Gauge>::default();
         build_info
@@ -153,6 +158,11 @@ impl Metrics {
             redeliveries_requested.clone(),
         );
         registry.register(
+            "storage_errors",
+            "Delivery attempts the data directory's disk failed (retried until it is back)",
+            storage_errors.clone(),
+        );
+        registry.register(
             "github_requests",
             "GitHub API responses by status (0 = transport error)",
             github.requests.clone(),
@@ -178,6 +188,8 @@ impl Metrics {
             handler_seconds,
             delivery_latency_seconds,
             attempts,
+            storage_errors,
+            storage_trouble: std::sync::Mutex::new(None),
             redeliveries_requested,
             github,
             build_info,
@@ -194,6 +206,37 @@ impl Metrics {
         self.received
             .get_or_create(&vec![("event", event.to_owned())])
             .inc();
+    }
+
+    /// An attempt the disk failed: counted, and reported by `/readyz` until one succeeds.
+    pub fn storage_failed(&self, why: &str) {
+        self.storage_errors.inc();
+        *self
+            .storage_trouble
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some((std::time::Instant::now(), why.to_owned()));
+    }
+
+    /// An attempt succeeded: whatever failed the disk before is past.
+    pub fn storage_ok(&self) {
+        *self
+            .storage_trouble
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Why the server is not ready on account of its disk, when it is not.
+    pub fn storage_unready(&self) -> Option<String> {
+        self.storage_trouble
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|(at, why)| {
+                format!(
+                    "storage: a delivery's write failed {}s ago ({why}); deliveries wait and are retried until the data directory can be written again",
+                    at.elapsed().as_secs()
+                )
+            })
     }
 
     pub fn attempt(&self, outcome: &'static str) {

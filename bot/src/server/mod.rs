@@ -165,6 +165,10 @@ async fn readyz(State(state): State<AppState>) -> Response {
     match (queue_ok, state.0.app_key_loaded) {
         (false, _) => unavailable("queue unavailable\n".to_owned()),
         (true, false) => unavailable("app key not loaded\n".to_owned()),
+        (true, true) if state.metrics().storage_unready().is_some() => unavailable(format!(
+            "{}\n",
+            state.metrics().storage_unready().unwrap_or_default()
+        )),
         (true, true) => match state.metrics().github.health.unready_reason() {
             Some(reason) => {
                 readiness::reprobe(&state.metrics().github.health, state.0.github.get());

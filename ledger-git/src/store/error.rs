@@ -147,10 +147,38 @@ impl StoreError {
         match self {
             StoreError::Contention { .. } | StoreError::Locked { .. } | StoreError::Io(_) => true,
             StoreError::Remote { transient, .. } => *transient,
-            StoreError::Git(e) => transient_git_error(e),
+            StoreError::Git(e) => transient_git_error(e) || storage_git_error(e),
             _ => false,
         }
     }
+
+    /// Whether the local disk failed the store (no space left, an I/O error of the data
+    /// directory), not the data: it passes once the disk is back, however long that
+    /// takes, so a caller waits and retries instead of giving up.
+    pub fn is_storage(&self) -> bool {
+        match self {
+            StoreError::Io(_) => true,
+            StoreError::Git(e) => storage_git_error(e),
+            _ => false,
+        }
+    }
+}
+
+/// A git error of the local disk: the operating system's, the filesystem's or the object
+/// database's when writing (a full disk fails a write with `ENOSPC` in any of them, and
+/// libgit2 may report it as "no error" when errno was lost), never a missing object.
+pub fn storage_git_error(e: &git2::Error) -> bool {
+    use git2::{ErrorClass, ErrorCode};
+    let disk = matches!(
+        e.class(),
+        ErrorClass::Os | ErrorClass::Filesystem | ErrorClass::Odb | ErrorClass::Index
+    );
+    let message = e.message().to_ascii_lowercase();
+    let full = message.contains("no space left")
+        || message.contains("disk quota")
+        || message.contains("file too large")
+        || message == "no error";
+    (disk || full) && !matches!(e.code(), ErrorCode::NotFound | ErrorCode::Exists)
 }
 
 /// Whether a git error is the kind that passes: the network, TLS, HTTP (other than a
@@ -172,5 +200,32 @@ fn recovery(trusted_version: Option<u64>) -> String {
             "revert it on the branch, or comment `/rollback v{v}` to write v{v}, the last version Navin trusts, on top"
         ),
         None => "revert it on the branch".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod storage_tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_is_a_storage_error_and_a_missing_object_is_not() {
+        use git2::{Error, ErrorClass, ErrorCode};
+        let full = Error::new(
+            ErrorCode::GenericError,
+            ErrorClass::Odb,
+            "failed to write object: No space left on device",
+        );
+        let lost = Error::new(ErrorCode::GenericError, ErrorClass::Os, "no error");
+        let missing = Error::new(ErrorCode::NotFound, ErrorClass::Odb, "object not found");
+        let refused = Error::new(ErrorCode::GenericError, ErrorClass::Reference, "refusing");
+        assert!(StoreError::Git(full).is_storage());
+        assert!(StoreError::Git(lost).is_storage());
+        assert!(!StoreError::Git(missing).is_storage());
+        assert!(!StoreError::Git(refused).is_storage());
+        let io = std::io::Error::from_raw_os_error(28);
+        assert!(
+            StoreError::Io(io).is_storage()
+                && StoreError::Io(std::io::Error::from_raw_os_error(28)).is_transient()
+        );
     }
 }

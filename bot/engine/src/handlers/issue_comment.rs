@@ -55,7 +55,9 @@ impl Engine {
         let outcome = self.run_commands(&session, parsed, cx).await;
         if let Err(e) = &outcome {
             // Nothing follows: the last attempt, or an error no retry gets past.
-            if cx.delivery.final_attempt || e.retry() == crate::error::Retry::Never {
+            // A full disk is not the commenter's to retry: Navin retries it itself.
+            let storage = e.retry() == crate::error::Retry::Storage;
+            if !storage && (cx.delivery.final_attempt || e.retry() == crate::error::Retry::Never) {
                 session.tell_given_up(e).await;
             }
         }
