@@ -205,17 +205,7 @@ impl Actions {
                     self.deliver("pull_request", payload, &author, Some(sync.after.clone()));
                 }
             }
-            let open: Vec<u64> = self.job.fake.with_state(|m| {
-                m.repo(OWNER, REPO)
-                    .map(|r| {
-                        r.issues
-                            .values()
-                            .filter(|i| i.pull.is_some())
-                            .map(|i| i.number)
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            });
+            let open = self.pull_numbers();
             for number in open {
                 if self.pulls_seen.contains(&number) {
                     continue;
@@ -237,9 +227,9 @@ impl Actions {
         panic!("GitHub never settled: {} runs", self.runs.len());
     }
 
-    /// Marks pull requests already open as seen (their `opened` went out before).
-    pub fn seen_pulls(&mut self) {
-        self.pulls_seen = self.job.fake.with_state(|m| {
+    /// Every pull request's number, open or closed.
+    fn pull_numbers(&self) -> Vec<u64> {
+        self.job.fake.with_state(|m| {
             m.repo(OWNER, REPO)
                 .map(|r| {
                     r.issues
@@ -249,7 +239,12 @@ impl Actions {
                         .collect()
                 })
                 .unwrap_or_default()
-        });
+        })
+    }
+
+    /// Marks pull requests already open as seen (their `opened` went out before).
+    pub fn seen_pulls(&mut self) {
+        self.pulls_seen = self.pull_numbers();
     }
 
     /// A `pull_request` payload for `number` as the fake holds it; and its author.

@@ -308,23 +308,9 @@ impl Job {
 
 /// Reads `GITHUB_OUTPUT` the way the runner does: `name=value` or `name<<DELIM` blocks.
 pub fn parse_outputs(raw: &str) -> HashMap<String, String> {
-    let mut out = HashMap::new();
-    let mut lines = raw.lines();
-    while let Some(line) = lines.next() {
-        if let Some((name, delim)) = line.split_once("<<") {
-            let mut value = Vec::new();
-            for l in lines.by_ref() {
-                if l == delim {
-                    break;
-                }
-                value.push(l);
-            }
-            out.insert(name.to_string(), value.join("\n"));
-        } else if let Some((name, value)) = line.split_once('=') {
-            out.insert(name.to_string(), value.to_string());
-        }
-    }
-    out
+    navin_e2e::workflow::parse_key_values(raw)
+        .into_iter()
+        .collect()
 }
 
 /// Scopes the `navin.yml` example grants the event job (its `models: read` is for

@@ -149,18 +149,11 @@ fn action_only_a_plan_approved_by_review_becomes_a_mission_the_agent_workflow_fi
     actions.settle();
 
     // Alice asks for a plan on it.
-    let body = "/plan add a farewell function next to hello in src/lib.rs";
-    let comment = fake.add_comment(OWNER, REPO, pr, "alice", body);
-    let asked = actions
-        .job
-        .fixture("issue_comment.created.on_pull_request")
-        .number(pr)
-        .issue_author("carol", fake.user_id("carol"), UserKind::User)
-        .comment_id(comment)
-        .comment_body(body)
-        .comment_author("alice", fake.user_id("alice"), UserKind::User)
-        .sender("alice", fake.user_id("alice"), UserKind::User)
-        .into_json();
+    let asked = alice_on_carols_pr(
+        &actions,
+        pr,
+        "/plan add a farewell function next to hello in src/lib.rs",
+    );
     actions.deliver("issue_comment", asked, "alice", None);
     let plan_comment = fake
         .comments(OWNER, REPO, pr)
@@ -189,18 +182,7 @@ fn action_only_a_plan_approved_by_review_becomes_a_mission_the_agent_workflow_fi
     );
 
     // Alice starts the mission; from here on nobody acts.
-    let body = "/mission";
-    let comment = fake.add_comment(OWNER, REPO, pr, "alice", body);
-    let start = actions
-        .job
-        .fixture("issue_comment.created.on_pull_request")
-        .number(pr)
-        .issue_author("carol", fake.user_id("carol"), UserKind::User)
-        .comment_id(comment)
-        .comment_body(body)
-        .comment_author("alice", fake.user_id("alice"), UserKind::User)
-        .sender("alice", fake.user_id("alice"), UserKind::User)
-        .into_json();
+    let start = alice_on_carols_pr(&actions, pr, "/mission");
     actions.seen_pulls();
     actions.deliver("issue_comment", start, "alice", None);
     actions.settle();
@@ -279,6 +261,23 @@ fn action_only_a_plan_approved_by_review_becomes_a_mission_the_agent_workflow_fi
         "{:?}",
         ledger.mission.progress
     );
+}
+
+/// Alice comments `body` on Carol's pull request `pr`: the comment on the fake and the
+/// `issue_comment` payload GitHub sends for it.
+fn alice_on_carols_pr(actions: &Actions, pr: u64, body: &str) -> serde_json::Value {
+    let fake = &actions.job.fake;
+    let comment = fake.add_comment(OWNER, REPO, pr, "alice", body);
+    actions
+        .job
+        .fixture("issue_comment.created.on_pull_request")
+        .number(pr)
+        .issue_author("carol", fake.user_id("carol"), UserKind::User)
+        .comment_id(comment)
+        .comment_body(body)
+        .comment_author("alice", fake.user_id("alice"), UserKind::User)
+        .sender("alice", fake.user_id("alice"), UserKind::User)
+        .into_json()
 }
 
 fn last_log(actions: &Actions) -> String {
