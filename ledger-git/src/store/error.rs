@@ -164,21 +164,30 @@ impl StoreError {
     }
 }
 
-/// A git error of the local disk: the operating system's, the filesystem's or the object
-/// database's when writing (a full disk fails a write with `ENOSPC` in any of them, and
-/// libgit2 may report it as "no error" when errno was lost), never a missing object.
+/// A git error of the local disk: any of the operating system's, or the filesystem's,
+/// object database's or index's when its words say the disk failed (a full disk fails a
+/// write with `ENOSPC` in any of them, and libgit2 may report it as "no error" when
+/// errno was lost). A corrupt or missing object is not: retrying it for as long as the
+/// disk stays broken would hold the repository's later deliveries back for good.
 pub fn storage_git_error(e: &git2::Error) -> bool {
     use git2::{ErrorClass, ErrorCode};
-    let disk = matches!(
-        e.class(),
-        ErrorClass::Os | ErrorClass::Filesystem | ErrorClass::Odb | ErrorClass::Index
-    );
+    if matches!(e.code(), ErrorCode::NotFound | ErrorCode::Exists) {
+        return false;
+    }
     let message = e.message().to_ascii_lowercase();
-    let full = message.contains("no space left")
-        || message.contains("disk quota")
-        || message.contains("file too large")
-        || message == "no error";
-    (disk || full) && !matches!(e.code(), ErrorCode::NotFound | ErrorCode::Exists)
+    let disk_words = [
+        "no space left",
+        "disk quota",
+        "file too large",
+        "input/output error",
+        "read-only file system",
+    ];
+    let disk = message == "no error" || disk_words.iter().any(|w| message.contains(w));
+    match e.class() {
+        ErrorClass::Os => true,
+        ErrorClass::Filesystem | ErrorClass::Odb | ErrorClass::Index => disk,
+        _ => disk,
+    }
 }
 
 /// Whether a git error is the kind that passes: the network, TLS, HTTP (other than a
@@ -218,6 +227,12 @@ mod storage_tests {
         let lost = Error::new(ErrorCode::GenericError, ErrorClass::Os, "no error");
         let missing = Error::new(ErrorCode::NotFound, ErrorClass::Odb, "object not found");
         let refused = Error::new(ErrorCode::GenericError, ErrorClass::Reference, "refusing");
+        let corrupt = Error::new(
+            ErrorCode::GenericError,
+            ErrorClass::Odb,
+            "object hash mismatch",
+        );
+        assert!(!StoreError::Git(corrupt).is_storage());
         assert!(StoreError::Git(full).is_storage());
         assert!(StoreError::Git(lost).is_storage());
         assert!(!StoreError::Git(missing).is_storage());
