@@ -379,16 +379,22 @@ impl Host for JobState<'_> {
 }
 
 impl JobState<'_> {
-    fn step(&mut self, step: &Yaml, index: usize) {
+    /// Whether `step` runs: its `if:` against the steps so far (a job's or a composite
+    /// action's), or, without one, whether nothing before it failed.
+    fn runs(&mut self, step: &Yaml, place: &str) -> bool {
         self.cx
             .values
             .insert("steps".into(), Value::Object(self.steps.clone()));
         self.cx.ok = !self.failed;
-        let run = match step.get("if") {
+        match step.get("if") {
             Some(cond) => expr::condition(&self.cx.yaml_text_raw(cond), &self.cx)
-                .unwrap_or_else(|e| panic!("job {}: step {index}: {e}", self.job_id)),
+                .unwrap_or_else(|e| panic!("{place}: {e}")),
             None => !self.failed,
-        };
+        }
+    }
+
+    fn step(&mut self, step: &Yaml, index: usize) {
+        let run = self.runs(step, &format!("job {}: step {index}", self.job_id));
         let name = step["name"]
             .as_str()
             .map(|n| self.cx.text(n))
@@ -675,15 +681,7 @@ impl JobState<'_> {
             .flatten()
             .enumerate()
         {
-            self.cx
-                .values
-                .insert("steps".into(), Value::Object(self.steps.clone()));
-            self.cx.ok = !self.failed;
-            let run = match step.get("if") {
-                Some(cond) => expr::condition(&self.cx.yaml_text_raw(cond), &self.cx)
-                    .unwrap_or_else(|e| panic!("{}: step {i}: {e}", dir.display())),
-                None => !self.failed,
-            };
+            let run = self.runs(step, &format!("{}: step {i}", dir.display()));
             let name = step["name"].as_str().unwrap_or("step").to_owned();
             if !run {
                 if let Some(id) = step["id"].as_str() {

@@ -75,14 +75,7 @@ fn prose_with(text: &str, max: usize, cell: bool) -> String {
         escape_into(&mut out, before, prev);
         let ticks = from.chars().take_while(|c| *c == '`').count();
         let after = &from[ticks..];
-        // The closing run: exactly as many backticks, at a run's start (backticks are
-        // ASCII, so these byte offsets are char boundaries).
-        let bytes = after.as_bytes();
-        let close = (0..bytes.len()).find(|&i| {
-            let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
-            run == ticks && (i == 0 || bytes[i - 1] != b'`')
-        });
-        match close.filter(|&i| i > 0) {
+        match closing_run(after, ticks) {
             Some(i) => {
                 let span = &from[..ticks + i + ticks];
                 match cell {
@@ -101,6 +94,20 @@ fn prose_with(text: &str, max: usize, cell: bool) -> String {
     }
     escape_into(&mut out, rest, prev);
     out
+}
+
+/// Where the code span opened by a run of `ticks` backticks ends in `after` (the text
+/// past that run): the byte offset of the closing run of exactly as many backticks, at a
+/// run's start, with something between; `None` when the run opens no span. Backticks
+/// are ASCII, so the offset is a char boundary.
+pub fn closing_run(after: &str, ticks: usize) -> Option<usize> {
+    let bytes = after.as_bytes();
+    (0..bytes.len())
+        .find(|&i| {
+            let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
+            run == ticks && (i == 0 || bytes[i - 1] != b'`')
+        })
+        .filter(|&i| i > 0)
 }
 
 /// Appends `text` with markdown, HTML and mentions neutralized (see [`inline`]).

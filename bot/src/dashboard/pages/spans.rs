@@ -15,12 +15,7 @@ pub fn text(text: &str) -> Markup {
     while let Some(open) = rest.find('`') {
         let ticks = rest[open..].chars().take_while(|c| *c == '`').count();
         let after = &rest[open + ticks..];
-        let bytes = after.as_bytes();
-        let close = (0..bytes.len()).find(|&i| {
-            let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
-            run == ticks && (i == 0 || bytes[i - 1] != b'`')
-        });
-        match close.filter(|&i| i > 0) {
+        match navin_domain::render::text::closing_run(after, ticks) {
             Some(i) => {
                 parts.push((false, &rest[..open]));
                 let inner = &after[..i];
