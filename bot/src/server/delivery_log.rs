@@ -31,6 +31,8 @@ fn outcome(result: &Result<(), HandlerError>, attempt: u32, max_attempts: u32) -
     match result {
         Ok(()) => "done",
         Err(HandlerError::Transient(_)) if attempt < max_attempts => "retry",
+        // The queue retries these past the attempt budget: the disk, not the delivery.
+        Err(HandlerError::Storage(_)) => "retry",
         Err(_) => "failed",
     }
 }
@@ -74,7 +76,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_transient_error_on_the_last_attempt_is_a_failure() {
+    fn a_transient_error_on_the_last_attempt_is_a_failure_and_a_storage_error_never_is() {
         let transient = Err(HandlerError::Transient("502".into()));
         assert_eq!(outcome(&Ok(()), 1, 6), "done");
         assert_eq!(outcome(&transient, 5, 6), "retry");
@@ -83,5 +85,7 @@ mod tests {
             outcome(&Err(HandlerError::Permanent("bad".into())), 1, 6),
             "failed"
         );
+        let full = Err(HandlerError::Storage("no space left on device".into()));
+        assert_eq!(outcome(&full, 6, 6), "retry", "a full disk is waited out");
     }
 }

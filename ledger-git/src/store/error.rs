@@ -164,13 +164,15 @@ impl StoreError {
     }
 }
 
-/// A git error of the local disk: any of the operating system's, or the filesystem's,
-/// object database's or index's when its words say the disk failed (a full disk fails a
-/// write with `ENOSPC` in any of them, and libgit2 may report it as "no error" when
-/// errno was lost). A corrupt or missing object is not: retrying it for as long as the
-/// disk stays broken would hold the repository's later deliveries back for good.
+/// A git error of the local disk: one whose words say the disk failed (a full disk
+/// fails a write with `ENOSPC`, whose words libgit2 passes on, in any error class; and
+/// libgit2 may report it as "no error" when errno was lost). The class alone does not
+/// tell: libgit2 reports a refused connection in the operating system's class too, and
+/// a network outage is retried within the attempt budget, not without end. A corrupt or
+/// missing object is not a disk error either: retrying it for as long as the disk stays
+/// broken would hold the repository's later deliveries back for good.
 pub fn storage_git_error(e: &git2::Error) -> bool {
-    use git2::{ErrorClass, ErrorCode};
+    use git2::ErrorCode;
     if matches!(e.code(), ErrorCode::NotFound | ErrorCode::Exists) {
         return false;
     }
@@ -182,12 +184,7 @@ pub fn storage_git_error(e: &git2::Error) -> bool {
         "input/output error",
         "read-only file system",
     ];
-    let disk = message == "no error" || disk_words.iter().any(|w| message.contains(w));
-    match e.class() {
-        ErrorClass::Os => true,
-        ErrorClass::Filesystem | ErrorClass::Odb | ErrorClass::Index => disk,
-        _ => disk,
-    }
+    message == "no error" || disk_words.iter().any(|w| message.contains(w))
 }
 
 /// Whether a git error is the kind that passes: the network, TLS, HTTP (other than a
@@ -236,6 +233,15 @@ mod storage_tests {
         assert!(StoreError::Git(full).is_storage());
         assert!(StoreError::Git(lost).is_storage());
         assert!(!StoreError::Git(missing).is_storage());
+        let unreachable = || {
+            Error::new(
+                ErrorCode::GenericError,
+                ErrorClass::Os,
+                "failed to connect to github.com: Connection refused",
+            )
+        };
+        assert!(!StoreError::Git(unreachable()).is_storage());
+        assert!(StoreError::Git(unreachable()).is_transient());
         assert!(!StoreError::Git(refused).is_storage());
         let io = std::io::Error::from_raw_os_error(28);
         assert!(

@@ -15,6 +15,7 @@ pub use checkpoints::checkpoint_ref;
 mod files;
 pub use files::{FileChanges, PLANS_DIR};
 mod locks;
+mod read_back;
 mod remote;
 pub use remote::tip_record_ref;
 mod seal;
@@ -710,7 +711,9 @@ impl Store {
         };
         let tree = repo.find_tree(tree)?;
         let parents: Vec<&Commit<'_>> = parent.into_iter().collect();
-        Ok(repo.commit(None, &sig, &sig, &message, &tree, &parents)?)
+        let commit = repo.commit(None, &sig, &sig, &message, &tree, &parents)?;
+        read_back::read_back(repo, commit, parent.map(Commit::id))?;
+        Ok(commit)
     }
 }
 

@@ -49,6 +49,11 @@ pub(crate) fn refusal(e: &git2::Error) -> Option<Option<u16>> {
 
 /// A transport error of `op`, typed when the server refused us.
 fn transport_error(name: &str, op: RemoteOp, e: &git2::Error) -> StoreError {
+    // A fetch that could not write what it received failed on this machine's disk,
+    // not on the remote: a storage error, waited out like any other.
+    if super::error::storage_git_error(e) {
+        return StoreError::Git(git2::Error::new(e.code(), e.class(), e.message()));
+    }
     match refusal(e) {
         Some(status) => StoreError::Refused {
             remote: name.to_owned(),
