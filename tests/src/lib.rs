@@ -2,6 +2,7 @@
 
 pub mod browser;
 pub mod conformance;
+pub mod disk;
 pub mod fake;
 pub mod keys;
 pub mod llm;

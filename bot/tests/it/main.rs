@@ -58,6 +58,7 @@ mod mcp_journal;
 mod queue_conformance;
 mod scenarios;
 mod server_binary;
+mod server_chaos;
 mod server_config;
 mod server_crash;
 mod server_e2e;

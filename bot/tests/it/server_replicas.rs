@@ -7,9 +7,7 @@
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -18,6 +16,8 @@ use navin_bot::queue::{DeliveryQueue, PgOptions};
 use navin_e2e::postgres::PgServer;
 use navin_e2e::{FakeGitHub, Scenario, WebhookSender};
 
+use crate::server_support::serve::{facts_in_commit_order, ServeProcess};
+
 const OWNER: &str = "octo-org";
 const REPOS: usize = 20;
 const PER_REPO: usize = 50;
@@ -25,131 +25,23 @@ const SECRET: &str = "replica-secret";
 const KILL_AFTER: usize = 400;
 const LEADER_LINE: &str = "this replica reconciles missed deliveries";
 
-struct Replica {
-    child: Option<Child>,
-    addr: SocketAddr,
-    log: PathBuf,
+fn spawn_replica(fake: &FakeGitHub, dir: &Path, n: usize, database: &str) -> ServeProcess {
+    ServeProcess::spawn(
+        fake,
+        SECRET,
+        &dir.join(format!("data{n}")),
+        &dir.join(format!("replica{n}.log")),
+        &[
+            ("NAVIN_DATABASE_URL", database),
+            ("NAVIN_QUEUE_LEASE_SECS", "3"),
+            ("NAVIN_WORKERS", "4"),
+            ("NAVIN_RECONCILE_INTERVAL_SECS", "1"),
+        ],
+    )
 }
 
-impl Replica {
-    fn spawn(fake: &FakeGitHub, dir: &Path, n: usize, database: &str) -> Replica {
-        let key = dir.join("app-key.pem");
-        std::fs::write(&key, &fake.app_key().private_pem).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let log = dir.join(format!("replica{n}.log"));
-        let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_navin"))
-            .arg("serve")
-            .env("NAVIN_LISTEN", addr.to_string())
-            .env("NAVIN_APP_ID", fake.with_state(|m| m.app.id).to_string())
-            .env("NAVIN_PRIVATE_KEY_PATH", &key)
-            .env("NAVIN_WEBHOOK_SECRET", SECRET)
-            .env("NAVIN_API_URL", fake.base_url())
-            .env("NAVIN_GIT_URL_TEMPLATE", fake.git_url_template())
-            .env("NAVIN_DATA_DIR", dir.join(format!("data{n}")))
-            .env("NAVIN_DATABASE_URL", database)
-            .env("NAVIN_QUEUE_LEASE_SECS", "3")
-            .env("NAVIN_WORKERS", "4")
-            .env("NAVIN_WRITE_SPACING_MS", "0")
-            .env("NAVIN_RECONCILE_INTERVAL_SECS", "1")
-            // The count of done deliveries below is exact: no clock ticks of Navin's own.
-            .env("NAVIN_SWEEP_INTERVAL_SECS", "0")
-            .env("NAVIN_SHUTDOWN_GRACE_SECS", "1")
-            .env("RUST_LOG", "navin_bot=info,warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(out)
-            .spawn()
-            .unwrap();
-        let replica = Replica {
-            child: Some(child),
-            addr,
-            log,
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "replica {n} did not start: {}",
-                replica.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        replica
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn leads(&self) -> bool {
-        self.log_text().contains(LEADER_LINE)
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            child.kill().unwrap();
-            child.wait().unwrap();
-        }
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        self.kill();
-        if std::thread::panicking() {
-            let log = self.log_text();
-            let tail: Vec<&str> = log.lines().rev().take(40).collect();
-            eprintln!(
-                "--- {} (last 40 lines) ---\n{}",
-                self.log.display(),
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-            );
-        }
-    }
-}
-
-/// The facts added to `repo`'s mission, one per ledger commit that added one, oldest
-/// commit first: a fact applied twice or out of order shows here.
-fn facts_in_commit_order(fake: &FakeGitHub, repo: &str) -> Vec<String> {
-    let git = git2::Repository::open_bare(fake.git_dir_path(OWNER, repo)).unwrap();
-    let Ok(tip) = git.refname_to_id("refs/heads/navin/ledger") else {
-        return Vec::new();
-    };
-    let mut walk = git.revwalk().unwrap();
-    walk.push(tip).unwrap();
-    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
-        .unwrap();
-    let mut added = Vec::new();
-    let mut known = 0;
-    for oid in walk {
-        let commit = git.find_commit(oid.unwrap()).unwrap();
-        assert!(commit.parent_count() <= 1, "the ledger is linear");
-        let tree = commit.tree().unwrap();
-        let Ok(entry) = tree.get_path(Path::new(".navin/board/mission.json")) else {
-            continue;
-        };
-        let blob = git.find_blob(entry.id()).unwrap();
-        let mission: serde_json::Value = serde_json::from_slice(blob.content()).unwrap();
-        let facts: Vec<String> = mission["facts"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|f| f.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if facts.len() > known {
-            added.extend(facts[known..].iter().cloned());
-        }
-        known = facts.len();
-    }
-    added
+fn leads(replica: &ServeProcess) -> bool {
+    replica.log_text().contains(LEADER_LINE)
 }
 
 fn repo_name(r: usize) -> String {
@@ -197,9 +89,9 @@ async fn three_replicas_on_postgres_lose_nothing_apply_nothing_twice_and_keep_or
     }
     fake.create_installation(OWNER, &full.iter().map(String::as_str).collect::<Vec<_>>());
     let dir = tempfile::tempdir().unwrap();
-    let replicas: Arc<Mutex<Vec<Replica>>> = Arc::new(Mutex::new(
+    let replicas: Arc<Mutex<Vec<ServeProcess>>> = Arc::new(Mutex::new(
         (0..3)
-            .map(|n| Replica::spawn(&fake, dir.path(), n, &database))
+            .map(|n| spawn_replica(&fake, dir.path(), n, &database))
             .collect(),
     ));
     let senders: Vec<WebhookSender> = replicas
@@ -233,7 +125,7 @@ async fn three_replicas_on_postgres_lose_nothing_apply_nothing_twice_and_keep_or
                 .unwrap()
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| r.leads())
+                .filter(|(_, r)| leads(r))
                 .map(|(i, _)| i)
                 .collect();
             if !l.is_empty() || Instant::now() > deadline {
@@ -334,7 +226,7 @@ async fn three_replicas_on_postgres_lose_nothing_apply_nothing_twice_and_keep_or
     for name in &names {
         let expected: Vec<String> = (0..PER_REPO).map(|k| format!("{name} n={k:02}")).collect();
         assert_eq!(
-            facts_in_commit_order(&fake, name),
+            facts_in_commit_order(&fake, OWNER, name),
             expected,
             "{name}: every fact once, in the order sent"
         );
@@ -351,7 +243,7 @@ async fn three_replicas_on_postgres_lose_nothing_apply_nothing_twice_and_keep_or
             .unwrap()
             .iter()
             .enumerate()
-            .filter(|(i, r)| *i != leader && r.leads())
+            .filter(|(i, r)| *i != leader && leads(r))
             .map(|(i, _)| i)
             .collect();
         if !now_leading.is_empty() || Instant::now() > deadline {

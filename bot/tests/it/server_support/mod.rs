@@ -2,6 +2,8 @@
 //! a server state around a temporary queue, and a GitHub client aimed at wiremock.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
+pub mod serve;
+
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
