@@ -39,12 +39,16 @@ fn body(i: usize) -> Bytes {
 }
 
 /// Opens `n` connections that each stop partway: even ones inside their headers, odd
-/// ones after the headers and a few bytes of a declared 25 KB body.
+/// ones after the headers and a few bytes of a declared 25 KB body. They come from
+/// 127.0.0.2, another address than the load's, as an attacker's would: the server
+/// shares its ingress budget per sender.
 async fn hold_connections(addr: std::net::SocketAddr, n: usize) -> Vec<tokio::net::TcpStream> {
     use tokio::io::AsyncWriteExt as _;
     let mut held = Vec::with_capacity(n);
     for i in 0..n {
-        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+        let mut stream = socket.connect(addr).await.unwrap();
         let head = if i % 2 == 0 {
             "POST /webhook HTTP/1.1\r\nHost: navin\r\nX-GitHub-Ev".to_owned()
         } else {

@@ -500,3 +500,95 @@ fn a_small_disk_fills_to_enospc_and_frees() {
     disk.free();
     std::fs::write(disk.path().join("x"), vec![0u8; 4096]).unwrap();
 }
+
+/// Item 1 on its own, as an operator sees it: the data directory fills while the queue
+/// (PostgreSQL) still acknowledges. The command waits, `/readyz` says why, the metric
+/// counts it, nobody is told to try again; once space returns it applies once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_data_directory_is_reported_waited_out_and_applied_once_when_space_returns() {
+    use crate::server_support::http_get;
+    let pg = PgServer::start().unwrap();
+    let database = pg.database("full").unwrap();
+    let fake = FakeGitHub::start();
+    let dir = tempfile::tempdir().unwrap();
+    let disk = SmallDisk::mount(&dir.path().join("disk"), DISK_BYTES);
+    let server = ServeProcess::spawn(
+        &fake,
+        SECRET,
+        &disk.path().join("data"),
+        &dir.path().join("serve.log"),
+        &[("NAVIN_DATABASE_URL", database.as_str())],
+    );
+    let sender = WebhookSender::new(format!("http://{}/webhook", server.addr), SECRET);
+    let (repos, issues) = missions(&fake, &sender, 1).await;
+    let (repo, issue) = (&repos[0], issues[0]);
+    assert_eq!(http_get(server.addr, "/readyz").await.0, 200);
+
+    disk.fill();
+    let builder = Scenario::new(fake.clone(), sender.clone()).without_conformance_check();
+    let body = "/update fact written after the disk filled\n/next";
+    let id = fake.add_comment(OWNER, repo, issue, "alice", body);
+    let payload = builder.comment_payload(OWNER, repo, issue, "alice", body, id);
+    let guid = "full-disk-1";
+    let sent = sender
+        .send_with_guid(payload.event(), payload.json(), guid)
+        .await
+        .unwrap();
+    assert_eq!(sent.status, 202, "the queue is elsewhere: acknowledged");
+    builder.dismiss();
+
+    // The attempt meets the disk: readiness says so, and names what to do.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let readyz = loop {
+        let (status, text) = http_get(server.addr, "/readyz").await;
+        if status == 503 || Instant::now() > deadline {
+            break (status, text);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(readyz.0, 503, "{}", readyz.1);
+    assert!(readyz.1.contains("storage"), "{}", readyz.1);
+    let metrics = http_get(server.addr, "/metrics").await.1;
+    let counted = metrics
+        .lines()
+        .find(|l| l.starts_with("navin_storage_errors_total"))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|n| n.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    assert!(counted >= 1.0, "{metrics}");
+    // A second attempt (5 s later) meets it too, and still nothing is given up.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let observer = navin_bot::queue::DeliveryQueue::connect(
+        &database,
+        &navin_bot::queue::PgOptions::default(),
+    )
+    .await
+    .unwrap();
+    let waiting = observer.status(guid).await.unwrap().unwrap();
+    assert_ne!(waiting.state, "failed", "{waiting:?}");
+    assert!(facts_in_commit_order(&fake, OWNER, repo).is_empty());
+    let (_, given_up) = replies(&fake, repo, issue, &[guid.to_owned()]);
+    assert_eq!(given_up, 0);
+
+    disk.free();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while observer.status(guid).await.unwrap().unwrap().state != "done" {
+        assert!(
+            Instant::now() < deadline,
+            "never applied: {}",
+            server.log_text()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(
+        facts_in_commit_order(&fake, OWNER, repo),
+        ["written after the disk filled"]
+    );
+    let (counts, given_up) = replies(&fake, repo, issue, &[guid.to_owned()]);
+    assert_eq!(
+        (counts, given_up),
+        (vec![1], 0),
+        "one reply, no 'try again'"
+    );
+    assert_eq!(http_get(server.addr, "/readyz").await.0, 200, "ready again");
+}
