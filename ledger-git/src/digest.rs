@@ -1,7 +1,7 @@
 //! The board digest: the few lines an agent reads at the top of every turn.
 //!
-//! The seed's runtime injects "a short board digest plus mission lines" each turn, so the
-//! digest is short (at most [`MAX_CHARS`]), deterministic for a given ledger (no clock,
+//! An agent host puts a short board digest and the mission's lines in front of the
+//! agent every turn, so the digest is short (at most [`MAX_CHARS`]), deterministic for a given ledger (no clock,
 //! no host), and leads with a pause when there is one: a paused mission means wait for a
 //! person, whatever else the lines say.
 
@@ -18,7 +18,7 @@ const MAX_MISSING: usize = 3;
 /// Facts named in the digest, newest first; the brief lists them all.
 const MAX_FACTS: usize = 5;
 
-/// The seed's orchestrator protocol, condensed to one line per step.
+/// The orchestrator protocol, condensed to one line per step.
 pub const PROTOCOL: [&str; 7] = [
     "Read ledger_get and board_next; never guess the queue.",
     "Choose one ready step (all independent ready steps in /cruise and /mission).",

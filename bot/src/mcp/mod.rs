@@ -1,4 +1,4 @@
-//! `navin mcp`: the seed's board tools over the Model Context Protocol (stdio, rmcp).
+//! `navin mcp`: the board tools over the Model Context Protocol (stdio, rmcp).
 //!
 //! One server per agent session. In plan mode only the read tools are listed, and a
 //! write tool called anyway answers with a structured error (`isError`, a code and a
@@ -37,7 +37,7 @@ pub use tools::{ToolSpec, TOOLS};
 /// Which tools are live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
-    /// Read tools only (the seed's plan composer mode).
+    /// Read tools only (plan mode: a plan is composed from reads, nothing is written).
     Plan,
     /// Every tool.
     Agent,

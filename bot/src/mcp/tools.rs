@@ -1,7 +1,7 @@
-//! The seed's board tools: names, descriptions, typed inputs and which are read-only.
+//! The board tools: names, descriptions, typed inputs and which are read-only.
 //!
-//! The names are the seed's (`ledger_get`, `board_next`, …) so an agent's instructions
-//! read the same in every host. Inputs refuse unknown fields: a misspelt argument is an
+//! The names (`ledger_get`, `board_next`, …; the README's "Use Navin from a coding
+//! agent" lists them) are fixed so an agent's instructions read the same in every host. Inputs refuse unknown fields: a misspelt argument is an
 //! error naming it, not a silently ignored value.
 
 use schemars::JsonSchema;

@@ -139,8 +139,9 @@ pub struct InfoBlock {
 impl Ledger {
     /// Ready steps whose context (id, title, description, acceptance, commands) names a
     /// missing-info item: the item mentions the step's id or a path the step names
-    /// (`Which locale should src/i18n.rs use?` and `Edit src/i18n.rs`). The seed's
-    /// rule: when missing info blocks the step, pause and ask; do not invent facts.
+    /// (`Which locale should src/i18n.rs use?` and `Edit src/i18n.rs`). The
+    /// orchestrator's rule: when missing info blocks the step, pause and ask; do not
+    /// invent facts.
     pub fn info_blocks(&self) -> Vec<InfoBlock> {
         let missing = &self.mission.missing_info;
         if missing.is_empty() {

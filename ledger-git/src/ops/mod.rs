@@ -238,7 +238,7 @@ pub enum Operation {
         note: String,
     },
     Update(UpdateArgs),
-    /// A question only a person can answer (the seed's `ask_user`): it joins the
+    /// A question only a person can answer (the `ask_user` tool): it joins the
     /// missing info and the mission pauses (`human`) until it is answered. Accepted
     /// while paused, so a second question waits with the first.
     Ask {

@@ -431,7 +431,7 @@ fn queue_line(ledger: &Ledger, ready: &[&Task]) -> String {
     line
 }
 
-/// Who acts next, in the words of the people reading the panel (the seed's
+/// Who acts next, in the words of the people reading the panel (the mission's
 /// `next_actor`: `main`, `human` or `subagent:NAME`).
 fn who_acts(next: &navin_ledger::model::NextActor) -> String {
     use navin_ledger::model::NextActor;

@@ -20,7 +20,7 @@ pub(crate) fn finished(ledger: &Ledger) -> bool {
 impl Session<'_> {
     /// Closes a finished mission as done (actor `app:navin`), once: the op id names the
     /// version it closed, so a redelivered event finds it applied. On GitHub Navin is the
-    /// orchestrator the seed asks to close a finished mission; nobody has to comment
+    /// orchestrator, whose job includes closing a finished mission; nobody has to comment
     /// `/mission close` after the last green run. A failed write is logged and leaves
     /// the mission for the next event to close.
     pub(super) async fn finish_if_done(&self, ledger: Ledger) -> Ledger {
