@@ -1,8 +1,9 @@
 //! The board tools: names, descriptions, typed inputs and which are read-only.
 //!
 //! The names (`ledger_get`, `board_next`, …; the README's "Use Navin from a coding
-//! agent" lists them) are fixed so an agent's instructions read the same in every host. Inputs refuse unknown fields: a misspelt argument is an
-//! error naming it, not a silently ignored value.
+//! agent" lists them) are fixed so an agent's instructions read the same in every host.
+//! Inputs refuse unknown fields: a misspelt argument is an error naming it, not a
+//! silently ignored value.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
