@@ -18,6 +18,7 @@ mod evidence;
 // `Board` owns its index and the index is built from `Task`s, so it lives under the model.
 pub(crate) mod index;
 mod stages;
+mod title;
 mod verification;
 pub use attempts::{clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, FAILURE_EXCERPT_MAX};
 pub use evidence::{run_passes, BaseRun, CommandSource, Evidence, EvidenceKind, RunRecord};
@@ -25,6 +26,7 @@ pub use stages::{
     CheckpointMark, InfoBlock, PendingDefault, StageGate, StagePolicy, StageView, ASKED,
     CHECKPOINT_WINDOW,
 };
+pub use title::{clip, MAX_TITLE};
 pub use verification::{FailToPass, ScopePolicy, ValidationCommands};
 
 /// The only schema version this build reads and writes.

@@ -417,7 +417,7 @@ pub(super) fn ask(
             });
         }
     }
-    let question = crate::plan::convert::clip(question);
+    let question = crate::model::clip(question);
     let mission = &mut tx.ledger.mission;
     if !mission.missing_info.contains(&question) {
         mission.missing_info.push(question.clone());

@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::model::{MissionMode, PendingDefault, StagePolicy};
+use crate::model::{clip, MissionMode, PendingDefault, StagePolicy};
 use crate::ops::{InitArgs, NewTask};
 use crate::plan::commands::{self, Split, Toolchain};
 use crate::plan::{Operation as FileOp, Plan};
@@ -113,9 +113,6 @@ pub struct Knowledge {
     /// Questions in `missing` whose default stands after the wait.
     pub pending: Vec<PendingDefault>,
 }
-
-/// Longest step title kept; the board is not a place for essays.
-pub const MAX_TITLE: usize = 200;
 
 /// The mission's goal: the hand-off contract's objective (what execution is held to),
 /// else the plan's goal.
@@ -458,7 +455,6 @@ fn describe_stage(files: &[String], verification: &str) -> String {
     clip(&text)
 }
 
-/// `text` on one line, at most [`MAX_TITLE`] characters (an ellipsis marks a cut).
 /// Longest step description kept: a step's changes, one line each.
 pub const MAX_DESCRIPTION: usize = 4000;
 
@@ -467,14 +463,6 @@ fn clip_long(text: &str) -> String {
     match text.char_indices().nth(MAX_DESCRIPTION) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
-    }
-}
-
-pub fn clip(text: &str) -> String {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one_line.char_indices().nth(MAX_TITLE) {
-        Some((cut, _)) => format!("{}…", &one_line[..cut]),
-        None => one_line,
     }
 }
 

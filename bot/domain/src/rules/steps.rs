@@ -1,6 +1,6 @@
 //! An issue's task list as mission steps (an approved plan converts in `navin_ledger::plan::convert`).
 
-use navin_ledger::plan::convert::clip;
+use navin_ledger::model::clip;
 use navin_ledger::NewTask;
 
 /// Open items of the issue body's task list (`- [ ] …` or `* [ ] …`, outside code
@@ -38,7 +38,7 @@ pub fn task_list_steps(body: &str) -> Vec<NewTask> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use navin_ledger::plan::convert::MAX_TITLE;
+    use navin_ledger::model::MAX_TITLE;
     use navin_ledger::Validation;
 
     #[test]

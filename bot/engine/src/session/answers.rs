@@ -103,7 +103,7 @@ impl Session<'_> {
             .questions
             .iter()
             .filter_map(|q| {
-                let question = navin_ledger::plan::convert::clip(q.question.trim());
+                let question = navin_ledger::model::clip(q.question.trim());
                 let answer = q
                     .answer
                     .as_deref()
