@@ -1,68 +1,12 @@
 //! Defect 6 of the hardening review, at start: the real `navin serve` binary lists the App's installations and their repositories once it listens, reads each ledger branch (from `.github/navin.yml`) and its protection, and logs a warning for each one anyone but Navin can change, without waiting for a panel.
 #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
 
-use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use navin_e2e::FakeGitHub;
 
+use crate::server_support::serve::ServeProcess;
 use crate::server_support::{http_get, SECRET};
-
-fn spawn_serve(fake: &FakeGitHub, dir: &std::path::Path) -> (Child, SocketAddr) {
-    let key = dir.join("key.pem");
-    std::fs::write(&key, &fake.app_key().private_pem).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let app_id = fake.with_state(|m| m.app.id).to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_navin"))
-        .arg("serve")
-        .env("NAVIN_LISTEN", addr.to_string())
-        .env("NAVIN_APP_ID", app_id)
-        .env("NAVIN_PRIVATE_KEY_PATH", &key)
-        .env("NAVIN_WEBHOOK_SECRET", SECRET)
-        .env("NAVIN_API_URL", fake.base_url())
-        .env("NAVIN_GIT_URL_TEMPLATE", fake.git_url_template())
-        .env("NAVIN_DATA_DIR", dir.join("data"))
-        .env("NAVIN_RECONCILE_INTERVAL_SECS", "0")
-        .env("NAVIN_LOG_FORMAT", "json")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(addr).is_err() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("navin serve did not start");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (child, addr)
-}
-
-fn stop_and_read_logs(mut child: Child) -> String {
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let _ = child.wait();
-    use std::io::Read;
-    let mut text = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut text)
-        .unwrap();
-    text
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_logs_a_warning_at_start_for_each_installed_ledger_branch_anyone_can_rewrite() {
@@ -99,7 +43,14 @@ async fn serve_logs_a_warning_at_start_for_each_installed_ledger_branch_anyone_c
     fake.create_installation("other", &["other/loose"]);
 
     let dir = tempfile::tempdir().unwrap();
-    let (child, addr) = spawn_serve(&fake, dir.path());
+    let mut serve = ServeProcess::spawn(
+        &fake,
+        SECRET,
+        &dir.path().join("data"),
+        &dir.path().join("serve.log"),
+        &[("NAVIN_LOG_FORMAT", "json"), ("RUST_LOG", "info")],
+    );
+    let addr = serve.addr;
     // Readiness does not wait for the check.
     assert_eq!(http_get(addr, "/readyz").await.0, 200);
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -113,7 +64,8 @@ async fn serve_logs_a_warning_at_start_for_each_installed_ledger_branch_anyone_c
     }
     // Let the last answers be logged.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let logs = stop_and_read_logs(child);
+    serve.stop();
+    let logs = serve.log_text();
     let warnings: Vec<serde_json::Value> = logs
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())

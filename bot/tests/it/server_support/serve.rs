@@ -118,6 +118,18 @@ impl ServeProcess {
         }
     }
 
+    /// SIGTERM, as a service manager stops it, and waits for the exit.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let status = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            child.wait().unwrap();
+        }
+    }
+
     pub fn starts(&self) -> usize {
         self.starts
     }
