@@ -2,8 +2,10 @@
 //! for an hour) while deliveries keep arriving. Acknowledgement latency and throughput
 //! of the real `navin serve` binary, workers on, with 0, 10k and 100k deliveries already
 //! queued (all for one repository, or spread over 1,000), next to a bare axum
-//! verify-and-202 handler measured just before each case in the same run; plus the
-//! server's CPU per request, its CPU while idle on the backlog, and the queue's size.
+//! verify-and-202 handler and the same handler plus one fdatasync per request. At one
+//! connection the three are measured interleaved, in rounds of 50 requests, so the
+//! server and its fsync floor see the same disk; plus the server's CPU per request, its
+//! CPU while idle on the backlog, and the queue's size.
 //!
 //! Run: `cargo bench -p navin-bot --bench queue_backlog`
 //! Knobs: NAVIN_BENCH_REQUESTS (default 1000 per case and connection count),
@@ -259,12 +261,23 @@ fn main() {
             support::load(bare, &format!("{tag}-bw"), 100, 1, &payload).await;
             support::load(fsynced, &format!("{tag}-fw"), 100, 1, &payload).await;
             support::load(addr, &format!("{tag}-nw"), 100, 1, &payload).await;
-            let bare_one = support::load(bare, &format!("{tag}-b1"), requests, 1, &payload).await;
-            let fsync_one =
-                support::load(fsynced, &format!("{tag}-f1"), requests, 1, &payload).await;
             let cpu_from = cpu_time(child.id());
-            let one = support::load(addr, &format!("{tag}-n1"), requests, 1, &payload).await;
+            let rounds = (requests / 50).max(1);
+            let interleaved = support::load_interleaved(
+                &[
+                    (bare, &format!("{tag}-b1")),
+                    (fsynced, &format!("{tag}-f1")),
+                    (addr, &format!("{tag}-n1")),
+                ],
+                rounds,
+                requests / rounds,
+                &payload,
+            )
+            .await;
             let cpu = cpu_time(child.id()) - cpu_from;
+            let [bare_one, fsync_one, one] = interleaved[..] else {
+                unreachable!("three targets, three figures")
+            };
             let bare_many =
                 support::load(bare, &format!("{tag}-b16"), requests, 16, &payload).await;
             let many = support::load(addr, &format!("{tag}-n16"), requests, 16, &payload).await;

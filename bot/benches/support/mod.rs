@@ -47,8 +47,76 @@ pub async fn load(
     concurrency: usize,
     body: &dyn Fn(usize) -> Bytes,
 ) -> Figures {
-    let client: Client<HttpConnector, Full<Bytes>> =
-        Client::builder(hyper_util::rt::TokioExecutor::new()).build_http();
+    send(&client(), addr, prefix, requests, concurrency, body)
+        .await
+        .figures()
+}
+
+/// Latencies gathered from one or more runs of [`send`].
+#[derive(Default)]
+pub struct Samples {
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+    non_202: usize,
+}
+
+impl Samples {
+    fn add(&mut self, other: Self) {
+        self.latencies.extend(other.latencies);
+        self.elapsed += other.elapsed;
+        self.non_202 += other.non_202;
+    }
+
+    pub fn figures(mut self) -> Figures {
+        let all = &mut self.latencies;
+        all.sort_unstable();
+        let pick = |q: f64| all[((all.len() as f64 * q) as usize).min(all.len() - 1)];
+        Figures {
+            p50: pick(0.50),
+            p99: pick(0.99),
+            max: *all.last().unwrap(),
+            per_sec: all.len() as f64 / self.elapsed.as_secs_f64(),
+            non_202: self.non_202,
+        }
+    }
+}
+
+/// Measures several servers over the same stretch of time: `rounds` rounds, each sending
+/// `per_round` requests on one connection to every target in turn. A disk's fsync time
+/// drifts by 3-5x within a minute on these machines; measured one after the other, a
+/// server and its fsync floor can land on different sides of such a swing, and their
+/// ratio says more about the swing than about the server. Interleaved, both see it.
+pub async fn load_interleaved(
+    targets: &[(SocketAddr, &str)],
+    rounds: usize,
+    per_round: usize,
+    body: &dyn Fn(usize) -> Bytes,
+) -> Vec<Figures> {
+    let mut samples: Vec<Samples> = targets.iter().map(|_| Samples::default()).collect();
+    // One client (one kept-alive connection) per target for the whole run, so no
+    // round's first request pays for a connect.
+    let clients: Vec<_> = targets.iter().map(|_| client()).collect();
+    for round in 0..rounds {
+        for (((addr, prefix), into), client) in targets.iter().zip(&mut samples).zip(&clients) {
+            let prefix = format!("{prefix}-r{round}");
+            into.add(send(client, *addr, &prefix, per_round, 1, body).await);
+        }
+    }
+    samples.into_iter().map(Samples::figures).collect()
+}
+
+fn client() -> Client<HttpConnector, Full<Bytes>> {
+    Client::builder(hyper_util::rt::TokioExecutor::new()).build_http()
+}
+
+async fn send(
+    client: &Client<HttpConnector, Full<Bytes>>,
+    addr: SocketAddr,
+    prefix: &str,
+    requests: usize,
+    concurrency: usize,
+    body: &dyn Fn(usize) -> Bytes,
+) -> Samples {
     let bodies: Arc<Vec<(Bytes, String)>> = Arc::new(
         (0..64)
             .map(|i| {
@@ -94,23 +162,14 @@ pub async fn load(
             (latencies, non_202)
         }));
     }
-    let mut all = Vec::with_capacity(requests);
-    let mut non_202 = 0;
+    let mut samples = Samples::default();
     for task in tasks {
         let (l, n) = task.await.unwrap();
-        all.extend(l);
-        non_202 += n;
+        samples.latencies.extend(l);
+        samples.non_202 += n;
     }
-    let elapsed = started.elapsed();
-    all.sort_unstable();
-    let pick = |q: f64| all[((all.len() as f64 * q) as usize).min(all.len() - 1)];
-    Figures {
-        p50: pick(0.50),
-        p99: pick(0.99),
-        max: *all.last().unwrap(),
-        per_sec: all.len() as f64 / elapsed.as_secs_f64(),
-        non_202,
-    }
+    samples.elapsed = started.elapsed();
+    samples
 }
 
 pub fn print(name: &str, f: &Figures) {

@@ -595,7 +595,12 @@ fn serve_ops(
         }
         let mut close = None;
         let mut pending: Vec<Pending> = Vec::with_capacity(group.len());
-        let mut tx = match store.begin() {
+        let durability = if group.iter().any(|op| matches!(op, Op::Enqueue(..))) {
+            store::Durability::Flushed
+        } else {
+            store::Durability::Deferred
+        };
+        let mut tx = match store.begin(durability) {
             Ok(tx) => tx,
             Err(e) => {
                 for op in group {

@@ -19,8 +19,37 @@ use super::QueueError;
 
 pub(super) struct Store {
     conn: Connection,
+    /// The `synchronous` level the connection is at, so it is set only on a change.
+    durability: Durability,
     /// Held (flock) for the store's life: one process per queue file.
     _lock: std::fs::File,
+}
+
+/// How far a group's commit goes before its callers are answered.
+///
+/// Only an enqueue needs its own fsync: GitHub is told 202 once the delivery is on disk.
+/// Every other write (a claim, a completion, a retry time, a failure) may be lost to a
+/// power cut without harm, because the queue is at-least-once already: a lost claim or
+/// retry time leaves the delivery queued or running, which the next open requeues, and a
+/// lost completion re-runs a delivery the way a crash mid-handler does (the ledger's
+/// operations carry their delivery id and are not applied twice). WAL frames are
+/// appended in order, so the next enqueue's fsync makes them durable anyway. Skipping
+/// their fsync keeps a worker's bookkeeping off the disk a webhook's 202 waits on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Durability {
+    /// `synchronous=FULL`: the WAL is fsynced before the commit returns.
+    Flushed,
+    /// `synchronous=NORMAL`: written to the WAL; durable at the next fsync or checkpoint.
+    Deferred,
+}
+
+impl Durability {
+    fn pragma(self) -> &'static str {
+        match self {
+            Self::Flushed => "FULL",
+            Self::Deferred => "NORMAL",
+        }
+    }
 }
 
 /// How often the background thread moves WAL frames into the database file.
@@ -51,10 +80,25 @@ impl Store {
         })?;
         let requeued =
             super::sql::requeue_running(&mut conn).map_err(|e| QueueError::open(path, e))?;
-        Ok((Self { conn, _lock: lock }, requeued))
+        Ok((
+            Self {
+                conn,
+                durability: Durability::Flushed,
+                _lock: lock,
+            },
+            requeued,
+        ))
     }
 
-    pub(super) fn begin(&mut self) -> Result<rusqlite::Transaction<'_>, rusqlite::Error> {
+    pub(super) fn begin(
+        &mut self,
+        durability: Durability,
+    ) -> Result<rusqlite::Transaction<'_>, rusqlite::Error> {
+        if durability != self.durability {
+            self.conn
+                .pragma_update(None, "synchronous", durability.pragma())?;
+            self.durability = durability;
+        }
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
     }
@@ -159,5 +203,37 @@ impl CheckpointHandle {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "a failing unwrap is a failing test")]
+
+    use super::*;
+
+    fn synchronous(tx: &rusqlite::Transaction<'_>) -> i64 {
+        tx.query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn an_enqueue_commit_is_fsynced_even_right_after_a_deferred_bookkeeping_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut store, _) = Store::open(&dir.path().join("q.sqlite3")).unwrap();
+        let tx = store.begin(Durability::Deferred).unwrap();
+        assert_eq!(
+            synchronous(&tx),
+            1,
+            "bookkeeping commits skip the fsync (NORMAL)"
+        );
+        tx.commit().unwrap();
+        let tx = store.begin(Durability::Flushed).unwrap();
+        assert_eq!(
+            synchronous(&tx),
+            2,
+            "an enqueue commit waits for the fsync (FULL)"
+        );
+        tx.commit().unwrap();
     }
 }
