@@ -14,7 +14,7 @@ use navin_ledger::ops::{Ctx, Operation};
 use navin_ledger::plan::record::{
     record_path, text_path, ApprovalEntry, EditEntry, PlanRecord, RecordStatus,
 };
-use navin_ledger::plan::{convert, PlanDocument};
+use navin_ledger::plan::{commit_message, convert, PlanDocument};
 use navin_ledger::store::{Store, StoreError};
 use serde_json::json;
 
@@ -162,15 +162,6 @@ fn update(
     outcome?.ok_or_else(|| CliError::usage(format!("plan {id} was not written")))
 }
 
-fn commit_message(id: &str, verb: &str, actor: &Actor, detail: &str) -> String {
-    let detail = if detail.is_empty() {
-        String::new()
-    } else {
-        format!("{detail}\n\n")
-    };
-    format!("navin: plan {id} {verb} by {actor}\n\n{detail}Navin-Plan: {id}\n")
-}
-
 /// `navin plan REQUEST --save`: stores the plan as pending. The same text saved again is
 /// the same plan (nothing is written twice).
 pub(super) fn save(
@@ -185,7 +176,7 @@ pub(super) fn save(
     let id = local_id(doc);
     let now = Utc::now();
     let mut fresh = false;
-    let message = commit_message(&id, "plan", actor, request);
+    let message = commit_message(&id, "plan", actor, request, None);
     let record = update(store, &id, Some(doc.text()), &message, now, |old| {
         // Saved before: keep that record and its text (it may have been edited since).
         fresh = old.is_none();
@@ -217,7 +208,7 @@ pub(super) fn approve(
     load(store, id)?;
     let who = login(actor);
     let now = Utc::now();
-    let message = commit_message(id, "approve", actor, "");
+    let message = commit_message(id, "approve", actor, "", None);
     update(store, id, None, &message, now, |old| {
         let mut record = old.ok_or_else(|| format!("plan {id} disappeared"))?;
         if record.status == RecordStatus::Rejected {
@@ -261,7 +252,7 @@ pub(super) fn reject(
     let who = login(actor);
     let now = Utc::now();
     let feedback = feedback.map(str::trim).filter(|f| !f.is_empty());
-    let message = commit_message(id, "reject", actor, feedback.unwrap_or_default());
+    let message = commit_message(id, "reject", actor, feedback.unwrap_or_default(), None);
     update(store, id, None, &message, now, |old| {
         let mut record = old.ok_or_else(|| format!("plan {id} disappeared"))?;
         if record.status == RecordStatus::Rejected {
@@ -314,6 +305,7 @@ pub(super) fn edit(
         "edit",
         actor,
         &format!("Replaced with an edited text ({}).", edited.hash()),
+        None,
     );
     let base_hash = current.hash().to_owned();
     let record = update(store, id, Some(edited.text()), &message, now, |old| {

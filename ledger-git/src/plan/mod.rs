@@ -1,6 +1,7 @@
 //! Plan documents: the format of docs/plan.md as types, with its renderer, parser, validator, content hash, edit diff, section-aware merge and policies.
 
 pub mod commands;
+mod commit;
 pub mod convert;
 mod diff;
 mod diff_markdown;
@@ -21,6 +22,7 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
+pub use commit::commit_message;
 pub use diff::{
     diff, AnsweredQuestion, ContractField, DefaultEdit, FieldEdit, FileEdit, FileField,
     HandoffEdit, ListEdit, PlanDiff, SectionEdit, StageEdit, TextEdit,

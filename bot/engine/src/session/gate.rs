@@ -1,6 +1,8 @@
 //! Plans on pull requests: review approvals counted into the plan record, and the `navin/plan` check (the plan-required gate) on the head.
 
 use navin_github::ops;
+use navin_ledger::model::Actor;
+use navin_ledger::plan::commit_message;
 use navin_ledger::plan::policy::{plan_requirement, ChangedFile};
 
 use super::plan_types::PullInfo;
@@ -223,9 +225,12 @@ impl Session<'_> {
         }
         let required = config.approval.required_approvals;
         let id = record.id.clone();
-        let message = format!(
-            "navin: plan {id} reviews by human:{}\n\nApprovals recounted from the pull request's reviews.\n\nNavin-Plan: {id}\nNavin-Delivery: {}\n",
-            self.origin.author, self.delivery.id
+        let message = commit_message(
+            &id,
+            "reviews",
+            &Actor::Human(self.origin.author.clone()),
+            "Approvals recounted from the pull request's reviews.",
+            Some(&self.delivery.id),
         );
         let change = move |old: Option<PlanRecord>, _: &super::plan_types::Seen| {
             let Some(mut record) = old else {

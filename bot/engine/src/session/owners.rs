@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use navin_github::ops;
+use navin_ledger::model::Actor;
+use navin_ledger::plan::commit_message;
 use navin_ledger::plan::record::{FileOwners, PlanRecord, ReviewRequests};
 use navin_ledger::plan::PlanDocument;
 use navin_planner::codeowners::{CodeOwners, LOCATIONS};
@@ -144,9 +146,12 @@ impl Session<'_> {
             ..outcome
         };
         let id = record.id.clone();
-        let message = format!(
-            "navin: plan {id} review-requests by human:{}\n\nCode owners of the proposed files asked to review.\n\nNavin-Plan: {id}\nNavin-Delivery: {}\n",
-            self.origin.author, self.delivery.id
+        let message = commit_message(
+            &id,
+            "review-requests",
+            &Actor::Human(self.origin.author.clone()),
+            "Code owners of the proposed files asked to review.",
+            Some(&self.delivery.id),
         );
         let change = move |old: Option<PlanRecord>, _: &super::plan_types::Seen| {
             let Some(mut record) = old else {

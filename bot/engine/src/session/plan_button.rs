@@ -7,6 +7,8 @@ use super::{Answer, EngineError, Session};
 use crate::cache::permission;
 use crate::render::reply;
 use crate::rules::plan_button::{self, Clicker, Refusal};
+use navin_ledger::model::Actor;
+use navin_ledger::plan::commit_message;
 use navin_ledger::plan::record::PlanRecord;
 
 impl Session<'_> {
@@ -51,11 +53,15 @@ impl Session<'_> {
         let id = self.plan_id();
         let required = config.approval.required_approvals;
         let now = self.now();
-        let message = format!(
-            "navin: plan {id} approve by human:{}\n\nApproved with the “{}” button on the navin/plan check.\n\nNavin-Plan: {id}\nNavin-Delivery: {}\n",
-            clicker.login,
-            plan_button::LABEL,
-            self.delivery.id
+        let message = commit_message(
+            &id,
+            "approve",
+            &Actor::Human(clicker.login.clone()),
+            &format!(
+                "Approved with the “{}” button on the navin/plan check.",
+                plan_button::LABEL
+            ),
+            Some(&self.delivery.id),
         );
         let who = clicker.clone();
         let text = clicked.to_owned();

@@ -2,6 +2,8 @@
 
 use base64::Engine as _;
 use navin_github::ops;
+use navin_ledger::model::Actor;
+use navin_ledger::plan::commit_message;
 use navin_ledger::plan::policy::{safe_operations_in, ChangedFile};
 use navin_ledger::plan::PlanDocument;
 
@@ -130,9 +132,12 @@ impl Session<'_> {
             file_hash: Some(doc.hash().to_owned()),
             ..PlanRecord::pending(&id, doc.hash(), now)
         };
-        let message = format!(
-            "navin: plan {id} from {source} by human:{}\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n",
-            pr.author
+        let message = commit_message(
+            &id,
+            &format!("from {source}"),
+            &Actor::Human(pr.author.clone()),
+            "",
+            Some(op_id),
         );
         let checked = doc.clone();
         let change = move |old: Option<PlanRecord>, seen: &Seen| {
@@ -209,8 +214,12 @@ impl Session<'_> {
             .unwrap_or(0);
         let (new_hash, original_text) = (edited.hash().to_owned(), original.text().to_owned());
         let checked = edited.clone();
-        let message = format!(
-            "navin: plan {id} edit by human:{who}\n\nReplaced with an edited text ({new_hash}): {via}.\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n"
+        let message = commit_message(
+            &id,
+            "edit",
+            &Actor::Human(who.clone()),
+            &format!("Replaced with an edited text ({new_hash}): {via}."),
+            Some(op_id),
         );
         let change = move |old: Option<PlanRecord>, seen: &Seen| {
             let Some(mut record) = old else {

@@ -1,6 +1,8 @@
 //! `/plan`, `/plan edit`, `/approve`, `/reject` on issues and pull requests: the built-in planner run read-only through the API, the plan record on the ledger branch, and the plan comment.
 
 use navin_github::ops;
+use navin_ledger::model::Actor;
+use navin_ledger::plan::commit_message;
 use navin_ledger::plan::policy::safe_operations_in;
 use navin_ledger::plan::PlanDocument;
 use serde::{Deserialize, Serialize};
@@ -413,9 +415,12 @@ impl Session<'_> {
         } else {
             "plan"
         };
-        let message = format!(
-            "navin: plan {id} {verb} by human:{}\n\n{}\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n",
-            self.origin.author, request
+        let message = commit_message(
+            &id,
+            verb,
+            &Actor::Human(self.origin.author.clone()),
+            request,
+            Some(op_id),
         );
         let fresh = PlanRecord {
             source,
@@ -663,9 +668,12 @@ impl Session<'_> {
             return Ok(no_plan(verb));
         };
         let id = self.plan_id();
-        let message = format!(
-            "navin: plan {id} {verb} by human:{}\n\nNavin-Plan: {id}\nNavin-Delivery: {op_id}\n",
-            self.origin.author
+        let message = commit_message(
+            &id,
+            verb,
+            &Actor::Human(self.origin.author.clone()),
+            "",
+            Some(op_id),
         );
         let path = json_path(&id);
         let apply = move |old: Option<PlanRecord>, _: &Seen| {
