@@ -1,7 +1,7 @@
 //! The shared GitHub App client: one octocrab transport, per-installation request lanes,
 //! the ETag cache, and the retry loop every request goes through.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -18,15 +18,15 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
+use super::etag::{CachedGet, EtagCache};
 use super::jwt::AppKey;
+use super::response::{github_message, next_link, transport_message};
 use super::retry::{
     self, Attempts, GiveUpReason, Observed, RequestKind, RetryCause, RetryDecision, RetryPolicy,
 };
 use super::token::{TokenCache, TokenScope};
 use super::{GitHubError, RequestObserver};
 
-/// Entries kept in the ETag cache (oldest evicted first).
-const ETAG_CACHE_ENTRIES: usize = 2048;
 /// Lane used for requests authenticated as the App itself (no installation has id 0).
 pub(super) const APP_LANE: u64 = 0;
 
@@ -177,58 +177,12 @@ impl ApiResponse {
     }
 }
 
-/// Extracts the `rel="next"` URL from a `Link` header.
-pub fn next_link(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(http::header::LINK)
-        .iter()
-        .find_map(|value| {
-            value.to_str().ok()?.split(',').find_map(|part| {
-                let (url, params) = part.split_once(';')?;
-                let is_next = params
-                    .split(';')
-                    .any(|p| p.trim().eq_ignore_ascii_case("rel=\"next\""));
-                is_next.then(|| {
-                    url.trim()
-                        .trim_start_matches('<')
-                        .trim_end_matches('>')
-                        .to_owned()
-                })
-            })
-        })
-}
-
 /// Serialises one installation's requests and spaces its writes.
 #[derive(Debug, Default)]
 pub(super) struct Lane {
     last_write: Option<Instant>,
     /// Set by a rate-limit answer: nobody on this lane sends before then.
     blocked_until: Option<Instant>,
-}
-
-struct CachedGet {
-    etag: HeaderValue,
-    headers: HeaderMap,
-    body: Bytes,
-}
-
-#[derive(Default)]
-struct EtagCache {
-    entries: HashMap<(u64, String), CachedGet>,
-    order: VecDeque<(u64, String)>,
-}
-
-impl EtagCache {
-    fn insert(&mut self, key: (u64, String), value: CachedGet) {
-        if self.entries.insert(key.clone(), value).is_none() {
-            self.order.push_back(key);
-            while self.order.len() > ETAG_CACHE_ENTRIES {
-                if let Some(old) = self.order.pop_front() {
-                    self.entries.remove(&old);
-                }
-            }
-        }
-    }
 }
 
 pub(super) struct Inner {
@@ -743,29 +697,6 @@ fn observe(exchange: &Result<Exchange, String>, installation_auth: bool) -> Obse
     }
 }
 
-/// GitHub's `message` field, shortened; never the raw body (it may echo input).
-fn github_message(body: &[u8]) -> String {
-    #[derive(serde::Deserialize)]
-    struct Message {
-        message: String,
-    }
-    serde_json::from_slice::<Message>(body)
-        .map(|m| m.message.chars().take(300).collect())
-        .unwrap_or_else(|_| "(no message)".to_owned())
-}
-
-/// octocrab's error chain, without anything request-specific.
-pub(crate) fn transport_message(e: &dyn std::error::Error) -> String {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        message.push_str(": ");
-        message.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    message
-}
-
 /// The lane of a user token: the top bit set keeps it apart from installation ids (which
 /// GitHub hands out far below 2^63) and from [`APP_LANE`].
 fn user_lane(token: &SecretString) -> u64 {
@@ -797,13 +728,5 @@ mod tests {
             HeaderValue::from_static("<https://x/y?page=1>; rel=\"prev\""),
         );
         assert_eq!(next_link(&headers), None);
-    }
-
-    #[test]
-    fn github_message_is_extracted_and_bounded() {
-        assert_eq!(github_message(br#"{"message":"Not Found"}"#), "Not Found");
-        assert_eq!(github_message(b"<html>"), "(no message)");
-        let long = format!(r#"{{"message":"{}"}}"#, "x".repeat(1000));
-        assert_eq!(github_message(long.as_bytes()).len(), 300);
     }
 }

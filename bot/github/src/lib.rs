@@ -11,20 +11,21 @@
 
 mod client;
 pub mod deliveries;
+mod etag;
 mod installation;
 pub mod jwt;
 pub mod manifest;
 pub mod ops;
 mod permission;
+mod response;
 pub mod retry;
 mod token;
 
-pub use client::{
-    next_link, ApiRequest, ApiResponse, Credentials, GitHubApp, GitHubConfig, ProbeFuture,
-};
+pub use client::{ApiRequest, ApiResponse, Credentials, GitHubApp, GitHubConfig, ProbeFuture};
 pub use installation::{InstallationClient, MarkerInComments, WriteOutcome, WriteProbe};
 pub use jwt::{app_claims, AppClaims, AppKey, JwtError};
 pub use permission::{Access, Permission, Scope};
+pub use response::next_link;
 pub use retry::{decide, Attempts, Observed, RequestKind, RetryDecision, RetryPolicy};
 pub use token::{token_needs_refresh, TokenScope, TOKEN_REFRESH_MARGIN};
 

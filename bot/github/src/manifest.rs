@@ -8,7 +8,7 @@ use http::{Method, Uri};
 use http_body_util::BodyExt;
 use octocrab::Octocrab;
 
-use crate::client::transport_message;
+use crate::response::transport_message;
 use crate::GitHubError;
 
 /// GitHub's answer to `POST /app-manifests/{code}/conversions`, unparsed: the status

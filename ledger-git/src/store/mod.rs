@@ -11,6 +11,7 @@ mod checkpoints;
 mod error;
 pub use error::{transient_git_error, RemoteOp, Rewind, StoreError};
 mod log;
+mod op_message;
 pub use checkpoints::checkpoint_ref;
 mod files;
 pub use files::{FileChanges, PLANS_DIR};
@@ -689,7 +690,7 @@ impl Store {
                 (board_path.as_str(), board_blob),
             ],
         )?;
-        let message = commit_message(applied, op, ctx);
+        let message = op_message::commit_message(applied, op, ctx);
         self.make_commit(repo, tree_oid, parent.as_ref(), &message, ctx.now)
     }
 
@@ -751,43 +752,6 @@ fn read_ledger_at(repo: &Repository, oid: Oid) -> Result<Ledger, StoreError> {
         }
     }
     codec::decode(&files[0], &files[1]).map_err(corrupt)
-}
-
-fn commit_message(applied: &ops::Applied, op: &Operation, ctx: &Ctx) -> String {
-    let mission = &applied.ledger.mission;
-    let mut msg = format!(
-        "navin: {} v{} by {}\n\n{}\n",
-        op.name(),
-        mission.version,
-        ctx.actor,
-        applied.reason
-    );
-    if let Some(entry) = mission.history.last() {
-        let extra: Vec<&String> = entry
-            .changes
-            .iter()
-            .filter(|c| **c != applied.reason)
-            .collect();
-        if !extra.is_empty() {
-            msg.push('\n');
-            for c in extra {
-                msg.push_str(&format!("- {c}\n"));
-            }
-        }
-    }
-    msg.push_str(&format!(
-        "\nNavin-Operation: {}\nNavin-Version: {}\nNavin-Actor: {}\n",
-        op.name(),
-        mission.version,
-        ctx.actor
-    ));
-    if let Some(step) = op.step() {
-        msg.push_str(&format!("Navin-Step: {step}\n"));
-    }
-    if let Some(id) = &ctx.op_id {
-        msg.push_str(&format!("Navin-Delivery: {id}\n"));
-    }
-    msg
 }
 
 /// Jittered exponential backoff: 1 ms doubling to a 64 ms ceiling, times a random factor.
