@@ -2,9 +2,12 @@
 //! reader can learn each module from the ones below it.
 //!
 //! Edges are the `crate::`, `super::` and `self::` paths a file names outside its
-//! `#[cfg(test)]` tail and its comments, resolved to the longest module path that is a
-//! file. A child naming its own parent (`super::Session` from `session/plans.rs`) is not
-//! an edge: a `mod.rs` that declares its children is above them by construction.
+//! `#[cfg(test)]` tail and its comments, and the bare paths that start with a name those
+//! brought into scope or with a child module, resolved to the longest module path that is
+//! a file. Method calls are not followed: a call to a method defined in another file
+//! makes no edge unless the file also names that file's path. A child naming its own
+//! parent (`super::Session` from `session/plans.rs`) is not an edge: a `mod.rs` that
+//! declares its children is above them by construction. No file passes 800 lines.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -126,6 +129,58 @@ fn named_paths(code: &str, this: &Module) -> Vec<Module> {
     found
 }
 
+/// The module paths `code` reaches through a bare first segment: a name a path above
+/// brought into scope (`use crate::plan;` then `plan::convert::clip`) or a child module
+/// (`mission::apply` in `ops/mod.rs`). Without these, a file reaching another through its
+/// parent's name, or a parent calling into its child, makes no edge.
+fn bare_paths(code: &str, this: &Module, named: &[Module], children: &[String]) -> Vec<Module> {
+    let mut scope: BTreeMap<&str, Module> = BTreeMap::new();
+    for path in named {
+        if let Some(last) = path.last() {
+            scope.insert(last, path.clone());
+        }
+    }
+    for child in children {
+        let mut path = this.clone();
+        path.push(child.clone());
+        scope.insert(child, path);
+    }
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(found_at) = code[from..].find("::") {
+        let at = from + found_at;
+        from = at + 2;
+        let head = &code[..at];
+        let start = head
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(0, |i| i + 1);
+        let name = &head[start..];
+        // The middle of a longer path (`other::mission::`) is not a name in scope.
+        if head[..start].ends_with(':') {
+            continue;
+        }
+        let rest = &code[from..];
+        let Some(base) = scope.get(name) else {
+            continue;
+        };
+        let mut path = base.clone();
+        let mut tail = rest;
+        loop {
+            let (segment, after) = ident(tail);
+            if segment.is_empty() {
+                break;
+            }
+            path.push(segment.to_owned());
+            match after.strip_prefix("::") {
+                Some(next) => tail = next,
+                None => break,
+            }
+        }
+        found.push(path);
+    }
+    found
+}
+
 /// Import edges between the files of one crate.
 fn edges(src: &Path) -> BTreeMap<Module, BTreeSet<Module>> {
     let mut files = Vec::new();
@@ -136,7 +191,15 @@ fn edges(src: &Path) -> BTreeMap<Module, BTreeSet<Module>> {
     for (module, file) in &modules {
         let text = std::fs::read_to_string(file).unwrap_or_default();
         let targets = graph.entry(module.clone()).or_default();
-        for path in named_paths(&code(&text), module) {
+        let code = code(&text);
+        let named = named_paths(&code, module);
+        let children: Vec<String> = modules
+            .keys()
+            .filter(|m| m.len() == module.len() + 1 && m[..module.len()] == module[..])
+            .filter_map(|m| m.last().cloned())
+            .collect();
+        let bare = bare_paths(&code, module, &named, &children);
+        for path in named.into_iter().chain(bare) {
             let Some(target) = (0..=path.len())
                 .rev()
                 .map(|k| path[..k].to_vec())
@@ -233,6 +296,36 @@ fn no_source_file_imports_a_file_that_imports_it_back() {
     );
 }
 
+/// Past this a file holds more than one job; split it by what its parts are for.
+const MAX_LINES: usize = 800;
+
+#[test]
+fn no_rust_file_in_the_workspace_passes_800_lines() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for dir in ["ledger-git", "bot", "action", "tests"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 100, "found only {} files", files.len());
+    let mut long: Vec<String> = files
+        .iter()
+        .filter(|f| !f.components().any(|c| c.as_os_str() == "target"))
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(f).ok()?.lines().count();
+            (lines > MAX_LINES).then(|| {
+                let rel = f.strip_prefix(&root).unwrap_or(f);
+                format!("{} ({lines} lines)", rel.display())
+            })
+        })
+        .collect();
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "files over {MAX_LINES} lines (split them by job):\n{}",
+        long.join("\n")
+    );
+}
+
 #[test]
 fn the_circle_finder_sees_a_circle_through_a_group_import_and_not_a_child_naming_its_parent() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
@@ -255,6 +348,45 @@ fn the_circle_finder_sees_a_circle_through_a_group_import_and_not_a_child_naming
     write(
         "s/b.rs",
         "use super::Session;\npub struct Thing;\n// crate::a::g()\n",
+    );
+    assert!(circles(&edges(src)).is_empty());
+}
+
+#[test]
+fn the_circle_finder_follows_a_parents_bare_call_into_its_child_and_a_path_through_a_used_parent() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let src = dir.path();
+    let write = |rel: &str, text: &str| {
+        let path = src.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+    };
+    // The ledger's old circle: ops/mod.rs calls its child bare, the child reaches
+    // plan/convert.rs through `use crate::plan;`, and convert uses ops.
+    write("lib.rs", "mod ops;\nmod plan;\n");
+    write(
+        "ops/mod.rs",
+        "mod mission;\npub fn apply() { mission::run() }\n",
+    );
+    write(
+        "ops/mission.rs",
+        "use crate::plan;\npub fn run() { plan::convert::clip() }\n",
+    );
+    write("plan/mod.rs", "pub mod convert;\n");
+    write(
+        "plan/convert.rs",
+        "use crate::ops;\npub fn clip() {}\nfn g() { ops::apply() }\n",
+    );
+    assert_eq!(
+        circles(&edges(src)),
+        vec![vec!["ops", "ops::mission", "plan::convert"]]
+    );
+    // A longer path that merely ends in the same name is not the child.
+    write(
+        "ops/mod.rs",
+        "mod mission;\npub fn apply() { other::mission::run() }\n",
     );
     assert!(circles(&edges(src)).is_empty());
 }

@@ -79,7 +79,7 @@ pub fn safe_return(dashboard: &Dashboard, wanted: Option<&str>) -> String {
 /// browser with a short cookie, and sends the browser to GitHub.
 pub async fn login(
     State(dashboard): State<Arc<Dashboard>>,
-    client: Option<axum::Extension<crate::server::ClientAddr>>,
+    client: Option<axum::Extension<crate::server::client_addr::ClientAddr>>,
     Query(query): Query<LoginQuery>,
 ) -> Response {
     let verifier = random_token();

@@ -1,9 +1,10 @@
 //! The webhook server: axum router, shared state, and the `navin serve` lifecycle
 //! (start workers, reconciler and sweeper, serve, drain on SIGTERM or ctrl-c).
 
+pub mod client_addr;
 mod delivery_log;
 mod http;
-pub use http::ClientAddr;
+pub use client_addr::ClientAddr;
 pub mod ingress;
 pub mod metrics;
 mod quiet;
