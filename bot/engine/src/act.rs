@@ -16,7 +16,7 @@ use crate::effects::comments;
 use crate::event::Repository;
 use crate::plan_edit::check_edit_id;
 use crate::render::reply;
-use crate::session::{Answer, Origin};
+use crate::session::{Answer, EventOrigin};
 use crate::token_scope::Need;
 use crate::{Cx, Delivery, Engine, EngineError, Report};
 
@@ -132,7 +132,8 @@ impl Engine {
             report: Report::default(),
         };
         let repo = request.repository.full_name.clone();
-        let origin = Origin::new(request.issue, &request.actor).author_id(Some(request.actor_id));
+        let origin =
+            EventOrigin::new(request.issue, &request.actor).author_id(Some(request.actor_id));
         let session = self
             .session(
                 &cx,

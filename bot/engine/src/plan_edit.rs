@@ -17,7 +17,7 @@ use crate::cache::permission;
 use crate::command::CommandKind;
 use crate::event::Repository;
 use crate::session::plan_save::{Base, Saved};
-use crate::session::Origin;
+use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Delivery, Engine, EngineError, Report};
 
@@ -115,7 +115,7 @@ impl Engine {
             delivery,
             report: Report::default(),
         };
-        let origin = Origin::new(number, &request.editor)
+        let origin = EventOrigin::new(number, &request.editor)
             .author_id(Some(request.editor_id))
             .on_pull_request(on_pull_request);
         let session = self

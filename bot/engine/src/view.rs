@@ -11,7 +11,7 @@ use navin_ledger::Ledger;
 
 use crate::event::Repository;
 use crate::session::blocking;
-use crate::session::Origin;
+use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Delivery, Engine, EngineError, Report};
 
@@ -97,7 +97,7 @@ impl Engine {
                 Need::View,
                 installation,
                 repository,
-                Origin::new(0, ""),
+                EventOrigin::new(0, ""),
             )
             .await?;
         let store = session.store().await?;
@@ -132,7 +132,7 @@ impl Engine {
                 Need::View,
                 installation,
                 repository,
-                Origin::new(0, login),
+                EventOrigin::new(0, login),
             )
             .await?;
         Ok(self

@@ -9,7 +9,7 @@ use std::pin::Pin;
 
 use navin_engine::{parse_event, Engine, Retry};
 
-use super::Delivery;
+use super::ClaimedDelivery;
 
 /// Why a handler did not finish a delivery. The message is stored with the delivery for
 /// operators (`failed` rows); nothing branches on it.
@@ -33,7 +33,7 @@ pub type HandlerFuture<'a> = Pin<Box<dyn Future<Output = Result<(), HandlerError
 /// future resolves `Ok`, so effects must be idempotent: on a crash or a retry the same
 /// delivery (same `delivery_id`) runs again.
 pub trait DeliveryHandler: Send + Sync + 'static {
-    fn handle<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a>;
+    fn handle<'a>(&'a self, delivery: &'a ClaimedDelivery) -> HandlerFuture<'a>;
 
     /// Work to run once the server listens, in the background: it never delays
     /// readiness, and its failure is logged, never fatal. Nothing by default.
@@ -47,7 +47,7 @@ pub trait DeliveryHandler: Send + Sync + 'static {
 pub struct NoHandler;
 
 impl DeliveryHandler for NoHandler {
-    fn handle<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
+    fn handle<'a>(&'a self, delivery: &'a ClaimedDelivery) -> HandlerFuture<'a> {
         tracing::debug!(delivery = %delivery.delivery_id, event = %delivery.event, "no handler installed");
         Box::pin(async { Ok(()) })
     }
@@ -82,7 +82,7 @@ impl EngineHandler {
         self
     }
 
-    async fn run(&self, delivery: &Delivery) -> Result<(), HandlerError> {
+    async fn run(&self, delivery: &ClaimedDelivery) -> Result<(), HandlerError> {
         let meta = navin_engine::Delivery {
             id: delivery.delivery_id.clone(),
             attempt: delivery.attempt,
@@ -119,7 +119,7 @@ impl EngineHandler {
 }
 
 impl DeliveryHandler for EngineHandler {
-    fn handle<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
+    fn handle<'a>(&'a self, delivery: &'a ClaimedDelivery) -> HandlerFuture<'a> {
         Box::pin(self.run(delivery))
     }
 

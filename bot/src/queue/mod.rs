@@ -78,7 +78,7 @@ fn repository_key(repo: &str) -> String {
 
 /// A claimed delivery handed to the handler.
 #[derive(Debug, Clone)]
-pub struct Delivery {
+pub struct ClaimedDelivery {
     /// Queue position; also the order within one repository.
     pub seq: i64,
     /// `X-GitHub-Delivery`: the idempotency key for every effect of this delivery.
@@ -100,7 +100,7 @@ pub struct Delivery {
     pub final_attempt: bool,
 }
 
-impl Delivery {
+impl ClaimedDelivery {
     /// The runs that count against `--max-attempts`: this one and every earlier one
     /// that ended in an error, not those a crash cut short.
     pub fn tries(&self) -> u32 {
@@ -247,7 +247,7 @@ enum Op {
     Claim {
         now_ms: i64,
         limit: usize,
-        reply: Reply<Vec<Delivery>>,
+        reply: Reply<Vec<ClaimedDelivery>>,
     },
     Complete {
         seq: i64,
@@ -391,7 +391,11 @@ impl DeliveryQueue {
 
     /// Marks up to `limit` due deliveries running and returns them (at most one per
     /// repository, and only the oldest unfinished one of it).
-    pub async fn claim(&self, now_ms: i64, limit: usize) -> Result<Vec<Delivery>, QueueError> {
+    pub async fn claim(
+        &self,
+        now_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<ClaimedDelivery>, QueueError> {
         if let Backend::Postgres(pg) = &self.backend {
             return pg.claim(now_ms, limit).await;
         }

@@ -27,7 +27,8 @@ use super::list::ListPlan;
 pub use super::pg_options::PgOptions;
 use super::sql::decompress;
 use super::{
-    Delivery, DeliveryRow, DeliveryStatus, EnqueueOutcome, NewDelivery, QueueError, QueueStats,
+    ClaimedDelivery, DeliveryRow, DeliveryStatus, EnqueueOutcome, NewDelivery, QueueError,
+    QueueStats,
 };
 
 /// Migrations in order; each runs once, inside the transaction that records it.
@@ -259,7 +260,7 @@ impl PgQueue {
         &self,
         now_ms: i64,
         limit: usize,
-    ) -> Result<Vec<Delivery>, QueueError> {
+    ) -> Result<Vec<ClaimedDelivery>, QueueError> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -344,13 +345,13 @@ impl PgQueue {
         let newly_running = due.iter().filter(|s| good.contains(s)).count() as i64;
         shift(&tx, Some("queued"), Some("running"), newly_running).await?;
         tx.commit().await?;
-        let mut claimed: Vec<Delivery> = rows
+        let mut claimed: Vec<ClaimedDelivery> = rows
             .iter()
             .map(|row| {
                 let seq: i64 = row.get(0);
                 let headers: String = row.get(6);
                 let attempts: i32 = row.get(8);
-                Delivery {
+                ClaimedDelivery {
                     seq,
                     delivery_id: row.get(1),
                     event: row.get(2),

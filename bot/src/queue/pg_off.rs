@@ -6,7 +6,8 @@ use std::time::Duration;
 use super::list::ListPlan;
 pub use super::pg_options::PgOptions;
 use super::{
-    Delivery, DeliveryRow, DeliveryStatus, EnqueueOutcome, NewDelivery, QueueError, QueueStats,
+    ClaimedDelivery, DeliveryRow, DeliveryStatus, EnqueueOutcome, NewDelivery, QueueError,
+    QueueStats,
 };
 
 /// Has no values: a queue of this kind is never made in this build.
@@ -49,7 +50,7 @@ impl PgQueue {
         &self,
         _now_ms: i64,
         _limit: usize,
-    ) -> Result<Vec<Delivery>, QueueError> {
+    ) -> Result<Vec<ClaimedDelivery>, QueueError> {
         match *self {}
     }
 

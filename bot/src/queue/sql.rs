@@ -13,7 +13,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::list::{ListPlan, Newest};
 use super::{
-    Delivery, DeliveryRow, DeliveryState, EnqueueOutcome, NewDelivery, QueueStats, UnknownState,
+    ClaimedDelivery, DeliveryRow, DeliveryState, EnqueueOutcome, NewDelivery, QueueStats,
+    UnknownState,
 };
 
 /// zstd level: GitHub's JSON payloads shrink about tenfold at level 3 in ~0.1 ms per
@@ -151,13 +152,17 @@ pub(super) const CLAIM_HEADS: &str = "
 /// Claims up to `limit` due heads in arrival order, so each repository's deliveries
 /// run one at a time, in order. A head whose stored payload is damaged is failed with
 /// that reason (its key moves on) instead of being handed out or blocking the key.
-pub(super) fn claim(tx: &Connection, now_ms: i64, limit: usize) -> rusqlite::Result<Vec<Delivery>> {
+pub(super) fn claim(
+    tx: &Connection,
+    now_ms: i64,
+    limit: usize,
+) -> rusqlite::Result<Vec<ClaimedDelivery>> {
     let mut stmt = tx.prepare_cached(CLAIM_HEADS)?;
     let heads = stmt
         .query_map(params![now_ms, limit as i64], |row| {
             let headers: String = row.get(6)?;
             let attempts: i64 = row.get(8)?;
-            Ok(Delivery {
+            Ok(ClaimedDelivery {
                 seq: row.get(0)?,
                 delivery_id: row.get(1)?,
                 event: row.get(2)?,

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::{watch, Notify};
 use tokio::task::{Id, JoinSet};
 
-use super::{Delivery, DeliveryHandler, DeliveryQueue, HandlerError};
+use super::{ClaimedDelivery, DeliveryHandler, DeliveryQueue, HandlerError};
 use crate::server::metrics::Metrics;
 
 /// How deliveries are scheduled and retried.
@@ -264,7 +264,7 @@ impl Scheduler {
         }
     }
 
-    fn start(&mut self, mut delivery: Delivery) {
+    fn start(&mut self, mut delivery: ClaimedDelivery) {
         // The handler tells a person when nothing will follow a failure: only the worker
         // knows how many attempts it allows.
         delivery.final_attempt = delivery.tries() >= self.config.max_attempts;

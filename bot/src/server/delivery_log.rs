@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::queue::{Delivery, DeliveryHandler, HandlerError, HandlerFuture};
+use crate::queue::{ClaimedDelivery, DeliveryHandler, HandlerError, HandlerFuture};
 
 /// Logs how each attempt of the wrapped handler ended.
 pub struct LoggedHandler {
@@ -38,7 +38,7 @@ fn outcome(result: &Result<(), HandlerError>, attempt: u32, max_attempts: u32) -
 }
 
 impl DeliveryHandler for LoggedHandler {
-    fn handle<'a>(&'a self, d: &'a Delivery) -> HandlerFuture<'a> {
+    fn handle<'a>(&'a self, d: &'a ClaimedDelivery) -> HandlerFuture<'a> {
         Box::pin(async move {
             let started = Instant::now();
             let result = self.inner.handle(d).await;

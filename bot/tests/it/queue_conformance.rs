@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use navin_bot::queue::{
-    Delivery, DeliveryFilter, DeliveryHandler, DeliveryQueue, DeliveryRow, DeliveryState,
+    ClaimedDelivery, DeliveryFilter, DeliveryHandler, DeliveryQueue, DeliveryRow, DeliveryState,
     EnqueueOutcome, HandlerError, HandlerFuture, NewDelivery, PgOptions, WorkerConfig, Workers,
 };
 use navin_bot::server::Metrics;
@@ -29,7 +29,7 @@ async fn put(q: &DeliveryQueue, id: &str, repo: &str) -> EnqueueOutcome {
     q.enqueue(delivery(id, repo)).await.unwrap()
 }
 
-fn ids(claimed: &[Delivery]) -> Vec<&str> {
+fn ids(claimed: &[ClaimedDelivery]) -> Vec<&str> {
     claimed.iter().map(|d| d.delivery_id.as_str()).collect()
 }
 
@@ -385,7 +385,7 @@ async fn pruning_forgets_only_old_finished_deliveries(q: DeliveryQueue) {
 struct Recorder(Arc<Mutex<BTreeMap<String, Vec<String>>>>);
 
 impl DeliveryHandler for Recorder {
-    fn handle<'a>(&'a self, d: &'a Delivery) -> HandlerFuture<'a> {
+    fn handle<'a>(&'a self, d: &'a ClaimedDelivery) -> HandlerFuture<'a> {
         Box::pin(async move {
             tokio::time::sleep(Duration::from_millis(2)).await;
             self.0

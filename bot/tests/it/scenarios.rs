@@ -171,7 +171,7 @@ async fn a_handler_panic_is_recorded_with_its_delivery_and_message() {
     impl navin_bot::queue::DeliveryHandler for Panicking {
         fn handle<'a>(
             &'a self,
-            _delivery: &'a navin_bot::queue::Delivery,
+            _delivery: &'a navin_bot::queue::ClaimedDelivery,
         ) -> navin_bot::queue::HandlerFuture<'a> {
             Box::pin(async { panic!("index out of bounds") })
         }
@@ -181,7 +181,7 @@ async fn a_handler_panic_is_recorded_with_its_delivery_and_message() {
         inner: Panicking,
         panics: panics.clone(),
     };
-    let delivery = navin_bot::queue::Delivery {
+    let delivery = navin_bot::queue::ClaimedDelivery {
         seq: 1,
         delivery_id: "d-42".into(),
         event: "issue_comment".into(),

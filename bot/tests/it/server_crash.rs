@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use navin_bot::queue::{Delivery, DeliveryHandler, HandlerError, HandlerFuture};
+use navin_bot::queue::{ClaimedDelivery, DeliveryHandler, HandlerError, HandlerFuture};
 use server_support::{http_client, payload, post_webhook, serve_args};
 
 const CHILD_DIR: &str = "NAVIN_CRASH_CHILD_DIR";
@@ -29,7 +29,7 @@ struct FileEffects {
 }
 
 impl DeliveryHandler for FileEffects {
-    fn handle<'a>(&'a self, d: &'a Delivery) -> HandlerFuture<'a> {
+    fn handle<'a>(&'a self, d: &'a ClaimedDelivery) -> HandlerFuture<'a> {
         Box::pin(async move {
             tokio::time::sleep(Duration::from_millis(100)).await;
             let io = |e: std::io::Error| HandlerError::Transient(e.to_string());

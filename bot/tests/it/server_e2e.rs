@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use navin_bot::queue::{Delivery, DeliveryHandler, HandlerError, HandlerFuture};
+use navin_bot::queue::{ClaimedDelivery, DeliveryHandler, HandlerError, HandlerFuture};
 use navin_bot::server::start;
 use navin_github::GitHubApp;
 use server_support::{eventually, http_client, payload, post_webhook, serve_args};
@@ -23,7 +23,7 @@ struct CallsGitHub {
 }
 
 impl DeliveryHandler for CallsGitHub {
-    fn handle<'a>(&'a self, d: &'a Delivery) -> HandlerFuture<'a> {
+    fn handle<'a>(&'a self, d: &'a ClaimedDelivery) -> HandlerFuture<'a> {
         Box::pin(async move {
             self.started.fetch_add(1, Ordering::SeqCst);
             let installation = d.installation_id.unwrap_or_default();
@@ -120,7 +120,7 @@ async fn acknowledges_within_a_second_while_the_github_api_hangs() {
 struct Stuck;
 
 impl DeliveryHandler for Stuck {
-    fn handle<'a>(&'a self, _d: &'a Delivery) -> HandlerFuture<'a> {
+    fn handle<'a>(&'a self, _d: &'a ClaimedDelivery) -> HandlerFuture<'a> {
         Box::pin(std::future::pending())
     }
 }
@@ -128,7 +128,7 @@ impl DeliveryHandler for Stuck {
 struct Recorder(Arc<Mutex<Vec<String>>>);
 
 impl DeliveryHandler for Recorder {
-    fn handle<'a>(&'a self, d: &'a Delivery) -> HandlerFuture<'a> {
+    fn handle<'a>(&'a self, d: &'a ClaimedDelivery) -> HandlerFuture<'a> {
         self.0.lock().unwrap().push(d.delivery_id.clone());
         Box::pin(async { Ok(()) })
     }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use navin_bot::queue::{Delivery, DeliveryHandler, HandlerFuture};
+use navin_bot::queue::{ClaimedDelivery, DeliveryHandler, HandlerFuture};
 use navin_bot::server::start;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpSocket;
@@ -15,7 +15,7 @@ use crate::server_support::{http_client, payload, post_webhook, serve_args};
 struct Accept;
 
 impl DeliveryHandler for Accept {
-    fn handle<'a>(&'a self, _: &'a Delivery) -> HandlerFuture<'a> {
+    fn handle<'a>(&'a self, _: &'a ClaimedDelivery) -> HandlerFuture<'a> {
         Box::pin(async { Ok(()) })
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use navin_bot::queue::{
-    Delivery, DeliveryHandler, DeliveryQueue, HandlerError, HandlerFuture, NewDelivery,
+    ClaimedDelivery, DeliveryHandler, DeliveryQueue, HandlerError, HandlerFuture, NewDelivery,
     WorkerConfig, Workers,
 };
 use navin_bot::server::{app, Metrics};
@@ -25,10 +25,10 @@ struct FnHandler<F>(F);
 
 impl<F, Fut> DeliveryHandler for FnHandler<F>
 where
-    F: Fn(Delivery) -> Fut + Send + Sync + 'static,
+    F: Fn(ClaimedDelivery) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
 {
-    fn handle<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
+    fn handle<'a>(&'a self, delivery: &'a ClaimedDelivery) -> HandlerFuture<'a> {
         Box::pin((self.0)(delivery.clone()))
     }
 }
@@ -77,7 +77,7 @@ async fn one_repository_is_handled_in_arrival_order_one_at_a_time() {
     let overlap = Arc::new(AtomicUsize::new(0));
     let handler = {
         let (seen, running, overlap) = (seen.clone(), running.clone(), overlap.clone());
-        FnHandler(move |d: Delivery| {
+        FnHandler(move |d: ClaimedDelivery| {
             let (seen, running, overlap) = (seen.clone(), running.clone(), overlap.clone());
             async move {
                 if running.fetch_add(1, Ordering::SeqCst) > 0 {
@@ -137,7 +137,7 @@ async fn restarts_after_crashes_do_not_use_up_attempts_and_a_delivery_that_keeps
     let runs = Arc::new(Mutex::new(Vec::new()));
     let handler = {
         let runs = runs.clone();
-        FnHandler(move |d: Delivery| {
+        FnHandler(move |d: ClaimedDelivery| {
             let runs = runs.clone();
             async move {
                 runs.lock().unwrap().push((d.attempt, d.final_attempt));
@@ -177,7 +177,7 @@ async fn restarts_after_crashes_do_not_use_up_attempts_and_a_delivery_that_keeps
     let ran = Arc::new(AtomicUsize::new(0));
     let handler = {
         let ran = ran.clone();
-        FnHandler(move |_d: Delivery| {
+        FnHandler(move |_d: ClaimedDelivery| {
             let ran = ran.clone();
             async move {
                 ran.fetch_add(1, Ordering::SeqCst);
@@ -222,7 +222,7 @@ async fn different_repositories_are_handled_concurrently() {
     let barrier = Arc::new(tokio::sync::Barrier::new(2));
     let handler = {
         let barrier = barrier.clone();
-        FnHandler(move |_d: Delivery| {
+        FnHandler(move |_d: ClaimedDelivery| {
             let barrier = barrier.clone();
             async move {
                 barrier.wait().await;
@@ -256,7 +256,7 @@ async fn transient_failures_are_retried_with_backoff_until_done() {
     let attempts = Arc::new(Mutex::new(Vec::new()));
     let handler = {
         let attempts = attempts.clone();
-        FnHandler(move |d: Delivery| {
+        FnHandler(move |d: ClaimedDelivery| {
             let attempts = attempts.clone();
             async move {
                 attempts
@@ -309,7 +309,7 @@ async fn delivery_is_marked_failed_with_its_error_after_the_last_attempt() {
     let queue = open(dir.path());
     queue.enqueue(delivery("doomed", "o/r")).await.unwrap();
     queue.enqueue(delivery("after", "o/r")).await.unwrap();
-    let handler = FnHandler(|d: Delivery| async move {
+    let handler = FnHandler(|d: ClaimedDelivery| async move {
         if d.delivery_id == "doomed" {
             Err(HandlerError::Transient(
                 "GitHub 503 on POST /comments".to_owned(),
@@ -350,7 +350,7 @@ async fn permanent_failure_and_panic_are_handled_without_stopping_workers() {
     let calls = Arc::new(Mutex::new(HashMap::<String, u32>::new()));
     let handler = {
         let calls = calls.clone();
-        FnHandler(move |d: Delivery| {
+        FnHandler(move |d: ClaimedDelivery| {
             let calls = calls.clone();
             async move {
                 *calls
@@ -401,7 +401,7 @@ async fn same_delivery_twice_over_http_causes_one_effect() {
     let effects = Arc::new(AtomicUsize::new(0));
     let handler = {
         let effects = effects.clone();
-        FnHandler(move |_d: Delivery| {
+        FnHandler(move |_d: ClaimedDelivery| {
             let effects = effects.clone();
             async move {
                 effects.fetch_add(1, Ordering::SeqCst);
@@ -491,7 +491,7 @@ async fn shutdown_lets_in_flight_handlers_finish_and_leaves_the_rest_queued() {
     let started = Arc::new(AtomicUsize::new(0));
     let handler = {
         let started = started.clone();
-        FnHandler(move |d: Delivery| {
+        FnHandler(move |d: ClaimedDelivery| {
             let started = started.clone();
             async move {
                 started.fetch_add(1, Ordering::SeqCst);
@@ -542,7 +542,7 @@ async fn a_delivery_with_a_malformed_payload_fails_for_good_naming_the_field() {
     ))
     .unwrap();
     body["installation"]["id"] = "seven".into();
-    let delivery = Delivery {
+    let delivery = ClaimedDelivery {
         seq: 1,
         delivery_id: "bad".to_owned(),
         event: "issue_comment".to_owned(),
@@ -563,7 +563,7 @@ async fn a_delivery_with_a_malformed_payload_fails_for_good_naming_the_field() {
         other => panic!("expected a permanent failure, got {other:?}"),
     }
     // An action Navin does not act on is acknowledged and does nothing.
-    let ignored = Delivery {
+    let ignored = ClaimedDelivery {
         action: Some("deleted".to_owned()),
         body: Bytes::from_static(br#"{"action":"deleted"}"#),
         ..delivery

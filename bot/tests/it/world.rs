@@ -21,7 +21,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
-use navin_bot::queue::{Delivery, DeliveryHandler, EngineHandler, HandlerError, HandlerFuture};
+use navin_bot::queue::{
+    ClaimedDelivery, DeliveryHandler, EngineHandler, HandlerError, HandlerFuture,
+};
 use navin_bot::server::{start, RunningServer};
 use navin_e2e::fake::model::{CheckRun, Issue};
 use navin_e2e::fake::{BotComment, CheckRunSpec, PullSpec};
@@ -42,7 +44,7 @@ pub struct Watched<H> {
 }
 
 impl<H: DeliveryHandler> DeliveryHandler for Watched<H> {
-    fn handle<'a>(&'a self, delivery: &'a Delivery) -> HandlerFuture<'a> {
+    fn handle<'a>(&'a self, delivery: &'a ClaimedDelivery) -> HandlerFuture<'a> {
         Box::pin(async move {
             match AssertUnwindSafe(self.inner.handle(delivery))
                 .catch_unwind()
@@ -441,7 +443,7 @@ impl World {
     /// in a fresh engine on the same data directory; its error fails the test.
     pub async fn rerun(&self, guid: &str) {
         let payload = self.sent_payload(guid);
-        let delivery = Delivery {
+        let delivery = ClaimedDelivery {
             seq: 1,
             delivery_id: guid.to_owned(),
             event: payload.event().to_owned(),

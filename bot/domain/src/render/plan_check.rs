@@ -4,7 +4,7 @@ use navin_ledger::plan::record::{PlanRecord, RecordStatus, VIA_CHECK_RUN};
 
 use crate::check::{CheckAnnotation, CheckState, PlanCheck, BROKEN_TITLE};
 use crate::rules::approvals::NotCounted;
-use crate::rules::codeowners_approval::Verdict;
+use crate::rules::codeowners_approval::OwnersVerdict;
 use crate::rules::plan_button;
 
 /// A content hash cut to a width people can compare at a glance.
@@ -148,7 +148,7 @@ pub fn broken_check(
 }
 
 /// What the check summary says about approvals under `approval.require_codeowners`.
-pub fn verdict_notes(verdict: &Verdict) -> Vec<String> {
+pub fn verdict_notes(verdict: &OwnersVerdict) -> Vec<String> {
     let mut notes: Vec<String> = verdict
         .not_owners
         .iter()

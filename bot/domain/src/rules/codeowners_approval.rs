@@ -85,7 +85,7 @@ fn owns_by_login(owners: &[Owner], login: &str) -> bool {
 
 /// The outcome for one plan text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Verdict {
+pub struct OwnersVerdict {
     /// Approvers who own at least one proposed file: only they count.
     pub owners: Vec<String>,
     /// Approvers who own none of the proposed files.
@@ -97,7 +97,7 @@ pub struct Verdict {
     pub refused_teams: Vec<String>,
 }
 
-impl Verdict {
+impl OwnersVerdict {
     /// Every owned file has an owner's approval.
     pub fn satisfied(&self) -> bool {
         self.waiting.is_empty()
@@ -110,7 +110,7 @@ pub fn verdict(
     files: &[FileOwners],
     approvers: &[String],
     answers: &BTreeMap<Lookup, Membership>,
-) -> Verdict {
+) -> OwnersVerdict {
     let mut owning: BTreeSet<String> = BTreeSet::new();
     let mut refused: BTreeSet<String> = BTreeSet::new();
     let mut waiting = Vec::new();
@@ -147,7 +147,7 @@ pub fn verdict(
         .iter()
         .cloned()
         .partition(|l| owning.contains(&l.to_ascii_lowercase()));
-    Verdict {
+    OwnersVerdict {
         owners,
         not_owners,
         waiting,

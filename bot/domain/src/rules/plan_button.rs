@@ -66,7 +66,7 @@ impl Clicker {
 
 /// Why a click changed nothing. Each says so to the person who clicked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum ClickRefusal {
     /// Apps and agents do not approve plans.
     Bot,
     /// The pull request is closed or merged.
@@ -85,37 +85,37 @@ pub enum Refusal {
     Counted { required: u32 },
 }
 
-impl Refusal {
+impl ClickRefusal {
     /// The reason and what to do instead, for the reply to the person who clicked.
     pub fn words(&self, login: &str, repo: &str) -> (String, String) {
         let review = "Approve with a pull-request review instead, or ask a maintainer.";
         match self {
-            Refusal::Bot => (
+            ClickRefusal::Bot => (
                 format!("@{login} is an app or agent; plans are approved by people."),
                 String::new(),
             ),
-            Refusal::Closed => (
+            ClickRefusal::Closed => (
                 "the pull request is closed (or merged), so its plan takes no approvals.".to_owned(),
                 "Reopen it first.".to_owned(),
             ),
-            Refusal::Author => (
+            ClickRefusal::Author => (
                 format!("@{login} opened this pull request, and `approval.allow_author_approval` is off: authors do not approve their own plan."),
                 "Ask someone with write access to approve it.".to_owned(),
             ),
-            Refusal::Role { role } => (
+            ClickRefusal::Role { role } => (
                 format!("“{LABEL}” counts an approval, which needs write access to {repo}; @{login}'s role is `{role}`."),
                 review.to_owned(),
             ),
-            Refusal::Stale { clicked, current } => (
+            ClickRefusal::Stale { clicked, current } => (
                 format!("the button was for the plan text `sha256:{clicked}…`, and the plan has changed since (now `{}`), so that text cannot be approved any more.", short(current)),
                 "Read the current plan in the plan comment, then use “Approve plan” on the updated `navin/plan` check.".to_owned(),
             ),
-            Refusal::Rejected => (
+            ClickRefusal::Rejected => (
                 "the plan was rejected, so there is no text waiting for approval.".to_owned(),
                 "Ask for a new plan with `/plan <request>`.".to_owned(),
             ),
-            Refusal::Approved => ("the plan is already approved.".to_owned(), String::new()),
-            Refusal::Counted { required } => (
+            ClickRefusal::Approved => ("the plan is already approved.".to_owned(), String::new()),
+            ClickRefusal::Counted { required } => (
                 format!("@{login} already approved this text; it needs {required} distinct approvers."),
                 String::new(),
             ),
@@ -135,15 +135,15 @@ pub fn may_click(
     pr_author: &str,
     pr_open: bool,
     allow_author_approval: bool,
-) -> Result<(), Refusal> {
+) -> Result<(), ClickRefusal> {
     if clicker.is_bot() {
-        return Err(Refusal::Bot);
+        return Err(ClickRefusal::Bot);
     }
     if !pr_open {
-        return Err(Refusal::Closed);
+        return Err(ClickRefusal::Closed);
     }
     if !allow_author_approval && clicker.login.eq_ignore_ascii_case(pr_author) {
-        return Err(Refusal::Author);
+        return Err(ClickRefusal::Author);
     }
     Ok(())
 }
@@ -157,16 +157,16 @@ pub fn approve(
     clicked: &str,
     required: u32,
     now: DateTime<Utc>,
-) -> Result<(), Refusal> {
+) -> Result<(), ClickRefusal> {
     if !digits(&record.hash).eq_ignore_ascii_case(clicked) {
-        return Err(Refusal::Stale {
+        return Err(ClickRefusal::Stale {
             clicked: clicked.to_owned(),
             current: record.hash.clone(),
         });
     }
     match record.status {
-        RecordStatus::Rejected | RecordStatus::Superseded => return Err(Refusal::Rejected),
-        _ if record.is_approved() => return Err(Refusal::Approved),
+        RecordStatus::Rejected | RecordStatus::Superseded => return Err(ClickRefusal::Rejected),
+        _ if record.is_approved() => return Err(ClickRefusal::Approved),
         _ => {}
     }
     let hash = record.hash.clone();
@@ -176,7 +176,7 @@ pub fn approve(
         .current_approvals()
         .any(|a| a.identity() == approval.identity())
     {
-        return Err(Refusal::Counted { required });
+        return Err(ClickRefusal::Counted { required });
     }
     record.approvals.push(approval);
     record.settle(required);
@@ -245,7 +245,7 @@ mod tests {
         edited.replace_text("sha256:ffff", "alice", "edited with /plan edit", at(2));
         let before = edited.clone();
         let refused = approve(&mut edited, &carol(), "0123456789ab", 1, at(3)).unwrap_err();
-        assert!(matches!(refused, Refusal::Stale { .. }), "{refused:?}");
+        assert!(matches!(refused, ClickRefusal::Stale { .. }), "{refused:?}");
         assert_eq!(edited, before, "a refused click changes nothing");
     }
 
@@ -256,7 +256,7 @@ mod tests {
         assert_eq!(r.status, RecordStatus::Pending);
         assert_eq!(
             approve(&mut r, &carol(), "0123456789ab", 2, at(2)),
-            Err(Refusal::Counted { required: 2 })
+            Err(ClickRefusal::Counted { required: 2 })
         );
         assert_eq!(r.approvals.len(), 1);
         let dave = Clicker {
@@ -268,13 +268,13 @@ mod tests {
         assert!(r.is_approved());
         assert_eq!(
             approve(&mut r, &dave, "0123456789ab", 2, at(4)),
-            Err(Refusal::Approved)
+            Err(ClickRefusal::Approved)
         );
         let mut rejected = record();
         rejected.reject("alice", "@alice", None, at(1));
         assert_eq!(
             approve(&mut rejected, &carol(), "0123456789ab", 1, at(2)),
-            Err(Refusal::Rejected)
+            Err(ClickRefusal::Rejected)
         );
     }
 
@@ -285,14 +285,14 @@ mod tests {
             id: Some(9),
             kind: Some("Bot".into()),
         };
-        assert_eq!(may_click(&bot, "alice", true, true), Err(Refusal::Bot));
+        assert_eq!(may_click(&bot, "alice", true, true), Err(ClickRefusal::Bot));
         assert_eq!(
             may_click(&carol(), "alice", false, true),
-            Err(Refusal::Closed)
+            Err(ClickRefusal::Closed)
         );
         assert_eq!(
             may_click(&carol(), "Carol", true, false),
-            Err(Refusal::Author)
+            Err(ClickRefusal::Author)
         );
         assert_eq!(may_click(&carol(), "carol", true, true), Ok(()));
         assert_eq!(may_click(&carol(), "alice", true, false), Ok(()));

@@ -3,7 +3,7 @@
 use crate::effects::plan_check::CHECK_NAME;
 use crate::event::CheckRunActionEvent;
 use crate::rules::plan_button::{self, Clicker};
-use crate::session::Origin;
+use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
@@ -38,7 +38,7 @@ impl Engine {
         }
         let installation = cx.delivery.installation()?;
         let sender = &event.sender;
-        let origin = Origin::new(number, &sender.login)
+        let origin = EventOrigin::new(number, &sender.login)
             .on_pull_request(true)
             .author_id(sender.id);
         let session = self

@@ -3,7 +3,7 @@
 use crate::event::{is_commit_sha, CheckRunEvent, CheckSuiteEvent, Repository, WorkflowRunEvent};
 use crate::evidence::RunKind;
 use crate::session::Completion;
-use crate::session::Origin;
+use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
@@ -84,7 +84,13 @@ impl Engine {
             )));
         }
         let session = self
-            .session(cx, Need::Write, installation, repository, Origin::navin())
+            .session(
+                cx,
+                Need::Write,
+                installation,
+                repository,
+                EventOrigin::navin(),
+            )
             .await?;
         session.settle(session.on_completion(done).await, event)
     }

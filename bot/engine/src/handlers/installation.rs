@@ -3,7 +3,7 @@
 use crate::event::{InstallationEvent, InstalledRepository, Repository};
 use crate::rules::installation::{installation_work, web_base, MAX_WARMED_PER_EVENT};
 use crate::session::blocking;
-use crate::session::Origin;
+use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
@@ -80,7 +80,13 @@ impl Engine {
             html_url,
         };
         let session = self
-            .session(cx, Need::Write, installation, &repository, Origin::navin())
+            .session(
+                cx,
+                Need::Write,
+                installation,
+                &repository,
+                EventOrigin::navin(),
+            )
             .await?;
         if session.config.is_err() {
             // Invalid config: nothing of the repository is touched until it is fixed.

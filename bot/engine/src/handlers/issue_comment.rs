@@ -2,7 +2,7 @@
 
 use crate::command::{is_bot_author, new_commands, parse_comment};
 use crate::event::CommentEvent;
-use crate::session::Origin;
+use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
@@ -43,7 +43,7 @@ impl Engine {
         } else {
             Need::Read
         };
-        let origin = Origin::new(event.issue.number, &author.login)
+        let origin = EventOrigin::new(event.issue.number, &author.login)
             .author_id(author.id)
             .body(event.issue.body.as_deref())
             .comment(event.comment.id, event.comment.written_at(&event.action))

@@ -1,7 +1,7 @@
 //! `issues` events: an issue opened by a writer whose request the classifier scores at least `plan_mode.auto_threshold` gets a plan without `/plan`.
 
 use crate::event::IssuesEvent;
-use crate::session::Origin;
+use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
@@ -16,7 +16,7 @@ impl Engine {
             return Ok(());
         };
         let installation = cx.delivery.installation()?;
-        let origin = Origin::new(issue.number, &author.login)
+        let origin = EventOrigin::new(issue.number, &author.login)
             .author_id(author.id)
             .body(issue.body.as_deref())
             .closed(issue.closed_for_changes());

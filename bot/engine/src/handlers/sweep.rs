@@ -6,7 +6,7 @@
 //! ledger moved since the last tick (then the panel is brought up to date).
 
 use crate::event::SweepEvent;
-use crate::session::Origin;
+use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
 
@@ -23,7 +23,13 @@ impl Engine {
             repository.id = repository.id.or(found.id);
         }
         let session = self
-            .session(cx, Need::Write, installation, &repository, Origin::navin())
+            .session(
+                cx,
+                Need::Write,
+                installation,
+                &repository,
+                EventOrigin::navin(),
+            )
             .await?;
         if session.config.is_err() {
             return Ok(());

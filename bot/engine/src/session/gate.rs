@@ -14,7 +14,7 @@ use crate::render::plan_check::{not_counted, own_plan_check, short, verdict_note
 use crate::rules::approvals::{self, NotCounted, RestReview};
 use crate::rules::drift::{step_drift, with_drift};
 use crate::rules::plan_policy;
-use crate::session::Origin;
+use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::Cx;
 use navin_ledger::plan::record::pr_plan_id;
@@ -50,7 +50,7 @@ impl Engine {
             .as_ref()
             .map(|s| s.login.clone())
             .unwrap_or_else(|| pr.author.clone());
-        let origin = Origin::new(pr.number, &actor)
+        let origin = EventOrigin::new(pr.number, &actor)
             .on_pull_request(true)
             .author_id(event.sender.as_ref().and_then(|s| s.id))
             .body(Some(&pr.body));
@@ -122,7 +122,7 @@ impl Engine {
             .as_ref()
             .map(|u| u.login.clone())
             .unwrap_or_else(|| "ghost".to_owned());
-        let origin = Origin::new(pr.number, &actor)
+        let origin = EventOrigin::new(pr.number, &actor)
             .on_pull_request(true)
             .author_id(event.review.user.as_ref().and_then(|u| u.id));
         let session = self

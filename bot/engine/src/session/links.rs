@@ -7,7 +7,7 @@ use super::{Engine, EngineError, Session};
 use crate::event::is_commit_sha;
 use crate::event::PullRequestEvent;
 use crate::evidence::step_from_pr_in;
-use crate::session::Origin;
+use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::Cx;
 
@@ -32,7 +32,7 @@ impl Engine {
         let installation = cx.delivery.installation()?;
         let pr = &event.pull_request;
         let sender = event.sender.as_ref().unwrap_or(&pr.user);
-        let origin = Origin::new(pr.number, &sender.login).on_pull_request(true);
+        let origin = EventOrigin::new(pr.number, &sender.login).on_pull_request(true);
         let session = self
             .session(cx, Need::Write, installation, &event.repository, origin)
             .await?;

@@ -36,7 +36,7 @@ use crate::token_scope::{self, Need};
 use crate::{ledger, Cx, Engine, EngineError, Report};
 
 pub(crate) use ci::Completion;
-pub(crate) use origin::Origin;
+pub(crate) use origin::EventOrigin;
 pub(crate) use refusal::Refusal;
 
 /// How far back a retry whose receipt is unknown looks for its operations: the queue
@@ -52,7 +52,7 @@ impl Engine {
         need: Need,
         installation: u64,
         repository: &Repository,
-        origin: Origin,
+        origin: EventOrigin,
     ) -> Result<Session<'_>, EngineError> {
         let granted = self.grants.get(&self.github, installation).await;
         let scope = token_scope::scope(repository.id, need, granted.as_deref());
@@ -118,7 +118,7 @@ pub(crate) struct Session<'e> {
     pub(crate) default_branch: String,
     pub(crate) html_base: String,
     /// Where and by whom the event arose; set before the session exists.
-    pub(crate) origin: Origin,
+    pub(crate) origin: EventOrigin,
     /// The delivery being handled: its id keys every effect; on a retry
     /// ([`crate::Delivery::is_retry`]) effects may exist already, so look before posting.
     pub(crate) delivery: crate::Delivery,
@@ -145,7 +145,7 @@ pub(crate) enum Answer {
 impl Session<'_> {
     /// The same session with a fact about its origin learnt after it was built (an
     /// edit's issue is fetched with the session's own client).
-    pub(crate) fn with_origin(self, learnt: impl FnOnce(Origin) -> Origin) -> Self {
+    pub(crate) fn with_origin(self, learnt: impl FnOnce(EventOrigin) -> EventOrigin) -> Self {
         let origin = learnt(self.origin.clone());
         Session { origin, ..self }
     }

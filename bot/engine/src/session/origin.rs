@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 /// The issue or pull request an event is about and who acted on it.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Origin {
+pub(crate) struct EventOrigin {
     /// The issue or pull request number (0 when there is none, e.g. a sweep tick).
     pub(crate) issue: u64,
     pub(crate) issue_body: String,
@@ -25,44 +25,44 @@ pub(crate) struct Origin {
     pub(crate) author_id: Option<u64>,
 }
 
-impl Origin {
+impl EventOrigin {
     /// An event on issue `issue` (0: none) by `author`.
     pub(crate) fn new(issue: u64, author: &str) -> Self {
-        Origin {
+        EventOrigin {
             issue,
             author: author.to_owned(),
-            ..Origin::default()
+            ..EventOrigin::default()
         }
     }
 
     /// An event of Navin's own (sweeps, installation, CI completion on no issue).
     pub(crate) fn navin() -> Self {
-        Origin::new(0, "navin")
+        EventOrigin::new(0, "navin")
     }
 
     pub(crate) fn on_pull_request(self, yes: bool) -> Self {
-        Origin {
+        EventOrigin {
             on_pull_request: yes,
             ..self
         }
     }
 
     pub(crate) fn author_id(self, id: Option<u64>) -> Self {
-        Origin {
+        EventOrigin {
             author_id: id,
             ..self
         }
     }
 
     pub(crate) fn body(self, body: Option<&str>) -> Self {
-        Origin {
+        EventOrigin {
             issue_body: body.unwrap_or_default().to_owned(),
             ..self
         }
     }
 
     pub(crate) fn comment(self, id: u64, written_at: Option<DateTime<Utc>>) -> Self {
-        Origin {
+        EventOrigin {
             comment_id: Some(id),
             written_at,
             ..self
@@ -70,7 +70,7 @@ impl Origin {
     }
 
     pub(crate) fn closed(self, why: Option<&'static str>) -> Self {
-        Origin {
+        EventOrigin {
             closed: why,
             ..self
         }

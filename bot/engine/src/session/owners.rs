@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::plan_types::PullInfo;
 use super::{EngineError, Session};
-use crate::rules::codeowners_approval::{self, Lookup, Membership, Verdict};
+use crate::rules::codeowners_approval::{self, Lookup, Membership, OwnersVerdict};
 use crate::rules::review_requests::{self, PullState, Targets};
 
 /// `GET …/requested_reviewers`.
@@ -260,7 +260,7 @@ impl Session<'_> {
         &self,
         files: &[FileOwners],
         approvers: &[String],
-    ) -> Result<Verdict, EngineError> {
+    ) -> Result<OwnersVerdict, EngineError> {
         let mut answers: BTreeMap<Lookup, Membership> = BTreeMap::new();
         for lookup in codeowners_approval::lookups(files, approvers) {
             let (org, slug, login) = &lookup;

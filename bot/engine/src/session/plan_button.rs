@@ -6,7 +6,7 @@ use super::plan_types::{PullInfo, Seen};
 use super::{Answer, EngineError, Session};
 use crate::cache::permission;
 use crate::render::reply;
-use crate::rules::plan_button::{self, Clicker, Refusal};
+use crate::rules::plan_button::{self, ClickRefusal, Clicker};
 use navin_ledger::model::Actor;
 use navin_ledger::plan::commit_message;
 use navin_ledger::plan::record::PlanRecord;
@@ -41,7 +41,7 @@ impl Session<'_> {
             .role(&self.client, &self.repo, &clicker.login, clicker.id)
             .await?;
         if !permission::may_mutate(&role) {
-            return self.refuse_click(&Refusal::Role { role }).await;
+            return self.refuse_click(&ClickRefusal::Role { role }).await;
         }
         // `approval.require_codeowners`: as with `/approve`, only an owner of the plan's
         // owned files may approve; anyone else is told so and nothing is written.
@@ -93,9 +93,9 @@ impl Session<'_> {
     /// mentions them, since the check run is shared and rewritten by the next event. Bots
     /// get no reply. The reply is tagged with the delivery, so a retry posts it once, and
     /// counts against the per-person reply cap like a command's.
-    async fn refuse_click(&self, refusal: &Refusal) -> Result<(), EngineError> {
+    async fn refuse_click(&self, refusal: &ClickRefusal) -> Result<(), EngineError> {
         tracing::info!(repo = %self.repo, pr = self.origin.issue, who = %self.origin.author, ?refusal, "approve button click refused");
-        if *refusal == Refusal::Bot {
+        if *refusal == ClickRefusal::Bot {
             return Ok(());
         }
         let (reason, todo) = refusal.words(&self.origin.author, &self.repo);
