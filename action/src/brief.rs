@@ -4,8 +4,8 @@
 //! agent from here, so the brief an Actions agent reads is the one the step's issue
 //! carries and `navin board brief` prints.
 
-use navin_engine::config::RepoConfig;
-use navin_engine::render::{step_branch, step_brief, BriefOptions, RepoRef};
+use navin_domain::config::RepoConfig;
+use navin_domain::render::{step_branch, step_brief, BriefOptions, RepoRef};
 
 use crate::error::ActionError;
 use crate::ledger;
@@ -31,7 +31,7 @@ pub fn brief(run: &Run<'_>, config: &RepoConfig) -> Result<(), ActionError> {
     };
     let edits = navin_ledger::plan::record::mission_plan_edits(&access.store, &ledger)
         .map_err(|e| ledger::store_error(e, &run.branch))?;
-    let policy = navin_engine::evidence::policy_from(config);
+    let policy = navin_domain::evidence::policy_from(config);
     let model = config.models.for_mode(ledger.mission.mode);
     let repo = RepoRef {
         full_name: run.repo.to_owned(),

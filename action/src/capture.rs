@@ -55,7 +55,7 @@ const MAX_FIELD_CHARS: usize = 512;
 
 impl Line {
     fn push(&mut self, field: &Field, value: &str) {
-        let value = navin_engine::render::text::truncate_chars(value, MAX_FIELD_CHARS);
+        let value = navin_domain::render::text::truncate_chars(value, MAX_FIELD_CHARS);
         let value = value.as_str();
         if !self.0.is_empty() {
             self.0.push_str(": ");

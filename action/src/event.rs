@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use navin_domain::render::{mission_panel, PanelContext, RepoRef};
 use navin_engine::effects::panel;
-use navin_engine::render::{mission_panel, PanelContext, RepoRef};
 use navin_engine::{ledger as engine_ledger, parse_event, Delivery, Engine, EngineConfig, Event};
 use navin_github::{GitHubApp, GitHubConfig, NoMetrics};
 use navin_ledger::model::Ledger;
@@ -119,7 +119,7 @@ pub fn run(env: &ActionEnv, token: &str, repo: &str) -> Result<(), ActionError> 
     let (name, path, body) = if name == "schedule" {
         let tick = serde_json::json!({ "action": "tick", "repository": { "full_name": repo } });
         let body = tick.to_string().into_bytes();
-        (navin_engine::event::SWEEP_EVENT, tick_path.as_path(), body)
+        (navin_domain::event::SWEEP_EVENT, tick_path.as_path(), body)
     } else {
         let path = env
             .event_path
@@ -424,7 +424,7 @@ fn planner_settings(
 ) -> Result<
     (
         navin_planner::external::ExternalConfig,
-        Option<navin_engine::config::PlannerSource>,
+        Option<navin_domain::config::PlannerSource>,
     ),
     ActionError,
 > {

@@ -1,6 +1,6 @@
 //! Picks the mode to run after the checks every mode needs, and the two small modes (ready matrix, summary) that need no file of their own.
 
-use navin_engine::render::{mission_panel, PanelContext, RepoRef};
+use navin_domain::render::{mission_panel, PanelContext, RepoRef};
 use navin_ledger::model::{Ledger, MissionStatus, Task};
 use serde_json::{json, Value};
 

@@ -91,7 +91,7 @@ fn ask_on_issue(
         return;
     };
     let n = ledger.question_number(question);
-    let body = navin_engine::render::reply::agent_question(&actor.to_string(), question, n);
+    let body = navin_domain::render::reply::agent_question(&actor.to_string(), question, n);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -1,6 +1,6 @@
 //! What every mode shares: the checked run (token, repository, ledger branch), the repository config, the ledger snapshot and step outputs. It sits below the dispatcher in modes.rs so the modes it calls never import their caller.
 
-use navin_engine::config::{parse_repo_config, RepoConfig};
+use navin_domain::config::{parse_repo_config, RepoConfig};
 use navin_ledger::model::Ledger;
 
 use crate::commands;

@@ -163,7 +163,7 @@ fn pull_request_step(
     let pr = &payload["pull_request"];
     let body = pr["body"].as_str().unwrap_or_default();
     let head_ref = pr["head"]["ref"].as_str().unwrap_or_default();
-    Ok(navin_engine::evidence::step_from_pr_in(
+    Ok(navin_domain::evidence::step_from_pr_in(
         body, head_ref, board,
     ))
 }

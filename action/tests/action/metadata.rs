@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use navin_engine::command::{is_bot_author, parse_comment};
+use navin_domain::command::{is_bot_author, parse_comment};
 use serde_json::{json, Value};
 use serde_yaml_ng::Value as Yaml;
 

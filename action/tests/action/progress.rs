@@ -221,9 +221,9 @@ fn a_run_that_reports_no_spend_is_debited_zero_and_the_panel_warns() {
     );
     let ledger = job.ledger().expect("ledger");
     assert!(ledger.board.task("S1").expect("S1").attempts[0].spend_unreported);
-    let panel = navin_engine::render::mission_panel(
+    let panel = navin_domain::render::mission_panel(
         &ledger,
-        &navin_engine::render::PanelContext::new(navin_engine::render::RepoRef::new(
+        &navin_domain::render::PanelContext::new(navin_domain::render::RepoRef::new(
             "octo-org/hello",
             "https://github.com",
         )),

@@ -11,14 +11,14 @@
 use navin_github::ops;
 
 use crate::cache::permission;
-use crate::command::parse_comment;
 use crate::effects::comments;
-use crate::event::Repository;
 use crate::plan_edit::check_edit_id;
-use crate::render::reply;
 use crate::session::{Answer, EventOrigin};
 use crate::token_scope::Need;
 use crate::{Cx, Delivery, Engine, EngineError, Report};
+use navin_domain::command::parse_comment;
+use navin_domain::event::Repository;
+use navin_domain::render::reply;
 
 /// The longest free text an action carries (a reason, feedback, an answer).
 pub const MAX_ACTION_TEXT: usize = 2_000;
@@ -161,7 +161,7 @@ impl Engine {
                 "Ask a maintainer for write access, or ask one to do it.",
             ));
         }
-        let issue: crate::event::Issue = match session
+        let issue: navin_domain::event::Issue = match session
             .client
             .get_json(&ops::issue(&repo, request.issue))
             .await
@@ -228,7 +228,7 @@ mod tests {
 
     #[test]
     fn each_action_parses_as_the_command_it_stands_for() {
-        use crate::command::CommandKind;
+        use navin_domain::command::CommandKind;
         let cases = [
             (Action::Approve, CommandKind::Approve),
             (

@@ -4,7 +4,7 @@ use navin_github::{GitHubError, Permission};
 use navin_ledger::store::StoreError;
 use navin_ledger::RuleError;
 
-use crate::event::{NoInstallation, PayloadError};
+use navin_domain::event::{NoInstallation, PayloadError};
 
 /// Rule refusals are not errors: they become replies. What is left is one of these.
 #[derive(Debug, thiserror::Error)]

@@ -31,13 +31,11 @@ pub mod startup;
 pub mod token_scope;
 pub mod view;
 
-/// The pure decisions and text, under the paths the engine has always used.
-pub use navin_domain::{check, command, config, event, evidence, render, rules, sweeps};
-
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use navin_domain::{config, rules, sweeps};
 use navin_github::{ops, ApiRequest, GitHubApp, GitHubError, Permission};
 
 use cache::grants::GrantCache;
@@ -46,7 +44,9 @@ use cache::repo_config::RepoConfigCache;
 
 pub use act::{ActOutcome, ActRequest, Action};
 pub use error::{EngineError, Retry};
-pub use event::{classify, parse_event, Classification, Delivery, Event, EventKind, Payload};
+pub use navin_domain::event::{
+    classify, parse_event, Classification, Delivery, Event, EventKind, Payload,
+};
 pub use plan_edit::{PlanEditOutcome, PlanEditRequest, MAX_PLAN_BYTES};
 
 /// How long a looked-up role is trusted before GitHub is asked again.
@@ -80,7 +80,7 @@ pub struct EngineConfig {
     pub planner: navin_planner::external::ExternalConfig,
     /// Replaces the repository's `planner.source` (the Action's `planner` input, which
     /// the workflow author chose for this job).
-    pub planner_source: Option<crate::config::PlannerSource>,
+    pub planner_source: Option<navin_domain::config::PlannerSource>,
     /// The key Navin seals its ledger commits with and tells them by: the App's
     /// `NAVIN_LEDGER_KEY`, else one derived from its webhook secret; the Action's
     /// `ledger-key`. Without one (an Action job given none) Navin's commits are told by

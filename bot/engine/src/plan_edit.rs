@@ -14,12 +14,12 @@ use navin_github::ops;
 use navin_ledger::plan::{PlanDocument, PlanError, Section, SectionConflict};
 
 use crate::cache::permission;
-use crate::command::CommandKind;
-use crate::event::Repository;
 use crate::session::plan_save::{Base, Saved};
 use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Delivery, Engine, EngineError, Report};
+use navin_domain::command::CommandKind;
+use navin_domain::event::Repository;
 
 /// The largest plan text a save may carry: what one GitHub comment holds, the bound a
 /// `/plan edit` has.
@@ -148,7 +148,7 @@ impl Engine {
                 request.editor
             )));
         }
-        let issue: crate::event::Issue =
+        let issue: navin_domain::event::Issue =
             match session.client.get_json(&ops::issue(repo, number)).await {
                 Ok(issue) => issue,
                 Err(e) if e.status() == Some(404) => return Ok(PlanEditOutcome::NotFound),

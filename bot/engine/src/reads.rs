@@ -5,8 +5,8 @@ use navin_github::{ops, GitHubError, InstallationClient};
 use navin_ledger::plan::policy::ChangedFile;
 use navin_ledger::{close_step, Actor, Change, ChangeFrom, Ctx, Operation, Task};
 
-use crate::config::{DoneOn, Drafts};
-use crate::evidence::{CheckObservation, CheckRunList, Decision, EvidencePolicy, Hold};
+use navin_domain::config::{DoneOn, Drafts};
+use navin_domain::evidence::{CheckObservation, CheckRunList, Decision, EvidencePolicy, Hold};
 
 /// Pages of check runs read per commit (100 each): more than any real CI reports.
 const MAX_CHECK_PAGES: u32 = 10;
@@ -33,7 +33,7 @@ pub async fn check_runs(
 /// Annotations read per failing check: a reporter's first failures name the failure.
 pub const ANNOTATIONS_READ: u32 = 50;
 
-pub use crate::evidence::annotation::{annotation_lines, Annotation};
+pub use navin_domain::evidence::annotation::{annotation_lines, Annotation};
 
 /// The first [`ANNOTATIONS_READ`] annotations of a check run as [`annotation_lines`],
 /// for its failure fingerprint. One request.
@@ -75,7 +75,7 @@ pub async fn pull_request_files(
 /// `done` is then applied with, see [`OnGitHub::ctx`]).
 #[derive(Debug, Clone)]
 pub struct OnGitHub {
-    pub judged: crate::evidence::Judged,
+    pub judged: navin_domain::evidence::Judged,
     pub draft: bool,
     pub change: Option<Change>,
     scope: navin_ledger::ScopePolicy,
@@ -114,7 +114,7 @@ pub async fn judge_step_on_github(
     policy: &EvidencePolicy,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<OnGitHub, GitHubError> {
-    let judged = crate::evidence::judge_step(task, board, runs, this, policy, now);
+    let judged = navin_domain::evidence::judge_step(task, board, runs, this, policy, now);
     let movable = matches!(
         judged.decision,
         Decision::Done { .. } | Decision::Fail { .. }
@@ -134,7 +134,7 @@ pub async fn judge_step_on_github(
         return Ok(on);
     }
     let path = ops::pull_request(repo, number);
-    let pr: crate::event::PullRequest = client.get_json(&path).await?;
+    let pr: navin_domain::event::PullRequest = client.get_json(&path).await?;
     let open = pr.state.as_deref() != Some("closed");
     if drafts && open && pr.draft == Some(true) {
         on.judged = on.judged.held(Hold::Draft(number));
@@ -198,7 +198,7 @@ pub async fn unrecorded_merge(
         return Ok(None);
     }
     let path = ops::pull_request(repo, number);
-    let pr: crate::event::PullRequest = client.get_json(&path).await?;
+    let pr: navin_domain::event::PullRequest = client.get_json(&path).await?;
     if pr.merged != Some(true) && pr.merged_at.is_none() {
         return Ok(None);
     }

@@ -119,7 +119,7 @@ impl Engine {
     async fn check_one_at_start(
         &self,
         client: &InstallationClient,
-        admin: Option<(&InstallationClient, &crate::rules::protection::Me)>,
+        admin: Option<(&InstallationClient, &navin_domain::rules::protection::Me)>,
         repo: &InstalledRepository,
         report: &mut StartupReport,
     ) {

@@ -9,11 +9,11 @@ use navin_ledger::plan::PlanDocument;
 use navin_ledger::store::StoreError;
 use navin_ledger::Ledger;
 
-use crate::event::Repository;
 use crate::session::blocking;
 use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Delivery, Engine, EngineError, Report};
+use navin_domain::event::Repository;
 
 /// One plan as the branch holds it: its record and canonical text, or why it could not
 /// be read (reported on the page, never hidden).

@@ -76,8 +76,8 @@ pub struct RepoAccess {
 
 impl RepoAccess {
     /// The engine's typed repository.
-    pub fn repository(&self) -> navin_engine::event::Repository {
-        navin_engine::event::Repository {
+    pub fn repository(&self) -> navin_domain::event::Repository {
+        navin_domain::event::Repository {
             full_name: self.full_name.clone(),
             id: Some(self.id),
             default_branch: self.default_branch.clone(),

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
+use navin_domain::evidence;
 use navin_engine::cache::repo_config::RepoConfigCache;
-use navin_engine::evidence;
 use navin_engine::reads::OnGitHub;
 use navin_github::{GitHubApp, GitHubConfig, InstallationClient, NoMetrics};
 use navin_ledger::{Actor, Ledger, Task};
@@ -175,7 +175,7 @@ impl GitHubCi {
             return false;
         };
         let n = ledger.question_number(question);
-        let body = navin_engine::render::reply::agent_question(&actor.to_string(), question, n);
+        let body = navin_domain::render::reply::agent_question(&actor.to_string(), question, n);
         match handle.block_on(navin_engine::effects::comments::reply_once(
             &self.client,
             &self.repo,

@@ -12,8 +12,8 @@ use bytes::Bytes;
 use tokio::sync::Notify;
 
 use super::{DeliveryQueue, EnqueueOutcome, NewDelivery, QueueError};
-use navin_engine::event::SWEEP_EVENT;
-use navin_engine::sweeps::Sweeps;
+use navin_domain::event::SWEEP_EVENT;
+use navin_domain::sweeps::Sweeps;
 
 /// Queues one tick per remembered repository for the slot `now_ms` falls in; returns
 /// how many were new.

@@ -482,7 +482,7 @@ async fn start_inner(
     let sweeper = args.sweep_interval().map(|interval| {
         tokio::spawn(crate::queue::sweeper::run_sweeper(
             queue.clone(),
-            navin_engine::sweeps::Sweeps::new(&args.data_dir),
+            navin_domain::sweeps::Sweeps::new(&args.data_dir),
             interval,
             Arc::clone(&wake),
             stopped.clone(),

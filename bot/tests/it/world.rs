@@ -383,11 +383,11 @@ impl World {
     }
 
     /// The repository as the engine's typed payloads carry it, and its installation.
-    pub fn repository(&self) -> (navin_engine::event::Repository, u64) {
+    pub fn repository(&self) -> (navin_domain::event::Repository, u64) {
         let default_branch = self
             .fake()
             .with_state(|m| m.repo(OWNER, REPO).map(|r| r.default_branch.clone()));
-        let repository = navin_engine::event::Repository {
+        let repository = navin_domain::event::Repository {
             full_name: format!("{OWNER}/{REPO}"),
             id: Some(self.fake().repo_id(OWNER, REPO)),
             default_branch,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use navin_github::{ops, GitHubError, InstallationClient};
 
-use crate::rules::protection::{
+use navin_domain::rules::protection::{
     self, Actor, Classic, Details, Guard, Me, Restrictions, Ruleset, GUARDING_RULES,
 };
 

@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use navin_ledger::Budget;
 
-use crate::config::{parse_repo_config, RepoConfig};
+use navin_domain::config::{parse_repo_config, RepoConfig};
 use navin_github::{GitHubError, InstallationClient};
 
-pub use crate::config::CONFIG_PATH;
+pub use navin_domain::config::CONFIG_PATH;
 
 type Entry = (Result<Arc<RepoConfig>, String>, Instant);
 
@@ -121,7 +121,7 @@ mod tests {
             "evidence:\n  required_checks:\n    test: [ci/test]\nbudgets:\n  max_retries: 1\n  max_cost_usd: 2.5\n",
         )
         .unwrap();
-        let policy = crate::evidence::policy_from(&config);
+        let policy = navin_domain::evidence::policy_from(&config);
         assert_eq!(
             policy.required_for(navin_ledger::Validation::Test),
             ["ci/test".to_owned()]

@@ -3,7 +3,7 @@
 use navin_github::ops;
 use serde::Deserialize;
 
-use crate::render::{parse_marker, Marker};
+use navin_domain::render::{parse_marker, Marker};
 use navin_github::{GitHubError, InstallationClient, MarkerInComments, WriteProbe};
 
 #[derive(Debug, Deserialize)]

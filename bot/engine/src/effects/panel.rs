@@ -3,7 +3,7 @@
 use navin_ledger::model::Ledger;
 
 use super::comments::{self, Upserted};
-use crate::render::{mission_panel, Marker, PanelContext, PANEL_FORMAT};
+use navin_domain::render::{mission_panel, Marker, PanelContext, PANEL_FORMAT};
 use navin_github::{GitHubError, InstallationClient};
 use navin_ledger::plan::record::{plan_id, pr_plan_id, PlanRecord};
 

@@ -1,11 +1,11 @@
 //! `check_run` `requested_action`: a button on one of Navin's check runs clicked; the only one is "Approve plan" on a pull request's `navin/plan` check.
 
 use crate::effects::plan_check::CHECK_NAME;
-use crate::event::CheckRunActionEvent;
-use crate::rules::plan_button::{self, Clicker};
 use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
+use navin_domain::event::CheckRunActionEvent;
+use navin_domain::rules::plan_button::{self, Clicker};
 
 impl Engine {
     /// Ignores runs that are not a pull request's own `navin/plan` run and identifiers

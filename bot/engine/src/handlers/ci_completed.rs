@@ -1,11 +1,13 @@
 //! `check_run`, `check_suite` and `workflow_run` completions: CI evidence for the steps linked to the run's head.
 
-use crate::event::{is_commit_sha, CheckRunEvent, CheckSuiteEvent, Repository, WorkflowRunEvent};
-use crate::evidence::RunKind;
 use crate::session::Completion;
 use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
+use navin_domain::event::{
+    is_commit_sha, CheckRunEvent, CheckSuiteEvent, Repository, WorkflowRunEvent,
+};
+use navin_domain::evidence::RunKind;
 
 impl Engine {
     pub(crate) async fn on_check_run(
@@ -61,7 +63,7 @@ impl Engine {
         let done = Completion {
             head_sha: run.head_sha.clone(),
             // Workflow runs are always GitHub Actions' runs.
-            app_id: Some(crate::evidence::GITHUB_ACTIONS_APP_ID),
+            app_id: Some(navin_domain::evidence::GITHUB_ACTIONS_APP_ID),
             conclusion: run.conclusion.clone(),
             run: Some((RunKind::WorkflowRun, run.id)),
         };

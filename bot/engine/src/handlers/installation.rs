@@ -1,11 +1,11 @@
 //! `installation` and `installation_repositories` events: newly reachable repositories get their config read and, with a ledger already there, their panel refreshed; repositories Navin lost lose their clones and cached entries.
 
-use crate::event::{InstallationEvent, InstalledRepository, Repository};
-use crate::rules::installation::{installation_work, web_base, MAX_WARMED_PER_EVENT};
 use crate::session::blocking;
 use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
+use navin_domain::event::{InstallationEvent, InstalledRepository, Repository};
+use navin_domain::rules::installation::{installation_work, web_base, MAX_WARMED_PER_EVENT};
 
 impl Engine {
     pub(crate) async fn on_installation(

@@ -1,10 +1,10 @@
 //! `issue_comment` events: slash commands in a new comment (or newly added to an edited one), run in order (at most the configured number), answered together in one reply.
 
-use crate::command::{is_bot_author, new_commands, parse_comment};
-use crate::event::CommentEvent;
 use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
+use navin_domain::command::{is_bot_author, new_commands, parse_comment};
+use navin_domain::event::CommentEvent;
 
 impl Engine {
     pub(crate) async fn on_comment(
@@ -68,7 +68,7 @@ impl Engine {
     async fn run_commands(
         &self,
         session: &crate::session::Session<'_>,
-        parsed: Vec<crate::command::ParsedCommand>,
+        parsed: Vec<navin_domain::command::ParsedCommand>,
         cx: &Cx,
     ) -> Result<(), EngineError> {
         let cap = session.repo_config().limits.max_commands_per_comment;

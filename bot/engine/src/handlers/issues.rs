@@ -1,9 +1,9 @@
 //! `issues` events: an issue opened by a writer whose request the classifier scores at least `plan_mode.auto_threshold` gets a plan without `/plan`.
 
-use crate::event::IssuesEvent;
 use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
+use navin_domain::event::IssuesEvent;
 
 impl Engine {
     pub(crate) async fn on_issue(&self, event: &IssuesEvent, cx: &Cx) -> Result<(), EngineError> {

@@ -1,7 +1,7 @@
 //! `pull_request` events: step links from PR bodies and branches, plan-file edits, and the plan-required gate.
 
-use crate::event::PullRequestEvent;
 use crate::{Cx, Engine, EngineError};
+use navin_domain::event::PullRequestEvent;
 
 impl Engine {
     pub(crate) async fn on_pull_request(

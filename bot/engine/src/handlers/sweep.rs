@@ -5,10 +5,10 @@
 //! turns a `schedule` run into one. Nothing is written unless something is due or the
 //! ledger moved since the last tick (then the panel is brought up to date).
 
-use crate::event::SweepEvent;
 use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::{Cx, Engine, EngineError};
+use navin_domain::event::SweepEvent;
 
 impl Engine {
     pub(crate) async fn on_sweep(&self, event: &SweepEvent, cx: &Cx) -> Result<(), EngineError> {
@@ -18,7 +18,7 @@ impl Engine {
             // The Action's tick names only the repository; dispatches need the real branch.
             let client = self.github.installation(installation);
             let path = navin_github::ops::repository(&repository.full_name);
-            let found: crate::event::Repository = client.get_json(&path).await?;
+            let found: navin_domain::event::Repository = client.get_json(&path).await?;
             repository.default_branch = found.default_branch;
             repository.id = repository.id.or(found.id);
         }

@@ -5,7 +5,7 @@ use navin_ledger::{Actor, Operation};
 
 use super::{EngineError, Session};
 use crate::effects::comments;
-use crate::render::text::{code, inline};
+use navin_domain::render::text::{code, inline};
 
 /// The actor Navin writes its own decisions as.
 fn navin() -> Actor {

@@ -12,10 +12,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{EngineError, Session};
-use crate::config::AgentKind;
 use crate::effects::comments;
-use crate::render::{previous_attempts, step_brief, BriefOptions, Workplace};
-use crate::rules::attempts::{due, Due, StartWhy};
+use navin_domain::config::AgentKind;
+use navin_domain::render::{previous_attempts, step_brief, BriefOptions, Workplace};
+use navin_domain::rules::attempts::{due, Due, StartWhy};
 use navin_github::ops;
 
 /// Passes over the due list per change: a timeout ends an attempt and makes the step's
@@ -219,7 +219,7 @@ impl Session<'_> {
         recheck: bool,
     ) -> Result<(), EngineError> {
         let config = self.repo_config();
-        let policy = crate::evidence::policy_from(&config);
+        let policy = navin_domain::evidence::policy_from(&config);
         let edits = self.plan_edits_for(ledger).await;
         let options = BriefOptions {
             required_checks: policy.required_for(start.task.validation),

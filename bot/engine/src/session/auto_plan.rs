@@ -1,7 +1,7 @@
 //! `plan_mode.auto_threshold`: a request the classifier finds non-trivial (a pull request or an issue opened by a writer) gets a plan as if its author had asked with `/plan`.
 
 use super::{Answer, EngineError, Session};
-use crate::event::User;
+use navin_domain::event::User;
 
 impl Session<'_> {
     /// A request opened by a writer whose title and body score at least the threshold
@@ -19,10 +19,10 @@ impl Session<'_> {
             return Ok(());
         };
         // Apps and agents never spend the planner unasked.
-        if crate::rules::approvals::is_bot_account(&author.login, author.kind.as_deref()) {
+        if navin_domain::rules::approvals::is_bot_account(&author.login, author.kind.as_deref()) {
             return Ok(());
         }
-        let score = crate::rules::classify::score(&format!("{title}\n\n{body}"));
+        let score = navin_domain::rules::classify::score(&format!("{title}\n\n{body}"));
         if score.points < threshold {
             return Ok(());
         }

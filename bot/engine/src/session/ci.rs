@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use navin_ledger::{Actor, Effect, Ledger, MissionStatus, TaskStatus};
 
 use super::{EngineError, Session};
-use crate::evidence::{
+use navin_domain::evidence::{
     policy_from, steps_on_head, CheckObservation, ConclusionClass, RunKind, WorkflowRunPayload,
 };
 
@@ -43,7 +43,7 @@ impl Completion {
     fn class(&self) -> Option<ConclusionClass> {
         self.conclusion
             .as_deref()
-            .map(|c| crate::evidence::Conclusion::parse(c).class())
+            .map(|c| navin_domain::evidence::Conclusion::parse(c).class())
     }
 }
 
@@ -189,7 +189,7 @@ impl Session<'_> {
             )
             .await?;
             let draft = on.draft;
-            let crate::evidence::Judged { verdict, decision } = on.judged.clone();
+            let navin_domain::evidence::Judged { verdict, decision } = on.judged.clone();
             tracing::info!(repo = %self.repo, step = %id, "{}", decision.describe(&id));
             // The round goes on the progress ledger first (stall, loop, fingerprint); if
             // it escalated (a replan, a pause), the decision it was made with is stale.
@@ -198,7 +198,7 @@ impl Session<'_> {
             let round = match task.status == TaskStatus::InProgress && !draft {
                 true => {
                     let annotated = self.with_annotations(runs, &verdict).await?;
-                    crate::evidence::ci_round(sha, &verdict, &annotated, &policy)
+                    navin_domain::evidence::ci_round(sha, &verdict, &annotated, &policy)
                 }
                 false => None,
             };
@@ -240,10 +240,10 @@ impl Session<'_> {
     async fn with_annotations(
         &self,
         runs: &[CheckObservation],
-        verdict: &crate::evidence::Verdict,
+        verdict: &navin_domain::evidence::Verdict,
     ) -> Result<Vec<CheckObservation>, EngineError> {
         let mut runs = runs.to_vec();
-        let crate::evidence::Verdict::Red { failed, .. } = verdict else {
+        let navin_domain::evidence::Verdict::Red { failed, .. } = verdict else {
             return Ok(runs);
         };
         let ids: Vec<u64> = failed.iter().map(|f| f.run_id).collect();

@@ -11,9 +11,9 @@ use navin_ledger::{
 
 use super::comments::Upserted;
 use super::{blocking, plans, Answer, EngineError, Refusal, Session};
-use crate::command::{help_text, CloseOutcome, Command, UpdateField};
-use crate::render::{reply, RepoRef};
-use crate::rules::steps;
+use navin_domain::command::{help_text, CloseOutcome, Command, UpdateField};
+use navin_domain::render::{reply, RepoRef};
+use navin_domain::rules::steps;
 use navin_ledger::plan::convert;
 
 impl Session<'_> {
@@ -253,7 +253,7 @@ impl Session<'_> {
 
     async fn write_panel(&self, ledger: &Ledger) -> Result<Upserted, EngineError> {
         let issue = self.panel_issue(ledger);
-        let mut ctx = crate::render::PanelContext::new(self.repo_ref());
+        let mut ctx = navin_domain::render::PanelContext::new(self.repo_ref());
         let config = self.repo_config();
         let me = match &self.admin_client {
             Some(admin) => Some((admin, self.engine.me().await)),
@@ -268,7 +268,7 @@ impl Session<'_> {
         {
             ctx.notices.push(notice);
         }
-        if config.dispatch.agent() == crate::config::AgentKind::Copilot
+        if config.dispatch.agent() == navin_domain::config::AgentKind::Copilot
             && self.engine.agent_app().is_none()
         {
             ctx.notices
@@ -482,7 +482,7 @@ impl Session<'_> {
         &self,
         ledger: &navin_ledger::Ledger,
         step: &str,
-        policy: &crate::evidence::EvidencePolicy,
+        policy: &navin_domain::evidence::EvidencePolicy,
     ) -> Result<Option<navin_ledger::Ledger>, EngineError> {
         let Some(task) = ledger.board.task(step) else {
             return Ok(None);
@@ -517,11 +517,11 @@ impl Session<'_> {
             // The same judgement as CI completions: the runs on the linked head, re-read
             // now, judged by the evidence policy; a green head closes the step, anything
             // else is refused with the policy's own account of what is missing.
-            let policy = crate::evidence::policy_from(&self.repo_config());
+            let policy = navin_domain::evidence::policy_from(&self.repo_config());
             let Some(head) = task.links.head_sha.clone() else {
                 return Ok(done_refusal(
                     task,
-                    &crate::evidence::unlinked(task, &policy),
+                    &navin_domain::evidence::unlinked(task, &policy),
                 ));
             };
             // A merge whose webhook never came: the pull request says so itself.
@@ -547,7 +547,7 @@ impl Session<'_> {
             .await?
             .judged;
             if !judged.verdict.is_green() {
-                return Ok(match crate::evidence::not_done(task, &judged) {
+                return Ok(match navin_domain::evidence::not_done(task, &judged) {
                     Some(why) => done_refusal(task, &why),
                     None => Answer::React("+1"),
                 });
@@ -575,8 +575,8 @@ impl Session<'_> {
             )
             .await?
             .judged;
-            let why = crate::evidence::not_done(task, &again).unwrap_or(
-                crate::evidence::NotDone::Waiting {
+            let why = navin_domain::evidence::not_done(task, &again).unwrap_or(
+                navin_domain::evidence::NotDone::Waiting {
                     why: again.decision.describe(step),
                 },
             );
@@ -613,7 +613,7 @@ impl Session<'_> {
 }
 
 /// `/done` refused: what the evidence lacks.
-fn done_refusal(task: &navin_ledger::Task, why: &crate::evidence::NotDone) -> Answer {
+fn done_refusal(task: &navin_ledger::Task, why: &navin_domain::evidence::NotDone) -> Answer {
     Answer::Refuse(Refusal::NotDone {
         step: task.id.clone(),
         validation: task.validation.to_string(),

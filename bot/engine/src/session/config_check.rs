@@ -6,7 +6,7 @@ use super::plan_types::PullInfo;
 use super::{EngineError, Session};
 use crate::cache::repo_config::{off_workers, too_slow, CONFIG_PATH};
 use crate::effects::plan_check::{self, Target};
-use crate::rules::config_check::{config_change, config_check, ConfigChange, CHECK_NAME};
+use navin_domain::rules::config_check::{config_change, config_check, ConfigChange, CHECK_NAME};
 
 impl Session<'_> {
     /// Checks the head's `.github/navin.yml` when `files` (the files list the gate reads

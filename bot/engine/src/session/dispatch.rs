@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{EngineError, Session};
-use crate::config::AgentKind;
-use crate::render::{step_brief, step_marker, BriefOptions};
+use navin_domain::config::AgentKind;
+use navin_domain::render::{step_brief, step_marker, BriefOptions};
 use navin_github::{GitHubError, InstallationClient, ProbeFuture, WriteOutcome, WriteProbe};
 
 /// Issues listed when looking for ones created before a crash (newest first).
@@ -99,7 +99,7 @@ impl Session<'_> {
         let config = self.repo_config();
         let label = config.dispatch.label().to_owned();
         let existing = self.labelled_issues(&label).await?;
-        let policy = crate::evidence::policy_from(&config);
+        let policy = navin_domain::evidence::policy_from(&config);
         let model = config.models.for_mode(ledger.mission.mode);
         let agent = config.dispatch.agent();
         // One read of the plan for every brief of this hand-out, not one per step.
@@ -160,12 +160,14 @@ impl Session<'_> {
     /// a finished one comes off it.
     fn track_for_sweeps(&self, ledger: &Ledger) {
         if ledger.mission.status.is_live() {
-            self.engine.sweeps.remember(crate::sweeps::SweepTarget {
-                installation: self.client.installation_id(),
-                full_name: self.repo.clone(),
-                id: self.repository_id,
-                default_branch: Some(self.default_branch.clone()),
-            });
+            self.engine
+                .sweeps
+                .remember(navin_domain::sweeps::SweepTarget {
+                    installation: self.client.installation_id(),
+                    full_name: self.repo.clone(),
+                    id: self.repository_id,
+                    default_branch: Some(self.default_branch.clone()),
+                });
         } else {
             self.engine.sweeps.forget(&self.repo);
         }

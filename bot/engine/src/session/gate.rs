@@ -9,14 +9,14 @@ use super::plan_types::PullInfo;
 use super::Engine;
 use super::{permission, EngineError, Session};
 use crate::effects::plan_check::{self, CheckState, PlanCheck};
-use crate::event::{PullRequest, PullRequestEvent, ReviewEvent};
-use crate::render::plan_check::{not_counted, own_plan_check, short, verdict_notes};
-use crate::rules::approvals::{self, NotCounted, RestReview};
-use crate::rules::drift::{step_drift, with_drift};
-use crate::rules::plan_policy;
 use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::Cx;
+use navin_domain::event::{PullRequest, PullRequestEvent, ReviewEvent};
+use navin_domain::render::plan_check::{not_counted, own_plan_check, short, verdict_notes};
+use navin_domain::rules::approvals::{self, NotCounted, RestReview};
+use navin_domain::rules::drift::{step_drift, with_drift};
+use navin_domain::rules::plan_policy;
 use navin_ledger::plan::record::pr_plan_id;
 use navin_ledger::plan::record::{CountedReview, PlanRecord};
 
@@ -237,7 +237,7 @@ impl Session<'_> {
                 return Ok(None);
             };
             let recounted = record.reconcile_reviews(&standing, &counted, required, now);
-            let held = crate::rules::codeowners_approval::hold(&mut record, &waiting);
+            let held = navin_domain::rules::codeowners_approval::hold(&mut record, &waiting);
             Ok((recounted || held).then_some(record))
         };
         let updated = self

@@ -4,12 +4,12 @@ use navin_ledger::{Actor, Ledger, Operation, TaskStatus};
 
 use super::ci::{ci_actor, takes_step_operations};
 use super::{Engine, EngineError, Session};
-use crate::event::is_commit_sha;
-use crate::event::PullRequestEvent;
-use crate::evidence::step_from_pr_in;
 use crate::session::EventOrigin;
 use crate::token_scope::Need;
 use crate::Cx;
+use navin_domain::event::is_commit_sha;
+use navin_domain::event::PullRequestEvent;
+use navin_domain::evidence::step_from_pr_in;
 
 impl Engine {
     /// `opened`, `reopened`, `synchronize`, `edited` and `ready_for_review` link the named
@@ -115,7 +115,7 @@ impl Session<'_> {
         // A step whose dependencies are open stays planned: nothing to write.
         let claimable = ledger.board.task(&step).is_some_and(|t| {
             (t.status == TaskStatus::Planned
-                && crate::evidence::pending_dependencies(t, &ledger.board).is_empty())
+                && navin_domain::evidence::pending_dependencies(t, &ledger.board).is_empty())
                 || (t.status == TaskStatus::InProgress
                     && ledger.mission.progress.next_actor != author_actor(&pr.user))
         });
@@ -225,7 +225,7 @@ impl Session<'_> {
     /// someone with write access; a fork's head was not, and its CI runs green on
     /// whatever the fork wrote, so a fork PR links only when its author is a writer.
     /// Otherwise anyone could move a step's head to their own code and close it.
-    async fn may_link(&self, pr: &crate::event::PullRequest) -> Result<bool, EngineError> {
+    async fn may_link(&self, pr: &navin_domain::event::PullRequest) -> Result<bool, EngineError> {
         let same_repo = pr
             .head
             .repo
@@ -272,7 +272,7 @@ impl Session<'_> {
 
 /// Who works a step its pull request carries: an agent for a bot account (the Copilot
 /// coding agent is `copilot-swe-agent[bot]`), a person otherwise.
-fn author_actor(user: &crate::event::User) -> navin_ledger::NextActor {
+fn author_actor(user: &navin_domain::event::User) -> navin_ledger::NextActor {
     let login = user.login.trim();
     let bot = user.kind.as_deref() == Some("Bot") || login.ends_with("[bot]");
     if bot {

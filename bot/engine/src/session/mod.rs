@@ -28,12 +28,12 @@ use navin_ledger::store::{Store, StoreError};
 use secrecy::ExposeSecret;
 
 use crate::cache::permission;
-use crate::config::RepoConfig;
 use crate::effects::comments;
-use crate::event::{html_base, Repository};
-use crate::render::reply;
 use crate::token_scope::{self, Need};
 use crate::{ledger, Cx, Engine, EngineError, Report};
+use navin_domain::config::RepoConfig;
+use navin_domain::event::{html_base, Repository};
+use navin_domain::render::reply;
 
 pub(crate) use ci::Completion;
 pub(crate) use origin::EventOrigin;
@@ -154,7 +154,7 @@ impl Session<'_> {
     /// answers go out together ([`Session::answer_all`]).
     pub(crate) async fn run(
         &self,
-        parsed: crate::command::ParsedCommand,
+        parsed: navin_domain::command::ParsedCommand,
         op_id: &str,
     ) -> Result<Answer, EngineError> {
         let answer = match (parsed.result, &self.config) {
@@ -242,7 +242,7 @@ impl Session<'_> {
             reactions.push("eyes");
         }
         let cap = self.config.as_ref().map_or(
-            crate::config::Limits::default().max_replies_per_person_per_hour,
+            navin_domain::config::Limits::default().max_replies_per_person_per_hour,
             |c| c.limits.max_replies_per_person_per_hour,
         );
         let reacts = self.origin.comment_id.is_some() && !reactions.is_empty();
@@ -306,14 +306,22 @@ impl Session<'_> {
 
     /// The answer for the commands past the per-comment cap: which were skipped and why.
     /// Nothing they asked for happens.
-    pub(crate) fn skipped(&self, skipped: &[crate::command::ParsedCommand], cap: usize) -> Answer {
+    pub(crate) fn skipped(
+        &self,
+        skipped: &[navin_domain::command::ParsedCommand],
+        cap: usize,
+    ) -> Answer {
         const LISTED: usize = 10;
         let mut lines: Vec<String> = skipped
             .iter()
             .take(LISTED)
             .map(|c| {
                 let first: String = c.source.chars().take(80).collect();
-                format!("line {}: {}", c.line, crate::render::text::code(&first))
+                format!(
+                    "line {}: {}",
+                    c.line,
+                    navin_domain::render::text::code(&first)
+                )
             })
             .collect();
         if skipped.len() > LISTED {
@@ -328,7 +336,7 @@ impl Session<'_> {
 
     pub(crate) async fn authorized(
         &self,
-        command: crate::command::Command,
+        command: navin_domain::command::Command,
         op_id: &str,
     ) -> Result<Answer, EngineError> {
         let limit = self.repo_config().limits.max_text_bytes;
@@ -440,7 +448,7 @@ fn join_answers(bodies: &[String]) -> String {
     let mut out = String::new();
     for (i, body) in bodies.iter().enumerate() {
         let body = body.trim_end();
-        if out.len() + body.len() + 16 > crate::render::COMMENT_BUDGET {
+        if out.len() + body.len() + 16 > navin_domain::render::COMMENT_BUDGET {
             out.push_str(&format!(
                 "\n\n---\n\n{} more answers did not fit in this comment.",
                 bodies.len() - i

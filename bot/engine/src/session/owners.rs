@@ -13,8 +13,8 @@ use serde::Deserialize;
 
 use super::plan_types::PullInfo;
 use super::{EngineError, Session};
-use crate::rules::codeowners_approval::{self, Lookup, Membership, OwnersVerdict};
-use crate::rules::review_requests::{self, PullState, Targets};
+use navin_domain::rules::codeowners_approval::{self, Lookup, Membership, OwnersVerdict};
+use navin_domain::rules::review_requests::{self, PullState, Targets};
 
 /// `GET …/requested_reviewers`.
 #[derive(Debug, Default, Deserialize)]

@@ -5,8 +5,8 @@ use navin_github::ops;
 use super::plan_types::{PullInfo, Seen};
 use super::{Answer, EngineError, Session};
 use crate::cache::permission;
-use crate::render::reply;
-use crate::rules::plan_button::{self, ClickRefusal, Clicker};
+use navin_domain::render::reply;
+use navin_domain::rules::plan_button::{self, ClickRefusal, Clicker};
 use navin_ledger::model::Actor;
 use navin_ledger::plan::commit_message;
 use navin_ledger::plan::record::PlanRecord;
@@ -21,7 +21,7 @@ impl Session<'_> {
         clicked: &str,
     ) -> Result<(), EngineError> {
         let path = ops::pull_request(&self.repo, self.origin.issue);
-        let pull: crate::event::PullRequest = self.client.get_json(&path).await?;
+        let pull: navin_domain::event::PullRequest = self.client.get_json(&path).await?;
         let pr = PullInfo::from_payload(&pull);
         let config = self.repo_config();
         // As for `/approve`: a closed pull request takes approvals only when the

@@ -9,9 +9,9 @@ use navin_ledger::plan::PlanDocument;
 
 use super::plan_types::{EditRefused, PullInfo, Seen, TextEdit};
 use super::{EngineError, Session};
-use crate::render::plan_check::broken_check;
-use crate::rules::plan_file::{looks_like_plan, plan_file_candidates, plan_file_of};
-use crate::rules::plan_policy;
+use navin_domain::render::plan_check::broken_check;
+use navin_domain::rules::plan_file::{looks_like_plan, plan_file_candidates, plan_file_of};
+use navin_domain::rules::plan_policy;
 use navin_ledger::plan::record::{pr_plan_id, record_path as json_path};
 use navin_ledger::plan::record::{EditEntry, PlanRecord};
 

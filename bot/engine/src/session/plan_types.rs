@@ -15,7 +15,7 @@ pub(crate) struct PullInfo {
 }
 
 impl PullInfo {
-    pub(crate) fn from_payload(pr: &crate::event::PullRequest) -> Self {
+    pub(crate) fn from_payload(pr: &navin_domain::event::PullRequest) -> Self {
         Self {
             number: pr.number,
             author: pr.user.login.clone(),

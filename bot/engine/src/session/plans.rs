@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::plan_save::{Base, Saved};
 use super::{blocking, comments, Answer, EngineError, Refusal, Session};
-use crate::config::Fallback;
-use crate::render::{plan_comment, Marker, PlanCommentInfo};
-use crate::rules::plan_policy;
 use crate::source::{fetch_commit, SourceError, TreeFiles, Want};
+use navin_domain::config::Fallback;
+use navin_domain::render::{plan_comment, Marker, PlanCommentInfo};
+use navin_domain::rules::plan_policy;
 pub(crate) use navin_ledger::plan::record::{
     ApprovalEntry, PlanRecord, RecordStatus, RejectionEntry,
 };
@@ -56,7 +56,7 @@ impl Session<'_> {
 
     pub(crate) async fn pull_info(&self) -> Result<PullInfo, EngineError> {
         let path = ops::pull_request(&self.repo, self.origin.issue);
-        let pr: crate::event::PullRequest = self.client.get_json(&path).await?;
+        let pr: navin_domain::event::PullRequest = self.client.get_json(&path).await?;
         Ok(PullInfo::from_payload(&pr))
     }
 
@@ -311,11 +311,11 @@ impl Session<'_> {
         let info = PlanCommentInfo {
             plan_id: record.id.clone(),
             source: record.source.clone(),
-            status: crate::render::plan_status(record),
+            status: navin_domain::render::plan_status(record),
             diff: record.diff.clone(),
             repo: Some(self.repo_ref()),
             run: record.run.clone(),
-            owner_notes: crate::render::owner_notes(record),
+            owner_notes: navin_domain::render::owner_notes(record),
         };
         let body = plan_comment(doc, &info);
         let id = record.id.clone();
@@ -364,7 +364,7 @@ impl Session<'_> {
         let record = asked.as_ref().unwrap_or(record);
         self.show_plan(record, doc).await?;
         let required = self.repo_config().approval.required_approvals;
-        let check = crate::render::plan_check::own_plan_check(record, required, notes);
+        let check = navin_domain::render::plan_check::own_plan_check(record, required, notes);
         self.sync_check(pr, &check, &record.id).await
     }
 
@@ -504,7 +504,7 @@ impl Session<'_> {
             if record.is_approved() {
                 return Err("the plan is already approved.".to_owned());
             }
-            if crate::rules::approvals::own_plan(&record.requested_by, &who, allow_author) {
+            if navin_domain::rules::approvals::own_plan(&record.requested_by, &who, allow_author) {
                 return Err(format!(
                     "@{who} asked for this plan, and people do not approve their own plans unless `approval.allow_author_approval: true` is set in `.github/navin.yml`; another person with write access can `/approve` it."
                 ));
@@ -522,7 +522,7 @@ impl Session<'_> {
             record.status = RecordStatus::Pending;
             record.approvals.push(approval);
             record.settle(required);
-            crate::rules::codeowners_approval::hold(record, &waiting);
+            navin_domain::rules::codeowners_approval::hold(record, &waiting);
             Ok(())
         })
         .await
@@ -560,14 +560,16 @@ impl Session<'_> {
         let mut reason = format!(
             "@{who} owns none of the plan's proposed files, and `approval.require_codeowners` counts only code owners' approvals, so nothing changed."
         );
-        for note in crate::render::plan_check::verdict_notes(&verdict)
+        for note in navin_domain::render::plan_check::verdict_notes(&verdict)
             .into_iter()
             .filter(|n| !n.starts_with('@'))
         {
             reason.push(' ');
             reason.push_str(&note);
         }
-        if let Some(waiting) = crate::rules::codeowners_approval::waiting_note(&verdict.waiting) {
+        if let Some(waiting) =
+            navin_domain::rules::codeowners_approval::waiting_note(&verdict.waiting)
+        {
             reason.push_str(&format!(" {waiting}."));
         }
         Ok(Err(Answer::Refuse(Refusal::NeedsCodeOwner(reason))))

@@ -2,8 +2,8 @@
 //! module alone words it, so callers (the automatic plan, tests) act on the kind and
 //! never on the text.
 
-use crate::evidence::NotDone;
-use crate::render::reply;
+use navin_domain::evidence::NotDone;
+use navin_domain::render::reply;
 
 /// A command that went through to Navin but changed nothing, and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -289,7 +289,7 @@ mod rendered {
     use pulldown_cmark::{Event, Options, Parser, Tag};
 
     use super::*;
-    use crate::render::reply;
+    use navin_domain::render::reply;
 
     fn every_kind() -> Vec<Refusal> {
         let hostile = "`<!-- x` @octocat **bold** [link](http://e.x) <b>";
@@ -461,7 +461,7 @@ mod rendered {
 
     #[test]
     fn help_has_one_heading() {
-        let body = reply::help(&crate::command::help_text());
+        let body = reply::help(&navin_domain::command::help_text());
         assert_eq!(seen(&body).2, 1, "{body}");
     }
 }

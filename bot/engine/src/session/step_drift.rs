@@ -6,10 +6,10 @@ use navin_ledger::{Ledger, Operation, Task, TaskStatus};
 use super::ci::{ci_actor, takes_step_operations};
 use super::plan_types::PullInfo;
 use super::{EngineError, Session};
-use crate::config::PlanScope;
 use crate::effects::plan_check::{CheckState, PlanCheck};
-use crate::render::plan_check::short;
-use crate::rules::drift::{step_drift, with_drift, Drift};
+use navin_domain::config::PlanScope;
+use navin_domain::render::plan_check::short;
+use navin_domain::rules::drift::{step_drift, with_drift, Drift};
 use navin_github::ops;
 
 /// The step pull request `number` carries: the open step it was linked to last, on
@@ -163,7 +163,7 @@ impl Session<'_> {
         let mut newest = None;
         for number in carried {
             let path = ops::pull_request(&self.repo, number);
-            let pull: crate::event::PullRequest = self.client.get_json(&path).await?;
+            let pull: navin_domain::event::PullRequest = self.client.get_json(&path).await?;
             if pull.state.as_deref() == Some("closed") {
                 continue;
             }
