@@ -3,8 +3,9 @@
 //!
 //! Why SQLite (WAL) for the queue:
 //! - one file under the data directory, no service to run or secure;
-//! - a commit is durable once it returns (`synchronous=FULL` fsyncs the WAL), so a
-//!   crash after the 202 loses nothing, and the queue survives restarts;
+//! - a commit that stores a delivery is durable once it returns (`synchronous=FULL`
+//!   flushes the WAL; see [`Durability`] for the commits that need not), so a crash
+//!   after the 202 loses nothing, and the queue survives restarts;
 //! - real transactions and a `UNIQUE` delivery id give deduplication for free;
 //! - group commit (many deliveries per transaction, see `queue::DeliveryQueue`) keeps
 //!   fsyncs from capping throughput.
