@@ -326,17 +326,20 @@ fn no_rust_file_in_the_workspace_passes_800_lines() {
     );
 }
 
+/// Writes `text` to `rel` under a scratch crate's `src`, making its directories.
+fn write_source(src: &Path, rel: &str, text: &str) {
+    let path = src.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[test]
 fn the_circle_finder_sees_a_circle_through_a_group_import_and_not_a_child_naming_its_parent() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
     let src = dir.path();
-    let write = |rel: &str, text: &str| {
-        let path = src.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
-        }
-        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
-    };
+    let write = |rel: &str, text: &str| write_source(src, rel, text);
     write("lib.rs", "mod a;\nmod s;\n");
     write("a.rs", "use crate::s::{b::Thing, Session};\n");
     write("s/mod.rs", "mod b;\npub struct Session;\n");
@@ -356,13 +359,7 @@ fn the_circle_finder_sees_a_circle_through_a_group_import_and_not_a_child_naming
 fn the_circle_finder_follows_a_parents_bare_call_into_its_child_and_a_path_through_a_used_parent() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
     let src = dir.path();
-    let write = |rel: &str, text: &str| {
-        let path = src.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
-        }
-        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
-    };
+    let write = |rel: &str, text: &str| write_source(src, rel, text);
     // The ledger's old circle: ops/mod.rs calls its child bare, the child reaches
     // plan/convert.rs through `use crate::plan;`, and convert uses ops.
     write("lib.rs", "mod ops;\nmod plan;\n");
