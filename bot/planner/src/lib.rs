@@ -11,6 +11,7 @@ mod detect;
 pub mod external;
 mod lang;
 mod rank;
+mod request;
 mod text;
 
 pub use detect::codeowners;
@@ -107,18 +108,18 @@ pub fn plan_repository(
     request: &str,
     opts: &PlannerOptions,
 ) -> Result<PlannerOutput, PlannerError> {
-    let request = request.trim();
-    if request.is_empty() {
+    if request.trim().is_empty() {
         return Err(PlannerError::EmptyRequest);
     }
+    let request = request::Request::parse(request);
     let scanned = detect::scan::scan(source, opts)?;
     if scanned.files.is_empty() {
         return Err(PlannerError::EmptyRepository);
     }
     let graph = detect::imports::build_graph(&scanned);
     let map = detect::map::build_map(&scanned, &graph);
-    let ranked_all = rank::rank(&scanned, &graph, request);
-    let plan = compose::build::build_plan(&scanned, &map, &graph, &ranked_all, request, opts);
+    let ranked_all = rank::rank(&scanned, &graph, &request);
+    let plan = compose::build::build_plan(&scanned, &map, &graph, &ranked_all, &request, opts);
     let mut ranked = ranked_all;
     ranked.truncate(opts.max_ranked);
     Ok(PlannerOutput { plan, map, ranked })

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use crate::detect::scan::Scanned;
 use crate::detect::symbols::definitions;
 use crate::lang;
+use crate::request::Request;
 use crate::text;
 
 /// A directory needs this many sibling files before it counts as "one file per item".
@@ -47,37 +48,6 @@ const CREATE_VERBS: &[&str] = &[
     "support",
 ];
 
-/// One word of the request, with whether it was quoted.
-pub(crate) struct Word {
-    pub(crate) text: String,
-    quoted: bool,
-}
-
-/// The words of the request's first sentence, after any conventional-commit prefix.
-pub(crate) fn words(request: &str) -> Vec<Word> {
-    let first = request.lines().next().unwrap_or("");
-    // A conventional-commit prefix (`feat(fmt):`) is not part of the sentence.
-    let body = match first.split_once(": ") {
-        Some((head, rest)) if !head.contains(' ') => rest,
-        _ => first,
-    };
-    body.split_whitespace()
-        .filter_map(|raw| {
-            let quoted = raw.starts_with(['`', '\'', '"']);
-            let t = raw.trim_matches(|c: char| {
-                matches!(
-                    c,
-                    '`' | '\'' | '"' | ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')'
-                )
-            });
-            (!t.is_empty()).then(|| Word {
-                text: t.to_string(),
-                quoted,
-            })
-        })
-        .collect()
-}
-
 /// A plausible item name: an identifier, not a flag, an article or a filler word.
 fn is_name(w: &str) -> bool {
     let lower = w.to_ascii_lowercase();
@@ -93,8 +63,8 @@ fn is_name(w: &str) -> bool {
 
 /// `(name, noun)` pairs the request states: "add a `yaml` formatter",
 /// "add yaml formatter", "new middleware `timeout`".
-fn pairs(request: &str) -> Vec<(String, String)> {
-    let ws = words(request);
+fn pairs(request: &Request) -> Vec<(String, String)> {
+    let ws = &request.sentence;
     let lower: Vec<String> = ws.iter().map(|w| w.text.to_ascii_lowercase()).collect();
     if !lower.iter().any(|w| CREATE_VERBS.contains(&w.as_str())) {
         return Vec::new();
@@ -369,7 +339,7 @@ fn item_family(scanned: &Scanned, noun_stem: &str) -> Option<((String, String), 
 
 /// The new file a request asks for by analogy with its siblings, if the
 /// request names one (see the module docs); deterministic, `None` when in doubt.
-pub fn new_by_analogy(scanned: &Scanned, request: &str) -> Option<NewFile> {
+pub fn new_by_analogy(scanned: &Scanned, request: &Request) -> Option<NewFile> {
     let pairs = pairs(request);
     if pairs.is_empty() {
         return new_by_type_name(scanned, request);
@@ -462,8 +432,10 @@ fn mentions_word(text: &str, word: &str) -> bool {
 /// `MapRequestLayer`): the new file is named after the type without them
 /// (`response_axum_body.rs`). Nothing fires for a name the repository already
 /// mentions, or where fewer than two siblings follow the pattern.
-fn new_by_type_name(scanned: &Scanned, request: &str) -> Option<NewFile> {
-    let names: Vec<String> = crate::rank::spelled_identifiers(request)
+fn new_by_type_name(scanned: &Scanned, request: &Request) -> Option<NewFile> {
+    let names: Vec<String> = request
+        .identifiers
+        .clone()
         .into_iter()
         .filter(|n| n.starts_with(|c: char| c.is_ascii_uppercase()) && camel_words(n).len() >= 2)
         .collect();

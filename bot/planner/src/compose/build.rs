@@ -16,8 +16,8 @@ use crate::detect::map::RepoMap;
 use crate::detect::scan::Scanned;
 use crate::lang;
 use crate::rank::intent::{self, Intent};
-use crate::rank::named;
 use crate::rank::RankedFile;
+use crate::request::Request;
 use crate::text;
 use crate::PlannerOptions;
 
@@ -36,7 +36,7 @@ pub fn build_plan(
     map: &RepoMap,
     graph: &Graph,
     ranked: &[RankedFile],
-    request: &str,
+    request: &Request,
     opts: &PlannerOptions,
 ) -> Plan {
     let intent = intent::analyze(request, map);
@@ -74,7 +74,7 @@ pub fn build_plan(
     let stages = stages::build(scanned, map, graph, &chosen);
     let no_match = ranked.first().is_none_or(|r| r.lexical <= 0.0);
 
-    let title = text::one_line(request, 72);
+    let title = text::one_line(request.text(), 72);
     let modules: Vec<String> = touched_modules(map, &changes);
     let goal = {
         let edits = changes
@@ -92,7 +92,7 @@ pub fn build_plan(
         format!(
             "The request is: \u{201c}{}\u{201d}. Navin proposes {} across {} ({} edit{}, {} new file{}){}. \
              Nothing is changed until the plan is approved and executed separately.",
-            first_sentence(&text::one_line(request, 160)),
+            first_sentence(&text::one_line(request.text(), 160)),
             count(changes.len(), "file change"),
             if modules.is_empty() { "the repository root".to_string() } else { modules.join(", ") },
             edits,
@@ -103,13 +103,7 @@ pub fn build_plan(
         )
     };
 
-    let impact_isolation = impact_text(
-        map,
-        &chosen,
-        &review,
-        &intent,
-        &named::request_words(request),
-    );
+    let impact_isolation = impact_text(map, &chosen, &review, &intent, &request.words);
     let next_steps = next_steps(&changes, &stages, &tests, &checks, &intent);
     let questions = questions::questions(map, &changes, &intent, no_match, request);
     let scope: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
@@ -130,7 +124,7 @@ pub fn build_plan(
         criteria.push("A reviewer confirms the behaviour by hand".to_string());
     }
     let handoff = HandoffContract {
-        objective: text::one_line(request, 200),
+        objective: text::one_line(request.text(), 200),
         completion_criteria: criteria,
         budgets: HandoffBudgets::default(),
         allowed_tools: vec![

@@ -14,13 +14,14 @@ pub use crate::compose::chosen::Inputs;
 use crate::compose::concept;
 use crate::compose::docs;
 use crate::compose::floor;
+use crate::compose::named_new;
 use crate::compose::targets::{changelog, lockfile_for, nearest_manifest, next_migration};
 use crate::compose::test_place::test_place;
 use crate::compose::wording::{self, Ask};
 use crate::detect::map::RepoMap;
 use crate::lang;
 use crate::rank::named;
-use crate::rank::query::{self, Kind};
+use crate::request::Kind;
 use crate::text;
 
 /// Files within this share of the best score are proposed for edit.
@@ -54,6 +55,7 @@ pub fn choose_changes(cx: &Inputs) -> Vec<Chosen> {
         out.extend(entry_point(cx));
     }
     new_item_first(cx, &mut out);
+    named_first(cx, &mut out);
     toolchain_floor(cx, &mut out);
     paired_tests(cx, &mut out);
     let primary = primary_source(&out);
@@ -84,7 +86,7 @@ fn primary_source(out: &[Chosen]) -> Option<String> {
 fn ranked_edits(cx: &Inputs) -> Vec<Chosen> {
     let mut out = Vec::new();
     let ask = Ask::of(cx.request);
-    let words = named::request_words(cx.request);
+    let words = cx.request.words.clone();
     let top = cx.ranked.first().map(|r| r.score).unwrap_or(0.0);
     let mut tests_added = 0;
     // A dependency bump rarely needs more than a few call-site edits.
@@ -216,6 +218,42 @@ fn new_item_first(cx: &Inputs, out: &mut Vec<Chosen>) {
     *out = front;
 }
 
+/// What the request names outright (a file, a module, a type, a test file) comes
+/// first. Ranked edits that matched only the new files' own names go: a request
+/// for `CONTRIBUTING.md` is not about every file with `md` in its path.
+fn named_first(cx: &Inputs, out: &mut Vec<Chosen>) {
+    let near = cx.ranked.iter().map(|r| r.path.as_str()).find(|p| {
+        !lang::is_test_path(p) && lang::language_of(p).is_some_and(lang::is_code_language)
+    });
+    let mut front = named_new::named_new(cx, near);
+    if front.is_empty() {
+        return;
+    }
+    let new = &cx.request.new;
+    let mut created: Vec<String> = front
+        .iter()
+        .filter(|c| c.change.operation == Operation::Create)
+        .flat_map(|c| text::terms(lang::file_name(&c.change.path)))
+        .chain(
+            new.types
+                .iter()
+                .chain(&new.modules)
+                .flat_map(|n| text::terms(n)),
+        )
+        .collect();
+    if new.tests {
+        created.extend(text::terms("test tests"));
+    }
+    out.retain(|c| {
+        let only_names = c
+            .rank
+            .is_some_and(|r| cx.ranked[r].matched.iter().all(|m| created.contains(m)));
+        !only_names && !front.iter().any(|f| f.change.path == c.change.path)
+    });
+    front.append(out);
+    *out = front;
+}
+
 /// A request moving the supported language versions edits the manifests that
 /// declare the floor and the CI that pins it, ahead of anything ranked.
 fn toolchain_floor(cx: &Inputs, out: &mut Vec<Chosen>) {
@@ -240,10 +278,10 @@ fn toolchain_floor(cx: &Inputs, out: &mut Vec<Chosen>) {
 /// package has none).
 fn paired_tests(cx: &Inputs, out: &mut Vec<Chosen>) {
     let ask = Ask::of(cx.request);
-    let words = named::request_words(cx.request);
+    let words = cx.request.words.clone();
     // Only a feature or a fix gets cases beside each edit; a refactor or a chore
     // keeps to the one test the primary edit needs.
-    let kind = query::parse(cx.request).kind;
+    let kind = cx.request.kind();
     let pairs = if matches!(kind, Kind::Feature | Kind::Fix) {
         MAX_PAIRED_TESTS
     } else {
@@ -470,7 +508,7 @@ fn changelog_entry(cx: &Inputs, out: &mut Vec<Chosen>, log_anchor: &str) {
     if has(out, &log) {
         return;
     }
-    let words = named::request_words(cx.request);
+    let words = cx.request.words.clone();
     let about: Vec<String> = cx
         .ranked
         .first()

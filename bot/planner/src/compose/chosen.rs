@@ -8,6 +8,7 @@ use crate::detect::scan::Scanned;
 use crate::detect::symbols::Symbol;
 use crate::rank::intent::Intent;
 use crate::rank::RankedFile;
+use crate::request::Request;
 use crate::PlannerOptions;
 
 /// A proposed change with the ranking evidence that chose it.
@@ -26,7 +27,7 @@ pub struct Inputs<'a> {
     pub map: &'a RepoMap,
     pub graph: &'a Graph,
     pub ranked: &'a [RankedFile],
-    pub request: &'a str,
+    pub request: &'a Request,
     pub intent: &'a Intent,
     pub opts: &'a PlannerOptions,
 }

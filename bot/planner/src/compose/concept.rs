@@ -11,9 +11,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::compose::analogy::{self, registration, NewFile};
+use crate::compose::analogy::{registration, NewFile};
 use crate::detect::scan::Scanned;
 use crate::lang;
+use crate::request::Request;
 use crate::text;
 
 /// One-word module files a directory needs before it counts as "one file per concern".
@@ -36,9 +37,10 @@ const OPENERS: &[&str] = &["add", "introduce", "implement", "support"];
 
 /// The concern a request introduces: "Add incremental checking" gives
 /// `("incremental", "checking")`.
-fn concept(request: &str) -> Option<(String, String)> {
-    let words: Vec<String> = analogy::words(request)
-        .into_iter()
+fn concept(request: &Request) -> Option<(String, String)> {
+    let words: Vec<String> = request
+        .sentence
+        .iter()
         .map(|w| w.text.to_ascii_lowercase())
         .collect();
     let mut it = words.iter().peekable();
@@ -101,7 +103,7 @@ fn spelled_anywhere(scanned: &Scanned, word: &str) -> bool {
 /// The module a request for a new concern gets (see the module docs). `near`
 /// is the best-ranked code file: the concern goes into the directory holding
 /// it, or into the repository's only such directory; `None` when in doubt.
-pub fn new_concern(scanned: &Scanned, request: &str, near: Option<&str>) -> Option<NewFile> {
+pub fn new_concern(scanned: &Scanned, request: &Request, near: Option<&str>) -> Option<NewFile> {
     let (concern, noun) = concept(request)?;
     if spelled_anywhere(scanned, &concern) {
         return None;
@@ -144,17 +146,17 @@ mod tests {
     #[test]
     fn a_capability_request_names_its_concern_and_a_thing_request_does_not() {
         assert_eq!(
-            concept("Add incremental checking"),
+            concept(&Request::parse("Add incremental checking")),
             Some(("incremental".into(), "checking".into()))
         );
         assert_eq!(
-            concept("feat: implement retry support for uploads"),
+            concept(&Request::parse("feat: implement retry support for uploads")),
             Some(("retry".into(), "support".into()))
         );
         // A flag, a fix, or a plain thing is not a new concern.
-        assert_eq!(concept("Add a --since option"), None);
-        assert_eq!(concept("Fix incremental checking"), None);
-        assert_eq!(concept("Add tests"), None);
-        assert_eq!(concept("add yaml formatter"), None);
+        assert_eq!(concept(&Request::parse("Add a --since option")), None);
+        assert_eq!(concept(&Request::parse("Fix incremental checking")), None);
+        assert_eq!(concept(&Request::parse("Add tests")), None);
+        assert_eq!(concept(&Request::parse("add yaml formatter")), None);
     }
 }

@@ -13,7 +13,7 @@ use navin_ledger::plan::Operation;
 use crate::compose::chosen::{Chosen, Inputs};
 use crate::detect::symbols::definitions;
 use crate::lang;
-use crate::rank::query::{self, Kind};
+use crate::request::{Kind, Request};
 use crate::text;
 
 /// Pages proposed at most, so docs never crowd out code.
@@ -41,15 +41,13 @@ const SURFACE_WORDS: &[&str] = &[
 
 /// True when the request adds something users call, pass or configure: a new
 /// feature that names a flag or the kind of thing a reference page lists.
-fn user_facing(request: &str) -> bool {
-    let q = query::parse(request);
+fn user_facing(request: &Request) -> bool {
+    let q = &request.query;
     if q.kind != Kind::Feature || q.docs || q.ci || q.deps || q.tests {
         return false;
     }
-    let terms = text::terms(request);
-    request
-        .split_whitespace()
-        .any(|w| w.trim_start_matches('`').starts_with("--"))
+    let terms = &request.terms;
+    !request.flags.is_empty()
         || SURFACE_WORDS
             .iter()
             .any(|w| terms.iter().any(|t| t == text::stem(w)))
@@ -155,6 +153,7 @@ fn pages(cx: &Inputs, out: &mut Vec<Chosen>, sources: &[String]) {
     }
     let spelled: Vec<String> = cx
         .request
+        .text()
         .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')'))
         .map(|w| w.trim_end_matches(['.', ':', ';']).trim_start_matches('-'))
         .filter(|w| {
@@ -165,16 +164,17 @@ fn pages(cx: &Inputs, out: &mut Vec<Chosen>, sources: &[String]) {
         .collect();
     let flags: Vec<&str> = cx
         .request
-        .split_whitespace()
-        .filter(|w| w.starts_with("--") && w.len() > 3)
-        .map(|w| {
-            w.trim_end_matches(['.', ',', '`', ')'])
-                .trim_start_matches('`')
-        })
+        .flags
+        .iter()
+        .map(String::as_str)
+        .filter(|w| w.len() > 3)
         .collect();
-    let request_terms: BTreeSet<String> = text::terms(cx.request)
-        .into_iter()
+    let request_terms: BTreeSet<String> = cx
+        .request
+        .terms
+        .iter()
         .filter(|t| t.len() >= 3 && !text::is_stopword(t))
+        .cloned()
         .collect();
     let mut scored: Vec<(usize, usize, String)> = Vec::new();
     for f in &cx.scanned.files {

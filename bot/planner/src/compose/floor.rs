@@ -10,6 +10,7 @@
 
 use crate::detect::scan::Scanned;
 use crate::lang;
+use crate::request::Request;
 
 /// A language whose supported versions the request moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,8 +81,9 @@ impl Language {
 
 /// The language a request moves the supported versions of, if it does: it
 /// names the language (or the compiler, or MSRV) and a version or a floor word.
-pub(crate) fn floor_request(request: &str) -> Option<Language> {
+pub(crate) fn floor_request(request: &Request) -> Option<Language> {
     let words: Vec<String> = request
+        .text()
         .split(|c: char| !(c.is_alphanumeric() || c == '.'))
         .map(|w| w.trim_matches('.').to_ascii_lowercase())
         .filter(|w| !w.is_empty())
@@ -228,7 +230,7 @@ mod tests {
             ("fix the compiler error in parse", None),
             ("add a python example", None),
         ] {
-            assert_eq!(floor_request(r), lang, "{r}");
+            assert_eq!(floor_request(&Request::parse(r)), lang, "{r}");
         }
     }
 

@@ -7,6 +7,7 @@ pub(crate) mod chosen;
 pub(crate) mod concept;
 pub(crate) mod docs;
 pub(crate) mod floor;
+pub(crate) mod named_new;
 pub(crate) mod questions;
 pub(crate) mod risks;
 pub(crate) mod sections;

@@ -4,7 +4,7 @@ use navin_ledger::plan::{FileChange, Question};
 
 use crate::detect::map::RepoMap;
 use crate::rank::intent::Intent;
-use crate::rank::named;
+use crate::request::Request;
 use crate::text;
 
 /// Questions only where the request leaves a real choice open: nothing matched, a
@@ -15,7 +15,7 @@ pub(crate) fn questions(
     changes: &[FileChange],
     intent: &Intent,
     no_match: bool,
-    request: &str,
+    request: &Request,
 ) -> Vec<Question> {
     let q = |question: String, default: String| Question {
         question,
@@ -23,7 +23,7 @@ pub(crate) fn questions(
         answer: None,
     };
     let first = changes.first().map(|c| c.path.as_str()).unwrap_or(".");
-    let words = named::request_words(request);
+    let words = &request.words;
     let mut out = Vec::new();
     if no_match {
         out.push(q(
@@ -35,12 +35,12 @@ pub(crate) fn questions(
         out.push(q(
             format!(
                 "\u{201c}{}\u{201d} is short: which behaviour should change, and where?",
-                text::one_line(request, 80)
+                text::one_line(request.text(), 80)
             ),
             format!("The files Proposed Changes lists, starting with `{first}`."),
         ));
     }
-    let lower = request.to_lowercase();
+    let lower = request.text().to_lowercase();
     let removal = [
         "remove",
         "drop",

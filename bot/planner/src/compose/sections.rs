@@ -10,6 +10,7 @@ use crate::detect::imports::{self, Graph};
 use crate::detect::map::RepoMap;
 use crate::detect::scan::Scanned;
 use crate::lang;
+use crate::request::Request;
 
 fn list<T>(items: &[T], max: usize, show: impl Fn(&T) -> String) -> String {
     let mut parts: Vec<String> = items.iter().take(max).map(show).collect();
@@ -389,7 +390,7 @@ pub fn data_flow(scanned: &Scanned, map: &RepoMap, graph: &Graph) -> String {
 }
 
 pub fn target_state(
-    request: &str,
+    request: &Request,
     map: &RepoMap,
     chosen: &[Chosen],
     tests: &[&DetectedCommand],
@@ -404,7 +405,7 @@ pub fn target_state(
         .collect();
     let mut s = format!(
         "The repository satisfies \u{201c}{}\u{201d} with the existing architecture kept as it is.",
-        crate::text::one_line(request, 200)
+        crate::text::one_line(request.text(), 200)
     );
     let code = |c: &&&Chosen| !lang::is_test_path(&c.change.path);
     if let Some(first) = edits.iter().find(code) {

@@ -3,6 +3,7 @@
 use crate::detect::map::RepoMap;
 use crate::detect::scan::Scanned;
 use crate::lang;
+use crate::request::Request;
 use crate::text;
 
 /// The lockfile that moves with a manifest: beside it, or at the workspace root.
@@ -88,7 +89,7 @@ pub fn nearest_manifest(map: &RepoMap, anchor: &str) -> Option<String> {
 }
 
 /// The next file in the project's migration directory, numbered after the last one.
-pub fn next_migration(scanned: &Scanned, map: &RepoMap, request: &str) -> Option<String> {
+pub fn next_migration(scanned: &Scanned, map: &RepoMap, request: &Request) -> Option<String> {
     let dir = map.migration_dirs.first()?;
     let prefix = format!("{dir}/");
     let last = scanned
@@ -103,7 +104,7 @@ pub fn next_migration(scanned: &Scanned, map: &RepoMap, request: &str) -> Option
     let next = digits.parse::<u128>().ok()? + 1;
     let name = format!(
         "{next:0width$}_{}.{ext}",
-        text::slug(request, '_'),
+        text::slug(request.text(), '_'),
         width = digits.len()
     );
     Some(format!("{prefix}{name}"))

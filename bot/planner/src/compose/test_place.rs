@@ -203,6 +203,12 @@ pub fn test_place(
     new_test_file(scanned, map, primary, &mstem)
 }
 
+/// Where the tests of a module that does not exist yet go, by the project's
+/// convention (the module itself for inline Rust tests).
+pub fn new_test_path(scanned: &Scanned, map: &RepoMap, module: &str) -> Option<String> {
+    new_test_file(scanned, map, module, &module_stem(module)).map(|t| t.path)
+}
+
 /// A new test file named after the module by the project's convention.
 fn new_test_file(
     scanned: &Scanned,

@@ -8,8 +8,7 @@
 //! names it spells out (flags, identifiers); everything else is the ranking's
 //! matched words.
 
-use crate::rank::query::{self, Kind};
-use crate::rank::spelled_identifiers;
+use crate::request::{Kind, Request};
 use crate::text;
 
 /// What the request does to the code, from its verb.
@@ -77,8 +76,9 @@ const RENAME: &[&str] = &["rename", "renames", "renamed"];
 impl Ask {
     /// Reads the action from the request's first verb (a conventional-commit
     /// prefix such as `fix(cli):` counts), falling back on the request's kind.
-    pub(crate) fn of(request: &str) -> Ask {
+    pub(crate) fn of(request: &Request) -> Ask {
         let words: Vec<String> = request
+            .text()
             .split(|c: char| c.is_whitespace() || matches!(c, ':' | '(' | ')' | ',' | '!'))
             .map(|w| w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '.')))
             .filter(|w| !w.is_empty())
@@ -98,26 +98,15 @@ impl Ask {
                 None
             }
         });
-        let action = verb.unwrap_or(match query::parse(request).kind {
+        let action = verb.unwrap_or(match request.kind() {
             Kind::Feature => Action::Add,
             Kind::Fix => Action::Fix,
             _ => Action::Rework,
         });
-        let mut names: Vec<String> = request
-            .split(|c: char| c.is_whitespace() || matches!(c, '`' | ',' | '(' | ')' | '"' | '\''))
-            .map(|w| w.trim_end_matches(['.', ';', ':', '!', '?']))
-            .filter(|w| {
-                w.len() > 2
-                    && w.starts_with("--")
-                    && w[2..]
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-            })
-            .map(str::to_owned)
-            .collect();
-        for id in spelled_identifiers(request) {
-            if !names.contains(&id) {
-                names.push(id);
+        let mut names: Vec<String> = request.flags.clone();
+        for id in &request.identifiers {
+            if !names.contains(id) {
+                names.push(id.clone());
             }
         }
         Ask { action, names }
@@ -289,35 +278,46 @@ mod tests {
     #[test]
     fn the_action_comes_from_the_first_verb_and_a_conventional_prefix() {
         assert_eq!(
-            Ask::of("add a --since option to navin ledger history").action,
+            Ask::of(&Request::parse(
+                "add a --since option to navin ledger history"
+            ))
+            .action,
             Action::Add
         );
         assert_eq!(
-            Ask::of("fix(cli): crash on an empty config").action,
+            Ask::of(&Request::parse("fix(cli): crash on an empty config")).action,
             Action::Fix
         );
         assert_eq!(
-            Ask::of("Remove the deprecated `json_body` helper").action,
+            Ask::of(&Request::parse("Remove the deprecated `json_body` helper")).action,
             Action::Remove
         );
         assert_eq!(
-            Ask::of("rename `Walker` to `WalkDir`").action,
+            Ask::of(&Request::parse("rename `Walker` to `WalkDir`")).action,
             Action::Rename
         );
-        assert_eq!(Ask::of("refactor the router").action, Action::Rework);
-        assert_eq!(Ask::of("feat: colour output").action, Action::Add);
+        assert_eq!(
+            Ask::of(&Request::parse("refactor the router")).action,
+            Action::Rework
+        );
+        assert_eq!(
+            Ask::of(&Request::parse("feat: colour output")).action,
+            Action::Add
+        );
     }
 
     #[test]
     fn flags_and_spelled_identifiers_are_the_names_a_line_can_use() {
-        let ask = Ask::of("add a --since option and `HistoryFilter` to ledger history.");
+        let ask = Ask::of(&Request::parse(
+            "add a --since option and `HistoryFilter` to ledger history.",
+        ));
         assert_eq!(ask.names, ["--since", "HistoryFilter"]);
     }
 
     #[test]
     fn a_change_line_names_the_symbol_and_what_it_gains_without_quoting_the_request() {
         let request = "add a --since option to navin ledger history";
-        let ask = Ask::of(request);
+        let ask = Ask::of(&Request::parse(request));
         let line = source_change(
             &ask,
             "`History` (command, line 4)",
@@ -328,7 +328,7 @@ mod tests {
         assert_eq!(line, "Extend `History` (command, line 4) with `--since`.");
         assert!(!line.contains(request));
         let fix = source_change(
-            &Ask::of("fix crash when the config file is empty"),
+            &Ask::of(&Request::parse("fix crash when the config file is empty")),
             "`load` (fn, line 3)",
             &["load".to_owned()],
             &["config".to_owned(), "empty".to_owned()],
@@ -342,7 +342,7 @@ mod tests {
 
     #[test]
     fn a_name_the_symbol_already_has_is_not_offered_as_new() {
-        let ask = Ask::of("remove `legacy_mode`");
+        let ask = Ask::of(&Request::parse("remove `legacy_mode`"));
         let line = source_change(
             &ask,
             "`legacy_mode` (fn, line 2)",
@@ -355,16 +355,19 @@ mod tests {
 
     #[test]
     fn test_lines_say_which_cases_each_action_needs() {
-        let fix = Ask::of("fix crash when the config file is empty");
+        let fix = Ask::of(&Request::parse("fix crash when the config file is empty"));
         assert_eq!(
             test_change(&fix, &["config".to_owned()], None),
             "Add a case that fails on the old handling of `config` and passes with the fix."
         );
         assert_eq!(
-            doc_change(&Ask::of("contributing"), &["contributing".to_owned()]),
+            doc_change(
+                &Ask::of(&Request::parse("contributing")),
+                &["contributing".to_owned()]
+            ),
             "Bring the passage on `contributing` in line with the change."
         );
-        let add = Ask::of("add a --since option");
+        let add = Ask::of(&Request::parse("add a --since option"));
         assert_eq!(
             test_change(&add, &[], Some("src/cli.rs")),
             "New tests for `src/cli.rs` with cases that exercise `--since`."

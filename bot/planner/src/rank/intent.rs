@@ -1,7 +1,7 @@
 //! What the request implies beyond file edits: new dependencies, schema migrations, CI changes.
 
 use crate::detect::map::{RepoMap, FRAMEWORKS};
-use crate::rank::query::{self, Kind};
+use crate::request::{Kind, Request};
 use crate::text;
 
 /// The parts of a request that trigger special proposed changes and risks.
@@ -42,14 +42,15 @@ fn clean(word: &str) -> String {
         .to_ascii_lowercase()
 }
 
-pub fn analyze(request: &str, map: &RepoMap) -> Intent {
+pub fn analyze(request: &Request, map: &RepoMap) -> Intent {
     let words: Vec<String> = request
+        .text()
         .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '@' | '/' | '.')))
         .map(clean)
         .filter(|w| !w.is_empty())
         .collect();
-    let q = query::parse(request);
-    let terms = text::terms(request);
+    let q = &request.query;
+    let terms = &request.terms;
     let has = |t: &str| terms.iter().any(|x| x == t);
     let declared = |name: &str| map.manifests.iter().any(|m| m.has_dep(name));
 
@@ -71,7 +72,13 @@ pub fn analyze(request: &str, map: &RepoMap) -> Intent {
                 w.as_str(),
                 "a" | "the" | "new" | "our" | "this" | "that" | "external" | "third-party"
             );
-        if plausible && (next_is_noun || (prev_is_noun && prev_is_verb)) {
+        // A module the request creates is the repository's own, not a package.
+        let own = request
+            .new
+            .modules
+            .iter()
+            .any(|m| m.eq_ignore_ascii_case(w));
+        if plausible && !own && (next_is_noun || (prev_is_noun && prev_is_verb)) {
             candidates.push(w.clone());
         }
         if FRAMEWORKS.iter().any(|(dep, _, _)| dep == w)

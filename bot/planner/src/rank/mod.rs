@@ -3,7 +3,6 @@
 pub(crate) mod defined;
 pub(crate) mod intent;
 pub(crate) mod named;
-pub(crate) mod query;
 
 #[cfg(test)]
 mod tests;
@@ -15,8 +14,9 @@ use serde::Serialize;
 use crate::detect::imports::Graph;
 use crate::detect::scan::Scanned;
 use crate::lang;
+use crate::request::query::Query;
+use crate::request::Request;
 use crate::text;
-use query::Query;
 
 /// A file with its relevance to the request and the evidence for it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -59,60 +59,6 @@ const HANDLER_HOPS: usize = 3;
 const GRAPH_BOOST: f64 = 0.35;
 /// Only hits at least this strong (relative to the best) lift neighbours.
 const GRAPH_MIN: f64 = 0.3;
-
-/// Words of the request that look like file names or paths (`config.py`, `src/app.ts`).
-fn mentioned_paths(request: &str) -> Vec<String> {
-    request
-        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '\'' | '"' | ',' | '(' | ')' | ':'))
-        .map(|w| {
-            w.trim_end_matches(['.', ';', '!', '?'])
-                .trim_start_matches("./")
-        })
-        .filter(|w| w.len() >= 4 && (w.contains('/') || w.contains('.')) && !w.starts_with("http"))
-        .map(|w| w.to_ascii_lowercase())
-        .collect()
-}
-
-/// The identifiers a request spells out as code: backticked words, calls (`json()`),
-/// paths (`ListenerExt::limit_connections` gives both parts) and names no sentence
-/// word has (`HTTPError`, `getUser`, `max_retries`).
-pub(crate) fn spelled_identifiers(request: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |w: &str| {
-        let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
-        if w.len() >= 3
-            && !w.chars().next().is_some_and(|c| c.is_ascii_digit())
-            && !out.iter().any(|o| o == w)
-        {
-            out.push(w.to_string());
-        }
-    };
-    for raw in request.split_whitespace() {
-        let code = raw.starts_with('`')
-            || raw.contains("()")
-            || raw.contains("::")
-            || raw.starts_with('.');
-        let word = raw.trim_matches(|c: char| {
-            matches!(
-                c,
-                '`' | ',' | ';' | ':' | '"' | '\'' | '(' | ')' | '.' | '!' | '?'
-            )
-        });
-        if word.starts_with('-') || word.contains('/') || word.contains('-') {
-            continue;
-        }
-        for part in word.split("::").flat_map(|p| p.split('.')) {
-            let part = part.split('(').next().unwrap_or_default();
-            let upper_inside = part.chars().skip(1).any(|c| c.is_ascii_uppercase())
-                && part.chars().any(|c| c.is_ascii_lowercase());
-            let snake = part.contains('_') && part.chars().all(|c| c.is_alphanumeric() || c == '_');
-            if code || upper_inside || snake {
-                push(part);
-            }
-        }
-    }
-    out
-}
 
 /// The request's words that some file declares as a command, in the
 /// request's order: `navin ledger history` → `ledger`, `history`.
@@ -479,8 +425,8 @@ fn test_pairs(scanned: &Scanned) -> Vec<(usize, usize)> {
 
 /// Ranks every file for the request, best first, ties broken by path. Files
 /// with no lexical or graph relevance are left out.
-pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> {
-    let mut query = query::parse(request);
+pub fn rank(scanned: &Scanned, graph: &Graph, request: &Request) -> Vec<RankedFile> {
+    let mut query = request.query.clone();
     query.narrow_to_area(scanned.files.iter().map(|f| f.path.as_str()));
     let terms = &query.terms;
     let q = Lookup::new(terms);
@@ -511,7 +457,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
             query.weights[t] * (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         })
         .collect();
-    let mentions = mentioned_paths(request);
+    let mentions = &request.paths;
 
     let mut base: Vec<f64> = vec![0.0; counts.len()];
     for (i, c) in counts.iter().enumerate() {
@@ -535,8 +481,8 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
     // So does the file defining an identifier the request spells out
     // (`HTTPError`, `.json()`, `ListenerExt::limit_connections`); the index
     // that re-exports it follows.
-    let words = crate::rank::named::request_words(request);
-    let spelled = spelled_identifiers(request);
+    let words = &request.words;
+    let spelled = &request.identifiers;
     let mut wired: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
     let mut owns: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
     let mut exports: Vec<Vec<String>> = vec![Vec::new(); counts.len()];
@@ -565,7 +511,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
             }
         }
         if owns[i].is_empty() && is_index_file(&f.path) {
-            for name in &spelled {
+            for name in spelled {
                 if reexports(text, name) && !exports[i].contains(name) {
                     exports[i].push(name.clone());
                 }
@@ -574,7 +520,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
     }
     defined::keep_owned(&mut defines);
     let top = base.iter().copied().fold(0.0, f64::max);
-    let commands = command_chain(&words, &wired);
+    let commands = command_chain(words, &wired);
     let handlers = handlers(scanned, graph, &wired, commands.last().map(String::as_str));
     let invokers: Vec<bool> = scanned
         .files
@@ -612,7 +558,7 @@ pub fn rank(scanned: &Scanned, graph: &Graph, request: &str) -> Vec<RankedFile> 
             .collect()
     };
     let mut named = vec![false; counts.len()];
-    for m in &mentions {
+    for m in mentions {
         for (i, p) in lower_paths.iter().enumerate() {
             if p == m || p.ends_with(&format!("/{m}")) {
                 named[i] = true;

@@ -10,20 +10,6 @@ use crate::text;
 /// At most this many symbols named per Change line.
 const MAX_NAMED: usize = 3;
 
-/// The request's words, lowercased: `--flags` whole, identifiers whole, stopwords out.
-pub fn request_words(request: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for raw in request.split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | ':'))) {
-        let w = raw.trim_matches(|c: char| c == ':' || c == '-' && !raw.starts_with("--"));
-        let lower = w.to_lowercase();
-        if lower.len() < 3 || text::is_stopword(&lower) || out.contains(&lower) {
-            continue;
-        }
-        out.push(lower);
-    }
-    out
-}
-
 /// The request word a stem came from (stems only ever cut a suffix), else the stem.
 pub fn surface<'a>(words: &'a [String], stem: &'a str) -> &'a str {
     words
@@ -56,10 +42,18 @@ pub fn named_symbols(path: &str, source: &str, words: &[String]) -> Vec<Symbol> 
         .filter(|t| t.len() >= 3 && !text::is_stopword(t))
         .collect();
     let mut scored: Vec<(u32, Symbol)> = Vec::new();
-    for sym in definitions(path, source) {
+    let defs = definitions(path, source);
+    let lines: Vec<&str> = source.lines().collect();
+    let tests_from = test_region(path, &lines);
+    for (i, sym) in defs.iter().enumerate() {
         let name = sym.name.to_lowercase();
-        // Test functions (`a_stage_step_names_its_…`) describe, they are not changed.
-        if sym.name.matches('_').count() >= 4 || name.starts_with("test_") {
+        // Test functions (`a_stage_step_names_its_…`) and everything in a test
+        // module describe the code; a source change never lands there.
+        if sym.name.matches('_').count() >= 4
+            || name.starts_with("test_")
+            || name == "tests"
+            || sym.line >= tests_from
+        {
             continue;
         }
         let exact = words
@@ -70,17 +64,36 @@ pub fn named_symbols(path: &str, source: &str, words: &[String]) -> Vec<Symbol> 
             .iter()
             .filter(|s| pieces.iter().any(|p| p == *s))
             .count() as u32;
+        // A function whose doc comment and body use two or more of the request's
+        // words is where the change lands even when its name shares none
+        // ("timezone" in the body of `parse_offset`), below any name match.
+        let body = if exact || shared > 0 || kind_rank(sym.kind) != 1 {
+            0
+        } else {
+            let end = defs
+                .get(i + 1)
+                .map_or(lines.len(), |n| n.line as usize - 1)
+                .min(tests_from as usize - 1);
+            body_terms(&lines, sym.line as usize, end, &stems)
+        };
         // Every definition the request spells out ranks above every partial match.
-        let score = if exact { 100 } else { shared };
+        let score = if exact {
+            1000
+        } else if shared > 0 {
+            100 * shared
+        } else {
+            body
+        };
         // One shared word is enough for a flag, a command or a function; a
         // constant or module needs two, or every `const` named like the area floods in.
-        let enough = exact || shared >= 2 || shared == 1 && kind_rank(sym.kind) <= 2;
+        let enough =
+            exact || shared >= 2 || shared == 1 && kind_rank(sym.kind) <= 2 || body >= BODY_TERMS;
         if enough
             && !scored
                 .iter()
                 .any(|(_, s)| s.name.eq_ignore_ascii_case(&sym.name))
         {
-            scored.push((score, sym));
+            scored.push((score, sym.clone()));
         }
     }
     scored.sort_by(|(a, x), (b, y)| {
@@ -89,6 +102,47 @@ pub fn named_symbols(path: &str, source: &str, words: &[String]) -> Vec<Symbol> 
             .then(x.line.cmp(&y.line))
     });
     scored.into_iter().take(MAX_NAMED).map(|(_, s)| s).collect()
+}
+
+/// Request words a function's doc comment and body must share before it is named
+/// without a name match.
+const BODY_TERMS: u32 = 2;
+
+/// The first line of a Rust file's `#[cfg(test)]` module (1-based), else past the end:
+/// definitions from there on are tests.
+fn test_region(path: &str, lines: &[&str]) -> u32 {
+    if !path.ends_with(".rs") {
+        return u32::MAX;
+    }
+    lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("#[cfg(test)]"))
+        .map_or(u32::MAX, |i| u32::try_from(i + 1).unwrap_or(u32::MAX))
+}
+
+/// How many distinct `stems` the definition at `line` (1-based) uses in its doc
+/// comment (the comment lines right above it) and its body, through line `end`.
+fn body_terms(lines: &[&str], line: usize, end: usize, stems: &[String]) -> u32 {
+    let start = line.saturating_sub(1);
+    let mut doc = start;
+    while doc > 0 && {
+        let l = lines[doc - 1].trim_start();
+        l.starts_with("//") || l.starts_with('#') || l.starts_with('*') || l.starts_with("/*")
+    } {
+        doc -= 1;
+    }
+    let end = end.min(lines.len()).min(start + 200).max(start);
+    let mut seen: Vec<&str> = Vec::new();
+    for l in &lines[doc..end] {
+        text::for_each_term(l, |w| {
+            if let Some(s) = stems.iter().find(|s| s.as_str() == w) {
+                if !seen.contains(&s.as_str()) {
+                    seen.push(s.as_str());
+                }
+            }
+        });
+    }
+    u32::try_from(seen.len()).unwrap_or(u32::MAX)
 }
 
 /// `` `HistoryArgs` (struct, line 4) and `history` (fn, line 9) ``.
@@ -107,6 +161,7 @@ pub fn describe(symbols: &[Symbol]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::request_words;
 
     #[test]
     fn a_flag_and_the_args_struct_the_request_names_are_found_in_the_cli_file() {

@@ -1,18 +1,20 @@
 //! Recall of the built-in planner against real history: for each recent commit, plan its subject line
 //! against the parent tree (read through git2, no checkout) and compare with the files the commit touched.
 //!
-//! Usage: `cargo bench -p navin-bot --bench planner_recall -- <git-dir-or-checkout>... [N] [--verbose] [--dump]`
+//! Usage: `cargo bench -p navin-planner --bench planner_recall -- <git-dir-or-checkout>... [N] [--verbose] [--dump]`
 //! (several repositories give one table row each plus a pooled row; `--dump` prints each plan as JSON).
 //!
 //! Recall@10 is reported for all touched files, non-test files, source files (not tests, docs,
 //! changelogs or manifests) and files the commit added, each as found/touched over the commits
 //! (pooled), plus the median of the per-commit recall over all touched files.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use navin_planner::{file_kind, plan_repository, FileKind, MemorySource, PlannerOptions};
+use navin_planner::{
+    definitions, file_kind, plan_repository, FileKind, MemorySource, PlannerOptions, RepoSource,
+};
 
 const K: usize = 10;
 
@@ -61,6 +63,9 @@ struct Tally {
     invalid: usize,
     edits: usize,
     named_edits: usize,
+    /// Source edits naming a definition whose named definition (any of them) the
+    /// commit's diff touched: the change lands where the line says.
+    landed: usize,
     /// Change lines that repeat the request word for word.
     quoted: usize,
     questions: usize,
@@ -84,6 +89,7 @@ impl Tally {
         self.invalid += o.invalid;
         self.edits += o.edits;
         self.named_edits += o.named_edits;
+        self.landed += o.landed;
         self.quoted += o.quoted;
         self.questions += o.questions;
     }
@@ -91,7 +97,7 @@ impl Tally {
     fn row(&self, name: &str) -> String {
         let m = self.recalls.len().max(1) as f64;
         format!(
-            "{name:<22} {:>4} {} {} {} {} {:>6.3} {:>5.3} {:>7.3} {:>6}/{:<4} {:>6} {:>5.2}",
+            "{name:<22} {:>4} {} {} {} {} {:>6.3} {:>5.3} {:>7.3} {:>6}/{:<4} {} {:>6} {:>5.2}",
             self.recalls.len(),
             self.all.show(),
             self.non_test.show(),
@@ -102,6 +108,11 @@ impl Tally {
             median(&self.times),
             self.named_edits,
             self.edits,
+            Counts {
+                found: self.landed,
+                touched: self.named_edits,
+            }
+            .show(),
             self.quoted,
             self.questions as f64 / m,
         )
@@ -110,7 +121,7 @@ impl Tally {
 
 fn header() -> String {
     format!(
-        "{:<22} {:>4} {:>15} {:>15} {:>15} {:>15} {:>6} {:>5} {:>7} {:>11} {:>6} {:>5}",
+        "{:<22} {:>4} {:>15} {:>15} {:>15} {:>15} {:>6} {:>5} {:>7} {:>11} {:>15} {:>6} {:>5}",
         "repository",
         "n",
         "all",
@@ -121,6 +132,7 @@ fn header() -> String {
         "hit",
         "plan_s",
         "named/edits",
+        "def touched",
         "quoted",
         "q/pl"
     )
@@ -163,6 +175,67 @@ fn touched_files(
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
+}
+
+/// Per file the commit changed, the parent's line ranges its hunks replace (first
+/// line, last line; an insertion is the line it follows, as a one-line range).
+fn old_hunks(
+    repo: &git2::Repository,
+    commit: &git2::Commit<'_>,
+    parent: &git2::Commit<'_>,
+) -> Result<BTreeMap<String, Vec<(u32, u32)>>, git2::Error> {
+    let mut opts = git2::DiffOptions::new();
+    opts.context_lines(0);
+    let diff = repo.diff_tree_to_tree(
+        Some(&parent.tree()?),
+        Some(&commit.tree()?),
+        Some(&mut opts),
+    )?;
+    let mut out: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
+    diff.foreach(
+        &mut |_, _| true,
+        None,
+        Some(&mut |d, h| {
+            if let Some(p) = d.old_file().path() {
+                let start = h.old_start().max(1);
+                let end = start + h.old_lines().max(1) - 1;
+                out.entry(p.to_string_lossy().replace('\\', "/"))
+                    .or_default()
+                    .push((start, end));
+            }
+            true
+        }),
+        None,
+    )?;
+    Ok(out)
+}
+
+/// The lines of the definitions a Change line names (`` `name` (fn, line 83) ``).
+fn named_lines(change: &str) -> Vec<u32> {
+    change
+        .match_indices(", line ")
+        .filter_map(|(i, m)| {
+            let digits: String = change[i + m.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
+        .collect()
+}
+
+/// The last line of the definition starting at `line`: the line before the next
+/// definition that starts after it, or the end of the file.
+fn definition_end(defs: &[navin_planner::Symbol], line: u32) -> u32 {
+    defs.iter()
+        .map(|d| d.line)
+        .filter(|&l| l > line)
+        .min()
+        .map_or(u32::MAX, |l| l - 1)
+}
+
+fn touches(hunks: &[(u32, u32)], start: u32, end: u32) -> bool {
+    hunks.iter().any(|&(a, b)| a <= end && b >= start)
 }
 
 fn main() -> ExitCode {
@@ -264,6 +337,7 @@ fn run(
         }
         let tree = parent.tree()?;
         let source = MemorySource::from_git_tree(repo, &tree)?;
+        let hunks = old_hunks(repo, &commit, &parent)?;
         let t0 = Instant::now();
         let out = plan_repository(&source, &subject, &opts)?;
         t.times.push(t0.elapsed().as_secs_f64());
@@ -281,8 +355,23 @@ fn run(
                 && file_kind(&c.path) == FileKind::Source;
             if source_edit {
                 t.edits += 1;
-                if c.change.contains(", line ") {
+                let lines = named_lines(&c.change);
+                if !lines.is_empty() {
                     t.named_edits += 1;
+                    let spans = hunks.get(&c.path).map(Vec::as_slice).unwrap_or_default();
+                    let text = source
+                        .read(&c.path, u64::MAX)
+                        .ok()
+                        .flatten()
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .unwrap_or_default();
+                    let defs = definitions(&c.path, &text);
+                    if lines
+                        .iter()
+                        .any(|&l| touches(spans, l, definition_end(&defs, l)))
+                    {
+                        t.landed += 1;
+                    }
                 }
             }
             if subject.split_whitespace().count() >= 3 && c.change.contains(quoted_head.trim()) {

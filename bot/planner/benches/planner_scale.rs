@@ -1,6 +1,6 @@
 //! Planner speed on a generated 10k+ file repository: median and p95 plan time over 20 requests, and peak RSS.
 //!
-//! Usage: `cargo bench -p navin-bot --bench planner_scale [-- <files-per-unit-scale>]`
+//! Usage: `cargo bench -p navin-planner --bench planner_scale [-- <files-per-unit-scale>]`
 
 use std::path::Path;
 use std::time::Instant;
