@@ -218,7 +218,11 @@ pub fn plan_steps_in(plan: &Plan, toolchain: &Toolchain) -> Vec<NewTask> {
                 NewTask {
                     id: format!("S{}", i + 1),
                     title: clip(&stage.title),
-                    description: Some(describe_stage(&stage.files, stage.verification.trim())),
+                    description: Some(describe_stage(
+                        plan,
+                        &stage.files,
+                        stage.verification.trim(),
+                    )),
                     depends_on: chain(i, "S"),
                     validation,
                     acceptance,
@@ -245,7 +249,16 @@ pub fn plan_steps_in(plan: &Plan, toolchain: &Toolchain) -> Vec<NewTask> {
             let title = match group.as_slice() {
                 [only] => format!("{} {}", verb(only.operation), only.path),
                 _ if plan.changes.len() == group.len() => plan_goal(plan),
-                [first, ..] => format!("Change {}", module_of(&first.path)),
+                [first, ..] => {
+                    let lead = group
+                        .iter()
+                        .find(|c| !is_test_path(&c.path) && !is_doc(&c.path))
+                        .unwrap_or(first);
+                    match change_title(&lead.change, &lead.path) {
+                        t if t.is_empty() => format!("Change {}", module_of(&first.path)),
+                        t => t,
+                    }
+                }
                 [] => String::new(),
             };
             let description = match group.as_slice() {
@@ -272,6 +285,39 @@ pub fn plan_steps_in(plan: &Plan, toolchain: &Toolchain) -> Vec<NewTask> {
             }
         })
         .collect()
+}
+
+/// A step title from a plan's Change line for `path`: its first sentence, without
+/// parenthesised asides (`` `load` (fn, line 3) `` reads `` `load` ``), naming the
+/// file when the line does not. What changes, never the folder it is in.
+pub fn change_title(change: &str, path: &str) -> String {
+    let mut line = String::new();
+    let mut rest = change.trim();
+    while let Some(open) = rest.find(" (") {
+        let close = rest[open..].find(')').map(|c| open + c);
+        line.push_str(&rest[..open]);
+        match close {
+            // Line references and asides (`(it is the entry point)`) are for the brief.
+            Some(c) => rest = &rest[c + 1..],
+            _ => {
+                line.push_str(" (");
+                rest = &rest[open + 2..];
+            }
+        }
+    }
+    line.push_str(rest);
+    let line = line.split(". ").next().unwrap_or_default();
+    let line = line.trim().trim_end_matches('.');
+    if line.is_empty() {
+        return String::new();
+    }
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let title = if line.contains(file) {
+        line.to_owned()
+    } else {
+        format!("{line} in `{file}`")
+    };
+    clip(&title)
 }
 
 fn verb(op: FileOp) -> &'static str {
@@ -383,6 +429,14 @@ fn pairs_source_with_test(files: &[String]) -> bool {
     files.iter().any(|f| is_test_path(f)) && files.iter().any(|f| !is_test_path(f))
 }
 
+/// Prose a step's title never leads with: docs and changelogs follow the code.
+fn is_doc(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    [".md", ".rst", ".adoc", ".txt"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+}
+
 fn is_test_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let name = lower.rsplit('/').next().unwrap_or(&lower);
@@ -441,18 +495,20 @@ fn destructive<'a>(
     (!why.is_empty()).then(|| clip(&why.join(", ")))
 }
 
-fn describe_stage(files: &[String], verification: &str) -> String {
-    let mut text = String::new();
-    if !files.is_empty() {
-        text.push_str(&format!("Files: {}.", files.join(", ")));
-    }
+/// A stage step's description: per file, what the plan says changes there (so the
+/// brief names the definition and the change), then how the stage is verified.
+fn describe_stage(plan: &Plan, files: &[String], verification: &str) -> String {
+    let mut lines: Vec<String> = files
+        .iter()
+        .map(|f| match plan.changes.iter().find(|c| &c.path == f) {
+            Some(c) => format!("{} `{f}`: {}", verb(c.operation), c.change.trim()),
+            None => format!("`{f}`"),
+        })
+        .collect();
     if !verification.is_empty() {
-        if !text.is_empty() {
-            text.push(' ');
-        }
-        text.push_str(&format!("Verification: {verification}"));
+        lines.push(format!("Verification: {verification}"));
     }
-    clip(&text)
+    clip_long(&lines.join("\n"))
 }
 
 /// Longest step description kept: a step's changes, one line each.

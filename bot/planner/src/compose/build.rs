@@ -49,7 +49,10 @@ pub fn build_plan(
         intent: &intent,
         opts,
     });
-    let changes: Vec<FileChange> = chosen.iter().map(|c| c.change.clone()).collect();
+    let mut changes: Vec<FileChange> = chosen.iter().map(|c| c.change.clone()).collect();
+    if request.kind() == crate::request::Kind::Fix {
+        tests_first(&mut changes);
+    }
     let change_paths: BTreeSet<&str> = changes.iter().map(|c| c.path.as_str()).collect();
     let review: Vec<&RankedFile> = ranked
         .iter()
@@ -71,7 +74,13 @@ pub fn build_plan(
         .map(|c| c.command.clone())
         .take(MAX_CHECK_COMMANDS)
         .collect();
-    let stages = stages::build(scanned, map, graph, &chosen);
+    let stages = stages::build(
+        scanned,
+        map,
+        graph,
+        &chosen,
+        request.kind() == crate::request::Kind::Fix,
+    );
     let no_match = ranked.first().is_none_or(|r| r.lexical <= 0.0);
 
     let title = text::one_line(request.text(), 72);
@@ -176,6 +185,19 @@ pub fn build_plan(
         handoff: Some(handoff),
         stages,
         changes,
+    }
+}
+
+/// A fix starts with the test that fails without it: each test proposed right after
+/// the code it tests moves before that code.
+fn tests_first(changes: &mut [FileChange]) {
+    for i in 1..changes.len() {
+        let code = |p: &str| {
+            !lang::is_test_path(p) && lang::language_of(p).is_some_and(lang::is_code_language)
+        };
+        if lang::is_test_path(&changes[i].path) && code(&changes[i - 1].path) {
+            changes.swap(i - 1, i);
+        }
     }
 }
 

@@ -17,6 +17,8 @@ pub(crate) mod test_place;
 pub(crate) mod wording;
 
 #[cfg(test)]
+mod tests_new;
+#[cfg(test)]
 mod tests_plan;
 #[cfg(test)]
 mod tests_readonly;

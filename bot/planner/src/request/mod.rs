@@ -242,7 +242,8 @@ fn new_things(text: &str, sentence: &[Word]) -> NewThings {
         let before = i.checked_sub(1).and_then(|j| sentence.get(j));
         let before_name = before.and_then(|w| {
             let name = item_name(w)?;
-            let after_new = i >= 2 && at(i - 2) == "new";
+            // "a new priority module", "a priority module": an article or "new" first.
+            let after_new = i >= 2 && matches!(at(i - 2), "new" | "a" | "an");
             let typed = is_type && name.starts_with(|c: char| c.is_ascii_uppercase());
             (w.quoted || after_new || typed).then_some(name)
         });

@@ -136,7 +136,8 @@ fn a_large_plan_is_one_step_per_module_with_each_test_beside_its_source() {
     );
     let described = |i: usize| steps[i].description.clone().unwrap_or_default();
     assert!(described(0).contains("store_test.go"), "{}", described(0));
-    assert_eq!(steps[0].title, "Change internal/store");
+    // A module step is titled by what changes in its code, not by its folder.
+    assert_eq!(steps[0].title, "Do it in `store.go`");
     assert!(
         described(2).contains("tests/api/api_test.go"),
         "{}",
@@ -331,4 +332,20 @@ fn the_contracts_terms_become_constraints_acceptance_and_a_tighter_budget() {
     assert_eq!(budget.max_stalls, 3, "but never loosens");
     p.handoff = None;
     assert_eq!(plan_contract(&p), (vec![], vec![]));
+}
+
+#[test]
+fn a_step_title_is_the_change_line_without_its_asides_naming_the_file() {
+    assert_eq!(
+        change_title(
+            "Extend `History` (command, line 4) with `--since` (it is the binary entry point). Keep the rest.",
+            "src/cli.rs"
+        ),
+        "Extend `History` with `--since` in `cli.rs`"
+    );
+    assert_eq!(
+        change_title("Write `CONTRIBUTING.md`: how to propose a change.", "CONTRIBUTING.md"),
+        "Write `CONTRIBUTING.md`: how to propose a change"
+    );
+    assert_eq!(change_title("  ", "a.rs"), "");
 }
