@@ -72,6 +72,7 @@ fn plan(files: usize) -> PlanDocument {
                 operation: FileOp::Edit,
                 change: "Rewrite the parsing loop so errors carry the line number. ".repeat(2),
                 rationale: "Typos must fail loudly.".into(),
+                optional: false,
             })
             .collect(),
         new_dependencies: vec![],

@@ -44,6 +44,7 @@ fn plan_of(target: usize) -> Plan {
             operation: [Operation::Edit, Operation::Create, Operation::Delete][i % 3],
             change: format!("Change number {i}: move the parser behind a trait."),
             rationale: "Keeps the domain free of I/O.".to_owned(),
+            optional: false,
         })
         .collect();
     let stages = (0..files / 50)

@@ -128,6 +128,8 @@ pub enum RuleError {
         files: String,
         scope: String,
     },
+    #[error("{step}: the change leaves files the plan says must change untouched ({files}), and evidence.scope is refuse. Make those changes, or edit the plan to mark the file `Optional: yes`")]
+    RequiredUntouched { step: String, files: String },
     #[error("{step} needs a test that fails on the step's base and passes now (its plan pairs the change with its test, or evidence.fail_to_pass is required), and the newest test_run for {head} names none; add or repair the test that shows the change, commit and run `navin board verify {step}` again")]
     NoFailToPass { step: String, head: String },
     #[error("{step}: a recorded run must be a test_run, lint_run or verify_run carrying its run record, and ok must match its exit status")]
@@ -222,6 +224,7 @@ impl RuleError {
             RuleError::ChangeUnmeasured { .. } => "change_unmeasured",
             RuleError::NotStarted { .. } => "not_started",
             RuleError::OutOfScope { .. } => "out_of_scope",
+            RuleError::RequiredUntouched { .. } => "required_untouched",
             RuleError::NoFailToPass { .. } => "no_fail_to_pass",
             RuleError::ResumeNeedsHuman { .. } => "resume_needs_human",
             RuleError::AgentPauseReason { .. } => "agent_pause_reason",

@@ -582,6 +582,12 @@ pub struct Task {
     /// the step closes, or refused under `evidence.scope: refuse`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scope: Vec<String>,
+    /// The files of the scope the plan says must change (those not marked
+    /// `Optional`): a measured change that leaves one untouched is reported when the
+    /// step closes, or refused under `evidence.scope: refuse`. The rest of the scope
+    /// may change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required: Vec<String>,
     /// The plan pairs a source change with its test in this step: closed from a
     /// checkout, it needs a test that fails on its base and passes on its head, unless
     /// `evidence.fail_to_pass` is `off`.

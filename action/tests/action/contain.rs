@@ -62,6 +62,7 @@ fn mission_from_plan(job: &Job, planned: &[&str]) {
                 operation: navin_ledger::plan::Operation::Edit,
                 change: "Run the widget tests.".into(),
                 rationale: "They are not run today.".into(),
+                optional: false,
             })
             .collect(),
         new_dependencies: vec![],

@@ -25,6 +25,7 @@ fn plan_text(title: &str) -> String {
             operation: Operation::Edit,
             change: "Add a greeting parameter.".to_owned(),
             rationale: "Callers want other words.".to_owned(),
+            optional: false,
         }],
         new_dependencies: vec![],
         risks: vec![

@@ -27,6 +27,7 @@ fn plan() -> String {
             operation: Operation::Edit,
             change: "`greet`: take the greeting word as a parameter.".to_owned(),
             rationale: "The word is hard-coded today.".to_owned(),
+            optional: false,
         }],
         new_dependencies: vec![],
         risks: vec![

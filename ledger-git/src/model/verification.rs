@@ -71,6 +71,15 @@ impl FailToPass {
 }
 
 impl Task {
+    /// The files the step must change that `changed` leaves untouched.
+    pub fn untouched_required<'a>(&'a self, changed: &[String]) -> Vec<&'a str> {
+        self.required
+            .iter()
+            .map(String::as_str)
+            .filter(|r| !changed.iter().any(|c| c == r))
+            .collect()
+    }
+
     /// The changed paths outside the step's scope (none when it has no scope): a path is
     /// inside when the scope names it or a directory above it.
     pub fn outside_scope<'a>(&self, changed: &'a [String]) -> Vec<&'a str> {

@@ -16,6 +16,9 @@ pub struct StepVerdict {
     pub change: Option<Change>,
     /// Changed files outside the step's scope, reported under `evidence.scope: warn`.
     pub outside_scope: Vec<String>,
+    /// Files the plan says the step must change that the change leaves untouched,
+    /// reported under `evidence.scope: warn`.
+    pub untouched_required: Vec<String>,
     /// The evidence that proves the step: the one given, or the best already recorded.
     pub proof: Option<Evidence>,
 }
@@ -43,11 +46,12 @@ pub fn close_step(
     ctx: &Ctx,
 ) -> Result<StepVerdict, RuleError> {
     let proof = check_done_gate(task, given, ctx)?;
-    let outside_scope = check_change(task, ctx)?;
+    let (outside_scope, untouched_required) = check_change(task, ctx)?;
     Ok(StepVerdict {
         step: task.id.clone(),
         change: ctx.change.clone().filter(|_| task.validation.needs_run()),
         outside_scope,
+        untouched_required,
         proof,
     })
 }
@@ -69,13 +73,13 @@ pub(super) fn listed(paths: &[String]) -> String {
 /// A step whose work is code (its validation runs something) must change something: a
 /// green run of the tree the step was handed proves the suite, not the step. From a
 /// checkout the change runs from the step's base to `HEAD`; on GitHub it is the step's
-/// pull request. Returns the changed paths outside the step's scope, refused under
-/// [`ScopePolicy::Refuse`]. Nothing measured (a person's `/done` on GitHub, or an
+/// pull request. Returns the changed paths outside the step's scope and the required
+/// files it leaves untouched, each refused under [`ScopePolicy::Refuse`]. Nothing measured (a person's `/done` on GitHub, or an
 /// operation made outside any checkout) checks nothing here: the evidence gate still
 /// asks for CI on the step's head.
-fn check_change(task: &Task, ctx: &Ctx) -> Result<Vec<String>, RuleError> {
+fn check_change(task: &Task, ctx: &Ctx) -> Result<(Vec<String>, Vec<String>), RuleError> {
     if !task.validation.needs_run() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let step = task.id.clone();
     let change = match ctx.change.as_ref() {
@@ -86,7 +90,7 @@ fn check_change(task: &Task, ctx: &Ctx) -> Result<Vec<String>, RuleError> {
             },
         ) => change,
         // From a checkout, the change must start where the step did.
-        _ if ctx.checkout.is_none() => return Ok(Vec::new()),
+        _ if ctx.checkout.is_none() => return Ok((Vec::new(), Vec::new())),
         change => {
             let Some(base) = task.base.as_deref() else {
                 // An agent that skips `start` would leave no base to measure from.
@@ -94,7 +98,7 @@ fn check_change(task: &Task, ctx: &Ctx) -> Result<Vec<String>, RuleError> {
                 if ctx.actor.is_agent() && task.status == TaskStatus::Planned {
                     return Err(RuleError::NotStarted { step });
                 }
-                return Ok(Vec::new());
+                return Ok((Vec::new(), Vec::new()));
             };
             match change.filter(|c| c.from == ChangeFrom::Checkout && c.base == base) {
                 Some(change) => change,
@@ -131,5 +135,16 @@ fn check_change(task: &Task, ctx: &Ctx) -> Result<Vec<String>, RuleError> {
             scope: listed(&task.scope),
         });
     }
-    Ok(outside)
+    let untouched: Vec<String> = task
+        .untouched_required(&change.files)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    if !untouched.is_empty() && ctx.scope_policy == ScopePolicy::Refuse {
+        return Err(RuleError::RequiredUntouched {
+            step,
+            files: listed(&untouched),
+        });
+    }
+    Ok((outside, untouched))
 }

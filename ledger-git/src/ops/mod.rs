@@ -38,6 +38,8 @@ pub struct NewTask {
     pub base: Option<String>,
     /// The files the plan proposes for it (see [`crate::model::Task::scope`]).
     pub scope: Vec<String>,
+    /// See [`crate::model::Task::required`].
+    pub required: Vec<String>,
     /// See [`crate::model::Task::fail_to_pass`].
     pub fail_to_pass: bool,
 }

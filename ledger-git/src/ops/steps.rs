@@ -51,6 +51,7 @@ pub(super) fn build_tasks(new: &[NewTask], max_retries: u32) -> Result<Vec<Arc<T
                 attempts: Vec::new(),
                 base: n.base.clone().filter(|b| !b.trim().is_empty()),
                 scope: n.scope.clone(),
+                required: n.required.clone(),
                 fail_to_pass: n.fail_to_pass,
             }))
         })
@@ -191,7 +192,8 @@ pub(super) fn done(
     if !ctx.actor.is_human() {
         require_released(tx, pos)?;
     }
-    let outside = close_step(&tx.ledger.board.tasks[pos], evidence, ctx)?.outside_scope;
+    let verdict = close_step(&tx.ledger.board.tasks[pos], evidence, ctx)?;
+    let (outside, untouched) = (verdict.outside_scope, verdict.untouched_required);
     let task = tx.ledger.board.task_mut(pos);
     task.status = TaskStatus::Done;
     let recorded = evidence.map(|e| stamp(e, ctx));
@@ -221,6 +223,12 @@ pub(super) fn done(
         tx.change(format!(
             "{step} changed files outside its scope: {}",
             listed(&outside)
+        ));
+    }
+    if !untouched.is_empty() {
+        tx.change(format!(
+            "{step} left files the plan says must change untouched: {}",
+            listed(&untouched)
         ));
     }
     tx.effects.push(Effect::StepDone {

@@ -234,6 +234,7 @@ pub fn plan_steps_in(plan: &Plan, toolchain: &Toolchain) -> Vec<NewTask> {
                         &stage.title,
                     ),
                     scope: stage.files.clone(),
+                    required: required(plan, &stage.files),
                     fail_to_pass: validation == Validation::Test
                         && pairs_source_with_test(&stage.files),
                     ..NewTask::default()
@@ -279,6 +280,7 @@ pub fn plan_steps_in(plan: &Plan, toolchain: &Toolchain) -> Vec<NewTask> {
                 acceptance: acceptance.clone(),
                 commands: commands.clone(),
                 destructive: destructive(plan, group.iter().map(|c| c.path.as_str()), ""),
+                required: required(plan, &scope),
                 scope: scope.clone(),
                 fail_to_pass: validation == Validation::Test && pairs_source_with_test(&scope),
                 ..NewTask::default()
@@ -318,6 +320,16 @@ pub fn change_title(change: &str, path: &str) -> String {
         format!("{line} in `{file}`")
     };
     clip(&title)
+}
+
+/// The files of `files` the plan says must change: those its Proposed Changes name
+/// without `Optional: yes`.
+fn required(plan: &Plan, files: &[String]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|f| plan.changes.iter().any(|c| &c.path == *f && !c.optional))
+        .cloned()
+        .collect()
 }
 
 fn verb(op: FileOp) -> &'static str {

@@ -81,6 +81,7 @@ pub enum FileField {
     Operation,
     Change,
     Rationale,
+    Optional,
 }
 
 /// Items added and removed (matched by exact text, duplicates counted), and
@@ -272,6 +273,14 @@ fn diff_files(
                 field: FileField::Operation,
                 before: operation_name(original.operation).to_owned(),
                 after: operation_name(edited.operation).to_owned(),
+            });
+        }
+        if original.optional != edited.optional {
+            let word = |o: bool| if o { "yes" } else { "no" }.to_owned();
+            fields.push(FieldEdit {
+                field: FileField::Optional,
+                before: word(original.optional),
+                after: word(edited.optional),
             });
         }
         for (field, b, a) in [

@@ -63,6 +63,7 @@ fn render(diff: &PlanDiff) -> String {
                         super::diff::FileField::Operation => "operation",
                         super::diff::FileField::Change => "change",
                         super::diff::FileField::Rationale => "rationale",
+                        super::diff::FileField::Optional => "optional",
                     };
                     format!("{name} \"{}\" → \"{}\"", f.before, f.after)
                 })

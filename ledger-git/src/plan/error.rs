@@ -113,6 +113,8 @@ pub enum PlanErrorKind {
     EmptyField { field: &'static str, item: String },
     #[error("unknown operation \"{found}\"; allowed operations are edit, create, delete")]
     UnknownOperation { found: String },
+    #[error("\"Optional\" of {item} is \"{found}\"; write yes or no")]
+    UnknownOptional { found: String, item: String },
     #[error("expected a bullet (\"- ...\"){}, found \"{found}\"", if *none_allowed { " or \"None.\"" } else { "" })]
     ExpectedListItem { found: String, none_allowed: bool },
     #[error("empty {what} bullet")]

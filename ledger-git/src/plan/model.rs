@@ -46,6 +46,11 @@ pub struct FileChange {
     pub operation: Operation,
     pub change: String,
     pub rationale: String,
+    /// `- **Optional:** yes`: the file may change (a caller, a doc page, a file the
+    /// planner is unsure of) and is in the step's scope, but the step is complete
+    /// without it. Absent means the file must change.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
 }
 
 /// The operation a proposed change performs on its file.

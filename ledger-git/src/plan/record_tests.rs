@@ -177,6 +177,7 @@ fn doc(operation: Operation, dependencies: &[&str]) -> PlanDocument {
             operation,
             change: "change the greeting".into(),
             rationale: "it is where greetings live".into(),
+            optional: false,
         }],
         new_dependencies: dependencies.iter().map(|d| d.to_string()).collect(),
         risks: vec!["a".into(), "b".into(), "c".into()],

@@ -144,6 +144,9 @@ fn file_block(out: &mut String, change: &FileChange) {
         change.change,
         change.rationale
     );
+    if change.optional {
+        out.push_str("- **Optional:** yes\n");
+    }
 }
 
 fn questions(out: &mut String, questions: &[Question]) {

@@ -226,6 +226,7 @@ mod tests {
                     operation: Operation::Edit,
                     change: "c".into(),
                     rationale: "r".into(),
+                    optional: false,
                 })
                 .collect(),
             new_dependencies: vec![],

@@ -122,7 +122,7 @@ pub fn build_plan(
         verification.push("manual review of the diff (no test command detected)".to_string());
     }
     let mut criteria =
-        vec!["Every change in Proposed Changes is made and nothing outside its scope".to_string()];
+        vec!["Every change in Proposed Changes not marked optional is made, and nothing outside its files".to_string()];
     for t in &tests {
         criteria.push(format!("`{}` passes", t.command));
     }

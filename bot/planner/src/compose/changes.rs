@@ -26,6 +26,9 @@ use crate::text;
 
 /// Files within this share of the best score are proposed for edit.
 const EDIT_THRESHOLD: f64 = 0.35;
+/// Ranked files below this share of the best score may change: they are in scope,
+/// marked optional and asked about, never required.
+const MUST_THRESHOLD: f64 = 0.5;
 /// Ranked test files taken as edits of their own; more would crowd out the code.
 const MAX_RANKED_TESTS: usize = 2;
 /// Source edits that get their existing test file proposed right after them.
@@ -42,6 +45,7 @@ fn added(path: String, operation: Operation, change: String, rationale: String) 
             operation,
             change,
             rationale,
+            optional: false,
         },
         rank: None,
         symbols: Vec::new(),
@@ -130,12 +134,16 @@ fn ranked_edits(cx: &Inputs) -> Vec<Chosen> {
             .iter()
             .map(|reason| in_request_words(reason, &r.matched, &words))
             .collect();
+        // A caller with no word of the request, or a file well below the best, may
+        // change; the step is complete without it.
+        let optional = i > 0 && (r.lexical <= 0.0 || r.score < top * MUST_THRESHOLD);
         out.push(Chosen {
             change: FileChange {
                 path: r.path.clone(),
                 operation: Operation::Edit,
                 change,
                 rationale: format!("Ranked #{} for the request: {}.", i + 1, reasons.join("; ")),
+                optional,
             },
             rank: Some(i),
             symbols,

@@ -127,6 +127,7 @@ fn declarations(cx: &Inputs, out: &mut Vec<Chosen>, sources: &[String]) {
                     rationale: format!(
                         "`{dts}` declares the types of `{source}`, so users see the change only once it is typed there."
                     ),
+                    optional: false,
                 },
                 rank: None,
                 symbols: Vec::new(),
@@ -216,6 +217,8 @@ fn pages(cx: &Inputs, out: &mut Vec<Chosen>, sources: &[String]) {
                 rationale: format!(
                     "`{path}` already documents {documented} definitions of the edited files, so it describes this behaviour to users."
                 ),
+                // Pages describing the change may need it; the code is the step.
+                optional: true,
             },
             rank: None,
             symbols: Vec::new(),

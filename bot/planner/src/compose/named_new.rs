@@ -50,6 +50,7 @@ fn added(path: &str, change: String, rationale: String) -> Chosen {
             operation: Operation::Create,
             change,
             rationale,
+            optional: false,
         },
         rank: None,
         symbols: Vec::new(),
@@ -63,6 +64,7 @@ fn edit(path: &str, change: String, rationale: String) -> Chosen {
             operation: Operation::Edit,
             change,
             rationale,
+            optional: false,
         },
         rank: None,
         symbols: Vec::new(),
@@ -387,11 +389,13 @@ pub fn named_new(cx: &Inputs, near: Option<&str>) -> Vec<Chosen> {
                 .map(|f| f.path.as_str())
                 .find(|p| !p.contains('/') && lang::stem(p).eq_ignore_ascii_case("readme"))
             {
-                out.push(edit(
+                let mut link = edit(
                     readme,
                     format!("Link `{file}` where the README tells readers how to take part."),
                     "Readers start at the README.".to_string(),
-                ));
+                );
+                link.change.optional = true;
+                out.push(link);
             }
         }
     }

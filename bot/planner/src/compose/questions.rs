@@ -40,6 +40,26 @@ pub(crate) fn questions(
             format!("The files Proposed Changes lists, starting with `{first}`."),
         ));
     }
+    // Files the ranking is unsure of are optional; the reviewer says whether they stay.
+    let unsure: Vec<&str> = changes
+        .iter()
+        .filter(|c| c.optional && c.rationale.starts_with("Ranked #"))
+        .map(|c| c.path.as_str())
+        .collect();
+    if !unsure.is_empty() {
+        out.push(q(
+            match unsure.as_slice() {
+                [one] => format!(
+                    "Does the change need `{one}` too? It ranks well below `{first}`, so the plan marks it optional."
+                ),
+                _ => format!(
+                    "Does the change need {} too? They rank well below `{first}`, so the plan marks them optional.",
+                    text::backticked(&unsure)
+                ),
+            },
+            "Optional, in scope: the step is complete with or without a change there.".to_string(),
+        ));
+    }
     let lower = request.text().to_lowercase();
     let removal = [
         "remove",

@@ -320,3 +320,58 @@ fn docs_follow_the_code_they_describe_in_the_same_stage() {
         );
     }
 }
+
+#[test]
+fn the_plan_separates_files_that_must_change_from_files_that_may_and_asks_about_the_unsure_ones() {
+    let out = plan_of(
+        RUST_CLI,
+        "fix parse_timestamp rejecting timestamps with a timezone",
+    );
+    let store = change(&out, "src/todo/store.rs").expect("the parser");
+    assert!(!store.optional, "the file the fix lands in must change");
+    let optional: Vec<&str> = out
+        .plan
+        .changes
+        .iter()
+        .filter(|c| c.optional)
+        .map(|c| c.path.as_str())
+        .collect();
+    assert!(
+        optional.contains(&"src/todo/mod.rs"),
+        "{:?}",
+        out.plan.changes
+    );
+    let asked = out
+        .plan
+        .questions
+        .iter()
+        .any(|q| q.question.contains("`src/todo/mod.rs`") && q.question.contains("optional"));
+    assert!(asked, "{:?}", out.plan.questions);
+    // The mission's step: everything in scope, only the must set required.
+    let steps = convert::plan_steps(&out.plan);
+    let step = &steps[0];
+    assert!(step.scope.iter().any(|f| f == "src/todo/mod.rs"));
+    assert!(step.required.iter().any(|f| f == "src/todo/store.rs"));
+    assert!(!step.required.iter().any(|f| f == "src/todo/mod.rs"));
+    let criteria = &out.plan.handoff.as_ref().unwrap().completion_criteria;
+    assert!(criteria[0].contains("not marked optional"), "{criteria:?}");
+    // A page that documents the edited code may change; the code must.
+    // A clap CLI whose README documents its `export --csv` option.
+    let mut files: Vec<(&str, &str)> = RUST_CLI
+        .iter()
+        .filter(|(p, _)| !matches!(*p, "README.md" | "src/main.rs"))
+        .copied()
+        .collect();
+    files.push((
+        "src/main.rs",
+        "mod todo;\nuse clap::{Parser, Subcommand};\n#[derive(Parser)]\nstruct Cli { #[command(subcommand)] cmd: Cmd }\n#[derive(Subcommand)]\nenum Cmd { List, Add { text: String }, Export { #[arg(long)] csv: bool } }\nfn main() {}\n",
+    ));
+    files.push((
+        "README.md",
+        "# todo\n\nA todo list CLI.\n\n## Usage\n\n    todo add \"milk\"\n    todo export --csv\n",
+    ));
+    let out = plan_of(&files, "add --format json to todo export");
+    let readme = change(&out, "README.md").expect("the page documenting export");
+    assert!(readme.optional, "{readme:?}");
+    assert!(!change(&out, "src/todo/export.rs").unwrap().optional);
+}

@@ -37,13 +37,13 @@ pub(crate) fn example_plan() -> Plan {
                 path: "src/existing_module.rs".to_owned(),
                 operation: Operation::Edit,
                 change: "<one-line description of the edit>".to_owned(),
-                rationale: "<why this file must change>".to_owned(),
+                rationale: "<why this file must change>".to_owned(), optional: false,
             },
             FileChange {
                 path: "tests/new_behaviour_test.rs".to_owned(),
                 operation: Operation::Create,
                 change: "<one-line description of the new file>".to_owned(),
-                rationale: "<why it is needed>".to_owned(),
+                rationale: "<why it is needed>".to_owned(), optional: false,
             },
         ],
         new_dependencies: vec![],
@@ -78,7 +78,7 @@ const RULES: &str = "\
 Rules the plan must follow (it is checked by a strict parser; a plan that breaks a rule is rejected):
 1. The first line is \"# Plan: <one-line summary>\". Then every \"##\" section of the example, spelled exactly as shown and in the same order. No other \"#\" or \"##\" headings anywhere; inside a section use \"###\" or deeper, and close every code fence.
 2. \"## System Persona\" is exactly the sentence shown in the example.
-3. \"## Proposed Changes\" has one \"### File: <path>\" block per file with exactly the three bullets \"- **Operation:** edit|create|delete\", \"- **Change:** ...\", \"- **Rationale:** ...\", each on one line. Paths are relative to the repository root, use /, never start with / and never contain \"..\"; list each file once. Only edit or delete files that exist in the repository summary; use create for new files. Write \"None.\" if nothing changes.
+3. \"## Proposed Changes\" has one \"### File: <path>\" block per file with exactly the three bullets \"- **Operation:** edit|create|delete\", \"- **Change:** ...\", \"- **Rationale:** ...\", each on one line, plus \"- **Optional:** yes\" on a file that may change but need not (a caller, a doc page, a file you are unsure of): the step is complete without it. Paths are relative to the repository root, use /, never start with / and never contain \"..\"; list each file once. Only edit or delete files that exist in the repository summary; use create for new files. Write \"None.\" if nothing changes.
 4. \"## New dependencies\": one \"- \" bullet per new package or tool, or \"None.\".
 5. \"## Risks\": 3 to 5 \"- \" bullets.
 6. \"## Actionable Next Steps\": a numbered checklist (\"1. [ ] ...\"), at least one step, each on one line; include the tests to run.

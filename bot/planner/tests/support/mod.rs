@@ -33,6 +33,7 @@ pub fn valid_plan() -> Plan {
             operation: Operation::Edit,
             change: "Wrap the send in a retry loop with backoff.".to_owned(),
             rationale: "Transient failures lose deliveries today.".to_owned(),
+            optional: false,
         }],
         new_dependencies: vec![],
         risks: vec![

@@ -262,3 +262,49 @@ fn on_github_the_pull_request_is_the_change_whatever_the_steps_recorded_base() {
     );
     assert_eq!(e.code(), "no_change", "the ledger's done is the same rule");
 }
+
+#[test]
+fn a_pull_request_that_skips_a_required_file_is_reported_or_refused_and_optional_files_may_stay() {
+    // The plan says src/parse.rs must change; README.md is in scope but optional.
+    let l = mission_with(vec![NewTask {
+        scope: vec!["src/parse.rs".into(), "README.md".into()],
+        required: vec!["src/parse.rs".into()],
+        ..task("S1", &[], Validation::Test)
+    }]);
+    let task = l.board.task("S1").expect("S1");
+    let ci = green(EvidenceKind::CheckRun);
+
+    let verdict = close_step(task, Some(&ci), &pull(&["src/parse.rs"])).expect("closes");
+    assert!(verdict.untouched_required.is_empty() && verdict.outside_scope.is_empty());
+
+    let verdict = close_step(task, Some(&ci), &pull(&["README.md"])).expect("warn closes");
+    assert_eq!(verdict.untouched_required, ["src/parse.rs"]);
+
+    let strict = pull(&["README.md"]).with_scope_policy(ScopePolicy::Refuse);
+    let e = close_step(task, Some(&ci), &strict).expect_err("the required file is untouched");
+    assert_eq!(e.code(), "required_untouched");
+    assert!(e.to_string().contains("src/parse.rs"), "{e}");
+    assert!(e.to_string().contains("Optional: yes"), "{e}");
+
+    // Under warn the step closes and the ledger's history says what was left.
+    let l = run(&l, Operation::Start { step: "S1".into() }, &navin());
+    let done = Operation::Done {
+        step: "S1".into(),
+        evidence: Some(ci),
+    };
+    let applied = applied(Some(&l), done, &pull(&["README.md"]));
+    assert_eq!(status(&applied.ledger, "S1"), TaskStatus::Done);
+    let history = &applied
+        .ledger
+        .mission
+        .history
+        .last()
+        .expect("entry")
+        .changes;
+    assert!(
+        history
+            .iter()
+            .any(|c| c == "S1 left files the plan says must change untouched: src/parse.rs"),
+        "{history:?}"
+    );
+}

@@ -9,6 +9,7 @@ fn change(path: &str, operation: FileOp) -> FileChange {
         operation,
         change: "Do it.".to_owned(),
         rationale: "Because.".to_owned(),
+        optional: false,
     }
 }
 
@@ -241,12 +242,14 @@ fn deletes_new_dependencies_and_migrations_are_destructive_steps() {
         operation: FileOp::Edit,
         change: "add serde".into(),
         rationale: "r".into(),
+        optional: false,
     });
     p.changes.push(FileChange {
         path: "db/migrations/001_add.sql".into(),
         operation: FileOp::Create,
         change: "c".into(),
         rationale: "r".into(),
+        optional: false,
     });
     let why = |p: &Plan| -> Vec<Option<String>> {
         plan_steps(p).into_iter().map(|s| s.destructive).collect()
@@ -344,8 +347,42 @@ fn a_step_title_is_the_change_line_without_its_asides_naming_the_file() {
         "Extend `History` with `--since` in `cli.rs`"
     );
     assert_eq!(
-        change_title("Write `CONTRIBUTING.md`: how to propose a change.", "CONTRIBUTING.md"),
+        change_title(
+            "Write `CONTRIBUTING.md`: how to propose a change.",
+            "CONTRIBUTING.md"
+        ),
         "Write `CONTRIBUTING.md`: how to propose a change"
     );
     assert_eq!(change_title("  ", "a.rs"), "");
+}
+
+#[test]
+fn a_step_requires_the_files_the_plan_says_must_change_and_scopes_the_optional_ones_too() {
+    let mut p = plan(vec![], vec!["`cargo test`".into()]);
+    p.changes = vec![
+        change("src/parse.rs", FileOp::Edit),
+        FileChange {
+            optional: true,
+            ..change("src/caller.rs", FileOp::Edit)
+        },
+        FileChange {
+            optional: true,
+            ..change("README.md", FileOp::Edit)
+        },
+    ];
+    let steps = plan_steps(&p);
+    assert_eq!(steps.len(), 1);
+    assert_eq!(
+        steps[0].scope,
+        ["src/parse.rs", "src/caller.rs", "README.md"]
+    );
+    assert_eq!(steps[0].required, ["src/parse.rs"]);
+    // Stages carry the same split.
+    p.stages = vec![Stage {
+        title: "Parse dates".into(),
+        files: vec!["src/parse.rs".into(), "README.md".into()],
+        verification: "`cargo test`".into(),
+    }];
+    let steps = plan_steps(&p);
+    assert_eq!(steps[0].required, ["src/parse.rs"]);
 }

@@ -7,7 +7,7 @@ use crate::plan::rules;
 use crate::plan::section::Section;
 use crate::plan::text::{self, Comments, Line};
 
-const FILE_FIELDS: &str = "Operation, Change, Rationale";
+const FILE_FIELDS: &str = "Operation, Change, Rationale, Optional";
 const STAGE_FIELDS: &str = "File, Verification";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +15,7 @@ enum FileField {
     Operation,
     Change,
     Rationale,
+    Optional,
 }
 
 #[derive(Debug)]
@@ -24,6 +25,7 @@ struct FileDraft {
     operation: Option<Operation>,
     change: Option<(String, usize)>,
     rationale: Option<(String, usize)>,
+    optional: Option<bool>,
     last: Option<FileField>,
 }
 
@@ -56,6 +58,23 @@ pub(super) fn clean_path(value: &str) -> &str {
         path = rest;
     }
     path
+}
+
+/// `yes`/`no` (or `true`/`false`) of an `Optional` line.
+fn parse_optional(value: &str, item: &str) -> Result<bool, PlanErrorKind> {
+    let key = value
+        .trim()
+        .trim_matches(|c| c == '`' || c == '*' || c == '_')
+        .trim()
+        .trim_end_matches('.');
+    match key.to_ascii_lowercase().as_str() {
+        "yes" | "true" => Ok(true),
+        "no" | "false" => Ok(false),
+        _ => Err(PlanErrorKind::UnknownOptional {
+            found: text::quote(value),
+            item: item.to_owned(),
+        }),
+    }
 }
 
 fn parse_operation(value: &str, item: &str) -> Result<Operation, PlanErrorKind> {
@@ -129,6 +148,7 @@ impl Parser<'_, '_> {
                     operation: None,
                     change: None,
                     rationale: None,
+                    optional: None,
                     last: None,
                 });
                 continue;
@@ -147,6 +167,7 @@ impl Parser<'_, '_> {
                     Some("operation") => Some(FileField::Operation),
                     Some("change") => Some(FileField::Change),
                     Some("rationale") => Some(FileField::Rationale),
+                    Some("optional") => Some(FileField::Optional),
                     _ => None,
                 };
                 let (Some(field), Some((_, value))) = (field, labelled.as_ref()) else {
@@ -195,6 +216,14 @@ impl Parser<'_, '_> {
                             return Err(duplicate("Rationale"));
                         }
                         draft.rationale = Some(((*value).to_owned(), line.no));
+                    }
+                    FileField::Optional => {
+                        if draft.optional.is_some() {
+                            return Err(duplicate("Optional"));
+                        }
+                        let yes =
+                            parse_optional(value, &draft.item()).map_err(|k| at(line.no, k))?;
+                        draft.optional = Some(yes);
                     }
                 }
                 draft.last = Some(field);
@@ -248,6 +277,7 @@ impl Parser<'_, '_> {
             operation,
             change,
             rationale,
+            optional: draft.optional.unwrap_or(false),
         });
         Ok(())
     }

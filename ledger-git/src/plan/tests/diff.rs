@@ -71,6 +71,7 @@ fn file_entries_added_removed_and_changed_are_listed_by_path() {
         operation: Operation::Create,
         change: "Document the keys.".to_owned(),
         rationale: "People need the list.".to_owned(),
+        optional: false,
     });
     let d = diff(&sample_plan(), &edited);
     assert_eq!(d.files_added, vec![edited.changes[2].clone()]);

@@ -263,7 +263,7 @@ fn rejects_unknown_field_in_a_file_block() {
         PlanErrorKind::UnknownField {
             found: "reason".to_owned(),
             item: "file \"bot/src/config.rs\"".to_owned(),
-            allowed: "Operation, Change, Rationale"
+            allowed: "Operation, Change, Rationale, Optional"
         }
     );
 }
@@ -647,4 +647,37 @@ fn error_fields_are_inspectable_and_comparable() {
     assert_eq!(a, b);
     assert_eq!(a.section, Some(Section::ProposedChanges));
     assert!(a.line.is_some());
+}
+
+#[test]
+fn an_optional_line_must_say_yes_or_no() {
+    let text = edited(
+        "- **Rationale:** Typos in config must fail loudly.",
+        "- **Rationale:** Typos in config must fail loudly.\n- **Optional:** maybe",
+    );
+    let err = error(&text);
+    assert_eq!(
+        err.kind,
+        PlanErrorKind::UnknownOptional {
+            found: "maybe".to_owned(),
+            item: "file \"bot/src/config.rs\"".to_owned(),
+        }
+    );
+    assert!(err.to_string().contains("write yes or no"), "{err}");
+}
+
+#[test]
+fn an_optional_file_round_trips_and_a_file_without_the_line_must_change() {
+    let text = edited(
+        "- **Rationale:** Typos in config must fail loudly.",
+        "- **Rationale:** Typos in config must fail loudly.\n- **Optional:** yes",
+    );
+    let plan = crate::plan::parse(&text).unwrap();
+    let optional: Vec<bool> = plan.changes.iter().map(|c| c.optional).collect();
+    assert!(
+        optional.contains(&true) && optional.contains(&false),
+        "{optional:?}"
+    );
+    let again = crate::plan::parse(&crate::plan::render(&plan)).unwrap();
+    assert_eq!(again, plan);
 }

@@ -11,6 +11,7 @@ fn change(path: &str, operation: Operation) -> FileChange {
         operation,
         change: "c".to_owned(),
         rationale: "r".to_owned(),
+        optional: false,
     }
 }
 

@@ -85,17 +85,24 @@ fn operation() -> impl Strategy<Value = Operation> {
 }
 
 fn changes() -> impl Strategy<Value = Vec<FileChange>> {
-    vec((path(), operation(), words(6), words(6)), 0..5).prop_map(|entries| {
+    vec(
+        (path(), operation(), words(6), words(6), any::<bool>()),
+        0..5,
+    )
+    .prop_map(|entries| {
         entries
             .into_iter()
             .enumerate()
-            .map(|(i, (path, operation, change, rationale))| FileChange {
-                // The index keeps paths unique.
-                path: format!("{path}{i}"),
-                operation,
-                change,
-                rationale,
-            })
+            .map(
+                |(i, (path, operation, change, rationale, optional))| FileChange {
+                    // The index keeps paths unique.
+                    path: format!("{path}{i}"),
+                    operation,
+                    change,
+                    rationale,
+                    optional,
+                },
+            )
             .collect()
     })
 }

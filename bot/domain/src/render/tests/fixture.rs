@@ -120,7 +120,7 @@ pub fn plan(files: usize, bytes_per_file: usize) -> PlanDocument {
                 path: format!("bot/src/config/part_{i}.rs"),
                 operation: FileOp::Edit,
                 change: filler.trim().to_owned(),
-                rationale: "Typos must fail loudly.".into(),
+                rationale: "Typos must fail loudly.".into(), optional: false,
             })
             .collect(),
         new_dependencies: vec![],
