@@ -672,12 +672,12 @@ fn an_optional_file_round_trips_and_a_file_without_the_line_must_change() {
         "- **Rationale:** Typos in config must fail loudly.",
         "- **Rationale:** Typos in config must fail loudly.\n- **Optional:** yes",
     );
-    let plan = crate::plan::parse(&text).unwrap();
+    let plan = crate::plan::parse(&text).expect("a plan with an Optional line parses");
     let optional: Vec<bool> = plan.changes.iter().map(|c| c.optional).collect();
     assert!(
         optional.contains(&true) && optional.contains(&false),
         "{optional:?}"
     );
-    let again = crate::plan::parse(&crate::plan::render(&plan)).unwrap();
+    let again = crate::plan::parse(&crate::plan::render(&plan)).expect("its rendering parses");
     assert_eq!(again, plan);
 }
