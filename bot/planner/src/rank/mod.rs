@@ -279,7 +279,13 @@ fn count_file(path: &str, content: Option<&str>, q: &Lookup<'_>) -> Counts {
     });
     let mut content_len = 0usize;
     if let Some(body) = content {
-        for line in body.lines() {
+        // A Rust file's `#[cfg(test)]` module is its tests: requests quoted in test
+        // data there ("add a --since option…") say nothing about the code above it.
+        let rust = path.ends_with(".rs");
+        for line in body
+            .lines()
+            .take_while(|l| !(rust && l.trim_start().starts_with("#[cfg(test)]")))
+        {
             let def = is_definition(line);
             text::for_each_term(line, |t| {
                 content_len += 1;
