@@ -1,7 +1,7 @@
 //! Recall of the built-in planner against real history: for each recent commit, plan its subject line
 //! against the parent tree (read through git2, no checkout) and compare with the files the commit touched.
 //!
-//! Usage: `cargo bench -p navin-planner --bench planner_recall -- <git-dir-or-checkout>... [N] [--verbose] [--dump]`
+//! Usage: `cargo bench -p navin-planner --bench planner_recall -- <git-dir-or-checkout>... [N] [--history=DEPTH] [--verbose] [--dump]`
 //! (several repositories give one table row each plus a pooled row; `--dump` prints each plan as JSON).
 //!
 //! Recall@10 is reported for all touched files, non-test files, source files (not tests, docs,
@@ -13,7 +13,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use navin_planner::{
-    definitions, file_kind, plan_repository, FileKind, MemorySource, PlannerOptions, RepoSource,
+    definitions, file_kind, history::History, plan_repository_with, FileKind, MemorySource,
+    PlannerOptions, RepoSource,
 };
 
 const K: usize = 10;
@@ -245,6 +246,11 @@ fn main() -> ExitCode {
         .collect();
     let verbose = args.iter().any(|a| a == "--verbose");
     let dump = args.iter().any(|a| a == "--dump");
+    // `--history=N`: plan with the N commits before each planned commit.
+    let depth: usize = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--history=")?.parse().ok())
+        .unwrap_or(0);
     let positional: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let n: usize = positional.iter().find_map(|s| s.parse().ok()).unwrap_or(30);
     let paths: Vec<&String> = positional
@@ -253,7 +259,7 @@ fn main() -> ExitCode {
         .filter(|s| s.parse::<usize>().is_err())
         .collect();
     if paths.is_empty() {
-        eprintln!("usage: planner_recall <git-dir-or-checkout>... [N] [--verbose] [--dump]");
+        eprintln!("usage: planner_recall <git-dir-or-checkout>... [N] [--history=DEPTH] [--verbose] [--dump]");
         return ExitCode::from(2);
     }
     let mut rows: Vec<(String, Tally)> = Vec::new();
@@ -266,7 +272,7 @@ fn main() -> ExitCode {
             }
         };
         println!("== {path}");
-        match run(&repo, n, verbose, dump) {
+        match run(&repo, n, depth, verbose, dump) {
             Ok(t) => rows.push((repo_name(path), t)),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -304,6 +310,7 @@ fn repo_name(path: &str) -> String {
 fn run(
     repo: &git2::Repository,
     n: usize,
+    depth: usize,
     verbose: bool,
     dump: bool,
 ) -> Result<Tally, Box<dyn std::error::Error>> {
@@ -338,8 +345,13 @@ fn run(
         let tree = parent.tree()?;
         let source = MemorySource::from_git_tree(repo, &tree)?;
         let hunks = old_hunks(repo, &commit, &parent)?;
+        // History as a checkout fetched `depth` commits deep would have it: the
+        // parent and what came before, never the commit being planned.
+        let history = (depth > 0)
+            .then(|| History::from_git(repo, parent.id(), depth))
+            .transpose()?;
         let t0 = Instant::now();
-        let out = plan_repository(&source, &subject, &opts)?;
+        let out = plan_repository_with(&source, &subject, &opts, history.as_ref())?;
         t.times.push(t0.elapsed().as_secs_f64());
         // Every plan must pass the one validator, whatever the request.
         if let Err(e) = navin_ledger::plan::PlanDocument::from_plan(&out.plan) {

@@ -9,6 +9,7 @@
 mod compose;
 mod detect;
 pub mod external;
+pub mod history;
 mod lang;
 mod rank;
 mod request;
@@ -108,6 +109,18 @@ pub fn plan_repository(
     request: &str,
     opts: &PlannerOptions,
 ) -> Result<PlannerOutput, PlannerError> {
+    plan_repository_with(source, request, opts, None)
+}
+
+/// [`plan_repository`] with the repository's past commits, where the checkout has
+/// them: ranking also weighs files changed together with the best candidates and
+/// files of past commits about the same thing ([`history`]).
+pub fn plan_repository_with(
+    source: &dyn RepoSource,
+    request: &str,
+    opts: &PlannerOptions,
+    history: Option<&history::History>,
+) -> Result<PlannerOutput, PlannerError> {
     if request.trim().is_empty() {
         return Err(PlannerError::EmptyRequest);
     }
@@ -119,6 +132,10 @@ pub fn plan_repository(
     let graph = detect::imports::build_graph(&scanned);
     let map = detect::map::build_map(&scanned, &graph);
     let ranked_all = rank::rank(&scanned, &graph, &request);
+    let ranked_all = match history {
+        Some(h) => history::rerank(ranked_all, h, &request, |p| scanned.exists(p)),
+        None => ranked_all,
+    };
     let plan = compose::build::build_plan(&scanned, &map, &graph, &ranked_all, &request, opts);
     let mut ranked = ranked_all;
     ranked.truncate(opts.max_ranked);

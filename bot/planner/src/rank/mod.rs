@@ -257,6 +257,23 @@ impl<'a> Lookup<'a> {
     }
 }
 
+/// `line` without its `"…"` string literals, written into `buf`.
+fn without_strings<'b>(line: &str, buf: &'b mut String) -> &'b str {
+    buf.clear();
+    let mut quoted = false;
+    let mut escaped = false;
+    for c in line.chars() {
+        match (quoted, escaped, c) {
+            (true, false, '\\') => escaped = true,
+            (true, true, _) => escaped = false,
+            (_, false, '"') => quoted = !quoted,
+            (false, _, c) => buf.push(c),
+            _ => {}
+        }
+    }
+    buf
+}
+
 fn count_file(path: &str, content: Option<&str>, q: &Lookup<'_>) -> Counts {
     let n = q.len();
     let mut c = Counts {
@@ -279,13 +296,19 @@ fn count_file(path: &str, content: Option<&str>, q: &Lookup<'_>) -> Counts {
     });
     let mut content_len = 0usize;
     if let Some(body) = content {
-        // A Rust file's `#[cfg(test)]` module is its tests: requests quoted in test
-        // data there ("add a --since option…") say nothing about the code above it.
+        // In a Rust file's `#[cfg(test)]` module, string literals are test data:
+        // a request quoted there ("add a --since option…") says nothing about the
+        // code. Its code still counts: inline tests change with the file.
         let rust = path.ends_with(".rs");
-        for line in body
-            .lines()
-            .take_while(|l| !(rust && l.trim_start().starts_with("#[cfg(test)]")))
-        {
+        let mut in_tests = false;
+        let mut unquoted = String::new();
+        for line in body.lines() {
+            in_tests |= rust && line.trim_start().starts_with("#[cfg(test)]");
+            let line = if in_tests {
+                without_strings(line, &mut unquoted)
+            } else {
+                line
+            };
             let def = is_definition(line);
             text::for_each_term(line, |t| {
                 content_len += 1;
