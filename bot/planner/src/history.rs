@@ -144,7 +144,7 @@ pub(crate) fn rerank(
         let mut together: BTreeMap<&str, usize> = BTreeMap::new();
         let mut seen = 0usize;
         for c in &history.commits {
-            if !c.files.iter().any(|f| *f == anchor.path) {
+            if !c.files.contains(&anchor.path) {
                 continue;
             }
             seen += 1;
@@ -250,7 +250,10 @@ mod tests {
         assert!(paths.contains(&"src/format.rs"), "{paths:?}");
         assert!(paths.contains(&"src/json.rs"), "{paths:?}");
         assert!(!paths.contains(&"Cargo.toml"), "{paths:?}");
-        let format = out.iter().find(|r| r.path == "src/format.rs").unwrap();
+        let format = out
+            .iter()
+            .find(|r| r.path == "src/format.rs")
+            .expect("lifted");
         assert_eq!(format.lexical, 0.0);
         assert!(
             format.reasons[0].contains("changed with `src/export.rs`"),
