@@ -20,7 +20,9 @@ pub(crate) mod index;
 mod stages;
 mod title;
 mod verification;
-pub use attempts::{clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, FAILURE_EXCERPT_MAX};
+pub use attempts::{
+    clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, CHANGED_MAX, FAILURE_EXCERPT_MAX,
+};
 pub use evidence::{run_passes, BaseRun, CommandSource, Evidence, EvidenceKind, RunRecord};
 pub use stages::{
     CheckpointMark, InfoBlock, PendingDefault, StageGate, StagePolicy, StageView, ASKED,
@@ -647,6 +649,21 @@ pub struct CiRound {
     /// failed (for the next brief), never kept on the task itself.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub excerpt: String,
+    /// What the red head changes, file by file: handed to the attempt that failed, so
+    /// the next one knows what was tried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<FileDelta>,
+}
+
+/// One file an attempt changed, with its line counts.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileDelta {
+    pub path: String,
+    #[serde(default)]
+    pub additions: u32,
+    #[serde(default)]
+    pub deletions: u32,
 }
 
 /// Step status. `planned` steps whose dependencies are all `done` are ready.

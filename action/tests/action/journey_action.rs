@@ -214,6 +214,15 @@ fn action_only_a_plan_approved_by_review_becomes_a_mission_the_agent_workflow_fi
         second_brief.contains("says_goodbye ... FAILED"),
         "the failure is not in the brief:\n{second_brief}"
     );
+    // And what the red attempt changed, file by file, as the pull request showed it.
+    let changed = second_brief
+        .lines()
+        .find(|l| l.starts_with("What it changed: "))
+        .unwrap_or_else(|| panic!("no diff summary in the brief:\n{second_brief}"));
+    assert!(
+        changed.contains("`src/") && changed.contains("(+"),
+        "{changed}"
+    );
     assert_eq!(
         tasks.len(),
         ledger.board.tasks.len() + 1,

@@ -81,7 +81,14 @@ pub struct AttemptFailure {
     /// [`FAILURE_EXCERPT_MAX`] characters.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub excerpt: String,
+    /// What the attempt's red head changed, at most [`CHANGED_MAX`] files: the next
+    /// brief shows it, so a new attempt knows what was tried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<super::FileDelta>,
 }
+
+/// Files of a failed attempt's change kept for the next brief.
+pub const CHANGED_MAX: usize = 30;
 
 /// How an attempt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

@@ -163,6 +163,12 @@ pub(super) fn record_failure(tx: &mut Tx, pos: usize, round: &CiRound, excerpt: 
             checks: round.red.clone(),
             fingerprint: round.fingerprint.clone(),
             excerpt: clip_excerpt(excerpt, FAILURE_EXCERPT_MAX),
+            changed: round
+                .changed
+                .iter()
+                .take(crate::model::CHANGED_MAX)
+                .cloned()
+                .collect(),
         });
     }
 }

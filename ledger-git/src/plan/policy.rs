@@ -325,6 +325,15 @@ pub struct ChangedFile {
         skip_serializing_if = "Option::is_none"
     )]
     pub previous_path: Option<String>,
+    /// Lines added and removed, as GitHub counts them (0 when not given).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub additions: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deletions: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The triggers a set of changed files sets off. Renames and copies count as

@@ -34,6 +34,7 @@ pub fn ci_round(
             red: Vec::new(),
             fingerprint: None,
             excerpt: String::new(),
+            changed: Vec::new(),
         }),
         Verdict::Red { failed, .. } => {
             let red: Vec<String> = failed.iter().map(|f| f.name.clone()).collect();
@@ -54,6 +55,7 @@ pub fn ci_round(
                 red,
                 fingerprint: fingerprint(&outputs),
                 excerpt: excerpt(&outputs),
+                changed: Vec::new(),
             })
         }
         Verdict::Pending { .. } | Verdict::NotApplicable { .. } => None,

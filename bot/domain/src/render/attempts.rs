@@ -65,6 +65,14 @@ pub fn previous_attempts(task: &Task, place: Workplace) -> String {
             checks.join(", "),
             code(&failure.head_sha.chars().take(12).collect::<String>())
         ));
+        if !failure.changed.is_empty() {
+            let files: Vec<String> = failure
+                .changed
+                .iter()
+                .map(|f| format!("{} (+{} −{})", code(&f.path), f.additions, f.deletions))
+                .collect();
+            out.push_str(&format!("What it changed: {}.\n", files.join(", ")));
+        }
         if !failure.excerpt.trim().is_empty() {
             out.push('\n');
             out.push_str(&fenced(&failure.excerpt));
@@ -214,6 +222,7 @@ mod tests {
                 checks: vec!["test".into()],
                 fingerprint: Some(format!("fp:{number}")),
                 excerpt: f.into(),
+                changed: Vec::new(),
             }),
             note: None,
             spend_unreported: false,
@@ -271,5 +280,50 @@ mod tests {
         let text = previous_attempts(&task_with(vec![ended]), Workplace::Checkout);
         assert!(text.contains("in this checkout"), "{text}");
         assert!(!text.to_lowercase().contains("pull request"), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod changed_tests {
+    use super::*;
+    use navin_ledger::model::{AttemptFailure, AttemptOutcome, FileDelta};
+
+    #[test]
+    fn the_next_brief_says_what_the_failed_attempt_changed_file_by_file() {
+        let mut task: Task = serde_json::from_value(serde_json::json!({
+            "id": "S1", "title": "t", "status": "in_progress", "depends_on": [],
+            "validation": "test", "retry_count": 1, "max_retries": 3, "evidence": [],
+            "links": {"prs": [7], "head_sha": null, "branch": null, "issue": null},
+            "attempts": [{
+                "number": 1, "agent": "workflow", "started_at": "2026-12-01T09:00:00Z",
+                "ended_at": "2026-12-01T10:00:00Z", "outcome": "ci_red", "pr": 7
+            }]
+        }))
+        .expect("task");
+        task.attempts[0].failure = Some(AttemptFailure {
+            head_sha: "cd".repeat(20),
+            checks: vec!["test".into()],
+            changed: vec![
+                FileDelta {
+                    path: "src/farewell.rs".into(),
+                    additions: 12,
+                    deletions: 3,
+                },
+                FileDelta {
+                    path: "tests/farewell.rs".into(),
+                    additions: 4,
+                    deletions: 0,
+                },
+            ],
+            ..AttemptFailure::default()
+        });
+        assert_eq!(task.attempts[0].outcome, Some(AttemptOutcome::CiRed));
+        let text = previous_attempts(&task, Workplace::PullRequests);
+        assert!(
+            text.contains(
+                "What it changed: `src/farewell.rs` (+12 −3), `tests/farewell.rs` (+4 −0)."
+            ),
+            "{text}"
+        );
     }
 }

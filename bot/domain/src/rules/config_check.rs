@@ -159,6 +159,8 @@ mod tests {
             path: path.to_owned(),
             status,
             previous_path: previous.map(str::to_owned),
+            additions: 0,
+            deletions: 0,
         }
     }
 

@@ -247,6 +247,8 @@ mod tests {
                 FileStatus::Modified
             },
             previous_path: previous.map(str::to_owned),
+            additions: 0,
+            deletions: 0,
         }
     }
 

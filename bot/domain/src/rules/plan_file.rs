@@ -54,6 +54,8 @@ mod tests {
             path: path.to_owned(),
             status,
             previous_path: None,
+            additions: 0,
+            deletions: 0,
         }
     }
 

@@ -198,7 +198,14 @@ impl Session<'_> {
             let round = match task.status == TaskStatus::InProgress && !draft {
                 true => {
                     let annotated = self.with_annotations(runs, &verdict).await?;
-                    navin_domain::evidence::ci_round(sha, &verdict, &annotated, &policy)
+                    let round =
+                        navin_domain::evidence::ci_round(sha, &verdict, &annotated, &policy);
+                    match round {
+                        Some(round) if !round.red.is_empty() => {
+                            Some(self.with_changed(round, task).await?)
+                        }
+                        other => other,
+                    }
                 }
                 false => None,
             };
@@ -231,6 +238,30 @@ impl Session<'_> {
             }
         }
         Ok((ledger, written))
+    }
+
+    /// A red round with what the step's pull request changes, file by file (one more
+    /// request a red round): the failed attempt keeps it, so the next brief says what
+    /// was tried. A step without a pull request keeps the round as it is.
+    async fn with_changed(
+        &self,
+        mut round: navin_ledger::model::CiRound,
+        task: &navin_ledger::model::Task,
+    ) -> Result<navin_ledger::model::CiRound, EngineError> {
+        let Some(&pr) = task.links.prs.last() else {
+            return Ok(round);
+        };
+        let files = self.changed_files(pr).await?;
+        round.changed = files
+            .into_iter()
+            .take(navin_ledger::model::CHANGED_MAX)
+            .map(|f| navin_ledger::model::FileDelta {
+                path: f.path,
+                additions: f.additions,
+                deletions: f.deletions,
+            })
+            .collect();
+        Ok(round)
     }
 
     /// `runs` with the annotations of the red required checks appended to their output,

@@ -245,6 +245,7 @@ fn spend_and_a_red_rounds_failure_go_on_the_attempt() {
                 red: vec!["test".into()],
                 fingerprint: Some("fp:1".into()),
                 excerpt: "test: failure\nassertion failed: left == right".into(),
+                changed: Vec::new(),
             },
             "S1".into(),
         ),

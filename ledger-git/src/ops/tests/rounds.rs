@@ -17,6 +17,7 @@ fn round(head: &str, green: &[&str], red: &[&str], fp: Option<&str>) -> Operatio
             red: red.iter().map(|s| s.to_string()).collect(),
             fingerprint: fp.map(str::to_owned),
             excerpt: String::new(),
+            changed: Vec::new(),
         },
         "S1".into(),
     )

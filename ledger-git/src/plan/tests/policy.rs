@@ -271,6 +271,8 @@ fn file(path: &str, status: FileStatus) -> ChangedFile {
         path: path.to_owned(),
         status,
         previous_path: None,
+        additions: 0,
+        deletions: 0,
     }
 }
 
@@ -303,6 +305,8 @@ fn require_plan_for_detects_multi_file_dependency_and_migration_changes() {
         path: "db/archive/001.txt".to_owned(),
         status: FileStatus::Renamed,
         previous_path: Some("db/migrations/001.txt".to_owned()),
+        additions: 0,
+        deletions: 0,
     }];
     assert_eq!(
         classify_changed_files(&renamed),
