@@ -86,6 +86,9 @@ pub struct EngineConfig {
     /// `ledger-key`. Without one (an Action job given none) Navin's commits are told by
     /// committer and trailers, which anyone with push access can copy.
     pub ledger_key: Option<navin_ledger::store::SealKey>,
+    /// Commits `/plan` fetches with the planned commit, for the planner's history
+    /// (0 or 1: the commit alone).
+    pub source_depth: usize,
 }
 
 impl EngineConfig {
@@ -99,6 +102,7 @@ impl EngineConfig {
             planner: navin_planner::external::ExternalConfig::default(),
             planner_source: None,
             ledger_key: None,
+            source_depth: navin_planner::DEFAULT_HISTORY_DEPTH,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The planned commit by git: one shallow fetch of a branch or commit into a per-repository bare clone, instead of a REST call per file.
 //!
-//! `/plan` reads the repository it plans from git objects: a depth-1 fetch
-//! of the default branch or of a pull request's head commit (GitHub serves
+//! `/plan` reads the repository it plans from git objects: a shallow fetch
+//! (the commit and a bounded history, `--plan-history`) of the default branch or of a pull request's head commit (GitHub serves
 //! any commit reachable from its refs, `refs/pull/*` included), then
 //! every read is a local object lookup. The clone is apart from the
 //! ledger's, so a shallow graft never touches ledger history, and it is
@@ -81,14 +81,16 @@ fn open_or_init(dir: &Path, url: &str) -> Result<Repository, StoreError> {
     Ok(repo)
 }
 
-/// Fetches `want` (depth 1) and returns its tree. A commit already in the
-/// clone is not fetched again. Blocking: run it off the async workers.
+/// Fetches `want` with `depth` commits of its history (at least the commit itself)
+/// and returns its tree. A commit already in the clone is not fetched again.
+/// Blocking: run it off the async workers.
 pub fn fetch_commit(
     data_dir: &Path,
     full_name: &str,
     url: &str,
     token: &str,
     want: &Want,
+    depth: usize,
 ) -> Result<CommitTree, SourceError> {
     let dir = source_dir(data_dir, full_name);
     let lock = lock_for(&dir);
@@ -113,7 +115,7 @@ pub fn fetch_commit(
     opts.remote_callbacks(cb);
     opts.download_tags(AutotagOption::None);
     opts.update_fetchhead(false);
-    opts.depth(1);
+    opts.depth(i32::try_from(depth.max(1)).unwrap_or(i32::MAX));
     let missing = || match want {
         Want::Branch(b) => SourceError::Missing(format!("branch {b}")),
         Want::Commit(c) => SourceError::Missing(format!("commit {c}")),

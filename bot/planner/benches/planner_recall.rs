@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use navin_planner::{
-    definitions, file_kind, history::History, plan_repository_with, FileKind, MemorySource,
-    PlannerOptions, RepoSource,
+    definitions, file_kind, plan_repository_with, FileKind, History, MemorySource, PlannerOptions,
+    RepoSource,
 };
 
 const K: usize = 10;

@@ -9,7 +9,7 @@
 mod compose;
 mod detect;
 pub mod external;
-pub mod history;
+
 mod lang;
 mod rank;
 mod request;
@@ -24,6 +24,7 @@ use serde::Serialize;
 
 pub use detect::commands::{DetectedCommand, RepoCommandKind};
 pub use detect::commit_tree::CommitTree;
+pub use detect::history::{History, PastCommit};
 pub use detect::manifests::Manifest;
 pub use detect::map::{
     CiConfig, EntryPoint, Framework, HubFile, LanguageStat, Module, RepoMap, TestConvention,
@@ -33,6 +34,10 @@ pub use detect::source::{LocalSource, MemorySource, RepoSource, SourceEntry};
 pub use detect::symbols::{definitions, Symbol};
 pub use detect::toolchain::{repository_toolchain, toolchain_of};
 pub use rank::RankedFile;
+
+/// Commits of history the planner reads by default: a few hundred cover months of a
+/// busy repository at a small cost (docs/plan.md §10).
+pub const DEFAULT_HISTORY_DEPTH: usize = 300;
 
 /// Limits that keep planning fast on large repositories. Defaults plan a
 /// 10k-file repository in well under the 2 s target on two cores.
@@ -48,6 +53,10 @@ pub struct PlannerOptions {
     pub max_edits: usize,
     /// How many ranked files the output keeps.
     pub max_ranked: usize,
+    /// Past commits read where the source has git history (0: none). Ranking then
+    /// weighs files changed together with the best candidates and files of past
+    /// commits about the same thing; measured in docs/plan.md §10.
+    pub history_depth: usize,
 }
 
 impl Default for PlannerOptions {
@@ -58,6 +67,7 @@ impl Default for PlannerOptions {
             max_files: 200_000,
             max_edits: 6,
             max_ranked: 25,
+            history_depth: DEFAULT_HISTORY_DEPTH,
         }
     }
 }
@@ -114,12 +124,13 @@ pub fn plan_repository(
 
 /// [`plan_repository`] with the repository's past commits, where the checkout has
 /// them: ranking also weighs files changed together with the best candidates and
-/// files of past commits about the same thing ([`history`]).
+/// files of past commits about the same thing. `None` reads what the source has, up
+/// to [`PlannerOptions::history_depth`] commits.
 pub fn plan_repository_with(
     source: &dyn RepoSource,
     request: &str,
     opts: &PlannerOptions,
-    history: Option<&history::History>,
+    history: Option<&History>,
 ) -> Result<PlannerOutput, PlannerError> {
     if request.trim().is_empty() {
         return Err(PlannerError::EmptyRequest);
@@ -132,9 +143,17 @@ pub fn plan_repository_with(
     let graph = detect::imports::build_graph(&scanned);
     let map = detect::map::build_map(&scanned, &graph);
     let ranked_all = rank::rank(&scanned, &graph, &request);
-    let ranked_all = match history {
-        Some(h) => history::rerank(ranked_all, h, &request, |p| scanned.exists(p)),
-        None => ranked_all,
+    // History given, else what the source has (a depth-1 fetch or an export has none).
+    let read = match history {
+        Some(_) => None,
+        None if opts.history_depth > 0 => source.history(opts.history_depth),
+        None => None,
+    };
+    let ranked_all = match history.or(read.as_ref()) {
+        Some(h) if !h.commits.is_empty() => {
+            rank::history::rerank(ranked_all, h, &request, |p| scanned.exists(p))
+        }
+        _ => ranked_all,
     };
     let plan = compose::build::build_plan(&scanned, &map, &graph, &ranked_all, &request, opts);
     let mut ranked = ranked_all;

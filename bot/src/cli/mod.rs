@@ -78,6 +78,7 @@ fn serve(args: crate::config::ServeArgs) -> Result<(), CliError> {
     let engine_config = navin_engine::EngineConfig {
         agent_token,
         planner,
+        source_depth: args.plan_history,
         ..navin_engine::EngineConfig::new(args.data_dir.clone())
     };
     runtime

@@ -112,6 +112,13 @@ pub struct ServeArgs {
     #[arg(long, env = "NAVIN_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<std::net::IpAddr>,
 
+    /// Commits of history `/plan` fetches with the planned commit (0 or 1: that commit
+    /// alone). The built-in planner ranks with them: files changed together with the
+    /// best candidates, past commits about the same thing. Costs fetch time and disk on
+    /// the first plan of a repository (docs/plan.md §10).
+    #[arg(long, env = "NAVIN_PLAN_HISTORY", default_value_t = navin_planner::DEFAULT_HISTORY_DEPTH)]
+    pub plan_history: usize,
+
     /// Deliveries handled at once (always one at a time per repository).
     #[arg(long, env = "NAVIN_WORKERS", default_value_t = 8)]
     pub workers: usize,

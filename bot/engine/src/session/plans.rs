@@ -206,8 +206,9 @@ impl Session<'_> {
         let data_dir = self.engine.config.data_dir.clone();
         let repo = self.repo.clone();
         let url = self.engine.github.git_remote_url(&self.repo);
+        let depth = self.engine.config.source_depth;
         match tokio::task::spawn_blocking(move || {
-            fetch_commit(&data_dir, &repo, &url, &token, &want)
+            fetch_commit(&data_dir, &repo, &url, &token, &want, depth)
         })
         .await
         {

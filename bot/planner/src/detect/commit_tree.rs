@@ -113,6 +113,11 @@ impl CommitTree {
 }
 
 impl RepoSource for CommitTree {
+    fn history(&self, depth: usize) -> Option<crate::History> {
+        let repo = self.repo.lock().ok()?;
+        crate::History::from_git(&repo, self.commit, depth).ok()
+    }
+
     fn list(&self) -> Result<Vec<SourceEntry>, PlannerError> {
         Ok(self.entries.clone())
     }

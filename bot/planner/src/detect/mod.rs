@@ -3,6 +3,7 @@
 pub mod codeowners;
 pub(crate) mod commands;
 pub(crate) mod commit_tree;
+pub(crate) mod history;
 pub(crate) mod imports;
 pub(crate) mod manifests;
 pub(crate) mod map;

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::detect::history::History;
 use crate::PlannerError;
 
 /// One file the source lists: a repository-relative path with `/` separators.
@@ -28,6 +29,12 @@ pub trait RepoSource {
     fn read(&self, path: &str, max_bytes: u64) -> Result<Option<Vec<u8>>, PlannerError>;
     /// A short label for reports ("local:/path", "git:abc123").
     fn describe(&self) -> String;
+    /// Up to `depth` past commits, newest first, where the source has git history;
+    /// `None` where it has none (an export, a list of files).
+    fn history(&self, depth: usize) -> Option<History> {
+        let _ = depth;
+        None
+    }
 }
 
 /// A checkout on disk, walked with the `ignore` crate so `.gitignore`,
@@ -53,6 +60,13 @@ impl LocalSource {
 }
 
 impl RepoSource for LocalSource {
+    /// The history of the checkout's `HEAD`, when `root` is the top of a git work tree.
+    fn history(&self, depth: usize) -> Option<History> {
+        let repo = git2::Repository::open(&self.root).ok()?;
+        let head = repo.head().ok()?.peel_to_commit().ok()?.id();
+        History::from_git(&repo, head, depth).ok()
+    }
+
     fn list(&self) -> Result<Vec<SourceEntry>, PlannerError> {
         let walker = ignore::WalkBuilder::new(&self.root)
             .hidden(false)

@@ -1,6 +1,7 @@
 //! Ranking files for a request: BM25 over path, definition and content terms, boosted through the import graph.
 
 pub(crate) mod defined;
+pub(crate) mod history;
 pub(crate) mod intent;
 pub(crate) mod named;
 
