@@ -1,8 +1,11 @@
-//! What `/plan`'s history costs on the server path: the planned commit fetched alone (depth 1, the baseline) against with 300 commits of history, from a 10k-file repository with 400 commits behind a real `git http-backend` on loopback; fetch time, bytes on disk, history read and plan time.
+//! What `/plan`'s history costs on the server path: the planned commit fetched alone (depth 1, the baseline) against with 300 commits of history, behind a real `git http-backend` on loopback; fetch time, bytes on disk, history read and plan time.
 //!
-//! Run: `cargo bench -p navin-bot --bench plan_history [-- ROUNDS]`. Each round fetches
-//! into a fresh data directory at each depth in turn (interleaved, so both see the same
-//! machine), then plans from what was fetched with the built-in planner.
+//! Run: `cargo bench -p navin-bot --bench plan_history [-- ROUNDS]`. The served
+//! repository is a generated one (10k files, 400 commits of three one-line edits), or
+//! with `NAVIN_BENCH_REPO=<git dir>` that repository's default branch and its whole
+//! history (a real repository's commits weigh more). Each round fetches into a fresh
+//! data directory at each depth in turn (interleaved, so both see the same machine),
+//! then plans from what was fetched with the built-in planner.
 #![allow(
     clippy::unwrap_used,
     reason = "a bench that cannot set up should stop loudly"
@@ -39,14 +42,8 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-fn main() {
-    let rounds: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(5);
-    let fake = FakeGitHub::start();
-    fake.create_repo(OWNER, REPO);
-    let installation = fake.create_installation(OWNER, &[&format!("{OWNER}/{REPO}")]);
+/// 10k small modules, then 400 commits that each edit three of them.
+fn seed(fake: &FakeGitHub) {
     let files: Vec<(String, String)> = (0..FILES)
         .map(|i| {
             (
@@ -60,7 +57,6 @@ fn main() {
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
     fake.commit_files(OWNER, REPO, "main", &refs, "10k files");
-    // History: each commit edits three modules of one folder, as a feature would.
     for c in 0..COMMITS {
         let edits: Vec<(String, String)> = (0..3)
             .map(|k| {
@@ -80,9 +76,36 @@ fn main() {
             &format!("Handle record {c} faster"),
         );
     }
+}
+
+fn main() {
+    let rounds: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(5);
+    let fake = FakeGitHub::start();
+    fake.create_repo(OWNER, REPO);
+    let installation = fake.create_installation(OWNER, &[&format!("{OWNER}/{REPO}")]);
+    let real = std::env::var("NAVIN_BENCH_REPO").ok();
+    match &real {
+        // The fake serves a real bare repository: fill its `main` from the given one.
+        Some(path) => {
+            let served = git2::Repository::open_bare(fake.git_dir_path(OWNER, REPO)).unwrap();
+            let mut remote = served.remote_anonymous(path).unwrap();
+            remote
+                .fetch(&["+HEAD:refs/heads/main"], None, None)
+                .unwrap();
+        }
+        None => seed(&fake),
+    }
     let token = fake.mint_installation_token(installation);
     let url = fake.git_remote_url(OWNER, REPO);
     let full = format!("{OWNER}/{REPO}");
+    let request = if real.is_some() {
+        "fix the request body limit"
+    } else {
+        "make handle_42 faster"
+    };
 
     let mut fetch: Vec<Vec<f64>> = vec![Vec::new(); DEPTHS.len()];
     let mut bytes: Vec<u64> = vec![0; DEPTHS.len()];
@@ -92,16 +115,9 @@ fn main() {
     for _ in 0..rounds {
         for (d, &depth) in DEPTHS.iter().enumerate() {
             let data = tempfile::tempdir().unwrap();
+            let want = Want::Branch("main".into());
             let t0 = Instant::now();
-            let tree = fetch_commit(
-                data.path(),
-                &full,
-                &url,
-                &token,
-                &Want::Branch("main".into()),
-                depth,
-            )
-            .unwrap();
+            let tree = fetch_commit(data.path(), &full, &url, &token, &want, depth).unwrap();
             fetch[d].push(t0.elapsed().as_secs_f64());
             bytes[d] = dir_bytes(data.path());
             let t1 = Instant::now();
@@ -109,18 +125,20 @@ fn main() {
             history[d].push(t1.elapsed().as_secs_f64());
             read[d] = past.map_or(0, |h| h.commits.len());
             let t2 = Instant::now();
-            let out = plan_repository(&tree, "make handle_42 faster", &PlannerOptions::default())
-                .unwrap();
+            let out = plan_repository(&tree, request, &PlannerOptions::default()).unwrap();
             plan[d].push(t2.elapsed().as_secs_f64());
             assert!(!out.plan.changes.is_empty());
         }
     }
     let base_fetch = median(&mut fetch[0].clone());
     let base_bytes = bytes[0] as f64;
-    println!("plan_history files={FILES} commits={COMMITS} rounds={rounds}");
+    let source = real
+        .as_deref()
+        .unwrap_or("generated: 10k files, 400 commits");
+    println!("plan_history source=\"{source}\" rounds={rounds}");
     println!(
         "{:>6} {:>10} {:>8} {:>10} {:>8} {:>9} {:>11} {:>8}",
-        "depth", "fetch_s", "×depth1", "disk_MiB", "×depth1", "commits", "history_s", "plan_s"
+        "depth", "fetch_s", "×depth1", "disk_MiB", "×depth1", "commits", "history_s", "plan_s*"
     );
     for (d, depth) in DEPTHS.iter().enumerate() {
         let f = median(&mut fetch[d]);
@@ -136,4 +154,5 @@ fn main() {
             median(&mut plan[d]),
         );
     }
+    println!("* plan_s includes the planner's own history read");
 }
