@@ -1,37 +1,26 @@
 //! The built-in planner on a checkout with history: files changed together with the best candidate join the plan's review list, and a checkout without history (or with history off) plans as before.
 
+mod support;
+
 use std::path::Path;
 
 use navin_planner::{plan_repository, LocalSource, PlannerOptions};
 
-fn commit(repo: &git2::Repository, dir: &Path, files: &[(&str, &str)], subject: &str) {
+/// Writes `files` into the checkout and commits everything (a new repository first).
+fn commit(dir: &Path, files: &[(&str, &str)]) {
     for (path, text) in files {
         let p = dir.join(path);
         std::fs::create_dir_all(p.parent().expect("a parent")).expect("dir");
         std::fs::write(&p, text).expect("write");
     }
-    let mut index = repo.index().expect("index");
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .expect("add");
-    index.write().expect("index written");
-    let tree = repo
-        .find_tree(index.write_tree().expect("tree"))
-        .expect("tree");
-    let sig = git2::Signature::now("a", "a@example.com").expect("sig");
-    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-    let parents: Vec<&git2::Commit> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &sig, &sig, subject, &tree, &parents)
-        .expect("commit");
+    support::commit_all(dir);
 }
 
 /// `src/export.rs` and `src/widths.rs` changed together three times; nothing in
 /// `widths.rs` shares a word with the request.
 fn checkout() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    let repo = git2::Repository::init(dir.path()).expect("init");
     commit(
-        &repo,
         dir.path(),
         &[
             ("Cargo.toml", "[package]\nname = \"t\"\n"),
@@ -46,14 +35,9 @@ fn checkout() -> tempfile::TempDir {
             ("src/widths.rs", "pub fn columns() -> usize { 3 }\n"),
             ("src/list.rs", "pub fn list() {}\n"),
         ],
-        "Initial commit",
     );
-    for (i, subject) in ["Quote cells", "Wider cells", "Trim cells"]
-        .iter()
-        .enumerate()
-    {
+    for i in 0..3 {
         commit(
-            &repo,
             dir.path(),
             &[
                 (
@@ -65,7 +49,6 @@ fn checkout() -> tempfile::TempDir {
                     &format!("pub fn columns() -> usize {{ {i} }}\n"),
                 ),
             ],
-            subject,
         );
     }
     dir

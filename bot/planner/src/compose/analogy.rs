@@ -13,6 +13,7 @@ use crate::detect::scan::Scanned;
 use crate::detect::symbols::definitions;
 use crate::lang;
 use crate::request::Request;
+use crate::request::CREATE_VERBS;
 use crate::text;
 
 /// A directory needs this many sibling files before it counts as "one file per item".
@@ -33,20 +34,6 @@ pub struct NewFile {
     /// Up to three existing siblings, for the rationale.
     pub siblings: Vec<String>,
 }
-
-/// Words that open a request for something new.
-const CREATE_VERBS: &[&str] = &[
-    "add",
-    "adds",
-    "added",
-    "re-add",
-    "readd",
-    "new",
-    "introduce",
-    "implement",
-    "create",
-    "support",
-];
 
 /// A plausible item name: an identifier, not a flag, an article or a filler word.
 fn is_name(w: &str) -> bool {
