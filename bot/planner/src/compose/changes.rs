@@ -107,13 +107,29 @@ fn ranked_edits(cx: &Inputs) -> Vec<Chosen> {
         if is_test && tests_added >= MAX_RANKED_TESTS {
             continue;
         }
+        // A file ranked only for its neighbours: the definitions in it that use what
+        // the edits above it name are where it changes (callers through the imports).
+        let used: Vec<String> = out
+            .iter()
+            .flat_map(|c: &Chosen| c.symbols.iter().map(|s| s.name.clone()))
+            .collect();
+        let callers = if r.lexical <= 0.0 && !is_test {
+            named::callers(&r.path, cx.text_of(&r.path), &used)
+        } else {
+            Vec::new()
+        };
         let symbols = if is_test {
             Vec::new()
+        } else if !callers.is_empty() {
+            callers.iter().map(|(s, _)| s.clone()).collect()
         } else {
             named::named_symbols(&r.path, cx.text_of(&r.path), &words)
         };
         let about = matched_words(&r.matched, &words);
-        let change = if r.lexical <= 0.0 {
+        let change = if r.lexical <= 0.0 && !callers.is_empty() {
+            let calls: Vec<&str> = callers.iter().map(|(_, c)| c.as_str()).collect();
+            wording::caller_change(&named::describe(&symbols), &calls)
+        } else if r.lexical <= 0.0 {
             wording::neighbour_change()
         } else if is_test {
             wording::test_change(&ask, &about, None)

@@ -375,3 +375,36 @@ fn the_plan_separates_files_that_must_change_from_files_that_may_and_asks_about_
     assert!(readme.optional, "{readme:?}");
     assert!(!change(&out, "src/todo/export.rs").unwrap().optional);
 }
+
+#[test]
+fn a_caller_found_through_the_imports_names_the_definitions_that_use_the_changed_one() {
+    let out = plan_of(
+        &[
+            ("Cargo.toml", "[package]\nname = \"t\"\n"),
+            ("src/lib.rs", "pub mod report;\npub mod store;\n"),
+            (
+                "src/store.rs",
+                "/// Reads a timestamp; the timezone offset is ignored.\npub fn parse_ts(s: &str) -> u64 {\n    // offset: none yet\n    s.len() as u64\n}\n",
+            ),
+            (
+                "src/report.rs",
+                "use crate::store;\n\npub fn title() -> &'static str { \"Daily\" }\n\npub fn daily(line: &str) -> u64 {\n    store::parse_ts(line)\n}\n",
+            ),
+        ],
+        "fix timezone offset handling",
+    );
+    let store = change(&out, "src/store.rs").expect("the parser");
+    assert!(
+        store.change.contains("`parse_ts` (fn, line 2)"),
+        "{}",
+        store.change
+    );
+    let report = change(&out, "src/report.rs").expect("its caller");
+    assert!(
+        report.change.contains("`daily` (fn, line 5)") && report.change.contains("`parse_ts`"),
+        "{}",
+        report.change
+    );
+    assert!(!report.change.contains("`title`"), "{}", report.change);
+    assert!(report.optional, "a caller may change");
+}

@@ -239,6 +239,21 @@ pub(crate) fn neighbour_change() -> String {
         .to_owned()
 }
 
+/// The Change line of a caller: its definitions that use what the edits above change.
+pub(crate) fn caller_change(callers: &str, used: &[&str]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for u in used {
+        if !names.contains(u) {
+            names.push(u);
+        }
+    }
+    format!(
+        "Update {callers}, which use{} {}, where their signatures or behaviour change.",
+        if callers.contains(" and ") { "" } else { "s" },
+        crate::text::backticked(&names)
+    )
+}
+
 /// The changelog line: the Keep a Changelog heading the change belongs under.
 pub(crate) fn changelog_change(ask: &Ask, about: &[String]) -> String {
     let heading = match ask.action {

@@ -104,6 +104,48 @@ pub fn named_symbols(path: &str, source: &str, words: &[String]) -> Vec<Symbol> 
     scored.into_iter().take(MAX_NAMED).map(|(_, s)| s).collect()
 }
 
+/// The definitions of `source` whose bodies use one of `names` (a whole identifier),
+/// each with the first name it uses: the callers a change to those names reaches. At
+/// most [`MAX_NAMED`], in file order; nothing in a Rust test module.
+pub fn callers(path: &str, source: &str, names: &[String]) -> Vec<(Symbol, String)> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let defs = definitions(path, source);
+    let lines: Vec<&str> = source.lines().collect();
+    let tests_from = test_region(path, &lines);
+    let mut out = Vec::new();
+    for (i, sym) in defs.iter().enumerate() {
+        if sym.line >= tests_from || names.contains(&sym.name) || kind_rank(sym.kind) != 1 {
+            continue;
+        }
+        let end = defs
+            .get(i + 1)
+            .map_or(lines.len(), |n| n.line as usize - 1)
+            .min(tests_from as usize - 1)
+            .min(lines.len());
+        let body = &lines[(sym.line as usize).min(end)..end];
+        let used = names.iter().find(|n| {
+            body.iter().any(|l| {
+                l.match_indices(n.as_str()).any(|(at, _)| {
+                    let before = l[..at].chars().next_back();
+                    let after = l[at + n.len()..].chars().next();
+                    let ident =
+                        |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                    !ident(before) && !ident(after)
+                })
+            })
+        });
+        if let Some(used) = used {
+            out.push((sym.clone(), used.clone()));
+            if out.len() == MAX_NAMED {
+                break;
+            }
+        }
+    }
+    out
+}
+
 /// Request words a function's doc comment and body must share before it is named
 /// without a name match.
 const BODY_TERMS: u32 = 2;
