@@ -4,6 +4,7 @@ pub mod browser;
 pub mod conformance;
 pub mod disk;
 pub mod fake;
+pub mod hello;
 pub mod keys;
 pub mod llm;
 pub mod postgres;

@@ -10,8 +10,7 @@ use navin_bot::server::{start, RunningServer};
 use navin_e2e::{FakeGitHub, Scenario, WebhookSender};
 use navin_engine::{Engine, EngineConfig};
 
-pub const OWNER: &str = "octo-org";
-pub const REPO: &str = "hello";
+pub use navin_e2e::hello::{OWNER, REPO};
 pub const SECRET: &str = "engine-e2e-secret";
 pub const WAIT: Duration = Duration::from_secs(15);
 
@@ -69,45 +68,9 @@ pub fn serve_args(fake: &FakeGitHub, data_dir: &Path) -> ServeArgs {
     .serve
 }
 
-/// A fake GitHub holding a small Rust repository, with writers (alice, who asks for plans,
-/// and maya, who approves them), a reader (bob)
-/// and the App installed.
+/// The seeded repository (see [`navin_e2e::hello`]), shared with the engine's own world.
 pub fn seeded_fake() -> FakeGitHub {
-    let fake = FakeGitHub::start();
-    fake.create_repo(OWNER, REPO);
-    fake.commit_files(
-        OWNER,
-        REPO,
-        "main",
-        &[
-            (
-                "Cargo.toml",
-                "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-            ),
-            (
-                "src/lib.rs",
-                "//! Greetings.\npub mod greet;\n\npub fn hello() -> String {\n    greet::greet(\"world\")\n}\n",
-            ),
-            (
-                "src/greet.rs",
-                "pub fn greet(name: &str) -> String {\n    format!(\"hello {name}\")\n}\n",
-            ),
-            (
-                ".github/navin.yml",
-                "evidence:\n  required_checks:\n    test: [ci/test]\n",
-            ),
-            (
-                "tests/greet.rs",
-                "#[test]\nfn greets() {\n    assert_eq!(hello::hello(), \"hello world\");\n}\n",
-            ),
-        ],
-        "seed",
-    );
-    fake.create_installation(OWNER, &[&format!("{OWNER}/{REPO}")]);
-    fake.set_role(OWNER, REPO, "alice", "write");
-    fake.set_role(OWNER, REPO, "bob", "read");
-    fake.set_role(OWNER, REPO, "maya", "write");
-    fake
+    navin_e2e::hello::seeded()
 }
 
 /// [`seeded_fake`] with the engine serving webhooks.
