@@ -307,11 +307,15 @@ fn this_repositorys_readme_request_leads_with_the_cli_definition_implementation_
     let (plan, tasks) = mission_from_plan(&clone, "add a --since option to navin ledger history");
     // The README's example request: the CLI argument definition, the history
     // implementation and the test that runs `navin ledger history` come first.
-    let first: Vec<&str> = plan
+    // (The checkout's history may order the second and third: the test changed with
+    // the implementation more often than not.)
+    let mut first: Vec<&str> = plan
         .lines()
         .filter_map(|l| l.strip_prefix("### File: "))
         .take(3)
         .collect();
+    assert_eq!(first.first(), Some(&"bot/src/cli/args.rs"), "{plan}");
+    first.sort_unstable();
     assert_eq!(
         first,
         [
