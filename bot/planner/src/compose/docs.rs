@@ -152,17 +152,7 @@ fn pages(cx: &Inputs, out: &mut Vec<Chosen>, sources: &[String]) {
             }
         }
     }
-    let spelled: Vec<String> = cx
-        .request
-        .text()
-        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')'))
-        .map(|w| w.trim_end_matches(['.', ':', ';']).trim_start_matches('-'))
-        .filter(|w| {
-            w.len() >= MIN_NAME_LEN
-                && (w.contains('_') || w.chars().skip(1).any(|c| c.is_ascii_uppercase()))
-        })
-        .map(str::to_string)
-        .collect();
+    let spelled = &cx.request.names;
     let flags: Vec<&str> = cx
         .request
         .flags

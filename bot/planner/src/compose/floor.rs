@@ -82,12 +82,7 @@ impl Language {
 /// The language a request moves the supported versions of, if it does: it
 /// names the language (or the compiler, or MSRV) and a version or a floor word.
 pub(crate) fn floor_request(request: &Request) -> Option<Language> {
-    let words: Vec<String> = request
-        .text()
-        .split(|c: char| !(c.is_alphanumeric() || c == '.'))
-        .map(|w| w.trim_matches('.').to_ascii_lowercase())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = &request.version_words;
     let has = |ws: &[&str]| words.iter().any(|w| ws.contains(&w.as_str()));
     let version = words.iter().any(|w| {
         let mut parts = w.split('.');

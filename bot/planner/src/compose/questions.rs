@@ -60,7 +60,7 @@ pub(crate) fn questions(
             "Optional, in scope: the step is complete with or without a change there.".to_string(),
         ));
     }
-    let lower = request.text().to_lowercase();
+    let lower = &request.lower;
     let removal = [
         "remove",
         "drop",

@@ -77,13 +77,7 @@ impl Ask {
     /// Reads the action from the request's first verb (a conventional-commit
     /// prefix such as `fix(cli):` counts), falling back on the request's kind.
     pub(crate) fn of(request: &Request) -> Ask {
-        let words: Vec<String> = request
-            .text()
-            .split(|c: char| c.is_whitespace() || matches!(c, ':' | '(' | ')' | ',' | '!'))
-            .map(|w| w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '.')))
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
+        let words = &request.verb_words;
         let verb = words.iter().find_map(|w| {
             let w = w.as_str();
             if RENAME.contains(&w) {

@@ -36,19 +36,8 @@ const PACKAGE_NOUNS: &[&str] = &[
     "plugin",
 ];
 
-fn clean(word: &str) -> String {
-    word.trim_matches(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '@' | '/' | '.')))
-        .trim_end_matches('.')
-        .to_ascii_lowercase()
-}
-
 pub fn analyze(request: &Request, map: &RepoMap) -> Intent {
-    let words: Vec<String> = request
-        .text()
-        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '@' | '/' | '.')))
-        .map(clean)
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = &request.package_words;
     let q = &request.query;
     let terms = &request.terms;
     let has = |t: &str| terms.iter().any(|x| x == t);
@@ -113,7 +102,7 @@ pub fn analyze(request: &Request, map: &RepoMap) -> Intent {
             .any(|w| matches!(w.as_str(), "crate" | "npm" | "pip" | "library"));
     let mut bumped: Vec<String> = Vec::new();
     if touches_dependencies {
-        for w in &words {
+        for w in words {
             if w.len() >= 2 && !text::is_stopword(w) && declared(w) && !bumped.contains(w) {
                 bumped.push(w.clone());
             }

@@ -34,6 +34,19 @@ pub struct Request {
     pub identifiers: Vec<String>,
     /// The `--flags` it spells, in order.
     pub flags: Vec<String>,
+    /// Words as packages are spelled (`serde_json`, `@types/node`, `golang.org/x/net`),
+    /// lowercased: where dependencies are read.
+    pub package_words: Vec<String>,
+    /// Words with their dots kept (`1.71`, `3.8`), lowercased: where versions are read.
+    pub version_words: Vec<String>,
+    /// Words split at spaces and `:()!,`, unquoted, lowercased: where verbs are read
+    /// (`fix(cli):` gives `fix`, `cli`).
+    pub verb_words: Vec<String>,
+    /// Identifier-like names as spelled (`max_retries`, `getUser`, a `--flag_name`
+    /// without its dashes): what a doc page might name.
+    pub names: Vec<String>,
+    /// The whole request, lowercased, for phrases ("get rid of").
+    pub lower: String,
     /// Words that look like paths or file names, lowercased.
     pub paths: Vec<String>,
     /// The first sentence's words, after any `type(scope):` prefix.
@@ -84,6 +97,30 @@ impl Request {
             identifiers: spelled_identifiers(&text),
             paths: mentioned_paths(&text),
             flags: flags(&text),
+            package_words: package_words(&text),
+            version_words: text
+                .split(|c: char| !(c.is_alphanumeric() || c == '.'))
+                .map(|w| w.trim_matches('.').to_ascii_lowercase())
+                .filter(|w| !w.is_empty())
+                .collect(),
+            verb_words: text
+                .split(|c: char| c.is_whitespace() || matches!(c, ':' | '(' | ')' | ',' | '!'))
+                .map(|w| w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | '.')))
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect(),
+            names: text
+                .split(|c: char| {
+                    c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')')
+                })
+                .map(|w| w.trim_end_matches(['.', ':', ';']).trim_start_matches('-'))
+                .filter(|w| {
+                    w.len() >= MIN_NAME_LEN
+                        && (w.contains('_') || w.chars().skip(1).any(|c| c.is_ascii_uppercase()))
+                })
+                .map(str::to_string)
+                .collect(),
+            lower: text.to_lowercase(),
             sentence,
             new,
             text,
@@ -106,6 +143,25 @@ fn creates(sentence: &[Word]) -> bool {
         CREATE_VERBS.contains(&lower(w).as_str())
             || matches!(lower(w).as_str(), "write" | "scaffold" | "start")
     }) || sentence.iter().any(|w| lower(w) == "new")
+}
+
+/// Names shorter than this are words, not identifiers a page would name.
+const MIN_NAME_LEN: usize = 4;
+
+/// Words as packages are spelled: split at anything but letters, digits and
+/// `-_@/.`, trimmed of what cannot end a package name, lowercased.
+fn package_words(text: &str) -> Vec<String> {
+    let clean = |word: &str| {
+        word.trim_matches(|c: char| {
+            !(c.is_alphanumeric() || matches!(c, '-' | '_' | '@' | '/' | '.'))
+        })
+        .trim_end_matches('.')
+        .to_ascii_lowercase()
+    };
+    text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '@' | '/' | '.')))
+        .map(clean)
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 /// The `--flags` a request spells (`--format`, `--max-count`).
