@@ -77,3 +77,17 @@ async fn an_approved_plan_becomes_a_mission_whose_panel_lists_its_step() {
     w.replies();
     assert_snapshot!(w.comment_head(issue, "navin:panel", 24));
 }
+
+#[tokio::test]
+async fn a_comment_of_three_commands_edits_the_panel_once() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings");
+    w.comment("alice", issue, "/mission configurable greetings")
+        .await;
+    w.replies();
+    let before = w.panel_edits();
+    let three = "/update fact a\n/update fact b\n/update fact c";
+    w.comment("alice", issue, three).await;
+    assert_eq!(w.panel_edits(), before + 1, "{:#?}", w.replies());
+    assert_snapshot!(w.comment_head(issue, "navin:panel", 7));
+}

@@ -10,6 +10,7 @@ use navin_ledger::{
 };
 
 use super::comments::Upserted;
+use super::PanelBatch;
 use super::{blocking, plans, Answer, EngineError, Refusal, Session};
 use navin_domain::command::{help_text, CloseOutcome, Command, UpdateField};
 use navin_domain::render::{reply, RepoRef};
@@ -216,12 +217,12 @@ impl Session<'_> {
 
     pub(crate) async fn refresh_panel(&self, ledger: &Ledger) -> Result<Upserted, EngineError> {
         {
-            let mut deferred = self
-                .deferred_panel
+            let mut batch = self
+                .panel_batch
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some(due) = deferred.as_mut() {
-                *due = Some(ledger.clone());
+            if let PanelBatch::Deferred(due) = &mut *batch {
+                *due = Some(Box::new(ledger.clone()));
                 return Ok(Upserted::Unchanged);
             }
         }
@@ -232,20 +233,20 @@ impl Session<'_> {
     /// ledger: a comment of ten commands edits the panel once.
     pub(crate) fn defer_panel(&self) {
         *self
-            .deferred_panel
+            .panel_batch
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(None);
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = PanelBatch::Deferred(None);
     }
 
     /// Writes the panel of the newest ledger noted since [`Session::defer_panel`], if any.
     pub(crate) async fn flush_panel(&self) -> Result<(), EngineError> {
-        let due = self
-            .deferred_panel
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-            .flatten();
-        if let Some(ledger) = due {
+        let batch = std::mem::take(
+            &mut *self
+                .panel_batch
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if let PanelBatch::Deferred(Some(ledger)) = batch {
             self.write_panel(&ledger).await?;
         }
         Ok(())

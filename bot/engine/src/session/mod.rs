@@ -98,7 +98,7 @@ impl Engine {
             origin,
             delivery: cx.delivery.clone(),
             report: cx.report.clone(),
-            deferred_panel: std::sync::Mutex::new(None),
+            panel_batch: std::sync::Mutex::new(PanelBatch::Immediate),
             admin_client,
         })
     }
@@ -124,12 +124,23 @@ pub(crate) struct Session<'e> {
     pub(crate) delivery: crate::Delivery,
     /// Where setbacks that do not stop the event are recorded.
     pub(crate) report: Report,
-    /// While a comment's commands run: `Some`, holding the newest ledger whose panel is
-    /// due, so the panel is rendered and written once per comment, not once per command.
-    pub(crate) deferred_panel: std::sync::Mutex<Option<Option<navin_ledger::Ledger>>>,
+    /// Whether a panel refresh writes now or waits for the end of a comment's commands.
+    pub(crate) panel_batch: std::sync::Mutex<PanelBatch>,
     /// A client whose token carries `administration` and nothing else, when the
     /// installation granted it: only the ledger branch's protection is read with it.
     pub(crate) admin_client: Option<InstallationClient>,
+}
+
+/// How panel refreshes are written: at once, or once per comment. A comment of ten
+/// commands edits the panel once, with the newest ledger.
+#[derive(Debug, Default)]
+pub(crate) enum PanelBatch {
+    /// Outside a comment's commands: each refresh writes the panel.
+    #[default]
+    Immediate,
+    /// A comment's commands are running: a refresh notes its ledger here (the newest
+    /// wins) for one write when they end; `None` while no refresh was asked for.
+    Deferred(Option<Box<navin_ledger::Ledger>>),
 }
 
 /// How a command is answered when it went through.

@@ -116,6 +116,16 @@ impl World {
 }
 
 impl World {
+    /// How many times the bot has edited the mission panel so far.
+    pub fn panel_edits(&self) -> usize {
+        self.sc
+            .fake()
+            .bot_comment_edits()
+            .iter()
+            .filter(|c| c.body.contains("navin:panel"))
+            .count()
+    }
+
     /// The head of the bot's comment on `number` that carries `marker`, as it reads now
     /// (edits included): a plan's status line, a panel's first lines.
     pub fn comment_head(&self, number: u64, marker: &str, lines: usize) -> String {
