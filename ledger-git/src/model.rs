@@ -14,6 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use index::BoardIndex;
 
 mod attempts;
+mod ci_round;
 mod evidence;
 // `Board` owns its index and the index is built from `Task`s, so it lives under the model.
 pub(crate) mod index;
@@ -23,6 +24,7 @@ mod verification;
 pub use attempts::{
     clip_excerpt, Attempt, AttemptFailure, AttemptOutcome, CHANGED_MAX, FAILURE_EXCERPT_MAX,
 };
+pub use ci_round::{CiRound, FileDelta};
 pub use evidence::{run_passes, BaseRun, CommandSource, Evidence, EvidenceKind, RunRecord};
 pub use stages::{
     CheckpointMark, InfoBlock, PendingDefault, StageGate, StagePolicy, StageView, ASKED,
@@ -633,37 +635,6 @@ impl PlanDrift {
     pub fn count(&self) -> usize {
         self.outside_plan.len() + self.outside_stage.len() + self.omitted as usize
     }
-}
-
-/// One completed CI round on a step's linked head: which required checks were green and
-/// which red (names, sorted), and the failure's fingerprint.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CiRound {
-    pub head_sha: String,
-    pub green: Vec<String>,
-    pub red: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<String>,
-    /// The red checks' normalized output, as fingerprinted: handed to the attempt that
-    /// failed (for the next brief), never kept on the task itself.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub excerpt: String,
-    /// What the red head changes, file by file: handed to the attempt that failed, so
-    /// the next one knows what was tried.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub changed: Vec<FileDelta>,
-}
-
-/// One file an attempt changed, with its line counts.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FileDelta {
-    pub path: String,
-    #[serde(default)]
-    pub additions: u32,
-    #[serde(default)]
-    pub deletions: u32,
 }
 
 /// Step status. `planned` steps whose dependencies are all `done` are ready.
