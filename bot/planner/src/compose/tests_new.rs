@@ -408,3 +408,21 @@ fn a_caller_found_through_the_imports_names_the_definitions_that_use_the_changed
     assert!(!report.change.contains("`title`"), "{}", report.change);
     assert!(report.optional, "a caller may change");
 }
+
+#[test]
+fn a_request_naming_a_path_outside_the_repository_creates_nothing_and_still_validates() {
+    for request in [
+        "add /etc/navin.md",
+        "create ../escape.rs",
+        "add C:\\notes.md",
+    ] {
+        let out = plan_of(RUST_CLI, request);
+        assert!(
+            creates(&out).is_empty(),
+            "{request}: {:?}",
+            out.plan.changes
+        );
+        navin_ledger::plan::PlanDocument::from_plan(&out.plan)
+            .unwrap_or_else(|e| panic!("{request}: {e}"));
+    }
+}

@@ -226,7 +226,14 @@ fn file_name(raw: &str) -> Option<String> {
         })
         .trim_end_matches('.')
         .trim_start_matches("./");
-    if w.is_empty() || w.starts_with("http") || w.contains("://") || w.contains("..") {
+    // Only a path the plan format accepts: relative, `/`-separated, no empty or dot part.
+    if w.is_empty()
+        || w.starts_with("http")
+        || w.starts_with(['/', '~'])
+        || w.contains([':', '\\'])
+        || w.split('/')
+            .any(|part| part.is_empty() || part == "." || part == "..")
+    {
         return None;
     }
     if BARE_FILES.iter().any(|b| b.eq_ignore_ascii_case(w)) {
@@ -452,6 +459,9 @@ mod tests {
         assert_eq!(r.new.types, ["LruCache"]);
         let r = Request::parse("add docs/usage.md and tests/test_export.py");
         assert_eq!(r.new.files, ["docs/usage.md", "tests/test_export.py"]);
+        // Nothing outside the repository, and nothing the plan format refuses.
+        let r = Request::parse("add /tmp/notes.md, ~/x.md, ../up.md, a//b.md and C:\\win.md");
+        assert!(r.new.files.is_empty(), "{:?}", r.new.files);
     }
 
     #[test]
