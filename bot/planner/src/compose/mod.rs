@@ -23,4 +23,6 @@ mod tests_plan;
 #[cfg(test)]
 mod tests_readonly;
 #[cfg(test)]
+mod tests_support;
+#[cfg(test)]
 mod tests_targets;

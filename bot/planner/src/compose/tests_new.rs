@@ -2,21 +2,10 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap: a panic is a failed test
 
-use navin_ledger::plan::{convert, FileChange, Operation};
+use navin_ledger::plan::{convert, Operation};
 
+use super::tests_support::*;
 use crate::*;
-
-fn plan_of(files: &[(&str, &str)], request: &str) -> PlannerOutput {
-    let src = MemorySource::from_files(
-        "t",
-        files.iter().map(|(p, c)| (p.to_string(), c.to_string())),
-    );
-    plan_repository(&src, request, &PlannerOptions::default()).unwrap()
-}
-
-fn change<'a>(out: &'a PlannerOutput, path: &str) -> Option<&'a FileChange> {
-    out.plan.changes.iter().find(|c| c.path == path)
-}
 
 fn creates(out: &PlannerOutput) -> Vec<&str> {
     out.plan

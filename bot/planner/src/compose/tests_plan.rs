@@ -6,15 +6,8 @@ use std::collections::BTreeSet;
 
 use navin_ledger::plan::{Operation, Plan};
 
+use super::tests_support::*;
 use crate::*;
-
-fn plan_of(files: &[(&str, &str)], request: &str) -> PlannerOutput {
-    let src = MemorySource::from_files(
-        "t",
-        files.iter().map(|(p, c)| (p.to_string(), c.to_string())),
-    );
-    plan_repository(&src, request, &PlannerOptions::default()).unwrap()
-}
 
 /// The plan format's rules (docs/plan.md), as the validator will check them.
 fn assert_seed_rules(plan: &Plan) {
