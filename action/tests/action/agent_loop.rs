@@ -278,10 +278,17 @@ fn in_event_mode_red_ci_starts_the_next_attempt_with_the_failure_and_a_schedule_
     let brief = brief_job(&job, "T1");
     let text = &brief.outputs["brief"];
     assert!(text.contains("lex::tabs ... FAILED"), "{text}");
+    // It starts over on a branch of its own; the red pull request is closed.
     assert!(
-        text.contains(&format!("Continue pull request #{pr}")),
+        text.contains("**Start over**") && text.contains(&format!("(#{pr})")),
         "{text}"
     );
+    assert!(
+        brief.outputs["branch"].starts_with("navin/T1-a2-"),
+        "{:?}",
+        brief.outputs
+    );
+    assert_eq!(job.fake.issue(OWNER, REPO, pr).state, "closed");
 
     // T2's agent never opens a pull request; a scheduled run after the timeout is the
     // clock that ends its attempt and starts the next (jobs here take about a second
@@ -453,22 +460,22 @@ fn in_event_mode_a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pu
     assert_eq!(started(&job, "S2"), [1]);
     assert_eq!(started(&job, "S3"), [1]);
 
-    // S2 fails twice, differently; each failure starts the next attempt at once.
+    // S2 fails twice, differently; each failure starts the next attempt at once, on a
+    // new branch, and closes the red pull request.
     let (s2_pr, head) = agent_opens(&job, &token, "S2", 1);
     ci_completes(&job, &token, &head, Some("parse::empty"));
     assert_eq!(started(&job, "S2"), [1, 2]);
     let brief = brief_job(&job, "S2").outputs["brief"].clone();
     assert!(brief.contains("parse::empty ... FAILED"), "{brief}");
-    assert!(
-        brief.contains(&format!("Continue pull request #{s2_pr}")),
-        "{brief}"
-    );
-    let head = agent_pushes(&job, &token, (s2_pr, "S2"), "pub fn f() -> u8 { 1 }\n");
+    assert!(brief.contains(&format!("(#{s2_pr})")), "{brief}");
+    assert_eq!(job.fake.issue(OWNER, REPO, s2_pr).state, "closed");
+    let (s2_pr2, head) = agent_opens(&job, &token, "S2", 2);
     ci_completes(&job, &token, &head, Some("parse::unicode"));
     assert_eq!(started(&job, "S2"), [1, 2, 3]);
     let brief = brief_job(&job, "S2").outputs["brief"].clone();
     assert!(brief.contains("parse::unicode"), "{brief}");
-    let head = agent_pushes(&job, &token, (s2_pr, "S2"), "pub fn f() -> u8 { 2 }\n");
+    assert_eq!(job.fake.issue(OWNER, REPO, s2_pr2).state, "closed");
+    let (_, head) = agent_opens(&job, &token, "S2", 3);
     ci_completes(&job, &token, &head, None);
 
     // S3's pull request is closed unmerged: attempt 2 starts over.
@@ -516,4 +523,46 @@ fn in_event_mode_a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pu
         .filter(|c| !c.via_api)
         .collect();
     assert_eq!(people.len(), 1, "no person acted after the mission started");
+}
+
+#[test]
+fn in_event_mode_after_red_continue_keeps_the_red_pull_request_and_the_pushed_fix_closes_the_step()
+{
+    let mut job = Job::for_events();
+    let mut scopes = EVENT_SCOPES.to_vec();
+    scopes.push(("actions", "write"));
+    job.token = job.fake.actions_token(OWNER, REPO, &scopes);
+    let token = job.token.clone();
+    job.write_config(&LOOP_CONFIG.replace("  timeout: 1s\n", "  after_red: continue\n"));
+    job.fake
+        .add_workflow(OWNER, REPO, "navin-agent.yml", "navin agent");
+    let issue = job
+        .fake
+        .create_issue(OWNER, REPO, "Lexer", "Ship the lexer.", "alice");
+    let (_, event) = job.comment_event(
+        issue,
+        "alice",
+        "/mission ship the lexer\n/step add S1 Lexer --validation test",
+    );
+    let r = job.run("event", "issue_comment", Some(&event), Some(&token));
+    assert_eq!(r.code, Some(0), "{r:?}");
+
+    let (pr, head) = agent_opens(&job, &token, "S1", 1);
+    ci_completes(&job, &token, &head, Some("lex::tabs"));
+    assert_eq!(started(&job, "S1"), [1, 2]);
+    let brief = brief_job(&job, "S1");
+    let text = &brief.outputs["brief"];
+    assert!(
+        text.contains(&format!("Continue pull request #{pr}")),
+        "{text}"
+    );
+    assert_eq!(job.fake.issue(OWNER, REPO, pr).state, "open");
+    assert_eq!(brief.outputs["branch"], "navin/S1-try1");
+
+    let head = agent_pushes(&job, &token, (pr, "S1"), "pub fn f() -> u8 { 1 }\n");
+    ci_completes(&job, &token, &head, None);
+    let ledger = job.ledger().expect("ledger");
+    let s1 = ledger.board.task("S1").expect("S1");
+    assert_eq!(s1.status, navin_ledger::model::TaskStatus::Done, "{s1:?}");
+    assert_eq!(s1.links.prs, [pr], "one pull request carried the step");
 }

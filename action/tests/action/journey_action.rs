@@ -205,7 +205,8 @@ fn action_only_a_plan_approved_by_review_becomes_a_mission_the_agent_workflow_fi
         "{steps:?}"
     );
 
-    // The first step took two attempts: red CI, then the same pull request fixed.
+    // The first step took two attempts: red CI, then a fresh start on a branch of its
+    // own, which went green.
     let first = &ledger.board.tasks[0];
     assert_eq!(first.attempts.len(), 2, "{first:#?}");
     let tasks = agent.seen.lock().expect("agent");
@@ -242,11 +243,43 @@ fn action_only_a_plan_approved_by_review_becomes_a_mission_the_agent_workflow_fi
             })
             .unwrap_or_default()
     });
-    assert_eq!(pulls.len(), ledger.board.tasks.len(), "{pulls:?}");
+    assert_eq!(pulls.len(), ledger.board.tasks.len() + 1, "{pulls:?}");
     assert!(
         pulls.iter().all(|(author, p)| author == "dora"
             && p.as_ref().is_some_and(|p| p.head_ref.starts_with("navin/"))),
         "{pulls:?}"
+    );
+    // The red attempt's pull request was closed with a word on why; the next attempt
+    // worked on `navin/<step>-a2-…` from the default branch, none of the red commits in it.
+    let [red_pr, fresh_pr] = first.links.prs[..] else {
+        panic!("two pull requests for the first step: {:?}", first.links)
+    };
+    let red = fake.issue(OWNER, REPO, red_pr);
+    assert_eq!(red.state, "closed", "the superseded pull request is closed");
+    let why = fake
+        .comments(OWNER, REPO, red_pr)
+        .into_iter()
+        .find(|c| c.author.ends_with("[bot]") && c.body.contains("starts over on a new branch"));
+    assert!(why.is_some(), "no word on the closed pull request");
+    let fresh = fake.pull(OWNER, REPO, fresh_pr);
+    assert!(
+        fresh
+            .head_ref
+            .starts_with(&format!("navin/{}-a2-", first.id)),
+        "{}",
+        fresh.head_ref
+    );
+    assert!(
+        fresh
+            .files
+            .iter()
+            .all(|f| !f.patch.as_deref().unwrap_or_default().contains("BROKEN")),
+        "{:?}",
+        fresh.files
+    );
+    assert!(
+        second_brief.contains("**Start over**") && second_brief.contains(&format!("(#{red_pr})")),
+        "{second_brief}"
     );
     for run in actions.runs_of("navin-agent.yml") {
         let agent_job = run.job("agent");

@@ -183,6 +183,15 @@ pub fn pull_request(repo: &str, number: u64) -> String {
     format!("/repos/{repo}/pulls/{number}")
 }
 
+/// [Update a pull request](https://docs.github.com/rest/pulls/pulls#update-a-pull-request)
+/// to `state: closed`: the same request again changes nothing.
+pub fn close_pull_request(repo: &str, number: u64) -> ApiRequest {
+    ApiRequest::patch(
+        format!("/repos/{repo}/pulls/{number}"),
+        json!({ "state": "closed" }),
+    )
+}
+
 /// [List pull requests](https://docs.github.com/rest/pulls/pulls#list-pull-requests), open, 100 a page.
 pub fn open_pull_requests(repo: &str) -> String {
     format!("/repos/{repo}/pulls?state=open&per_page=100")

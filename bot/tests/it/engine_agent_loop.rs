@@ -58,8 +58,14 @@ fn attempt_comments(w: &World, number: u64) -> Vec<String> {
 }
 
 /// Navin's next comment, which must start attempt `number` of `step`.
+/// A word on a red pull request Navin closed as the attempt started over comes first.
 async fn next_brief(w: &mut World, step: &str, number: u32) -> String {
-    let brief = w.reply().await;
+    let mut brief = w.reply().await;
+    if brief.contains("starts over on a new branch") {
+        let closed = format!("Attempt {number} of step `{step}` starts over");
+        assert!(brief.starts_with(&closed), "{brief}");
+        brief = w.reply().await;
+    }
     let head = format!("**Attempt {number} of step `{step}`** starts");
     assert!(brief.starts_with(&head), "{brief}");
     brief
@@ -103,7 +109,8 @@ async fn a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pull_reque
     assert_eq!(w.step("S1").status, TaskStatus::Done);
     let s2_issue = dispatched(&w, "S2")[0].1;
 
-    // S2 fails CI: Navin starts attempt 2 itself, with the failure in its brief.
+    // S2 fails CI: Navin starts attempt 2 itself, with the failure in its brief, on a
+    // new branch; the red pull request is closed with a word on why.
     let (s2_pr, head) = w.open_pull(agent_pr("S2", 1)).await;
     w.ci_run(red(&head, "parse::empty")).await;
     assert_eq!(
@@ -112,20 +119,22 @@ async fn a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pull_reque
     );
     let brief = next_brief(&mut w, "S2", 2).await;
     assert!(brief.contains("parse::empty: assertion failed"), "{brief}");
-    assert!(
-        brief.contains(&format!("Continue pull request #{s2_pr}")),
-        "{brief}"
-    );
+    assert!(brief.contains(&format!("(#{s2_pr})")), "{brief}");
+    assert!(brief.contains("**Start over**"), "{brief}");
     assert_eq!(
         attempt_comments(&w, s2_issue),
         [brief],
         "on the step's issue"
     );
+    assert_eq!(w.fake().issue("octo-org", "hello", s2_pr).state, "closed");
+    // GitHub tells the App about its own close: that ends nothing more.
+    w.close_unmerged(s2_pr).await;
+    let s2 = w.step("S2");
+    assert!(s2.attempts[1].is_open(), "{:?}", s2.attempts);
+    assert_eq!(dispatched(&w, "S2").len(), 2);
 
-    // The agent pushes to the same pull request; CI fails differently: attempt 3.
-    let head = w
-        .push(s2_pr, &[("src/s2.rs", "pub fn f() -> u8 { 1 }\n")])
-        .await;
+    // Attempt 2's pull request fails differently: attempt 3, again fresh.
+    let (_, head) = w.open_pull(agent_pr("S2", 2)).await;
     w.ci_run(red(&head, "parse::unicode")).await;
     assert_eq!(
         dispatched(&w, "S2").iter().map(|d| d.0).collect::<Vec<_>>(),
@@ -137,9 +146,7 @@ async fn a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pull_reque
         brief.contains("parse::empty") || brief.matches("fp:").count() == 2,
         "{brief}"
     );
-    let head = w
-        .push(s2_pr, &[("src/s2.rs", "pub fn f() -> u8 { 2 }\n")])
-        .await;
+    let (_, head) = w.open_pull(agent_pr("S2", 3)).await;
     w.ci(&head, "ci/test", "success").await;
     let s2 = w.step("S2");
     assert_eq!(s2.status, TaskStatus::Done, "{s2:?}");
@@ -255,19 +262,16 @@ async fn the_same_failure_again_and_again_is_a_loop_then_a_replan_then_a_pause_t
     let mut w = World::new().await;
     let issue = one_step_mission(&mut w, CONFIG).await;
 
-    // Attempt 1 fails; attempts 2 and 3 push to the same pull request and fail the same way.
-    let (pr, head) = w.open_pull(agent_pr("S1", 1)).await;
+    // Attempt 1 fails; attempts 2 and 3 start over in pull requests of their own and fail
+    // the same way.
+    let (_, head) = w.open_pull(agent_pr("S1", 1)).await;
     w.ci_run(red(&head, "lex::empty")).await;
     next_brief(&mut w, "S1", 2).await;
-    let head = w
-        .push(pr, &[("src/s1.rs", "pub fn f() -> u8 { 1 }\n")])
-        .await;
+    let (_, head) = w.open_pull(agent_pr("S1", 2)).await;
     w.ci_run(red(&head, "lex::empty")).await;
     assert!(w.ledger().expect("ledger").mission.progress.loop_detected);
     next_brief(&mut w, "S1", 3).await;
-    let head = w
-        .push(pr, &[("src/s1.rs", "pub fn f() -> u8 { 2 }\n")])
-        .await;
+    let (_, head) = w.open_pull(agent_pr("S1", 3)).await;
     w.ci_run(red(&head, "lex::empty")).await;
 
     // The third repeat forced a local replan: attempt 4 starts over.

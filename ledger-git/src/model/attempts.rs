@@ -45,8 +45,9 @@ pub struct Attempt {
     /// and cost caps could not see it. The panel warns.
     #[serde(default, skip_serializing_if = "is_false")]
     pub spend_unreported: bool,
-    /// The step was replanned after this attempt ended: the next attempt starts over
-    /// from the default branch, whatever pull request this one left open.
+    /// The next attempt starts over from the default branch rather than continue this
+    /// one's pull request: the step was replanned after this attempt ended, or its red
+    /// pull request was superseded (`agents.after_red`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub start_over: bool,
 }

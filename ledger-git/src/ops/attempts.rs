@@ -9,12 +9,14 @@ use crate::model::{
 /// `Operation::Attempt`: Navin starts attempt `number` of `step` for `agent`. The number
 /// must be the next one and no attempt may be open, so a redelivered or racing start of
 /// the same attempt is refused rather than applied twice. A failed step with retries
-/// left goes back to planned: the attempt is its retry.
+/// left goes back to planned: the attempt is its retry. With `start_over` the last
+/// attempt is marked so the new one is briefed to start afresh, not continue it.
 pub(super) fn start(
     tx: &mut Tx,
     step: &str,
     number: u32,
     agent: &str,
+    start_over: bool,
     ctx: &Ctx,
 ) -> Result<(), RuleError> {
     let pos = position(tx, step)?;
@@ -42,6 +44,11 @@ pub(super) fn start(
         }
         TaskStatus::Failed => tx.ledger.board.task_mut(pos).status = TaskStatus::Planned,
         TaskStatus::Planned | TaskStatus::InProgress => {}
+    }
+    if start_over {
+        if let Some(last) = tx.ledger.board.task_mut(pos).attempts.last_mut() {
+            last.start_over = true;
+        }
     }
     push(tx, pos, agent, None, ctx);
     tx.change(format!("{step}: attempt {number} started for {agent}"));

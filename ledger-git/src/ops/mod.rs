@@ -225,6 +225,9 @@ pub enum Operation {
         step: String,
         number: u32,
         agent: String,
+        /// The new attempt starts over rather than continue the last one's pull request
+        /// (red CI under `agents.after_red`): the last attempt is marked so.
+        start_over: bool,
     },
     /// Whole-plan rewrite: only with a changed goal.
     Rewrite {
@@ -509,7 +512,8 @@ pub fn apply(ledger: Option<&Ledger>, op: &Operation, ctx: &Ctx) -> Result<Outco
             step,
             number,
             agent,
-        } => attempts::start(&mut tx, step, *number, agent, ctx)?,
+            start_over,
+        } => attempts::start(&mut tx, step, *number, agent, *start_over, ctx)?,
         Operation::Drift { step, drift } => steps::drift(&mut tx, step, drift.as_ref())?,
         Operation::Rewrite {
             goal,

@@ -25,7 +25,10 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
             "/repos/{owner}/{repo}/pulls",
             get(list_pulls).post(create_pull),
         )
-        .route("/repos/{owner}/{repo}/pulls/{number}", get(get_pull))
+        .route(
+            "/repos/{owner}/{repo}/pulls/{number}",
+            get(get_pull).patch(update_pull),
+        )
         .route(
             "/repos/{owner}/{repo}/pulls/{number}/files",
             get(list_files),
@@ -206,6 +209,59 @@ async fn get_pull(
         .get(&number)
         .filter(|i| i.pull.is_some())
         .ok_or_else(ApiError::not_found)?;
+    ok(Renderer {
+        base: &inner.base_url,
+        model: &model,
+    }
+    .pull(r, issue, false))
+}
+
+/// `PATCH …/pulls/{number}`: title, body and `state` (`open` or `closed`), as "Update a
+/// pull request". A merged pull request cannot be reopened (422). The `pull_request`
+/// webhook is the test's to send.
+async fn update_pull(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, number)): Path<(String, String, u64)>,
+    body: Bytes,
+) -> ApiResult {
+    let body = parse_body(&body)?;
+    let mut model = inner.model();
+    access(&model, &caller, &owner, &repo, "pull_requests", "write")?;
+    let r = model
+        .repo_mut(&owner, &repo)
+        .ok_or_else(ApiError::not_found)?;
+    let issue = r
+        .issues
+        .get_mut(&number)
+        .filter(|i| i.pull.is_some())
+        .ok_or_else(ApiError::not_found)?;
+    let now = Utc::now();
+    match str_field(&body, "state") {
+        None => {}
+        Some("closed") if issue.state == "open" => {
+            issue.state = "closed".into();
+            issue.closed_at = Some(now);
+        }
+        Some("open") if issue.state == "closed" => {
+            if issue.pull.as_ref().is_some_and(|p| p.merged_at.is_some()) {
+                return Err(ApiError::validation("PullRequest", "state", "invalid"));
+            }
+            issue.state = "open".into();
+            issue.closed_at = None;
+        }
+        Some("open" | "closed") => {}
+        Some(_) => return Err(ApiError::validation("PullRequest", "state", "invalid")),
+    }
+    if let Some(title) = str_field(&body, "title") {
+        issue.title = title.to_owned();
+    }
+    if let Some(text) = str_field(&body, "body") {
+        issue.body = Some(text.to_owned());
+    }
+    issue.updated_at = now;
+    let r = model.repo(&owner, &repo).ok_or_else(ApiError::not_found)?;
+    let issue = r.issues.get(&number).ok_or_else(ApiError::not_found)?;
     ok(Renderer {
         base: &inner.base_url,
         model: &model,

@@ -30,6 +30,40 @@ pub struct Agents {
     )]
     #[schemars(schema_with = "duration::schema")]
     pub timeout: Duration,
+    /// What the next attempt does with a dispatched agent's red pull request once
+    /// `idle_after` has passed: `start_over` closes it and works on a fresh
+    /// `navin/<step>-a<n>-…` branch, told the failure and what the red attempt changed;
+    /// `continue` pushes the fix to the same pull request. `auto` (the default): the
+    /// agent workflow starts over (each run begins from a clean checkout with no memory
+    /// of the last), Copilot continues its own pull request from a mention. A person's
+    /// pull request is always continued and never closed by Navin.
+    pub after_red: AfterRed,
+}
+
+/// `agents.after_red`: whether an agent's next attempt after red CI continues its pull
+/// request or starts over on a new branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AfterRed {
+    /// The agent workflow starts over; Copilot continues.
+    #[default]
+    Auto,
+    /// Every agent continues its red pull request.
+    Continue,
+    /// Every agent starts over; Navin closes the red pull request.
+    StartOver,
+}
+
+impl AfterRed {
+    /// Whether an attempt by `agent` (as the ledger names it: `workflow`, `copilot`)
+    /// that ended red is followed by a fresh start. People's attempts never are.
+    pub fn starts_over(self, agent: &str) -> bool {
+        match (self, agent) {
+            (_, "workflow") => self != AfterRed::Continue,
+            (AfterRed::StartOver, "copilot") => true,
+            _ => false,
+        }
+    }
 }
 
 impl Default for Agents {
@@ -37,6 +71,7 @@ impl Default for Agents {
         Self {
             idle_after: Duration::from_secs(20 * 60),
             timeout: Duration::from_secs(60 * 60),
+            after_red: AfterRed::Auto,
         }
     }
 }

@@ -16,7 +16,7 @@ mod evidence;
 mod planner;
 mod reference;
 mod schema;
-pub use agents::Agents;
+pub use agents::{AfterRed, Agents};
 pub use evidence::{DoneOn, Drafts, Evidence, RequiredChecks};
 pub use planner::{Fallback, PlanMode, PlanScope, PlanSettings, PlannerConfig, PlannerSource};
 pub use reference::reference_markdown;

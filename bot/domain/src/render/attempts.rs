@@ -50,9 +50,10 @@ pub fn previous_attempts(task: &Task, place: Workplace) -> String {
                 .map(|b| format!(" (branch {})", code(b)))
                 .unwrap_or_default()
         )),
-        (Workplace::PullRequests, None) => out.push_str(
-            "**Start over** from the default branch in a new pull request: the last attempt's work is not to be built on.\n\n",
-        ),
+        (Workplace::PullRequests, None) => out.push_str(&format!(
+            "**Start over** from the default branch in a new pull request: the last attempt's work{} is not to be built on. Learn from what it tried and what failed.\n\n",
+            last.pr.map(|n| format!(" (#{n})")).unwrap_or_default()
+        )),
     }
     if let Some(failure) = last
         .failure

@@ -17,12 +17,19 @@ pub enum Due {
     /// `agents.timeout`: it ends as a failed attempt (`timed_out`).
     TimedOut { step: String, number: u32 },
     /// Start attempt `number`; `continue_pr` is the pull request the brief says to go on
-    /// with (a red PR is continued by default), `None` to start over.
+    /// with, `None` to start over on a new branch.
     Start {
         step: String,
         number: u32,
         why: StartWhy,
         continue_pr: Option<u64>,
+        /// This start drops a pull request the ledger alone would have continued (red CI
+        /// under `agents.after_red`): the start records it, so the brief and the branch
+        /// say start over too.
+        start_over: bool,
+        /// An agent's pull request the last attempt left open that this one does not
+        /// continue: Navin closes it, so one pull request at a time carries the step.
+        supersedes: Option<u64>,
     },
 }
 
@@ -101,14 +108,19 @@ fn due_on(task: &Task, ready: bool, agents: &Agents, now: DateTime<Utc>) -> Opti
             number: open.number,
         });
     }
-    let start = |why: StartWhy| {
+    let start_fresh = |why: StartWhy, fresh: bool| {
+        let kept = continues(task);
+        let continue_pr = if fresh { None } else { kept };
         Some(Due::Start {
             step: task.id.clone(),
             number: next_attempt_number(&task.attempts),
             why,
-            continue_pr: continues(task),
+            continue_pr,
+            start_over: fresh && kept.is_some(),
+            supersedes: superseded(task, continue_pr),
         })
     };
+    let start = |why: StartWhy| start_fresh(why, false);
     match task.status {
         TaskStatus::Done => None,
         TaskStatus::Planned if ready => {
@@ -129,7 +141,7 @@ fn due_on(task: &Task, ready: bool, agents: &Agents, now: DateTime<Utc>) -> Opti
                     .and_then(|end| elapsed(end, now))
                     .is_some_and(|w| w >= agents.idle_after);
                 if idle {
-                    start(StartWhy::CiRed)
+                    start_fresh(StartWhy::CiRed, agents.after_red.starts_over(&a.agent))
                 } else {
                     None
                 }
@@ -151,6 +163,20 @@ fn due_on(task: &Task, ready: bool, agents: &Agents, now: DateTime<Utc>) -> Opti
 pub fn continues(task: &Task) -> Option<u64> {
     let last = task.attempts.iter().rev().find(|a| !a.is_open())?;
     if last.outcome == Some(AttemptOutcome::Replanned) || last.start_over {
+        return None;
+    }
+    continued(task, last)
+}
+
+/// The pull request an agent's last attempt left open when the next one does not go on
+/// with it (a start over after red CI or a replan). A person's pull request is theirs to
+/// close, so only those of agents Navin dispatched are named.
+fn superseded(task: &Task, continue_pr: Option<u64>) -> Option<u64> {
+    if continue_pr.is_some() {
+        return None;
+    }
+    let last = task.attempts.iter().rev().find(|a| !a.is_open())?;
+    if !times_out(&last.agent) {
         return None;
     }
     continued(task, last)

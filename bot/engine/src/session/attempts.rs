@@ -23,6 +23,11 @@ use navin_github::ops;
 const PASSES: usize = 2;
 
 #[derive(Debug, Deserialize)]
+struct PullState {
+    state: String,
+}
+
+#[derive(Debug, Deserialize)]
 struct PullAuthor {
     user: Login,
 }
@@ -88,17 +93,27 @@ impl Session<'_> {
                 number,
                 why,
                 continue_pr,
+                start_over,
+                supersedes,
             } => {
                 let agent = self.repo_config().dispatch.agent();
                 let op = Operation::Attempt {
                     step: step.clone(),
                     number: *number,
                     agent: agent.attempt_agent().to_owned(),
+                    start_over: *start_over,
                 };
                 let op_id = format!("attempt:{mission}:{step}:{number}");
                 let Some(after) = self.write_once(op, &op_id).await? else {
                     return Ok(None);
                 };
+                if let (Some(pr), Some(task)) = (supersedes, after.board.task(step)) {
+                    let start = (task, *number, *why);
+                    if let Err(e) = self.close_superseded(*pr, start, &op_id).await {
+                        tracing::warn!(error = %e, repo = %self.repo, step = %step, pr, "the superseded pull request could not be closed");
+                        self.report.engine("close the superseded pull request", &e);
+                    }
+                }
                 if let Some(task) = after.board.task(step) {
                     let start = Start {
                         task,
@@ -230,6 +245,49 @@ impl Session<'_> {
         let (_, brief) = step_brief(ledger, start.task, &self.repo_ref(), options);
         let body = format!("{headline}\n\n{brief}");
         comments::reply_once(&self.client, &self.repo, issue, start.op_id, &body, recheck).await?;
+        Ok(())
+    }
+
+    /// Closes the agent's pull request a fresh attempt replaces, after a comment that says
+    /// why and where the work goes on, so one pull request at a time carries the step.
+    /// One already closed is left as it is. Its `closed` event changes nothing: the
+    /// attempt it carried has ended.
+    async fn close_superseded(
+        &self,
+        pr: u64,
+        (task, number, why): (&Task, u32, StartWhy),
+        op_id: &str,
+    ) -> Result<(), EngineError> {
+        let pull: PullState = self
+            .client
+            .get_json(&ops::pull_request(&self.repo, pr))
+            .await?;
+        if pull.state != "open" {
+            return Ok(());
+        }
+        let issue = task
+            .links
+            .issue
+            .map(|n| format!(" on #{n}"))
+            .unwrap_or_default();
+        let body = format!(
+            "Attempt {number} of step `{}` starts over on a new branch: {}. Navin closed this pull request so that one pull request at a time carries the step; what failed here and what it changed are in the new attempt's brief{issue}.",
+            task.id,
+            why.describe()
+        );
+        let op_id = format!("{op_id}#superseded");
+        comments::reply_once(
+            &self.client,
+            &self.repo,
+            pr,
+            &op_id,
+            &body,
+            self.delivery.is_retry(),
+        )
+        .await?;
+        self.client
+            .write_idempotent(ops::close_pull_request(&self.repo, pr))
+            .await?;
         Ok(())
     }
 

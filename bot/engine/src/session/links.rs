@@ -200,7 +200,20 @@ impl Session<'_> {
             written |= judged;
         } else {
             let open = matches!(task.status, TaskStatus::Planned | TaskStatus::InProgress);
-            if !open || task.links.merged_pr.is_some() {
+            // A pull request the next attempt does not build on (Navin closes it as that
+            // attempt starts over; a replan dropped it) ends nothing more: the open
+            // attempt, if any, works elsewhere.
+            let dropped = task
+                .attempts
+                .iter()
+                .rev()
+                .find(|a| a.pr == Some(pr.number))
+                .is_some_and(|a| {
+                    !a.is_open()
+                        && (a.start_over
+                            || a.outcome == Some(navin_ledger::AttemptOutcome::Replanned))
+                });
+            if !open || dropped || task.links.merged_pr.is_some() {
                 return Ok(());
             }
             let op = Operation::Fail {

@@ -26,6 +26,7 @@ fn attempt(step: &str, number: u32) -> Operation {
         step: step.into(),
         number,
         agent: "workflow".into(),
+        start_over: false,
     }
 }
 

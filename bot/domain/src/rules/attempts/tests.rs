@@ -5,6 +5,7 @@ use navin_ledger::model::{Actor, AttemptOutcome, NextActor, PauseReason};
 use navin_ledger::{apply, Ctx, InitArgs, Ledger, NewTask, Operation, Outcome, Validation};
 
 use super::*;
+use crate::config::AfterRed;
 
 fn t(minutes: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 12, 1, 9, 0, 0)
@@ -85,11 +86,33 @@ fn start(number: u32, why: StartWhy, continue_pr: Option<u64>) -> Vec<Due> {
         number,
         why,
         continue_pr,
+        start_over: false,
+        supersedes: None,
     }]
 }
 
+/// Attempt `number` starts over on a new branch, and Navin closes `closes`.
+fn start_over(number: u32, why: StartWhy, closes: u64, recorded: bool) -> Vec<Due> {
+    vec![Due::Start {
+        step: "S1".into(),
+        number,
+        why,
+        continue_pr: None,
+        start_over: recorded,
+        supersedes: Some(closes),
+    }]
+}
+
+fn after_red(after_red: AfterRed) -> Agents {
+    Agents {
+        after_red,
+        ..Agents::default()
+    }
+}
+
 #[test]
-fn red_ci_waits_idle_after_for_a_push_then_continues_the_red_pull_request() {
+fn red_ci_waits_idle_after_for_a_push_then_the_agent_workflow_starts_over_and_its_red_pull_request_is_closed(
+) {
     let l = failed(
         &claimed(&handed("workflow"), 12, 5),
         AttemptOutcome::CiRed,
@@ -102,8 +125,63 @@ fn red_ci_waits_idle_after_for_a_push_then_continues_the_red_pull_request() {
     );
     assert_eq!(
         due(&l, &agents(), t(30)),
+        start_over(2, StartWhy::CiRed, 12, true)
+    );
+    assert_eq!(
+        due(&l, &after_red(AfterRed::Continue), t(30)),
+        start(2, StartWhy::CiRed, Some(12)),
+        "after_red: continue keeps the red pull request"
+    );
+}
+
+#[test]
+fn copilot_continues_its_red_pull_request_unless_told_to_start_over_and_people_always_continue() {
+    let copilot = failed(
+        &claimed(&handed("copilot"), 12, 5),
+        AttemptOutcome::CiRed,
+        10,
+    );
+    assert_eq!(
+        due(&copilot, &agents(), t(30)),
         start(2, StartWhy::CiRed, Some(12))
     );
+    assert_eq!(
+        due(&copilot, &after_red(AfterRed::StartOver), t(30)),
+        start_over(2, StartWhy::CiRed, 12, true)
+    );
+    let person = failed(
+        &claimed(&handed("people"), 12, 5),
+        AttemptOutcome::CiRed,
+        10,
+    );
+    assert_eq!(
+        due(&person, &after_red(AfterRed::StartOver), t(30)),
+        start(2, StartWhy::CiRed, Some(12)),
+        "a person's pull request is theirs"
+    );
+}
+
+#[test]
+fn once_the_start_over_is_recorded_the_next_attempt_neither_continues_nor_closes_anything_again() {
+    let l = failed(
+        &claimed(&handed("workflow"), 12, 5),
+        AttemptOutcome::CiRed,
+        10,
+    );
+    let l = run(
+        Some(&l),
+        Operation::Attempt {
+            step: "S1".into(),
+            number: 2,
+            agent: "workflow".into(),
+            start_over: true,
+        },
+        30,
+    );
+    let task = l.board.task("S1").expect("S1");
+    assert_eq!(continues(task), None, "the brief says start over");
+    assert!(task.attempts[0].start_over);
+    assert_eq!(due(&l, &agents(), t(31)), vec![]);
 }
 
 #[test]
@@ -175,7 +253,8 @@ fn retry_and_replan_put_the_step_back_and_the_next_attempt_starts_at_once() {
     );
     assert_eq!(
         due(&replanned, &agents(), t(7)),
-        start(2, StartWhy::Requeued, None)
+        start_over(2, StartWhy::Requeued, 12, false),
+        "the agent's replanned pull request is closed as the new attempt starts"
     );
 }
 
@@ -211,6 +290,7 @@ fn a_started_attempt_is_not_due_again() {
             step: "S1".into(),
             number: 2,
             agent: "workflow".into(),
+            start_over: false,
         },
         6,
     );
