@@ -8,17 +8,19 @@
 //! an action that went through leaves one reply on the issue saying who did what from the
 //! dashboard, where the command would have left a reaction.
 
-use navin_github::ops;
-
 use crate::cache::permission;
 use crate::effects::comments;
+use crate::features::panel::{defer_panel, flush_panel};
+use crate::features::replies::run;
+use crate::features::RepoCtx;
+use crate::features::{Answer, EventOrigin};
 use crate::plan_edit::check_edit_id;
-use crate::session::{Answer, EventOrigin};
 use crate::token_scope::Need;
-use crate::{Cx, Delivery, Engine, EngineError, Report};
+use crate::{Delivery, Engine, EngineError, Inbound, Report};
 use navin_domain::command::parse_comment;
 use navin_domain::event::Repository;
 use navin_domain::render::reply;
+use navin_github::ops;
 
 /// The longest free text an action carries (a reason, feedback, an answer).
 pub const MAX_ACTION_TEXT: usize = 2_000;
@@ -127,30 +129,25 @@ impl Engine {
         let mut delivery = Delivery::new(format!("dashboard:{}", request.act_id), 2);
         delivery.installation = Some(request.installation);
         delivery.repository = Some(request.repository.full_name.clone());
-        let cx = Cx {
+        let inbound = Inbound {
             delivery,
             report: Report::default(),
         };
         let repo = request.repository.full_name.clone();
         let origin =
             EventOrigin::new(request.issue, &request.actor).author_id(Some(request.actor_id));
-        let session = self
-            .session(
-                &cx,
-                Need::Write,
-                request.installation,
-                &request.repository,
-                origin,
-            )
-            .await?;
+        let cx = RepoCtx::open(
+            self,
+            &inbound,
+            Need::Write,
+            request.installation,
+            &request.repository,
+            origin,
+        )
+        .await?;
         let role = self
             .permissions
-            .role_now(
-                &session.client,
-                &repo,
-                &request.actor,
-                Some(request.actor_id),
-            )
+            .role_now(&cx.client, &repo, &request.actor, Some(request.actor_id))
             .await?;
         if !permission::may_mutate(&role) {
             return Ok(refused(
@@ -161,16 +158,13 @@ impl Engine {
                 "Ask a maintainer for write access, or ask one to do it.",
             ));
         }
-        let issue: navin_domain::event::Issue = match session
-            .client
-            .get_json(&ops::issue(&repo, request.issue))
-            .await
-        {
-            Ok(issue) => issue,
-            Err(e) if e.status() == Some(404) => return Ok(ActOutcome::NotFound),
-            Err(e) => return Err(e.into()),
-        };
-        let session = session.with_origin(|origin| {
+        let issue: navin_domain::event::Issue =
+            match cx.client.get_json(&ops::issue(&repo, request.issue)).await {
+                Ok(issue) => issue,
+                Err(e) if e.status() == Some(404) => return Ok(ActOutcome::NotFound),
+                Err(e) => return Err(e.into()),
+            };
+        let cx = cx.with_origin(|origin| {
             origin
                 .body(issue.body.as_deref())
                 .on_pull_request(issue.pull_request.is_some())
@@ -182,20 +176,20 @@ impl Engine {
                 "the action is not one command: {command}"
             )));
         };
-        let op_id = format!("{}#0", cx.delivery.id);
-        session.defer_panel();
-        let answer = session.run(one, &op_id).await?;
-        session.flush_panel().await?;
+        let op_id = format!("{}#0", inbound.delivery.id);
+        defer_panel(&cx);
+        let answer = run(&cx, one, &op_id).await?;
+        flush_panel(&cx).await?;
         let body = match answer {
             Answer::Refuse(refusal) => return Ok(refused(refusal.reason(), &refusal.todo())),
             Answer::Reply(body) => body,
             Answer::React(_) => reply::from_dashboard(&request.actor, &command),
         };
         comments::reply_once(
-            &session.client,
+            &cx.client,
             &repo,
             request.issue,
-            &format!("{}#answers", cx.delivery.id),
+            &format!("{}#answers", inbound.delivery.id),
             &body,
             true,
         )

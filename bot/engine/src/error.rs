@@ -1,10 +1,9 @@
 //! Why the engine could not finish an event, typed to the edge: each front end decides from the variant (retry, fail, tell a person, name a permission), never from the message.
 
+use navin_domain::event::{NoInstallation, PayloadError};
 use navin_github::{GitHubError, Permission};
 use navin_ledger::store::StoreError;
 use navin_ledger::RuleError;
-
-use navin_domain::event::{NoInstallation, PayloadError};
 
 /// Rule refusals are not errors: they become replies. What is left is one of these.
 #[derive(Debug, thiserror::Error)]

@@ -1,11 +1,9 @@
 //! One local bare clone of each repository's ledger branch under the data directory, with `origin` pointing at GitHub and the installation token as the git password.
 
+use crate::clones::clone_dir;
+use navin_ledger::store::{Store, StoreConfig, StoreError};
 use std::path::Path;
 use std::sync::Arc;
-
-use navin_ledger::store::{Store, StoreConfig, StoreError};
-
-use crate::clones::clone_dir;
 
 /// Opens (creating on first use) the clone and a store that fetches before and pushes
 /// after every write. The token is only ever handed to git's credential callback, never

@@ -6,26 +6,28 @@
 //! the panel and plan comments are found by their hidden markers before one is
 //! created, and replies carry a hidden op tag that a retry looks for first.
 //!
-//! Layout: [`event`] parses deliveries; `handlers/` has one file per event; `session/`
-//! holds the per-event context and the features it runs (commands, plans, the plan
-//! gate, step links, CI evidence, dispatch); [`rules`] and [`evidence`] are pure
-//! decisions (they live in navin-domain with [`config`], [`command`], [`render`] and
-//! [`event`], re-exported here, so the local CLI builds without this crate);
-//! [`effects`] writes Navin's comments and checks; [`cache`] keeps roles and
-//! repository configs briefly; [`render`] and [`command`] are pure text in and out.
-//! Besides events, [`Engine::edit_plan`] saves a plan from an editor outside GitHub
-//! ([`plan_edit`]), through the same session and write as `/plan edit`.
+//! Layout: `handlers/` has one file per event, each building the event's `RepoCtx`
+//! (`features/mod.rs`: a valid config, the repository, its clients, the delivery and
+//! the report) and calling the features that event drives; `features/` holds those
+//! features as free functions taking that context first: `board.rs` reads and writes
+//! the ledger, `panel.rs` writes the mission panel, `commands.rs` runs slash commands,
+//! and one file each for plans, the plan gate, step links, CI evidence, dispatch and
+//! attempts. The pure decisions (rules, evidence, config, commands, rendering) live in
+//! navin-domain, so the local CLI builds without this crate; [`effects`] writes Navin's
+//! comments and checks; [`cache`] keeps roles and repository configs briefly. Besides
+//! events, [`Engine::edit_plan`] saves a plan from an editor outside GitHub
+//! ([`plan_edit`]), through the same context and write as `/plan edit`.
 
 pub mod act;
 pub mod cache;
 pub mod clones;
 pub mod effects;
 mod error;
+mod features;
 mod handlers;
 pub mod ledger;
 pub mod plan_edit;
 pub mod reads;
-mod session;
 pub mod source;
 pub mod startup;
 pub mod token_scope;
@@ -123,7 +125,7 @@ pub struct Setback {
     pub message: String,
 }
 
-/// The setbacks of one event, collected across its sessions.
+/// The setbacks of one event, collected across its repository contexts.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     setbacks: Arc<Mutex<Vec<Setback>>>,
@@ -186,9 +188,9 @@ impl Report {
     }
 }
 
-/// One event being handled: its delivery and the report its sessions add to.
+/// One event being handled: its delivery and the report its repository contexts add to.
 #[derive(Debug)]
-pub(crate) struct Cx {
+pub(crate) struct Inbound {
     pub delivery: Delivery,
     pub report: Report,
 }
@@ -252,34 +254,48 @@ impl Engine {
     /// Handles one event. `Ok` carries what went wrong without stopping the event; an
     /// `Err` says (by [`EngineError::retry`]) whether the event is worth another attempt.
     pub async fn handle(&self, event: &Event) -> Result<Report, EngineError> {
-        let cx = Cx {
+        let inbound = Inbound {
             delivery: event.delivery.clone(),
             report: Report::default(),
         };
         let span = tracing::info_span!(
             "event",
-            delivery = %cx.delivery.id,
+            delivery = %inbound.delivery.id,
             event = event.kind().as_str(),
-            repository = cx.delivery.repository.as_deref().unwrap_or(""),
-            attempt = cx.delivery.attempt,
+            repository = inbound.delivery.repository.as_deref().unwrap_or(""),
+            attempt = inbound.delivery.attempt,
         );
-        tracing::Instrument::instrument(self.route(&event.payload, &cx), span).await?;
-        Ok(cx.report)
+        tracing::Instrument::instrument(self.route(&event.payload, &inbound), span).await?;
+        Ok(inbound.report)
     }
 
-    async fn route(&self, payload: &Payload, cx: &Cx) -> Result<(), EngineError> {
+    async fn route(&self, payload: &Payload, inbound: &Inbound) -> Result<(), EngineError> {
         match payload {
-            Payload::IssueComment(e) => self.on_comment(e, cx).await,
-            Payload::Issues(e) => self.on_issue(e, cx).await,
-            Payload::Sweep(e) => self.on_sweep(e, cx).await,
-            Payload::PullRequest(e) => self.on_pull_request(e, cx).await,
-            Payload::PullRequestReview(e) => self.on_review(e, cx).await,
-            Payload::CheckRun(e) => self.on_check_run(e, cx).await,
-            Payload::CheckRunAction(e) => self.on_check_run_action(e, cx).await,
-            Payload::CheckSuite(e) => self.on_check_suite(e, cx).await,
-            Payload::WorkflowRun(e) => self.on_workflow_run(e, cx).await,
-            Payload::Installation(e) => self.on_installation(e, false, cx).await,
-            Payload::InstallationRepositories(e) => self.on_installation(e, true, cx).await,
+            Payload::IssueComment(e) => handlers::issue_comment::on_comment(self, e, inbound).await,
+            Payload::Issues(e) => handlers::issues::on_issue(self, e, inbound).await,
+            Payload::Sweep(e) => handlers::sweep::on_sweep(self, e, inbound).await,
+            Payload::PullRequest(e) => {
+                handlers::pull_request::on_pull_request(self, e, inbound).await
+            }
+            Payload::PullRequestReview(e) => {
+                handlers::pull_request_review::on_review(self, e, inbound).await
+            }
+            Payload::CheckRun(e) => handlers::ci_completed::on_check_run(self, e, inbound).await,
+            Payload::CheckRunAction(e) => {
+                handlers::check_run_action::on_check_run_action(self, e, inbound).await
+            }
+            Payload::CheckSuite(e) => {
+                handlers::ci_completed::on_check_suite(self, e, inbound).await
+            }
+            Payload::WorkflowRun(e) => {
+                handlers::ci_completed::on_workflow_run(self, e, inbound).await
+            }
+            Payload::Installation(e) => {
+                handlers::installation::on_installation(self, e, false, inbound).await
+            }
+            Payload::InstallationRepositories(e) => {
+                handlers::installation::on_installation(self, e, true, inbound).await
+            }
         }
     }
 

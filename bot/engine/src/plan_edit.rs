@@ -10,16 +10,17 @@
 //! text stale and updates the plan comment and `navin/plan` check, exactly as `/plan
 //! edit` does.
 
-use navin_github::ops;
-use navin_ledger::plan::{PlanDocument, PlanError, Section, SectionConflict};
-
 use crate::cache::permission;
-use crate::session::plan_save::{Base, Saved};
-use crate::session::EventOrigin;
+use crate::features::plan_save::save_edit;
+use crate::features::plan_save::{Base, Saved};
+use crate::features::EventOrigin;
+use crate::features::RepoCtx;
 use crate::token_scope::Need;
-use crate::{Cx, Delivery, Engine, EngineError, Report};
+use crate::{Delivery, Engine, EngineError, Inbound, Report};
 use navin_domain::command::CommandKind;
 use navin_domain::event::Repository;
+use navin_github::ops;
+use navin_ledger::plan::{PlanDocument, PlanError, Section, SectionConflict};
 
 /// The largest plan text a save may carry: what one GitHub comment holds, the bound a
 /// `/plan edit` has.
@@ -111,23 +112,23 @@ impl Engine {
         let mut delivery = Delivery::new(op_id.clone(), 1);
         delivery.installation = Some(request.installation);
         delivery.repository = Some(request.repository.full_name.clone());
-        let cx = Cx {
+        let inbound = Inbound {
             delivery,
             report: Report::default(),
         };
         let origin = EventOrigin::new(number, &request.editor)
             .author_id(Some(request.editor_id))
             .on_pull_request(on_pull_request);
-        let session = self
-            .session(
-                &cx,
-                Need::Write,
-                request.installation,
-                &request.repository,
-                origin,
-            )
-            .await?;
-        if let Err(invalid) = &session.config {
+        let cx = RepoCtx::open(
+            self,
+            &inbound,
+            Need::Write,
+            request.installation,
+            &request.repository,
+            origin,
+        )
+        .await?;
+        if let Some(invalid) = &cx.config_error {
             return Ok(not_allowed(format!(
                 "{invalid} Fix the file on the default branch, then save again."
             )));
@@ -135,12 +136,7 @@ impl Engine {
         let repo = request.repository.full_name.as_str();
         let role = self
             .permissions
-            .role(
-                &session.client,
-                repo,
-                &request.editor,
-                Some(request.editor_id),
-            )
+            .role(&cx.client, repo, &request.editor, Some(request.editor_id))
             .await?;
         if !permission::may_mutate(&role) {
             return Ok(not_allowed(format!(
@@ -149,17 +145,17 @@ impl Engine {
             )));
         }
         let issue: navin_domain::event::Issue =
-            match session.client.get_json(&ops::issue(repo, number)).await {
+            match cx.client.get_json(&ops::issue(repo, number)).await {
                 Ok(issue) => issue,
                 Err(e) if e.status() == Some(404) => return Ok(PlanEditOutcome::NotFound),
                 Err(e) => return Err(e.into()),
             };
-        // Only now is it known whether the issue takes changes: the session is rebuilt
+        // Only now is it known whether the issue takes changes: the context is rebuilt
         // with that fact rather than patched.
-        let session = session.with_origin(|origin| origin.closed(issue.closed_for_changes()));
-        if let Some(why) = session.origin.closed {
+        let cx = cx.with_origin(|origin| origin.closed(issue.closed_for_changes()));
+        if let Some(why) = cx.origin.closed {
             let name = CommandKind::PlanEdit.spec().name;
-            let allowed = session
+            let allowed = cx
                 .repo_config()
                 .allow_on_closed
                 .iter()
@@ -185,15 +181,15 @@ impl Engine {
             Ok(doc) => doc,
             Err(problem) => return Ok(PlanEditOutcome::Invalid(problem)),
         };
-        let saved = session
-            .save_edit(
-                &request.plan_id,
-                Base::Hash(request.base_hash),
-                edited,
-                &op_id,
-                "edited in the dashboard",
-            )
-            .await?;
+        let saved = save_edit(
+            &cx,
+            &request.plan_id,
+            Base::Hash(request.base_hash),
+            edited,
+            &op_id,
+            "edited in the dashboard",
+        )
+        .await?;
         Ok(match saved {
             Saved::Stored {
                 hash,

@@ -1,12 +1,10 @@
 //! Reads of the GitHub state evidence is judged by, shared by the engine and `navin mcp`: every check run on a commit, and a step's merge the ledger has not heard of.
 
-use navin_github::{ops, GitHubError, InstallationClient};
-
-use navin_ledger::plan::policy::ChangedFile;
-use navin_ledger::{close_step, Actor, Change, ChangeFrom, Ctx, Operation, Task};
-
 use navin_domain::config::{DoneOn, Drafts};
 use navin_domain::evidence::{CheckObservation, CheckRunList, Decision, EvidencePolicy, Hold};
+use navin_github::{ops, GitHubError, InstallationClient};
+use navin_ledger::plan::policy::ChangedFile;
+use navin_ledger::{close_step, Actor, Change, ChangeFrom, Ctx, Operation, Task};
 
 /// Pages of check runs read per commit (100 each): more than any real CI reports.
 const MAX_CHECK_PAGES: u32 = 10;

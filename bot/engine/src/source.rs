@@ -7,15 +7,13 @@
 //! ledger's, so a shallow graft never touches ledger history, and it is
 //! started afresh once it holds many packs, so it does not grow forever.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
 use crate::clones::source_dir;
-use std::sync::{Arc, Mutex, OnceLock};
-
 use git2::{AutotagOption, ErrorCode, FetchOptions, Oid, RemoteCallbacks, Repository};
 use navin_ledger::store::StoreError;
 use navin_planner::CommitTree;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Where fetched commits land; only [`fetch_commit`] uses it.
 const SOURCE_REF: &str = "refs/navin/source";

@@ -5,10 +5,9 @@
 //! [`MAX_STARTUP_REPOSITORIES`] repositories), sequential, and best effort: a failure is
 //! logged and the sweep goes on or stops, but never fails or delays the server.
 
-use navin_github::{ops, ApiRequest, GitHubError, InstallationClient};
-
 use crate::token_scope::{self, Need};
 use crate::Engine;
+use navin_github::{ops, ApiRequest, GitHubError, InstallationClient};
 
 /// Repositories checked at start, over every installation.
 pub const MAX_STARTUP_REPOSITORIES: usize = 100;

@@ -1,8 +1,7 @@
 //! The least an installation token needs for one event: the one repository, and the permissions the event's work uses, never more than the installation was granted.
 
-use std::collections::BTreeMap;
-
 use navin_github::TokenScope;
+use std::collections::BTreeMap;
 
 /// What the event will do with the token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

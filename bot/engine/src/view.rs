@@ -1,19 +1,19 @@
 //! Read-only views for the dashboard: a repository's mission and plans at one ledger tip, and a person's role, through the same clients and caches as events.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
+use crate::features::blocking;
+use crate::features::board::store;
+use crate::features::EventOrigin;
+use crate::features::RepoCtx;
+use crate::token_scope::Need;
+use crate::{Delivery, Engine, EngineError, Inbound, Report};
+use navin_domain::event::Repository;
 use navin_ledger::plan::record::PlanRecord;
 use navin_ledger::plan::PlanDocument;
 use navin_ledger::store::StoreError;
 use navin_ledger::Ledger;
-
-use crate::session::blocking;
-use crate::session::EventOrigin;
-use crate::token_scope::Need;
-use crate::{Cx, Delivery, Engine, EngineError, Report};
-use navin_domain::event::Repository;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// One plan as the branch holds it: its record and canonical text, or why it could not
 /// be read (reported on the page, never hidden).
@@ -73,8 +73,8 @@ impl FetchTimes {
     }
 }
 
-fn view_cx(what: &str) -> Cx {
-    Cx {
+fn view_cx(what: &str) -> Inbound {
+    Inbound {
         delivery: Delivery::new(format!("dashboard-{what}"), 1),
         report: Report::default(),
     }
@@ -90,17 +90,17 @@ impl Engine {
         repository: &Repository,
         max_age: Duration,
     ) -> Result<RepoView, EngineError> {
-        let cx = view_cx("view");
-        let session = self
-            .session(
-                &cx,
-                Need::View,
-                installation,
-                repository,
-                EventOrigin::new(0, ""),
-            )
-            .await?;
-        let store = session.store().await?;
+        let inbound = view_cx("view");
+        let cx = RepoCtx::open(
+            self,
+            &inbound,
+            Need::View,
+            installation,
+            repository,
+            EventOrigin::new(0, ""),
+        )
+        .await?;
+        let store = store(&cx).await?;
         let fetch = self.fetch_times.due(&repository.full_name, max_age);
         let view = blocking(move || store.view(fetch)).await?;
         if fetch {
@@ -108,7 +108,7 @@ impl Engine {
         }
         Ok(RepoView {
             repository: repository.full_name.clone(),
-            ledger_branch: session.repo_config().ledger_branch.clone(),
+            ledger_branch: cx.repo_config().ledger_branch.clone(),
             commit: view.commit,
             ledger: view.ledger.map_err(|e: StoreError| e.to_string()),
             trusted: view.trusted,
@@ -125,19 +125,19 @@ impl Engine {
         login: &str,
         user_id: u64,
     ) -> Result<String, EngineError> {
-        let cx = view_cx("role");
-        let session = self
-            .session(
-                &cx,
-                Need::View,
-                installation,
-                repository,
-                EventOrigin::new(0, login),
-            )
-            .await?;
+        let inbound = view_cx("role");
+        let cx = RepoCtx::open(
+            self,
+            &inbound,
+            Need::View,
+            installation,
+            repository,
+            EventOrigin::new(0, login),
+        )
+        .await?;
         Ok(self
             .permissions
-            .role(&session.client, &repository.full_name, login, Some(user_id))
+            .role(&cx.client, &repository.full_name, login, Some(user_id))
             .await?)
     }
 }

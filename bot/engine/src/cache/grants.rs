@@ -1,10 +1,9 @@
 //! What each installation was granted (`GET /app/installations/{id}`), kept briefly, so its tokens ask for no more than an event needs and never more than it has.
 
+use navin_github::{ops, ApiRequest, GitHubApp};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-
-use navin_github::{ops, ApiRequest, GitHubApp};
 
 /// Permission name to level, as the installation has them.
 pub type Grants = BTreeMap<String, String>;

@@ -1,11 +1,10 @@
 //! Who may change a mission: the collaborator-permission endpoint's `role_name`, cached briefly per repository and person (numeric user id).
 
 use navin_github::ops;
+use navin_github::{GitHubError, InstallationClient};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-use navin_github::{GitHubError, InstallationClient};
 
 /// Roles that may run mutating commands. `triage` and `read` may not.
 pub fn may_mutate(role: &str) -> bool {

@@ -6,15 +6,13 @@
 //! restrictions, ruleset bypass actors) needs `administration: read`, which Navin uses
 //! only when the installation was granted it. The wording is `rules::protection`'s.
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-use navin_github::{ops, GitHubError, InstallationClient};
-
 use navin_domain::rules::protection::{
     self, Actor, Classic, Details, Guard, Me, Restrictions, Ruleset, GUARDING_RULES,
 };
+use navin_github::{ops, GitHubError, InstallationClient};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, serde::Deserialize)]
 struct Branch {

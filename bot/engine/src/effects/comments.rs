@@ -1,10 +1,9 @@
 //! Navin's own comments on GitHub: find by hidden marker, create once, edit in place; replies and reactions.
 
-use navin_github::ops;
-use serde::Deserialize;
-
 use navin_domain::render::{parse_marker, Marker};
+use navin_github::ops;
 use navin_github::{GitHubError, InstallationClient, MarkerInComments, WriteProbe};
+use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
 struct IssueComment {

@@ -1,10 +1,9 @@
 //! The sticky mission panel and the plan comment as other adapters (the Action) reach them: where the panel lives, refreshing it, and the URL of an issue's plan comment.
 
-use navin_ledger::model::Ledger;
-
 use super::comments::{self, Upserted};
 use navin_domain::render::{mission_panel, Marker, PanelContext, PANEL_FORMAT};
 use navin_github::{GitHubError, InstallationClient};
+use navin_ledger::model::Ledger;
 use navin_ledger::plan::record::{plan_id, pr_plan_id, PlanRecord};
 
 /// The issue that carries the mission's panel: the mission's origin issue when it

@@ -1,18 +1,15 @@
 //! Navin's check runs on a pull request's head (`navin/plan`, `navin/config`): found by name on that SHA and updated in place, created once per head.
 
 use chrono::{SecondsFormat, Utc};
-use navin_github::ops;
-use serde::Deserialize;
-use serde_json::{json, Value};
-
-use std::future::Future;
-use std::pin::Pin;
-
-use navin_github::{GitHubError, InstallationClient, WriteProbe};
-
 pub use navin_domain::check::{
     CheckAction, CheckAnnotation, CheckState, PlanCheck, BROKEN_TITLE, CHECK_NAME, MAX_ACTIONS,
 };
+use navin_github::ops;
+use navin_github::{GitHubError, InstallationClient, WriteProbe};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::future::Future;
+use std::pin::Pin;
 
 /// GitHub takes at most 50 annotations per request.
 const MAX_ANNOTATIONS: usize = 50;

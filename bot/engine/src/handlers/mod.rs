@@ -1,10 +1,10 @@
-//! One file per handled webhook event: each turns its typed payload into a session and runs the features that event drives.
+//! One file per handled webhook event: each turns its typed payload into a repository context and runs the features that event drives.
 
-mod check_run_action;
-mod ci_completed;
-mod installation;
-mod issue_comment;
-mod issues;
-mod pull_request;
-mod pull_request_review;
-mod sweep;
+pub(crate) mod check_run_action;
+pub(crate) mod ci_completed;
+pub(crate) mod installation;
+pub(crate) mod issue_comment;
+pub(crate) mod issues;
+pub(crate) mod pull_request;
+pub(crate) mod pull_request_review;
+pub(crate) mod sweep;

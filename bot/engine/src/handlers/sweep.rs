@@ -5,59 +5,65 @@
 //! turns a `schedule` run into one. Nothing is written unless something is due or the
 //! ledger moved since the last tick (then the panel is brought up to date).
 
-use crate::session::EventOrigin;
+use crate::features::board::read_ledger;
+use crate::features::dispatch::dispatch_ready;
+use crate::features::panel::{panel_issue, refresh_panel};
+use crate::features::EventOrigin;
+use crate::features::RepoCtx;
 use crate::token_scope::Need;
-use crate::{Cx, Engine, EngineError};
+use crate::{Engine, EngineError, Inbound};
 use navin_domain::event::SweepEvent;
 
-impl Engine {
-    pub(crate) async fn on_sweep(&self, event: &SweepEvent, cx: &Cx) -> Result<(), EngineError> {
-        let installation = cx.delivery.installation()?;
-        let mut repository = event.repository.clone();
-        if repository.default_branch.is_none() {
-            // The Action's tick names only the repository; dispatches need the real branch.
-            let client = self.github.installation(installation);
-            let path = navin_github::ops::repository(&repository.full_name);
-            let found: navin_domain::event::Repository = client.get_json(&path).await?;
-            repository.default_branch = found.default_branch;
-            repository.id = repository.id.or(found.id);
-        }
-        let session = self
-            .session(
-                cx,
-                Need::Write,
-                installation,
-                &repository,
-                EventOrigin::navin(),
-            )
-            .await?;
-        if session.config.is_err() {
+pub(crate) async fn on_sweep(
+    engine: &Engine,
+    event: &SweepEvent,
+    inbound: &Inbound,
+) -> Result<(), EngineError> {
+    let installation = inbound.delivery.installation()?;
+    let mut repository = event.repository.clone();
+    if repository.default_branch.is_none() {
+        // The Action's tick names only the repository; dispatches need the real branch.
+        let client = engine.github.installation(installation);
+        let path = navin_github::ops::repository(&repository.full_name);
+        let found: navin_domain::event::Repository = client.get_json(&path).await?;
+        repository.default_branch = found.default_branch;
+        repository.id = repository.id.or(found.id);
+    }
+    let cx = RepoCtx::open(
+        engine,
+        inbound,
+        Need::Write,
+        installation,
+        &repository,
+        EventOrigin::navin(),
+    )
+    .await?;
+    if cx.config_error.is_some() {
+        return Ok(());
+    }
+    let ledger = match read_ledger(&cx).await {
+        Ok(Some(ledger)) => ledger,
+        Ok(None) => {
+            engine.sweeps.forget(&event.repository.full_name);
             return Ok(());
         }
-        let ledger = match session.read_ledger().await {
-            Ok(Some(ledger)) => ledger,
-            Ok(None) => {
-                self.sweeps.forget(&event.repository.full_name);
-                return Ok(());
-            }
-            // A branch Navin will not build on (a forged commit, a rewound history)
-            // stays so until a person acts, and their command re-tracks the repository:
-            // ticking meanwhile would fail a delivery every interval.
-            Err(e) if matches!(e.refusal(), Some(crate::error::LedgerRefusal::Branch(_))) => {
-                tracing::warn!(repo = %event.repository.full_name, error = %e, "the ledger branch is refused; sweeps of this repository stop until a command reads it again");
-                self.sweeps.forget(&event.repository.full_name);
-                return Ok(());
-            }
-            Err(e) => return Err(e),
-        };
-        let after = session.dispatch_ready(ledger).await;
-        // Changed by this tick, or since the last one by a writer that sends no webhook.
-        let moved = self
-            .sweeps
-            .moved(&event.repository.full_name, after.mission.version);
-        if moved && session.panel_issue(&after) != 0 {
-            session.refresh_panel(&after).await?;
+        // A branch Navin will not build on (a forged commit, a rewound history)
+        // stays so until a person acts, and their command re-tracks the repository:
+        // ticking meanwhile would fail a delivery every interval.
+        Err(e) if matches!(e.refusal(), Some(crate::error::LedgerRefusal::Branch(_))) => {
+            tracing::warn!(repo = %event.repository.full_name, error = %e, "the ledger branch is refused; sweeps of this repository stop until a command reads it again");
+            engine.sweeps.forget(&event.repository.full_name);
+            return Ok(());
         }
-        Ok(())
+        Err(e) => return Err(e),
+    };
+    let after = dispatch_ready(&cx, ledger).await;
+    // Changed by this tick, or since the last one by a writer that sends no webhook.
+    let moved = engine
+        .sweeps
+        .moved(&event.repository.full_name, after.mission.version);
+    if moved && panel_issue(&cx, &after) != 0 {
+        refresh_panel(&cx, &after).await?;
     }
+    Ok(())
 }

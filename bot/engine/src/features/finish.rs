@@ -1,9 +1,9 @@
 //! A mission whose every step is done closes itself as done, on whichever event proved the last step.
 
+use super::board::transact;
+use super::RepoCtx;
 use navin_ledger::model::{Actor, Ledger, MissionStatus};
 use navin_ledger::{Operation, TaskStatus};
-
-use super::Session;
 
 /// Whether `ledger` is a running mission with steps, all of them done. A paused or
 /// blocked mission waits for a person, and a draft has not started.
@@ -17,31 +17,26 @@ pub(crate) fn finished(ledger: &Ledger) -> bool {
             .all(|t| t.status == TaskStatus::Done)
 }
 
-impl Session<'_> {
-    /// Closes a finished mission as done (actor `app:navin`), once: the op id names the
-    /// version it closed, so a redelivered event finds it applied. On GitHub Navin is the
-    /// orchestrator, whose job includes closing a finished mission; nobody has to comment
-    /// `/mission close` after the last green run. A failed write is logged and leaves
-    /// the mission for the next event to close.
-    pub(super) async fn finish_if_done(&self, ledger: Ledger) -> Ledger {
-        if !finished(&ledger) {
-            return ledger;
-        }
-        let op = Operation::Close {
-            status: MissionStatus::Done,
-            reason: "every step is done".to_owned(),
-        };
-        let op_id = format!("finish:v{}", ledger.mission.version);
-        match self
-            .transact(op, &op_id, Actor::App("navin".to_owned()))
-            .await
-        {
-            Ok(Some((after, _))) => after,
-            Ok(None) => ledger,
-            Err(e) => {
-                tracing::warn!(error = %e, repo = %self.repo, "closing the finished mission failed; the next event retries");
-                ledger
-            }
+/// Closes a finished mission as done (actor `app:navin`), once: the op id names the
+/// version it closed, so a redelivered event finds it applied. On GitHub Navin is the
+/// orchestrator, whose job includes closing a finished mission; nobody has to comment
+/// `/mission close` after the last green run. A failed write is logged and leaves
+/// the mission for the next event to close.
+pub(super) async fn finish_if_done(cx: &RepoCtx<'_>, ledger: Ledger) -> Ledger {
+    if !finished(&ledger) {
+        return ledger;
+    }
+    let op = Operation::Close {
+        status: MissionStatus::Done,
+        reason: "every step is done".to_owned(),
+    };
+    let op_id = format!("finish:v{}", ledger.mission.version);
+    match transact(cx, op, &op_id, Actor::App("navin".to_owned())).await {
+        Ok(Some((after, _))) => after,
+        Ok(None) => ledger,
+        Err(e) => {
+            tracing::warn!(error = %e, repo = %cx.repo, "closing the finished mission failed; the next event retries");
+            ledger
         }
     }
 }
