@@ -91,3 +91,67 @@ async fn a_comment_of_three_commands_edits_the_panel_once() {
     assert_eq!(w.panel_edits(), before + 1, "{:#?}", w.replies());
     assert_snapshot!(w.comment_head(issue, "navin:panel", 7));
 }
+
+#[tokio::test]
+async fn an_invalid_config_refuses_every_command_with_its_reason_and_writes_nothing() {
+    let mut w = World::new().await;
+    w.config("approval:\n  required_approvals: 0\n");
+    let issue = w.issue("Greetings");
+    w.comment("alice", issue, "/mission configurable greetings")
+        .await;
+    assert_snapshot!(w.reply());
+    assert_eq!(w.ledger_tip(), None);
+}
+
+#[tokio::test]
+async fn a_closed_issue_refuses_changes_and_still_answers_status() {
+    let mut w = World::new().await;
+    let issue = w.issue("Greetings");
+    w.close(issue);
+    w.comment("alice", issue, "/mission configurable greetings\n/status")
+        .await;
+    assert_snapshot!(w.reply());
+    assert_eq!(w.ledger_tip(), None);
+}
+
+#[tokio::test]
+async fn a_goal_longer_than_the_limit_is_refused_naming_the_part_and_its_size() {
+    let mut w = World::new().await;
+    w.config("limits:\n  max_text_bytes: 16\n");
+    let issue = w.issue("Greetings");
+    w.comment(
+        "alice",
+        issue,
+        "/mission greetings that anyone can configure",
+    )
+    .await;
+    assert_snapshot!(w.reply());
+    assert_eq!(w.ledger_tip(), None);
+}
+
+#[tokio::test]
+async fn commands_past_the_per_comment_cap_are_listed_and_not_run() {
+    let mut w = World::new().await;
+    w.config("limits:\n  max_commands_per_comment: 2\n");
+    let issue = w.issue("Greetings");
+    let four = "/mission greetings\n/update fact a\n/update fact b\n/update fact c";
+    w.comment("alice", issue, four).await;
+    let replies = w.replies();
+    assert_eq!(
+        replies.len(),
+        2,
+        "the new panel, then the answer: {replies:#?}"
+    );
+    assert_snapshot!(replies[1]);
+}
+
+#[tokio::test]
+async fn done_without_green_ci_is_refused_with_what_proves_a_step() {
+    let mut w = World::new().await;
+    let issue = w.issue("Lexer");
+    let setup = "/mission ship the lexer\n/step add S1 \"Lexer\" --validation test";
+    w.comment("alice", issue, setup).await;
+    w.replies();
+    w.comment("alice", issue, "/done S1 I ran the tests").await;
+    assert_snapshot!(w.reply());
+}

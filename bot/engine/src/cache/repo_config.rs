@@ -1,17 +1,14 @@
 //! `.github/navin.yml` from the default branch, read through the contents API and cached briefly per repository.
 
+use base64::Engine as _;
+pub use navin_domain::config::CONFIG_PATH;
+use navin_domain::config::{parse_repo_config, RepoConfig};
 use navin_github::ops;
+use navin_github::{GitHubError, InstallationClient};
+use navin_ledger::Budget;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use base64::Engine as _;
-use navin_ledger::Budget;
-
-use navin_domain::config::{parse_repo_config, RepoConfig};
-use navin_github::{GitHubError, InstallationClient};
-
-pub use navin_domain::config::CONFIG_PATH;
 
 type Entry = (Result<Arc<RepoConfig>, String>, Instant);
 
@@ -102,7 +99,7 @@ fn parse_file(file: &serde_json::Value) -> Result<Arc<RepoConfig>, String> {
     let text = String::from_utf8(bytes).map_err(|_| format!("{CONFIG_PATH} is not UTF-8"))?;
     parse_repo_config(&text)
         .map(Arc::new)
-        .map_err(|e| format!("{CONFIG_PATH}: {e}"))
+        .map_err(|e| e.to_string())
 }
 
 /// The mission budget a repository's config sets.

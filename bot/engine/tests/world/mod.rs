@@ -60,6 +60,27 @@ impl World {
         self.sc.fake().create_issue(OWNER, REPO, title, "", "alice")
     }
 
+    /// A maintainer commits `yaml` as `.github/navin.yml` on the default branch.
+    pub fn config(&self, yaml: &str) {
+        self.sc.fake().commit_files(
+            OWNER,
+            REPO,
+            "main",
+            &[(".github/navin.yml", yaml)],
+            "configure navin",
+        );
+    }
+
+    /// A maintainer closes issue `number` (as completed).
+    pub fn close(&self, number: u64) {
+        self.sc.fake().close(OWNER, REPO, number, false);
+    }
+
+    /// The ledger branch's tip, if the ledger exists.
+    pub fn ledger_tip(&self) -> Option<String> {
+        self.sc.fake().branch_sha(OWNER, REPO, "navin/ledger")
+    }
+
     /// `who` comments `body` on `number`, and the engine handles the event.
     pub async fn comment(&mut self, who: &str, number: u64, body: &str) -> Report {
         let id = self.sc.fake().add_comment(OWNER, REPO, number, who, body);
