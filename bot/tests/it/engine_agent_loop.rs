@@ -132,6 +132,9 @@ async fn a_four_step_mission_reaches_done_through_red_ci_and_a_closed_pull_reque
     let s2 = w.step("S2");
     assert!(s2.attempts[1].is_open(), "{:?}", s2.attempts);
     assert_eq!(dispatched(&w, "S2").len(), 2);
+    // A green re-run on the closed pull request's head proves nothing now.
+    w.ci(&head, "ci/test", "success").await;
+    assert_ne!(w.step("S2").status, TaskStatus::Done);
 
     // Attempt 2's pull request fails differently: attempt 3, again fresh.
     let (_, head) = w.open_pull(agent_pr("S2", 2)).await;

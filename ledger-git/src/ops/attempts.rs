@@ -45,9 +45,27 @@ pub(super) fn start(
         TaskStatus::Failed => tx.ledger.board.task_mut(pos).status = TaskStatus::Planned,
         TaskStatus::Planned | TaskStatus::InProgress => {}
     }
+    let task = tx.ledger.board.task_mut(pos);
     if start_over {
-        if let Some(last) = tx.ledger.board.task_mut(pos).attempts.last_mut() {
+        if let Some(last) = task.attempts.last_mut() {
             last.start_over = true;
+        }
+    }
+    // An attempt that starts over leaves the last pull request behind: its head is no
+    // longer the step's, so a late green run there (a re-run on a closed or superseded
+    // pull request) proves nothing until the new attempt's pull request links a head.
+    let fresh = task.attempts.last().is_some_and(|last| {
+        last.start_over
+            || matches!(
+                last.outcome,
+                Some(AttemptOutcome::Replanned | AttemptOutcome::Closed)
+            )
+    });
+    if fresh {
+        if let Some(old) = task.links.head_sha.take() {
+            task.evidence
+                .retain(|e| e.head_sha.as_deref().is_none_or(|h| h != old));
+            task.plan_drift = None;
         }
     }
     push(tx, pos, agent, None, ctx);

@@ -332,3 +332,46 @@ fn an_agent_run_without_a_spend_report_is_marked_and_debits_nothing() {
     let l = run(&l, fail("S1", AttemptOutcome::CiRed), &navin());
     assert!(!attempts(&l, "S1")[0].spend_unreported);
 }
+
+#[test]
+fn an_attempt_that_starts_over_unlinks_the_last_head_and_one_that_continues_keeps_it() {
+    let head = "a".repeat(40);
+    let linked = |agent: &str| {
+        let l = dispatched(&chain(), "S1", agent);
+        let l = run(
+            &l,
+            Operation::Link {
+                step: "S1".into(),
+                pr: Some(40),
+                head_sha: Some(head.clone()),
+                branch: Some("navin/S1-lexer".into()),
+            },
+            &navin(),
+        );
+        run(&l, fail("S1", AttemptOutcome::CiRed), &navin())
+    };
+    let start = |l: &Ledger, start_over: bool| {
+        let op = Operation::Attempt {
+            step: "S1".into(),
+            number: 2,
+            agent: "workflow".into(),
+            start_over,
+        };
+        run(l, op, &later(&navin(), 30))
+    };
+    let task = |l: &Ledger| l.board.task("S1").cloned().expect("S1");
+
+    let fresh = start(&linked("workflow"), true);
+    assert_eq!(
+        task(&fresh).links.head_sha,
+        None,
+        "a late run there proves nothing"
+    );
+    assert!(task(&fresh).attempts[0].start_over);
+
+    let continued = start(&linked("workflow"), false);
+    assert_eq!(
+        task(&continued).links.head_sha.as_deref(),
+        Some(head.as_str())
+    );
+}
