@@ -1,4 +1,4 @@
-//! The context one event is handled in (installation client, repository config, who acted, the delivery's keys) and the features that run in it.
+//! `RepoCtx`, the context one event is handled in (the repository, its valid config, the installation's clients, the delivery, the report, who acted and where), and in the child files the features, as free functions taking it first.
 
 pub(crate) mod answers;
 pub(crate) mod attempts;
@@ -116,8 +116,10 @@ impl<'e> RepoCtx<'e> {
     }
 }
 
-/// One event's context: who, where, and the GitHub client for its installation. Nothing
-/// in it changes once it is built, except the panel a comment's commands defer.
+/// One event's context: the repository and its config, the clients, the delivery, and
+/// who acted where. Nothing in it changes once it is built, except the panel a
+/// comment's commands defer. Every feature takes it first, so what a feature can reach
+/// is what this holds.
 pub(crate) struct RepoCtx<'e> {
     pub(crate) engine: &'e Engine,
     pub(crate) client: InstallationClient,
