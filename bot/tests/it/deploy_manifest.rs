@@ -175,6 +175,7 @@ fn the_app_manifest_grants_what_every_rest_call_navin_makes_needs() {
         ops::update_check_run(repo, 1, json!({})),
         ops::dispatch_workflow(repo, "a.yml", "main", json!({})),
         ops::request_reviewers(repo, 1, &["alice".to_owned()], &[]),
+        ops::close_pull_request(repo, 1),
     ];
     let calls = paths
         .into_iter()
