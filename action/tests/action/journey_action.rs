@@ -1,8 +1,9 @@
 //! The Action-only journey, run as GitHub would run the shipped workflows: a plan asked
 //! for on a pull request, approved by a review, started as a mission, and every step
 //! worked by the agent workflow (brief → Claude Code → publish → usage), proven by CI,
-//! retried after red CI with the failure in the brief, until the mission is done, with
-//! no person acting after `/mission`.
+//! retried after red CI on a fresh branch with the failure in the brief, merged by Navin
+//! once green (`evidence.merge`, with the default `done_on: merged`), until the mission
+//! is done, with no person acting after `/mission`.
 
 use std::sync::{Arc, Mutex};
 
@@ -40,7 +41,7 @@ jobs:
           echo "test farewell::says_goodbye ... ok"
 "#;
 
-const CONFIG: &str = "dispatch:\n  agent: workflow\n  workflow: navin-agent.yml\nagents:\n  idle_after: 0\nevidence:\n  done_on: green\n  required_checks:\n    test: [test]\n";
+const CONFIG: &str = "dispatch:\n  agent: workflow\n  workflow: navin-agent.yml\nagents:\n  idle_after: 0\nevidence:\n  merge: squash\n  required_checks:\n    test: [test]\n";
 
 /// The agent inside the Claude Code stand-in: it edits the files the brief's context
 /// paths name; its very first attempt leaves a failing line, which the next attempt (on
@@ -280,6 +281,25 @@ fn action_only_a_plan_approved_by_review_becomes_a_mission_the_agent_workflow_fi
     assert!(
         second_brief.contains("**Start over**") && second_brief.contains(&format!("(#{red_pr})")),
         "{second_brief}"
+    );
+    // Each step's green pull request was merged by Navin at its judged head; the red one
+    // never was, and the default branch holds the steps' work and none of the red line.
+    assert!(red.pull.as_ref().is_some_and(|p| p.merged_at.is_none()));
+    for task in &ledger.board.tasks {
+        let merged = task.links.merged_pr.expect("merged");
+        let pull = fake.pull(OWNER, REPO, merged);
+        assert!(
+            pull.merged_at.is_some(),
+            "{}: #{merged} not merged",
+            task.id
+        );
+    }
+    let main_lib = fake
+        .file_at(OWNER, REPO, "main", "src/lib.rs")
+        .unwrap_or_default();
+    assert!(
+        main_lib.contains("farewell done") && !main_lib.contains("BROKEN"),
+        "{main_lib}"
     );
     for run in actions.runs_of("navin-agent.yml") {
         let agent_job = run.job("agent");

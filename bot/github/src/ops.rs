@@ -192,6 +192,16 @@ pub fn close_pull_request(repo: &str, number: u64) -> ApiRequest {
     )
 }
 
+/// [Merge a pull request](https://docs.github.com/rest/pulls/pulls#merge-a-pull-request)
+/// whose head is still `sha` (GitHub answers 409 when it moved, 405 when it cannot be
+/// merged), by `method` (`merge`, `squash` or `rebase`).
+pub fn merge_pull_request(repo: &str, number: u64, sha: &str, method: &str) -> ApiRequest {
+    ApiRequest::put(
+        format!("/repos/{repo}/pulls/{number}/merge"),
+        json!({ "sha": sha, "merge_method": method }),
+    )
+}
+
 /// [List pull requests](https://docs.github.com/rest/pulls/pulls#list-pull-requests), open, 100 a page.
 pub fn open_pull_requests(repo: &str) -> String {
     format!("/repos/{repo}/pulls?state=open&per_page=100")

@@ -106,6 +106,8 @@ impl Permission {
         let checks = parts.iter().any(|s| s.starts_with("check-"));
         let scope = match area {
             "issues" => Scope::Issues,
+            // Merging writes the base branch: GitHub asks for `contents: write`.
+            "pulls" if parts.get(5) == Some(&"merge") => Scope::Contents,
             "pulls" => Scope::PullRequests,
             "check-runs" | "check-suites" => Scope::Checks,
             "commits" if checks => return Some(Permission::read(Scope::Checks)),
@@ -159,6 +161,8 @@ mod tests {
                 Some("checks: read"),
             ),
             ("GET", "/repos/o/r/pulls/2", Some("pull-requests: read")),
+            ("PATCH", "/repos/o/r/pulls/2", Some("pull-requests: write")),
+            ("PUT", "/repos/o/r/pulls/2/merge", Some("contents: write")),
             (
                 "GET",
                 "/repos/o/r/git/trees/main?recursive=1",

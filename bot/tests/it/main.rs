@@ -29,6 +29,7 @@ mod deploy_manifest;
 mod docs_blocks;
 mod engine_agent_loop;
 mod engine_approval_identity;
+mod engine_auto_merge;
 mod engine_codeowners;
 mod engine_commands;
 mod engine_config_check;

@@ -205,6 +205,43 @@ pub fn update_ref(
     Ok(UpdateOutcome::Updated)
 }
 
+/// Merges commit `head` into `branch` as GitHub's merge button does: a real three-way
+/// merge, committed as a merge commit (two parents) or a squash (one parent, `branch`'s
+/// tip). `None` when the merge conflicts; nothing moves then.
+pub fn merge_into(
+    path: &Path,
+    branch: &str,
+    head: &str,
+    message: &str,
+    squash: bool,
+) -> Result<Option<String>, GitError> {
+    let repo = open(path)?;
+    let refname = format!("refs/heads/{branch}");
+    let base = repo
+        .find_reference(&refname)
+        .and_then(|r| r.peel_to_commit())
+        .map_err(wrap(path))?;
+    let head = Oid::from_str(head)
+        .and_then(|oid| repo.find_commit(oid))
+        .map_err(wrap(path))?;
+    let mut index = repo.merge_commits(&base, &head, None).map_err(wrap(path))?;
+    if index.has_conflicts() {
+        return Ok(None);
+    }
+    let tree = index.write_tree_to(&repo).map_err(wrap(path))?;
+    let tree = repo.find_tree(tree).map_err(wrap(path))?;
+    let sig = Signature::now("GitHub", "noreply@github.com").map_err(wrap(path))?;
+    let parents: Vec<&git2::Commit<'_>> = if squash {
+        vec![&base]
+    } else {
+        vec![&base, &head]
+    };
+    let oid = repo
+        .commit(Some(&refname), &sig, &sig, message, &tree, &parents)
+        .map_err(wrap(path))?;
+    Ok(Some(oid.to_string()))
+}
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum UpdateOutcome {
     Updated,

@@ -30,6 +30,10 @@ pub(super) fn routes() -> Router<Arc<Inner>> {
             get(get_pull).patch(update_pull),
         )
         .route(
+            "/repos/{owner}/{repo}/pulls/{number}/merge",
+            put(merge_pull),
+        )
+        .route(
             "/repos/{owner}/{repo}/pulls/{number}/files",
             get(list_files),
         )
@@ -267,6 +271,74 @@ async fn update_pull(
         model: &model,
     }
     .pull(r, issue, false))
+}
+
+/// `PUT …/pulls/{number}/merge`: the merge button. A real merge of the head into the
+/// base branch (`merge_method` `merge` makes a merge commit; `squash` and `rebase` one
+/// commit on the base), only while the pull request is open and merges cleanly (405
+/// otherwise) and its head is still `sha` when given (409), as on GitHub. Needs
+/// `contents: write`. The `pull_request` webhook is the test's to send.
+async fn merge_pull(
+    State(inner): State<Arc<Inner>>,
+    Extension(caller): Extension<Caller>,
+    Path((owner, repo, number)): Path<(String, String, u64)>,
+    body: Bytes,
+) -> ApiResult {
+    let body = parse_body(&body)?;
+    let method = str_field(&body, "merge_method").unwrap_or("merge");
+    if !matches!(method, "merge" | "squash" | "rebase") {
+        return Err(ApiError::validation(
+            "PullRequest",
+            "merge_method",
+            "invalid",
+        ));
+    }
+    let mut model = inner.model();
+    let r = access(&model, &caller, &owner, &repo, "contents", "write")?;
+    let dir = r.git_dir.clone();
+    let issue = r
+        .issues
+        .get(&number)
+        .filter(|i| i.pull.is_some())
+        .ok_or_else(ApiError::not_found)?;
+    let pull = issue.pull.clone().ok_or_else(ApiError::not_found)?;
+    let not_mergeable = || {
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Pull Request is not mergeable",
+        )
+    };
+    if issue.state != "open" || pull.merged_at.is_some() {
+        return Err(not_mergeable());
+    }
+    if str_field(&body, "sha").is_some_and(|sha| sha != pull.head_sha) {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "Head branch was modified. Review and try the merge again.",
+        ));
+    }
+    let message = format!("{} (#{number})", issue.title);
+    let merged = super::git::merge_into(
+        &dir,
+        &pull.base_ref,
+        &pull.head_sha,
+        &message,
+        method != "merge",
+    )
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+    .ok_or_else(not_mergeable)?;
+    let now = Utc::now();
+    let issue = model
+        .repo_mut(&owner, &repo)
+        .and_then(|r| r.issues.get_mut(&number))
+        .ok_or_else(ApiError::not_found)?;
+    issue.state = "closed".into();
+    issue.closed_at = Some(now);
+    issue.updated_at = now;
+    if let Some(pull) = issue.pull.as_mut() {
+        pull.merged_at = Some(now);
+    }
+    ok(json!({ "sha": merged, "merged": true, "message": "Pull Request successfully merged" }))
 }
 
 async fn list_files(

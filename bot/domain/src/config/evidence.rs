@@ -47,6 +47,40 @@ pub struct Evidence {
     /// verify` records it: `auto` (the default) those whose plan pairs a source change
     /// with its test; `required` every test step; `off` none.
     pub fail_to_pass: navin_ledger::model::FailToPass,
+    /// With `done_on: merged`, whether Navin merges a step's pull request itself once
+    /// every required check is green on its head and nothing else holds the step (its
+    /// dependencies done, no draft, no drift hold): `off` (the default) waits for a
+    /// person; `merge`, `squash` or `rebase` merge that way, naming the judged head so
+    /// nothing pushed after the judgement is merged. Branch protection still applies: a
+    /// merge GitHub refuses is logged and waits for a person.
+    pub merge: MergeMethod,
+}
+
+/// `evidence.merge`: whether and how Navin merges a step's green pull request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeMethod {
+    /// A person merges.
+    #[default]
+    Off,
+    /// A merge commit.
+    Merge,
+    /// One squashed commit.
+    Squash,
+    /// The commits rebased onto the base branch.
+    Rebase,
+}
+
+impl MergeMethod {
+    /// The `merge_method` GitHub's merge endpoint takes; `None` when off.
+    pub fn as_api(self) -> Option<&'static str> {
+        match self {
+            MergeMethod::Off => None,
+            MergeMethod::Merge => Some("merge"),
+            MergeMethod::Squash => Some("squash"),
+            MergeMethod::Rebase => Some("rebase"),
+        }
+    }
 }
 
 /// `evidence.drafts`: whether CI on a draft pull request moves its step.
@@ -83,6 +117,7 @@ impl Default for Evidence {
             drafts: Drafts::Wait,
             scope: navin_ledger::model::ScopePolicy::Warn,
             fail_to_pass: navin_ledger::model::FailToPass::Auto,
+            merge: MergeMethod::Off,
         }
     }
 }

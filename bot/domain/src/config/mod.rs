@@ -17,7 +17,7 @@ mod planner;
 mod reference;
 mod schema;
 pub use agents::{AfterRed, Agents};
-pub use evidence::{DoneOn, Drafts, Evidence, RequiredChecks};
+pub use evidence::{DoneOn, Drafts, Evidence, MergeMethod, RequiredChecks};
 pub use planner::{Fallback, PlanMode, PlanScope, PlanSettings, PlannerConfig, PlannerSource};
 pub use reference::reference_markdown;
 pub use schema::{schema, schema_json};

@@ -361,6 +361,26 @@ pub fn decide(
     }
 }
 
+/// The pull request to merge now under `evidence.merge`: the step's last linked one,
+/// when every required check is green on its head (`verdict`), the step waits only for
+/// that merge (`done_on: merged`, not merged yet, dependencies done, no drift hold) and
+/// is not done. `None` otherwise; the caller also skips drafts and a merge that is off.
+pub fn pr_to_merge(
+    task: &Task,
+    board: &Board,
+    verdict: &Verdict,
+    policy: &EvidencePolicy,
+) -> Option<u64> {
+    let waits_for_merge = policy.done_on == DoneOn::Merged
+        && task.links.merged_pr.is_none()
+        && task.status != TaskStatus::Done;
+    let green = matches!(verdict, Verdict::Green { .. });
+    let free = pending_dependencies(task, board).is_empty() && drift_hold(task).is_none();
+    (waits_for_merge && green && free && task.links.head_sha.is_some())
+        .then(|| task.links.prs.last().copied())
+        .flatten()
+}
+
 /// Why `task` is held on its linked head by `plan.scope: strict`: files its pull request
 /// changes outside the mission's plan (or its stage), as recorded for that very head. A
 /// record for another head, or an advisory one, holds nothing.

@@ -14,7 +14,8 @@ mod verdict;
 mod tests;
 
 pub use decide::{
-    decide, drift_hold, find_step, pending_dependencies, policy_from, steps_on_head, Decision,
+    decide, drift_hold, find_step, pending_dependencies, policy_from, pr_to_merge, steps_on_head,
+    Decision,
 };
 pub use judge::{judge_step, not_done, required_checks, unlinked, Hold, Judged, NotDone};
 pub use link::{step_from_pr, step_from_pr_in};

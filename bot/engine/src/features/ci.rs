@@ -5,7 +5,8 @@ use super::dispatch::refresh_panel_of;
 use super::pulls::changed_files;
 use super::{EngineError, RepoCtx};
 use navin_domain::evidence::{
-    policy_from, steps_on_head, CheckObservation, ConclusionClass, RunKind, WorkflowRunPayload,
+    policy_from, pr_to_merge, steps_on_head, CheckObservation, ConclusionClass, RunKind,
+    WorkflowRunPayload,
 };
 use navin_github::ops;
 use navin_ledger::{Actor, Effect, Ledger, MissionStatus, TaskStatus};
@@ -152,6 +153,9 @@ pub(crate) async fn judge(
         .map(|t| t.id.clone())
         .collect();
     let mut seen = HashSet::new();
+    // Steps Navin merged during this judgement: judged again as merged, under op ids of
+    // their own (the first judgement's ids are in the history already).
+    let mut merged_here: HashSet<String> = HashSet::new();
     let mut written = false;
     while let Some(id) = queue.pop_front() {
         if !seen.insert(id.clone()) || !takes_step_operations(&ledger) {
@@ -163,6 +167,7 @@ pub(crate) async fn judge(
         let Some(sha) = task.links.head_sha.as_deref().map(str::trim) else {
             continue;
         };
+        let judged_head = sha.to_owned();
         if !(task.validation.needs_run() || task.has_acceptance()) {
             continue;
         }
@@ -206,7 +211,11 @@ pub(crate) async fn judge(
         };
         if let Some(round) = round {
             let status = task.status;
-            let op_id = format!("{}#{id}#round", cx.delivery.id);
+            let op_id = format!(
+                "{}#{id}{}#round",
+                cx.delivery.id,
+                pass_tag(&merged_here, &id)
+            );
             let op = navin_ledger::Operation::CiRound(round, id.clone());
             if let Some((after, _)) = transact(cx, op, &op_id, ci_actor()).await? {
                 ledger = after;
@@ -218,7 +227,7 @@ pub(crate) async fn judge(
             }
         }
         for (i, op) in decision.operations(&id).into_iter().enumerate() {
-            let op_id = format!("{}#{id}#{i}", cx.delivery.id);
+            let op_id = format!("{}#{id}{}#{i}", cx.delivery.id, pass_tag(&merged_here, &id));
             // A `done` is written with the change it was judged on.
             let ctx = on.ctx(cx.ledger_ctx(ci_actor(), &op_id));
             if let Some((after, effects)) = transact_in(cx, op, ctx).await? {
@@ -231,8 +240,78 @@ pub(crate) async fn judge(
                 }
             }
         }
+        // `evidence.merge`: a step that waits only for its merge is merged by Navin at
+        // the head it was judged on, recorded, and judged again as merged.
+        let method = cx.repo_config().evidence.merge.as_api();
+        let due = match (method, draft, ledger.board.task(&id)) {
+            (Some(method), false, Some(task)) => {
+                pr_to_merge(task, &ledger.board, &verdict, &policy).map(|pr| (pr, method))
+            }
+            _ => None,
+        };
+        if let Some((pr, method)) = due {
+            if let Some(after) = merge_step(cx, &id, pr, &judged_head, method).await? {
+                ledger = after;
+                written = true;
+                seen.remove(&id);
+                merged_here.insert(id.clone());
+                queue.push_front(id);
+            }
+        }
     }
     Ok((ledger, written))
+}
+
+/// The op-id tag of a step's judgement: empty the first time, `#merged` once Navin
+/// merged its pull request in this judgement.
+fn pass_tag(merged_here: &HashSet<String>, id: &str) -> &'static str {
+    if merged_here.contains(id) {
+        "#merged"
+    } else {
+        ""
+    }
+}
+
+/// Merges pull request `pr` of step `id` at `head` by `method` and records the merge.
+/// `None` when GitHub refused it (branch protection, a conflict, a head that moved):
+/// logged, and the step waits for a person as it would without `evidence.merge`. A
+/// retried delivery whose first try merged finds the pull request merged at `head` and
+/// records it.
+async fn merge_step(
+    cx: &RepoCtx<'_>,
+    id: &str,
+    pr: u64,
+    head: &str,
+    method: &str,
+) -> Result<Option<Ledger>, EngineError> {
+    let request = ops::merge_pull_request(&cx.repo, pr, head, method);
+    match cx.client.write_idempotent(request).await {
+        Ok(_) => {}
+        Err(e) if matches!(e.status(), Some(405 | 409 | 422)) => {
+            let path = ops::pull_request(&cx.repo, pr);
+            let pull: navin_domain::event::PullRequest = cx.client.get_json(&path).await?;
+            let merged_here = pull.merged == Some(true) && pull.head.sha.trim() == head;
+            if !merged_here {
+                tracing::warn!(repo = %cx.repo, step = id, pr, error = %e, "evidence.merge: GitHub did not merge the pull request; it waits for a person");
+                cx.report.github("merge a step's pull request", &e);
+                return Ok(None);
+            }
+        }
+        // The token cannot merge (`contents: write`): the rest of the event stands; the
+        // report names the permission (the Action fails the job with it).
+        Err(e) if e.missing_permission().is_some() => {
+            cx.report.github("merge a step's pull request", &e);
+            return Ok(None);
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let op = navin_ledger::Operation::Merged {
+        step: id.to_owned(),
+        pr,
+        head_sha: head.to_owned(),
+    };
+    let op_id = format!("{}#{id}#merge", cx.delivery.id);
+    Ok(transact(cx, op, &op_id, ci_actor()).await?.map(|(l, _)| l))
 }
 
 /// A red round with what the step's pull request changes, file by file (one more

@@ -339,3 +339,39 @@ fn strict_drift_on_the_linked_head_holds_a_green_step_and_nothing_else_does() {
         assert!(matches!(decision, Decision::Done { .. }), "{decision:?}");
     }
 }
+
+#[test]
+fn only_a_green_step_waiting_for_nothing_but_its_merge_has_a_pull_request_to_merge() {
+    use crate::evidence::pr_to_merge;
+    let l = ledger();
+    let policy = EvidencePolicy::default();
+    let merge = |l: &Ledger, id: &str, conclusion: &str, policy: &EvidencePolicy| {
+        let task = l.board.task(id).expect("task");
+        let run = workflow_run(42, HEAD, conclusion);
+        let verdict = evaluate(task, std::slice::from_ref(&run), policy, t(10));
+        pr_to_merge(task, &l.board, &verdict, policy)
+    };
+    assert_eq!(merge(&l, "S1", "success", &policy), Some(7));
+    assert_eq!(merge(&l, "S1", "failure", &policy), None, "red");
+    assert_eq!(
+        merge(&l, "S1", "success", &on_green()),
+        None,
+        "done_on: green needs no merge"
+    );
+    // S2 waits for S1: green or not, it is not merged before its dependency is done.
+    let s2 = link(&l, "S2", HEAD);
+    assert_eq!(merge(&s2, "S2", "success", &policy), None);
+    let merged = apply_ok(
+        Some(&l),
+        Operation::Merged {
+            step: "S1".into(),
+            pr: 7,
+            head_sha: HEAD.into(),
+        },
+    );
+    assert_eq!(
+        merge(&merged, "S1", "success", &policy),
+        None,
+        "merged once"
+    );
+}
