@@ -290,8 +290,8 @@ async fn merge_step(
         Err(e) if matches!(e.status(), Some(405 | 409 | 422)) => {
             let path = ops::pull_request(&cx.repo, pr);
             let pull: navin_domain::event::PullRequest = cx.client.get_json(&path).await?;
-            let merged_here = pull.merged == Some(true) && pull.head.sha.trim() == head;
-            if !merged_here {
+            let merged_at_head = pull.merged == Some(true) && pull.head.sha.trim() == head;
+            if !merged_at_head {
                 tracing::warn!(repo = %cx.repo, step = id, pr, error = %e, "evidence.merge: GitHub did not merge the pull request; it waits for a person");
                 cx.report.github("merge a step's pull request", &e);
                 return Ok(None);
