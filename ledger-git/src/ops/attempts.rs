@@ -54,14 +54,7 @@ pub(super) fn start(
     // An attempt that starts over leaves the last pull request behind: its head is no
     // longer the step's, so a late green run there (a re-run on a closed or superseded
     // pull request) proves nothing until the new attempt's pull request links a head.
-    let fresh = task.attempts.last().is_some_and(|last| {
-        last.start_over
-            || matches!(
-                last.outcome,
-                Some(AttemptOutcome::Replanned | AttemptOutcome::Closed)
-            )
-    });
-    if fresh {
+    if continued_pr(task).is_none() {
         if let Some(old) = task.links.head_sha.take() {
             task.evidence
                 .retain(|e| e.head_sha.as_deref().is_none_or(|h| h != old));
@@ -71,6 +64,27 @@ pub(super) fn start(
     push(tx, pos, agent, None, ctx);
     tx.change(format!("{step}: attempt {number} started for {agent}"));
     Ok(())
+}
+
+/// The pull request the next attempt of `task` goes on with: the last ended attempt's
+/// (or the step's last linked one), unless that attempt was replanned or marked to start
+/// over, or its pull request was closed or merged. `None` means the next attempt starts
+/// over on a new branch. The brief, the step's branch and the `attempt` operation all
+/// read this one rule.
+pub fn continued_pr(task: &crate::model::Task) -> Option<u64> {
+    let last = task.attempts.iter().rev().find(|a| !a.is_open())?;
+    if last.outcome == Some(AttemptOutcome::Replanned) || last.start_over {
+        return None;
+    }
+    pr_left_open(task, last)
+}
+
+/// The pull request `last` (an ended attempt of `task`) worked in, or the step's last
+/// linked one, while it is neither closed by that attempt's end nor merged.
+pub fn pr_left_open(task: &crate::model::Task, last: &Attempt) -> Option<u64> {
+    let pr = last.pr.or_else(|| task.links.prs.last().copied())?;
+    let gone = last.outcome == Some(AttemptOutcome::Closed) || task.links.merged_pr == Some(pr);
+    (!gone).then_some(pr)
 }
 
 /// The number the next attempt of a task takes.

@@ -8,7 +8,7 @@ mod mission;
 mod progress;
 mod steps;
 
-pub use attempts::next_number as next_attempt_number;
+pub use attempts::{continued_pr, next_number as next_attempt_number, pr_left_open};
 pub use close::{close_step, StepVerdict};
 pub use ctx::{Change, ChangeFrom, Checkout, Ctx};
 

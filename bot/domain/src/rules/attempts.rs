@@ -5,8 +5,8 @@
 //! by its number), so every front end restarts work by the same rules.
 
 use chrono::{DateTime, Utc};
-use navin_ledger::model::{Attempt, AttemptOutcome, Ledger, MissionStatus, Task, TaskStatus};
-use navin_ledger::ops::next_attempt_number;
+use navin_ledger::model::{AttemptOutcome, Ledger, MissionStatus, Task, TaskStatus};
+use navin_ledger::ops::{continued_pr, next_attempt_number, pr_left_open};
 
 use crate::config::Agents;
 
@@ -158,14 +158,10 @@ fn due_on(task: &Task, ready: bool, agents: &Agents, now: DateTime<Utc>) -> Opti
     }
 }
 
-/// The pull request the next attempt of `task` goes on with (see [`continued`]): the
-/// last ended attempt's, for the brief.
+/// The pull request the next attempt of `task` goes on with, `None` to start over: the
+/// ledger's one rule ([`continued_pr`]), which its `attempt` operation reads too.
 pub fn continues(task: &Task) -> Option<u64> {
-    let last = task.attempts.iter().rev().find(|a| !a.is_open())?;
-    if last.outcome == Some(AttemptOutcome::Replanned) || last.start_over {
-        return None;
-    }
-    continued(task, last)
+    continued_pr(task)
 }
 
 /// The pull request an agent's last attempt left open when the next one does not go on
@@ -179,15 +175,7 @@ fn superseded(task: &Task, continue_pr: Option<u64>) -> Option<u64> {
     if !times_out(&last.agent) {
         return None;
     }
-    continued(task, last)
-}
-
-/// The pull request a next attempt goes on with: the last attempt's, unless it was
-/// closed or merged.
-fn continued(task: &Task, last: &Attempt) -> Option<u64> {
-    let pr = last.pr.or_else(|| task.links.prs.last().copied())?;
-    let gone = last.outcome == Some(AttemptOutcome::Closed) || task.links.merged_pr == Some(pr);
-    (!gone).then_some(pr)
+    pr_left_open(task, last)
 }
 
 /// `now - since`, or `None` when `since` is in the future (a clock step back).
